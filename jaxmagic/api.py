@@ -1,0 +1,76 @@
+"""The public Python API behind `jaxmagic.show`, `jaxmagic.view`, `jaxmagic.document`, `jaxmagic.to_html`.
+
+Glue from model to views: a capture becomes a document, a document becomes a widget
+or a page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from .capture.record import Capture
+
+VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph"}
+
+
+def _builder(view: str) -> Any:
+    from .model import DOCUMENT_BUILDERS
+
+    kind = VIEW_ALIASES.get(view)
+    if kind is None or kind not in DOCUMENT_BUILDERS:
+        raise ValueError(f"unknown jaxmagic view {view!r}; available: {', '.join(sorted(VIEW_ALIASES))}")
+    return DOCUMENT_BUILDERS[kind]
+
+
+def document(capture: Capture, view: str = "graph") -> dict:
+    """The JSON document (docs/schema.md) of one view of a capture."""
+    if not isinstance(capture, Capture):
+        raise TypeError(f"expected a jaxmagic Capture (from jaxmagic.capture() or --name), got {type(capture).__name__}")
+    return _builder(view)(capture)
+
+
+def view(capture: Capture, view: str = "graph") -> Any:
+    """The interactive widget of one view of a capture."""
+    from .views import JaxmagicWidget
+
+    return JaxmagicWidget(document(capture, view))
+
+
+def show(capture: Capture, view: str = "graph") -> None:
+    """Display a view in the notebook; outside IPython, print its text summary."""
+    from .views import JaxmagicWidget, text_summary
+
+    doc = document(capture, view)
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # plain Python without IPython
+        get_ipython = None  # type: ignore[assignment]
+    if get_ipython is not None and get_ipython() is not None:
+        display(JaxmagicWidget(doc))
+    else:
+        print(text_summary(doc))
+
+
+def static_html(capture: Capture, view: str = "graph") -> str:
+    """The script-free HTML fallback (summary and picture) of one view."""
+    from .views import fallback_html
+
+    return fallback_html(document(capture, view))
+
+
+def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Path | None = None,
+            view: str = "graph", title: str = "jaxmagic") -> str:
+    """A self-contained HTML page in which every view renders interactively with no kernel.
+
+    Accepts captures or documents (one or many); writes the page to `path` if given.
+    """
+    from .views import page
+
+    items = [captures] if isinstance(captures, (Capture, dict)) else list(captures)
+    docs = [item if isinstance(item, dict) else document(item, view) for item in items]
+    text = page(docs, title=title)
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text

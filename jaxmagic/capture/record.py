@@ -1,0 +1,193 @@
+"""The record of one cell run: plain Python data about what JAX did.
+
+A `Capture` holds metadata only (avals, names, timings, jaxprs), never device
+buffers: a cell that makes 1 GB arrays still gives a small capture. The model
+layer turns it into JSON documents; nothing here knows about IPython or widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in the user's source: where a function is defined or called."""
+
+    file: str
+    line: int
+    column: int | None = None
+    function: str | None = None
+    code: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One leaf of a jitted call's arguments, as JAX sees it for caching."""
+
+    path: str  # pytree path, e.g. "x" or "params['w']"
+    aval: str  # "f32[3,4]" as JAX prints it; for static args, the value's repr
+    weak_type: bool = False
+    static: bool = False
+    donated: bool = False
+    sharding: str | None = None
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The cache key of a call, in readable form."""
+
+    args: tuple[ArgSpec, ...]
+
+    @property
+    def key(self) -> tuple:
+        return tuple((a.path, a.aval, a.weak_type, a.static, a.sharding) for a in self.args)
+
+    def __str__(self) -> str:
+        parts = []
+        for a in self.args:
+            if a.static:
+                parts.append(f"{a.path}={a.aval}")
+            else:
+                parts.append(a.aval + ("{weak}" if a.weak_type else ""))
+        return ", ".join(parts)
+
+
+@dataclass
+class Artifacts:
+    """What JAX produced for one distinct (function, signature): shared by all calls with it.
+
+    Lowered and compiled texts are rendered on first access: the objects are
+    cheap to keep (JAX caches them anyway) while their text can be megabytes.
+    """
+
+    jaxpr: Any = None  # jax.core.ClosedJaxpr
+    lowered: Any = None  # jax.stages.Lowered
+    compiled: Any = None  # jax.stages.Compiled
+    error: str | None = None  # why an artefact could not be obtained
+
+    @property
+    def lowered_text(self) -> str | None:
+        return _text_or_none(self.lowered)
+
+    @property
+    def compiled_text(self) -> str | None:
+        return _text_or_none(self.compiled)
+
+    @property
+    def cost_analysis(self) -> Any:
+        return _call_or_none(self.compiled, "cost_analysis")
+
+    @property
+    def memory_analysis(self) -> Any:
+        return _call_or_none(self.compiled, "memory_analysis")
+
+
+def _call_or_none(obj: Any, method: str) -> Any:
+    if obj is None:
+        return None
+    try:
+        return getattr(obj, method)()
+    except Exception:  # backend without the analysis: unknown, not an error
+        return None
+
+
+def _text_or_none(stage: Any) -> str | None:
+    return None if stage is None else _call_or_none(stage, "as_text")
+
+
+@dataclass
+class JitCall:
+    """One call of a jitted function made from Python during the capture."""
+
+    index: int
+    name: str
+    function_id: int  # id() of the underlying jitted function: tells same-named functions apart
+    source: SourceLocation | None  # where the Python function is defined
+    call_site: SourceLocation | None  # the user's line that made the call
+    signature: Signature | None  # None: a cache hit after the per-function budget
+    cache_hit: bool
+    start: float  # time.perf_counter() seconds
+    end: float
+    durations: dict[str, float] = field(default_factory=dict)  # trace/lower/compile/execute, seconds
+    miss_reason: Any = None
+    artifacts: Artifacts | None = None
+    error: str | None = None  # the exception the call raised, as "Type: message"
+
+    @property
+    def jaxpr(self) -> Any:
+        return None if self.artifacts is None else self.artifacts.jaxpr
+
+    @property
+    def lowered_text(self) -> str | None:
+        return None if self.artifacts is None else self.artifacts.lowered_text
+
+    @property
+    def compiled_text(self) -> str | None:
+        return None if self.artifacts is None else self.artifacts.compiled_text
+
+
+@dataclass(frozen=True)
+class Event:
+    """A phase reported by `jax.monitoring`: trace, lower, compile (with wall-clock span)."""
+
+    name: str  # JAX's event name, e.g. /jax/core/compile/backend_compile_duration
+    phase: str  # "trace" | "lower" | "compile" | "cache" | "other"
+    fun_name: str | None
+    start: float
+    end: float
+    call_index: int | None  # the JitCall during which it fired, if any
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something the user should know, tied to a source line."""
+
+    kind: str
+    message: str
+    source: SourceLocation | None = None
+    severity: str = "warning"  # "info" | "warning" | "bug"
+
+
+@dataclass(frozen=True)
+class CellError:
+    """The exception the captured code raised (the capture keeps everything before it)."""
+
+    type: str
+    message: str
+    source: SourceLocation | None
+
+
+@dataclass
+class Capture:
+    """Everything recorded about one cell (or one `with jaxmagic.capture()` block)."""
+
+    calls: list[JitCall] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    arrays: list[Any] = field(default_factory=list)
+    keys: list[Any] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    error: CellError | None = None
+    notes: list[str] = field(default_factory=list)
+    jax_version: str = ""
+    backend: str = ""
+    start: float = 0.0
+    end: float = 0.0
+
+    def summary(self) -> str:
+        names = sorted({c.name for c in self.calls})
+        hits = sum(c.cache_hit for c in self.calls)
+        text = f"{len(self.calls)} jitted calls ({hits} cache hits) to {len(names)} functions"
+        if names:
+            text += ": " + ", ".join(names)
+        if self.error is not None:
+            text += f"; raised {self.error.type}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"<jaxmagic.Capture: {self.summary()}>"
+

@@ -1,0 +1,204 @@
+"""One capture session: installs every hook on one ExitStack and records into a Capture.
+
+Each patch registers its undo right after it is made, so any exit (an exception, a
+KeyboardInterrupt, a failure of our own) restores jax.jit, the user's namespace and the
+monitoring listeners.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+from . import jax_compat, jit_patch, monitoring, source
+from .record import Artifacts, Capture, Event, JitCall, Signature
+from .signature import signature_of
+
+# Cache hits get a signature (and a graph, for functions compiled before the capture)
+# for this many calls per function; after that only misses do. Flattening the
+# arguments of every call would cost more than JAX's own dispatch.
+SIGNATURE_BUDGET_PER_FUNCTION = 32
+
+_COMPILE_PHASES = ("trace", "lower", "compile")
+
+jax_compat.hide_from_jax(source.PACKAGE_DIR)
+
+
+@dataclass
+class _FunctionState:
+    calls: int = 0
+    artifacts: dict[tuple, Artifacts] = field(default_factory=dict)
+
+
+class CaptureSession:
+    """Records the jitted calls and JAX compile events of one block of user code."""
+
+    def __init__(self, namespace: dict | None):
+        self.namespace = namespace if namespace is not None else {}
+        self.capture = Capture(jax_version=jax.__version__)
+        self._stack = ExitStack()
+        self._functions: dict[int, _FunctionState] = {}
+        self._current_call: int | None = None
+        self._collecting = False  # our own artefact tracing: its events are not the user's
+        self._running = False
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> Capture:
+        try:
+            self.capture.backend = jax.default_backend()
+        except Exception as exc:  # no backend is the user's problem, shown when their code runs
+            self.capture.notes.append(f"no JAX backend: {exc}")
+        stack = self._stack
+        try:
+            previous = jit_patch.set_recorder(self)
+            stack.callback(jit_patch.set_recorder, previous)
+            if previous is None:  # an outer capture already patched everything
+                jit_patch.patch_jit(stack, self.namespace)
+                jit_patch.wrap_namespace(stack, self.namespace)
+            self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
+        except BaseException:
+            stack.close()
+            raise
+        self._running = True
+        self.capture.start = time.perf_counter()
+        return self.capture
+
+    def stop(self, error: BaseException | None = None) -> Capture:
+        """Undo every hook (always), then note the error. Safe to call twice."""
+        if self._running:
+            self._running = False
+            self.capture.end = time.perf_counter()
+        self._stack.close()
+        if error is not None and self.capture.error is None:
+            self.capture.error = source.cell_error(error)
+        return self.capture
+
+    # -- monitoring ------------------------------------------------------------------
+    def _on_duration(self, name: str, duration: float, kwargs: dict) -> None:
+        if self._collecting or not self._running:
+            return
+        end = time.perf_counter()
+        self.capture.events.append(Event(
+            name=name, phase=monitoring.phase_of(name), fun_name=kwargs.get("fun_name"),
+            start=end - duration, end=end, call_index=self._current_call))
+
+    def _on_event(self, name: str, kwargs: dict) -> None:
+        if self._collecting or not self._running:
+            return
+        now = time.perf_counter()
+        self.capture.events.append(Event(
+            name=name, phase=monitoring.phase_of(name), fun_name=kwargs.get("fun_name"),
+            start=now, end=now, call_index=self._current_call))
+
+    # -- calls -------------------------------------------------------------------------
+    def record(self, fn: Any, args: tuple, kwargs: dict) -> Any:
+        """Run one call of jitted `fn` and record it. Called by RecordedJit."""
+        if self._current_call is not None or self._collecting or not jax_compat.trace_state_clean():
+            return fn(*args, **kwargs)  # nested in a recorded call or under a transformation
+        index = len(self.capture.calls)
+        n_events = len(self.capture.events)
+        before = jax_compat.cache_size(fn)
+        self._current_call = index
+        start = time.perf_counter()
+        try:
+            out = fn(*args, **kwargs)
+        except BaseException as exc:
+            end = time.perf_counter()
+            self._current_call = None
+            self._finish(fn, args, kwargs, index, n_events, before, start, end, exc)
+            raise
+        end = time.perf_counter()
+        self._current_call = None
+        self._finish(fn, args, kwargs, index, n_events, before, start, end, None)
+        return out
+
+    def _finish(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int,
+                before: int | None, start: float, end: float, error: BaseException | None) -> None:
+        try:
+            self._append_call(fn, args, kwargs, index, n_events, before, start, end, error)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"jaxmagic could not record call {index}: {type(exc).__name__}: {exc}")
+
+    def _append_call(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int,
+                     before: int | None, start: float, end: float, error: BaseException | None) -> None:
+        state = self._functions.get(id(fn))
+        if state is None:
+            state = self._functions[id(fn)] = _FunctionState()
+        state.calls += 1
+
+        durations = {phase: 0.0 for phase in _COMPILE_PHASES}
+        for event in self.capture.events[n_events:]:
+            if event.phase in durations:
+                durations[event.phase] += event.end - event.start
+        compiled_now = any(durations.values())
+        durations["execute"] = max(0.0, (end - start) - sum(durations.values()))
+        after = jax_compat.cache_size(fn)
+        cache_hit = error is None and not compiled_now and (before is None or after is not None)
+
+        signature: Signature | None = None
+        artifacts: Artifacts | None = None
+        call_site = None
+        if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
+            signature = signature_of(fn, args, kwargs)
+            call_site = source.caller_location(sys._getframe())
+            if error is None:
+                artifacts = state.artifacts.get(signature.key)
+                if artifacts is None:
+                    artifacts = state.artifacts[signature.key] = self._artifacts(fn, args, kwargs)
+
+        target = getattr(fn, "__wrapped__", fn)
+        name = getattr(target, "__qualname__", None) or getattr(fn, "__name__", "<jitted>")
+        self.capture.calls.append(JitCall(
+            index=index, name=name, function_id=id(fn), source=source.function_location(fn),
+            call_site=call_site, signature=signature, cache_hit=cache_hit, start=start, end=end,
+            durations=durations, artifacts=artifacts,
+            error=None if error is None else f"{type(error).__name__}: {error}"))
+
+    def _artifacts(self, fn: Any, args: tuple, kwargs: dict) -> Artifacts:
+        """The jaxpr, Lowered and Compiled for this call's signature, via JAX's AOT API.
+
+        Right after the call these hit the caches the call filled (well under 1 ms).
+        """
+        artifacts = Artifacts()
+        self._collecting = True
+        try:
+            traced = fn.trace(*args, **kwargs)
+            artifacts.jaxpr = traced.jaxpr
+            artifacts.lowered = traced.lower()
+            artifacts.compiled = artifacts.lowered.compile()
+        except Exception as exc:
+            artifacts.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._collecting = False
+        return artifacts
+
+
+class CaptureContext:
+    """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
+
+    def __init__(self, namespace: dict | None):
+        self._session = CaptureSession(namespace)
+
+    def __enter__(self) -> Capture:
+        return self._session.start()
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        self._session.stop(exc)
+        return False
+
+
+def capture(namespace: dict | None = None) -> CaptureContext:
+    """Record what JAX does inside a `with` block.
+
+    `namespace` is where jitted functions are looked up and wrapped for per-call
+    recording; by default the caller's module globals, as a notebook uses its user
+    namespace. Functions jitted inside the block are always recorded.
+    """
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    return CaptureContext(namespace)

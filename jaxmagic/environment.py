@@ -1,0 +1,35 @@
+"""`%jaxmagic`: what JAX is running on, and which settings change what the views show."""
+
+from __future__ import annotations
+
+CONFIG_FLAGS = ("jax_enable_x64", "jax_disable_jit", "jax_debug_nans", "jax_debug_infs", "jax_platforms",
+                "jax_explain_cache_misses", "jax_compilation_cache_dir", "jax_traceback_filtering",
+                "jax_debug_key_reuse")
+
+
+def environment_report(magics: list[str]) -> str:
+    import jax
+
+    from . import __version__
+
+    lines = [f"jaxmagic {__version__}", f"JAX {jax.__version__}"]
+    try:
+        import jaxlib
+
+        lines[-1] += f" (jaxlib {jaxlib.__version__})"
+        devices = jax.devices()
+        lines.append(f"backend: {jax.default_backend()}, {len(devices)} device(s)")
+        for device in devices[:16]:
+            lines.append(f"  {device.id}: {device.device_kind} ({device.platform})")
+        if len(devices) > 16:
+            lines.append(f"  … and {len(devices) - 16} more")
+    except Exception as exc:
+        lines.append(f"backend: unavailable ({type(exc).__name__}: {exc})")
+    lines.append("config:")
+    for flag in CONFIG_FLAGS:
+        try:
+            lines.append(f"  {flag} = {getattr(jax.config, flag)!r}")
+        except AttributeError:
+            pass  # not a flag of this JAX version
+    lines.append("magics: " + ", ".join(f"%%{m}" for m in magics) + ", %jaxmagic")
+    return "\n".join(lines)

@@ -1,0 +1,188 @@
+"""The only IPython glue: options, help text, and a capture around each magic cell.
+
+The cell runs natively. An input transformer turns the `%%jaxpr ...` line into a
+comment (line numbers stay), `pre_run_cell` starts a capture and `post_run_cell` stops
+it and displays the view. So tracebacks, top-level `await`, "Run All stops on error",
+stdout and the displayed value are IPython's own. The registered cell magics are the
+fallback for bad options (IPython shows our usage error and does not run the cell) and
+for code that calls `run_cell_magic` directly.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from . import api
+from .capture.session import CaptureSession
+
+# magic name -> the view it shows (later issues add grad_graph, trace, sharding, prng)
+MAGIC_VIEWS = {"jaxpr": "graph"}
+_MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
+
+
+def _common_options(fn: Callable) -> Callable:
+    fn = argument("--static", action="store_true",
+                  help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
+    fn = argument("-n", "--name", metavar="VAR",
+                  help="store the Capture (see jaxmagic.capture) in the user namespace as VAR")(fn)
+    return magic_arguments()(fn)
+
+
+@dataclass
+class _Pending:
+    magic: str
+    args: Any
+    session: CaptureSession
+
+
+def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
+    """(magic, parsed options) if the cell starts with one of our cell magics and valid options."""
+    for line in cell.splitlines():
+        if not line.strip():
+            continue
+        match = _MAGIC_LINE.match(line)
+        if not match or match.group(1) not in MAGIC_VIEWS:
+            return None
+        magic = match.group(1)
+        try:
+            args = parse_argstring(getattr(magics, magic), match.group(2) or "")
+        except UsageError:
+            return None
+        return magic, args
+    return None
+
+
+@magics_class
+class JaxMagics(Magics):
+    """`%%jaxpr` and `%jaxmagic`."""
+
+    def __init__(self, shell: Any):
+        super().__init__(shell)
+        self._pending: _Pending | None = None
+
+    # -- cell magics: reached only for bad options or a direct run_cell_magic ----------
+    @_common_options
+    @cell_magic
+    def jaxpr(self, line: str, cell: str) -> None:
+        """Run the cell and show the computation graph of every jitted call in it.
+
+        Each distinct jitted function and argument signature gets a tab: primitives as
+        nodes, variables as edges labelled with their avals, sub-jaxprs (jit, cond,
+        while, scan, custom_jvp/vjp, remat, shard_map) and name scopes as collapsible
+        groups, and the jaxpr text beside it.
+        """
+        self._run_fallback("jaxpr", line, cell)
+
+    def _run_fallback(self, magic: str, line: str, cell: str) -> None:
+        args = parse_argstring(getattr(self, magic), line)  # raises UsageError: shown as usage
+        session = CaptureSession(self.shell.user_ns)
+        session.start()
+        error: BaseException | None = None
+        try:
+            exec(compile(cell, "<jaxmagic cell>", "exec"), self.shell.user_ns)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self._show(magic, args, session.stop(error))
+
+    # -- line magic --------------------------------------------------------------------
+    @line_magic
+    def jaxmagic(self, line: str = "") -> None:
+        """Show the JAX version, backend, devices, relevant config flags and the magics."""
+        from .environment import environment_report
+
+        print(environment_report(sorted(MAGIC_VIEWS)))
+
+    # -- hooks -------------------------------------------------------------------------
+    def transform(self, lines: list[str]) -> list[str]:
+        """Input transformer: comment out a valid magic line so the cell runs natively."""
+        if parse_magic_line("".join(lines), self) is None:
+            return lines
+        lines = list(lines)
+        for i, line in enumerate(lines):
+            if line.strip():
+                lines[i] = "# " + line
+                break
+        return lines
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        if self._pending is not None:  # a previous cell never reached post_run_cell
+            self._pending.session.stop()
+            self._pending = None
+        raw = getattr(info, "raw_cell", None)
+        parsed = parse_magic_line(raw, self) if raw else None
+        if parsed is None:
+            return
+        session = CaptureSession(self.shell.user_ns)
+        try:
+            session.start()
+        except Exception as exc:
+            _report_own_failure("start recording", exc)
+            return
+        self._pending = _Pending(parsed[0], parsed[1], session)
+
+    def post_run_cell(self, result: Any = None) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        error = getattr(result, "error_in_exec", None)
+        capture = pending.session.stop(error)
+        if getattr(result, "error_before_exec", None) is not None:
+            return  # the cell never ran (syntax error): nothing to show
+        self._show(pending.magic, pending.args, capture)
+
+    def _show(self, magic: str, args: Any, capture: Any) -> None:
+        try:
+            if args.name:
+                self.shell.user_ns[args.name] = capture
+            view = MAGIC_VIEWS[magic]
+            if args.static:
+                from IPython.display import HTML, display
+
+                display(HTML(api.static_html(capture, view)))
+            else:
+                api.show(capture, view)
+        except Exception as exc:
+            _report_own_failure("build the view", exc)
+
+
+def _report_own_failure(what: str, exc: BaseException) -> None:
+    """Our failure is never the user's: one line on stderr, the cell's result untouched."""
+    print(f"jaxmagic could not {what}: {type(exc).__name__}: {exc}. "
+          "The cell itself ran normally. Please open an issue with this message.", file=sys.stderr)
+
+
+_installed: dict[int, JaxMagics] = {}
+
+
+def load_ipython_extension(shell: Any) -> None:
+    magics = JaxMagics(shell)
+    shell.register_magics(magics)
+    shell.input_transformers_cleanup.insert(0, magics.transform)
+    shell.events.register("pre_run_cell", magics.pre_run_cell)
+    shell.events.register("post_run_cell", magics.post_run_cell)
+    _installed[id(shell)] = magics
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    magics = _installed.pop(id(shell), None)
+    if magics is None:
+        return
+    if magics.transform in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(magics.transform)
+    for event, callback in (("pre_run_cell", magics.pre_run_cell), ("post_run_cell", magics.post_run_cell)):
+        try:
+            shell.events.unregister(event, callback)
+        except ValueError:
+            pass
+    for name in MAGIC_VIEWS:
+        shell.magics_manager.magics["cell"].pop(name, None)
+    shell.magics_manager.magics["line"].pop("jaxmagic", None)

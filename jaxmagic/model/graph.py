@@ -1,0 +1,212 @@
+"""Capture -> graph document (kind "graph", docs/schema.md): one graph per function and signature.
+
+Every eqn becomes a node, every jaxpr (root and each sub-jaxpr found in eqn params:
+jit/pjit, cond branches, while cond/body, scan body, custom_jvp/vjp, remat, shard_map,
+pallas_call, and any primitive that carries a jaxpr) becomes a group. Pure functions
+of JAX objects: no IPython, no widgets.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterator
+
+from ..capture import jax_compat
+from ..capture.record import Capture, JitCall
+from .document import envelope, source_json
+from .jaxpr_text import JaxprText
+
+VERSION = 1
+MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
+MAX_PARAM_CHARS = 240
+
+
+def sub_jaxprs(eqn: Any) -> Iterator[tuple[str, Any]]:
+    """(label, Jaxpr) for each jaxpr in the eqn's params, in the order JAX prints them."""
+    closed_type, open_type = jax_compat.jaxpr_types()
+    for key in sorted(eqn.params):
+        value = eqn.params[key]
+        if isinstance(value, (closed_type, open_type)):
+            yield key, value
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                if isinstance(item, (closed_type, open_type)):
+                    yield f"{key}[{i}]", item
+
+
+def _open(jaxpr: Any) -> Any:
+    return getattr(jaxpr, "jaxpr", jaxpr)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_PARAM_CHARS else text[: MAX_PARAM_CHARS - 1] + "…"
+
+
+def _param_text(value: Any, group_ids: dict[int, str]) -> str:
+    if id(value) in group_ids:
+        return f"<jaxpr {group_ids[id(value)]}>"
+    if isinstance(value, (tuple, list)) and any(id(v) in group_ids for v in value):
+        return "(" + ", ".join(_param_text(v, group_ids) for v in value) + ")"
+    try:
+        return _short(str(value))
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _eqn_source(eqn: Any) -> dict | None:
+    frame = jax_compat.user_frame(eqn.source_info)
+    if frame is None:
+        return None
+    from ..capture import source as capture_source
+
+    loc = capture_source.location(frame.file_name, frame.start_line, frame.start_column, frame.function_name)
+    return source_json(loc)
+
+
+class _FunctionBuilder:
+    """Walks one ClosedJaxpr into groups, nodes and vars."""
+
+    def __init__(self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int):
+        self.fid = fid
+        self.printed = JaxprText(closed_jaxpr)
+        self.groups: list[dict] = []
+        self.nodes: list[dict] = []
+        self.vars: list[dict] = []
+        self.var_ids: dict[Any, str] = {}
+        self.max_eqns = max_eqns
+        self.truncated = False
+        self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
+
+    def _var(self, var: Any, group: str, definition: str) -> str:
+        vid = f"v{len(self.vars)}"
+        self.vars.append({"id": vid, "name": self.printed.name(var),
+                          "aval": jax_compat.short_aval(var.aval), "group": group, "def": definition})
+        if not jax_compat.is_dropvar(var):
+            self.var_ids[var] = vid
+        return vid
+
+    def _operand(self, atom: Any) -> dict:
+        if jax_compat.is_literal(atom):
+            return {"lit": _short(str(jax_compat.literal_value(atom))), "aval": jax_compat.short_aval(atom.aval)}
+        vid = self.var_ids.get(atom)
+        if vid is None:  # a free var: should not happen in a closed jaxpr; keep the graph honest
+            vid = self._var(atom, self.groups[-1]["id"], "free")
+        return {"var": vid}
+
+    def _group(self, jaxpr: Any, owner: str | None, label: str) -> str:
+        gid = f"g{len(self.groups)}"
+        group = {"id": gid, "node": owner, "label": label, "invars": [], "constvars": [], "outvars": [],
+                 "n_eqns": 0}
+        self.groups.append(group)
+        group["constvars"] = [self._var(v, gid, "const") for v in jaxpr.constvars]
+        group["invars"] = [self._var(v, gid, "in") for v in jaxpr.invars]
+        before = len(self.nodes)
+        for eqn in jaxpr.eqns:
+            if len(self.nodes) >= self.max_eqns:
+                self.truncated = True
+                break
+            self._node(eqn, gid)
+        group["outvars"] = [self._operand(v) for v in jaxpr.outvars]
+        group["n_eqns"] = len(self.nodes) - before
+        return gid
+
+    def _node(self, eqn: Any, gid: str) -> None:
+        nid = f"n{len(self.nodes)}"
+        prim = eqn.primitive.name
+        node: dict[str, Any] = {"id": nid, "group": gid, "prim": prim}
+        self.nodes.append(node)
+        stack = jax_compat.name_stack_text(eqn.source_info)
+        node["scope"] = [part for part in stack.split("/") if part] if stack else []
+        node["ins"] = [self._operand(a) for a in eqn.invars]
+        binders = [f"{self.printed.name(v)}:{jax_compat.short_aval(v.aval)}" for v in eqn.outvars]
+        node["line"] = self.printed.locate(eqn, binders, prim)
+        node["src"] = _eqn_source(eqn)
+        group_ids: dict[int, str] = {}
+        subgroups = []
+        for label, sub in sub_jaxprs(eqn):
+            sub_gid = self._group(_open(sub), owner=nid, label=label)
+            group_ids[id(sub)] = sub_gid
+            subgroups.append(sub_gid)
+        node["subgroups"] = subgroups
+        node["params"] = {k: _param_text(v, group_ids) for k, v in sorted(eqn.params.items())}
+        node["outs"] = [self._var(v, gid, nid) for v in eqn.outvars]
+
+    def document(self) -> dict:
+        return {"text": self.printed.text, "root": self.root, "groups": self.groups, "nodes": self.nodes,
+                "vars": self.vars, "n_eqns": len(self.nodes), "truncated": self.truncated}
+
+
+def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
+    """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr)."""
+    body = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns).document()
+    return {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, **body}
+
+
+def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCall]]], Counter]:
+    """Group calls by (function, signature), first call first; count calls with no signature."""
+    order: dict[tuple, list[JitCall]] = {}
+    unattributed: Counter = Counter()
+    for call in capture.calls:
+        if call.signature is None:
+            unattributed[call.name] += 1
+            continue
+        order.setdefault((call.function_id, call.signature.key), []).append(call)
+    return [(calls[0], calls) for calls in order.values()], unattributed
+
+
+def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
+    """The `%%jaxpr` document for a capture."""
+    notes: list[str] = []
+    functions = []
+    entries, unattributed = _function_entries(capture)
+    for first, calls in entries:
+        fid = f"f{len(functions)}"
+        if first.jaxpr is None:
+            why = first.error or (first.artifacts.error if first.artifacts else None) or "no jaxpr was recorded"
+            notes.append(f"{first.name}({first.signature}): no graph: {why}")
+            continue
+        fn = function_graph(fid, first.name, first.jaxpr, max_eqns)
+        fn.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
+                  cache_hits=sum(c.cache_hit for c in calls))
+        if fn["truncated"]:
+            notes.append(f"{first.name}: only the first {max_eqns} eqns are shown")
+        functions.append(fn)
+    for name, count in unattributed.items():
+        notes.append(f"{name}: {count} further cache hits, recorded without their signature "
+                     "(signatures are taken on misses and on the first calls of each function)")
+    outside = sorted({e.fun_name for e in capture.events
+                      if e.phase == "compile" and e.call_index is None and e.fun_name})
+    if outside:
+        shown = ", ".join(outside[:8]) + (f" and {len(outside) - 8} more" if len(outside) > 8 else "")
+        notes.append(f"JAX also compiled {len(outside)} computations outside recorded calls ({shown}): "
+                     "eager operations, or jitted functions reached through other references; "
+                     "their graphs are not shown")
+    n_eqns = sum(f["n_eqns"] for f in functions)
+    if functions:
+        title = f"%%jaxpr: {len(functions)} function{'s' * (len(functions) != 1)}, {n_eqns} eqns"
+    else:
+        title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
+    return envelope("graph", VERSION, title, capture, notes, functions=functions)
+
+
+def derive_edges(function: dict) -> list[tuple[str, str, str]]:
+    """The edge rule of docs/schema.md: (source, target, var id) for every var use.
+
+    Sources and targets are node ids, or `in:<var>`, `const:<var>`, `out:<group>:<i>` ports.
+    """
+    var_by_id = {v["id"]: v for v in function["vars"]}
+
+    def source_of(vid: str) -> str:
+        definition = var_by_id[vid]["def"]
+        return f"{definition}:{vid}" if definition in ("in", "const", "free") else definition
+
+    edges = []
+    for node in function["nodes"]:
+        for operand in node["ins"]:
+            if "var" in operand:
+                edges.append((source_of(operand["var"]), node["id"], operand["var"]))
+    for group in function["groups"]:
+        for i, operand in enumerate(group["outvars"]):
+            if "var" in operand:
+                edges.append((source_of(operand["var"]), f"out:{group['id']}:{i}", operand["var"]))
+    return edges

@@ -1,0 +1,87 @@
+"""HTML without a kernel: the fallback inside a notebook output, and self-contained pages.
+
+The fallback (`text/html` next to the widget) must survive hosts that strip scripts and
+styles, so it is plain markup plus `<img>` tags holding data-URI SVGs. Pages made by
+`page()` embed the front-end bundle and the documents, so every view is interactive
+offline. Every string from a document is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+from .static_svg import function_svg
+
+BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def fallback_html(doc: dict) -> str:
+    """Summary and collapsed top-level picture of each function, for script-free hosts."""
+    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>"]
+    error = doc.get("error")
+    if error:
+        where = f" (line {_esc(error['line'])}: <code>{_esc(error['code'] or '')}</code>)" if error.get("line") else ""
+        parts.append(f"<p>Cell raised <b>{_esc(error['type'])}</b>: {_esc(error['message'])}{where}</p>")
+    for fn in doc.get("functions", []):
+        parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {fn['n_eqns']} eqns, "
+                     f"{fn['calls']} calls, {fn['cache_hits']} cache hits</p>")
+        try:
+            svg = function_svg(fn)
+        except Exception as exc:  # a picture we cannot draw is no reason to lose the summary
+            parts.append(f"<p>(no picture: {_esc(type(exc).__name__)})</p>")
+            continue
+        data = base64.b64encode(svg.encode()).decode()
+        parts.append(f'<img alt="graph of {_esc(fn["name"])}" style="max-width:100%" '
+                     f'src="data:image/svg+xml;base64,{data}"/>')
+    for note in doc.get("notes", []):
+        parts.append(f"<p><i>{_esc(note)}</i></p>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def text_summary(doc: dict) -> str:
+    """text/plain: the title and each function's jaxpr text."""
+    lines = [doc.get("title", "jaxmagic")]
+    if doc.get("error"):
+        lines.append(f"Cell raised {doc['error']['type']}: {doc['error']['message']}")
+    for fn in doc.get("functions", []):
+        lines.append(f"\n{fn['name']}({fn['signature']}):\n{fn['text']}")
+    lines.extend(f"note: {n}" for n in doc.get("notes", []))
+    return "\n".join(lines)
+
+
+def embed_json(doc: dict) -> str:
+    """JSON that is safe inside a <script> element (no `</script>`, no comment openers)."""
+    text = json.dumps(doc, separators=(",", ":"), allow_nan=False, default=str)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def bundle_source() -> str:
+    return BUNDLE.read_text(encoding="utf-8").replace("</script", "<\\/script")
+
+
+def doc_mount(doc: dict) -> str:
+    """One interactive view in a page that includes `page_scripts()` once."""
+    return f'<script type="application/json" data-jaxmagic-doc>{embed_json(doc)}</script>'
+
+
+def page_scripts() -> str:
+    return ("<script>window.__jaxmagic_static = true;</script>"
+            f'<script type="module">{bundle_source()}</script>')
+
+
+def page(docs: list[dict], title: str = "jaxmagic") -> str:
+    """A self-contained page in which every document renders interactively, offline."""
+    body = "\n".join(f"<section>{doc_mount(d)}</section>" for d in docs)
+    return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+            "<meta name='viewport' content='width=device-width'>"
+            "<style>body{margin:16px;font-family:system-ui,sans-serif}section{margin-bottom:24px}</style>"
+            f"</head><body>\n{body}\n{page_scripts()}\n</body></html>\n")

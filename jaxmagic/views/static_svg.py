@@ -1,0 +1,166 @@
+"""A static SVG of a function's top level, for hosts that run no scripts (GitHub, nbviewer).
+
+Sub-jaxprs and name scopes are drawn collapsed, one box each, so the picture stays
+small for big programs. The layout is a plain layered one (longest path from the
+inputs, barycentre ordering): jaxprs are already in topological order, and the
+collapsed top level of a real program is a few hundred boxes at most. Works from
+the JSON document alone: no JAX here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from xml.sax.saxutils import escape
+
+BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 132, 34, 48, 14, 16
+MAX_ITEMS = 400
+FONT = "ui-sans-serif, system-ui, sans-serif"
+
+
+def _attr(text: str) -> str:
+    return escape(str(text), {'"': "&quot;"})
+
+
+def _cut(text: str, limit: int = 18) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Item:
+    __slots__ = ("key", "label", "sub", "kind", "layer", "order")
+
+    def __init__(self, key: str, label: str, sub: str, kind: str):
+        self.key, self.label, self.sub, self.kind = key, label, sub, kind
+        self.layer = 0
+        self.order = 0.0
+
+
+def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, str]], int]:
+    """Items of the root group (scopes and sub-jaxprs collapsed) and the edges between them."""
+    root = function["root"]
+    vars_by_id = {v["id"]: v for v in function["vars"]}
+    group_of = {g["id"]: g for g in function["groups"]}
+    root_group = group_of[root]
+    items: dict[str, _Item] = {}
+    item_of_node: dict[str, str] = {}
+    hidden = 0
+    for vid in root_group["constvars"]:
+        items[f"const:{vid}"] = _Item(f"const:{vid}", f"const {vars_by_id[vid]['name']}", vars_by_id[vid]["aval"], "const")
+    for vid in root_group["invars"]:
+        items[f"in:{vid}"] = _Item(f"in:{vid}", vars_by_id[vid]["name"], vars_by_id[vid]["aval"], "input")
+    scope_counts: dict[str, int] = defaultdict(int)
+    for node in function["nodes"]:
+        if node["group"] != root:
+            continue
+        if node["scope"]:
+            key = "scope:" + node["scope"][0]
+            scope_counts[key] += 1 + sum(group_of[g]["n_eqns"] for g in node["subgroups"])
+            if key not in items:
+                items[key] = _Item(key, node["scope"][0], "", "scope")
+        else:
+            key = node["id"]
+            if len(items) >= MAX_ITEMS:
+                hidden += 1
+                continue
+            outs = [vars_by_id[v]["aval"] for v in node["outs"]]
+            sub = ", ".join(outs) if outs else ""
+            if node["subgroups"]:
+                inner = sum(group_of[g]["n_eqns"] for g in node["subgroups"])
+                sub = f"▸ {inner} eqns"
+            items[key] = _Item(key, node["prim"], sub, "group" if node["subgroups"] else "eqn")
+        item_of_node[node["id"]] = key
+    for key, count in scope_counts.items():
+        items[key].sub = f"▸ {count} eqns"
+    for i, operand in enumerate(root_group["outvars"]):
+        label = vars_by_id[operand["var"]]["name"] if "var" in operand else operand["lit"]
+        items[f"out:{i}"] = _Item(f"out:{i}", f"out {label}", vars_by_id[operand["var"]]["aval"]
+                                  if "var" in operand else operand["aval"], "output")
+
+    def item_for_var(vid: str) -> str | None:
+        definition = vars_by_id[vid]["def"]
+        if definition in ("in", "const"):
+            return f"{definition}:{vid}"
+        return item_of_node.get(definition)
+
+    edges: set[tuple[str, str, str]] = set()
+    for node in function["nodes"]:
+        target = item_of_node.get(node["id"])
+        if target is None:
+            continue
+        for operand in node["ins"]:
+            source = item_for_var(operand["var"]) if "var" in operand else None
+            if source and source != target:
+                edges.add((source, target, vars_by_id[operand["var"]]["aval"]))
+    for i, operand in enumerate(root_group["outvars"]):
+        source = item_for_var(operand["var"]) if "var" in operand else None
+        if source:
+            edges.add((source, f"out:{i}", vars_by_id[operand["var"]]["aval"]))
+    return list(items.values()), sorted(edges), hidden
+
+
+def _layout(items: list[_Item], edges: list[tuple[str, str, str]]) -> dict[int, list[_Item]]:
+    by_key = {item.key: item for item in items}
+    preds: dict[str, list[str]] = defaultdict(list)
+    for source, target, _ in edges:
+        preds[target].append(source)
+    for item in items:  # items come in topological order (jaxpr order)
+        if item.kind != "output":
+            item.layer = max((by_key[p].layer + 1 for p in preds[item.key]), default=0)
+    last = max((item.layer for item in items if item.kind != "output"), default=0) + 1
+    for item in items:
+        if item.kind == "output":
+            item.layer = last
+    layers: dict[int, list[_Item]] = defaultdict(list)
+    for item in items:
+        layers[item.layer].append(item)
+    for i, item in enumerate(items):
+        item.order = float(i)
+    for layer in sorted(layers)[1:]:  # one barycentre sweep: keeps edges short and mostly straight
+        for item in layers[layer]:
+            positions = [by_key[p].order for p in preds[item.key]]
+            if positions:
+                item.order = sum(positions) / len(positions)
+        layers[layer].sort(key=lambda it: it.order)
+        for rank, item in enumerate(layers[layer]):
+            item.order = float(rank)
+    return layers
+
+
+_STYLE = {
+    "input": ("#e6f6f3", "#0f9d8a"), "output": ("#e6f6f3", "#0f9d8a"), "const": ("#fff8e6", "#b07d12"),
+    "eqn": ("#f5f5f5", "#8a8a8a"), "group": ("#eef1f6", "#5b6b85"), "scope": ("#eef1f6", "#5b6b85"),
+}
+
+
+def function_svg(function: dict) -> str:
+    """SVG text of the function's collapsed top level."""
+    items, edges, hidden = _collapsed_items(function)
+    layers = _layout(items, edges)
+    height_slots = max((len(v) for v in layers.values()), default=1)
+    total_h = PAD * 2 + height_slots * (BOX_H + GAP_Y)
+    pos: dict[str, tuple[float, float]] = {}
+    for layer, members in layers.items():
+        offset = (total_h - len(members) * (BOX_H + GAP_Y)) / 2
+        for rank, item in enumerate(members):
+            pos[item.key] = (PAD + layer * (BOX_W + GAP_X), offset + rank * (BOX_H + GAP_Y))
+    width = PAD * 2 + (max(layers, default=0) + 1) * (BOX_W + GAP_X)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h + 18}" '
+           f'viewBox="0 0 {width} {total_h + 18}" font-family="{FONT}" font-size="12">',
+           '<rect width="100%" height="100%" fill="#ffffff"/>']
+    for source, target, aval in edges:
+        (x1, y1), (x2, y2) = pos[source], pos[target]
+        x1, y1, x2, y2 = x1 + BOX_W, y1 + BOX_H / 2, x2, y2 + BOX_H / 2
+        mid = (x1 + x2) / 2
+        out.append(f'<path d="M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" '
+                   f'fill="none" stroke="#9aa3ad" stroke-width="1.2"><title>{_attr(aval)}</title></path>')
+    for item in items:
+        x, y = pos[item.key]
+        fill, stroke = _STYLE[item.kind]
+        dash = ' stroke-dasharray="4 3"' if item.kind == "const" else ""
+        out.append(f'<g><rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{fill}" '
+                   f'stroke="{stroke}"{dash}/>'
+                   f'<text x="{x + 8:.0f}" y="{y + 14:.0f}" font-weight="600" fill="#1f2328">{_attr(_cut(item.label))}</text>'
+                   f'<text x="{x + 8:.0f}" y="{y + 28:.0f}" fill="#57606a" font-size="11">{_attr(_cut(item.sub, 21))}</text></g>')
+    if hidden:
+        out.append(f'<text x="{PAD}" y="{total_h + 12}" fill="#57606a">{hidden} more eqns not drawn</text>')
+    out.append("</svg>")
+    return "".join(out)

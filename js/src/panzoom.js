@@ -1,0 +1,109 @@
+/**
+ * Pan and zoom for an <svg> whose content sits in one <g> "viewport".
+ * Wheel zooms around the cursor, dragging pans, `fit` frames a box, `centerOn`
+ * brings a point to the middle. A drag suppresses the click that ends it, so
+ * panning never selects the node under the pointer.
+ */
+export function createPanZoom(svg, viewport, { minScale = 0.05, maxScale = 4 } = {}) {
+  const t = { x: 0, y: 0, k: 1 };
+  const apply = () => viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
+  const size = () => ({ w: svg.clientWidth || 0, h: svg.clientHeight || 0 });
+  const clampK = (k) => Math.min(maxScale, Math.max(minScale, k));
+
+  /** Zoom by `f` keeping the screen point (px, py) fixed. */
+  const zoomAt = (px, py, f) => {
+    const k = clampK(t.k * f);
+    t.x = px - ((px - t.x) * k) / t.k;
+    t.y = py - ((py - t.y) * k) / t.k;
+    t.k = k;
+    apply();
+  };
+
+  const onWheel = (e) => {
+    e.preventDefault();
+    const r = svg.getBoundingClientRect();
+    const unit = e.deltaMode === 1 ? 0.05 : e.deltaMode === 2 ? 1 : 0.0025;
+    zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * unit));
+  };
+
+  let drag = null;
+  let suppressClick = false;
+  const onDown = (e) => {
+    if (e.button !== 0) return;
+    drag = { sx: e.clientX, sy: e.clientY, x: t.x, y: t.y, moved: false, id: e.pointerId };
+  };
+  const onMove = (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.sx, dy = e.clientY - drag.sy;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      svg.classList.add("jm-panning");
+      try {
+        svg.setPointerCapture(drag.id);
+      } catch (err) {
+        /* pointer already gone; panning still works while it moves over the svg */
+      }
+    }
+    t.x = drag.x + dx;
+    t.y = drag.y + dy;
+    apply();
+  };
+  const onUp = () => {
+    if (drag && drag.moved) suppressClick = true;
+    drag = null;
+    svg.classList.remove("jm-panning");
+  };
+  const onClick = (e) => {
+    if (!suppressClick) return;
+    suppressClick = false;
+    e.stopPropagation();
+    e.preventDefault();
+  };
+
+  svg.addEventListener("wheel", onWheel, { passive: false });
+  svg.addEventListener("pointerdown", onDown);
+  svg.addEventListener("pointermove", onMove);
+  svg.addEventListener("pointerup", onUp);
+  svg.addEventListener("pointercancel", onUp);
+  svg.addEventListener("click", onClick, true);
+  apply();
+
+  return {
+    get transform() {
+      return { ...t };
+    },
+    set(x, y, k) {
+      Object.assign(t, { x, y, k: clampK(k) });
+      apply();
+    },
+    zoomAt,
+    /** Frame box {x, y, w, h}; never zoom in past `max` so small graphs stay crisp. */
+    fit(box, { max = 1, min = minScale, margin = 24 } = {}) {
+      const { w, h } = size();
+      if (!w || !h || !box.w || !box.h) return;
+      const k = clampK(Math.max(min, Math.min((w - 2 * margin) / box.w, (h - 2 * margin) / box.h, max)));
+      const fitsX = box.w * k <= w - 2 * margin, fitsY = box.h * k <= h - 2 * margin;
+      t.k = k;
+      t.x = fitsX ? (w - box.w * k) / 2 - box.x * k : margin - box.x * k;
+      t.y = fitsY ? (h - box.h * k) / 2 - box.y * k : margin - box.y * k;
+      apply();
+    },
+    /** Centre content point (cx, cy), zooming in to at least `minK`. */
+    centerOn(cx, cy, minK = 0) {
+      const { w, h } = size();
+      t.k = clampK(Math.max(t.k, minK));
+      t.x = w / 2 - cx * t.k;
+      t.y = h / 2 - cy * t.k;
+      apply();
+    },
+    dispose() {
+      svg.removeEventListener("wheel", onWheel);
+      svg.removeEventListener("pointerdown", onDown);
+      svg.removeEventListener("pointermove", onMove);
+      svg.removeEventListener("pointerup", onUp);
+      svg.removeEventListener("pointercancel", onUp);
+      svg.removeEventListener("click", onClick, true);
+    },
+  };
+}

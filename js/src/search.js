@@ -1,0 +1,44 @@
+/**
+ * Generic search over records of the form
+ *   { id, text: string[] (substring match), exact: string[] (whole-word match),
+ *     locs: {file, line}[] (source locations) }.
+ * Matching is case-insensitive. A query shaped like `file:line` (or `:line`) matches
+ * locations whose line is equal and whose path contains the file part; any other
+ * query also matches a location whose path contains it.
+ */
+
+/** Compile a query into a predicate over records; null for an empty query. */
+export function matcher(query) {
+  const q = String(query || "").trim().toLowerCase();
+  if (!q) return null;
+  const loc = /^(.*):(\d+)$/.exec(q);
+  const locFile = loc ? loc[1] : null, locLine = loc ? Number(loc[2]) : null;
+  return (r) => {
+    if ((r.text || []).some((s) => String(s).toLowerCase().includes(q))) return true;
+    if ((r.exact || []).some((s) => String(s).toLowerCase() === q)) return true;
+    return (r.locs || []).some((l) => {
+      if (!l || !l.file) return false;
+      const f = String(l.file).toLowerCase();
+      return loc ? l.line === locLine && f.includes(locFile) : f.includes(q);
+    });
+  };
+}
+
+/** Ids of the records matching `query`, in record order. */
+export function search(records, query) {
+  const m = matcher(query);
+  return m ? records.filter(m).map((r) => r.id) : [];
+}
+
+/** Step through `n` matches from `i` by `dir` (+1 / -1), wrapping around. */
+export function step(i, n, dir) {
+  if (!n) return -1;
+  if (i < 0) return dir > 0 ? 0 : n - 1;
+  return (((i + dir) % n) + n) % n;
+}
+
+/** "1 match", "3 matches", "" for no query. */
+export function countText(n, query) {
+  if (!String(query || "").trim()) return "";
+  return `${n} match${n === 1 ? "" : "es"}`;
+}

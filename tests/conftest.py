@@ -1,0 +1,6 @@
+"""Every test sees 8 simulated CPU devices, set before JAX initialises."""
+
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")

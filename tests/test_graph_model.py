@@ -1,0 +1,137 @@
+"""The graph document against JAX's own jaxpr: eqns per group, edges per var use, avals, text lines."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxmagic
+from jaxmagic.model import derive_edges, graph_document
+
+from .jaxpr_oracle import jaxprs_preorder, total_eqns, var_uses
+from .programs import PROGRAMS
+
+
+def _capture(program):
+    with jaxmagic.capture() as cap:  # jitted inside the block, as in a notebook cell
+        fn, args, kwargs = program()
+        fn(*args, **kwargs)
+    return fn, args, kwargs, cap
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_graph_matches_jaxpr(name):
+    fn, args, kwargs, cap = _capture(PROGRAMS[name])
+    doc = graph_document(cap)
+    assert len(doc["functions"]) == 1, doc["notes"]
+    graph = doc["functions"][0]
+    expected = fn.trace(*args, **kwargs).jaxpr  # JAX's own answer, via the public AOT API
+    jaxprs = jaxprs_preorder(expected)
+
+    assert graph["n_eqns"] == total_eqns(expected)
+    assert len(graph["groups"]) == len(jaxprs)
+    nodes_per_group = Counter(n["group"] for n in graph["nodes"])
+    edges_per_group = Counter()
+    var_group = {v["id"]: v["group"] for v in graph["vars"]}
+    for source, target, vid in derive_edges(graph):
+        edges_per_group[var_group[vid]] += 1
+    for group, jaxpr in zip(graph["groups"], jaxprs):
+        gid = group["id"]
+        assert nodes_per_group[gid] == len(jaxpr.eqns), gid
+        assert edges_per_group[gid] == var_uses(jaxpr), gid
+        assert [v for v in group["invars"]] and len(group["invars"]) == len(jaxpr.invars) or not jaxpr.invars
+        avals = {v["id"]: v["aval"] for v in graph["vars"]}
+        assert [avals[v] for v in group["invars"]] == [v.aval.str_short(short_dtypes=True) for v in jaxpr.invars]
+        assert [avals[v] for v in group["constvars"]] == [v.aval.str_short(short_dtypes=True)
+                                                          for v in jaxpr.constvars]
+        group_nodes = [n for n in graph["nodes"] if n["group"] == gid]
+        for node, eqn in zip(group_nodes, jaxpr.eqns):
+            assert node["prim"] == eqn.primitive.name
+            assert [avals[v] for v in node["outs"]] == [v.aval.str_short(short_dtypes=True) for v in eqn.outvars]
+            assert len(node["ins"]) == len(eqn.invars)
+    json.dumps(doc, allow_nan=False)  # the document is plain JSON
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_eqn_has_its_text_line(name):
+    _, _, _, cap = _capture(PROGRAMS[name])
+    graph = graph_document(cap)["functions"][0]
+    lines = graph["text"].split("\n")
+    vars_by_id = {v["id"]: v for v in graph["vars"]}
+    for node in graph["nodes"]:
+        assert node["line"] is not None, node
+        line = lines[node["line"]]
+        if node["outs"]:
+            first = vars_by_id[node["outs"][0]]
+            assert f"{first['name']}:{first['aval']}" in line
+        else:
+            assert node["prim"] in line
+
+
+def test_sub_jaxpr_kinds_become_groups():
+    labels = {}
+    for name in ("control_flow", "custom_rules", "remat_and_grad", "shard_map_psum", "nested_jit_and_scopes",
+                 "switch_three_branches"):
+        graph = graph_document(_capture(PROGRAMS[name])[3])["functions"][0]
+        prims = {n["id"]: n["prim"] for n in graph["nodes"]}
+        labels[name] = {(prims[g["node"]], g["label"]) for g in graph["groups"] if g["node"]}
+    assert {("cond", "branches[0]"), ("cond", "branches[1]"), ("scan", "jaxpr"),
+            ("while", "body_jaxpr"), ("while", "cond_jaxpr")} <= labels["control_flow"]
+    assert {"branches[0]", "branches[1]", "branches[2]"} <= {lbl for _, lbl in labels["switch_three_branches"]}
+    assert any(p == "custom_jvp_call" for p, _ in labels["custom_rules"])
+    assert any(p == "custom_vjp_call" or p.startswith("custom_vjp") for p, _ in labels["custom_rules"])
+    assert any(p in ("remat", "checkpoint", "remat2") for p, _ in labels["remat_and_grad"])
+    assert any(p == "shard_map" for p, _ in labels["shard_map_psum"])
+    assert any(p in ("jit", "pjit") for p, _ in labels["nested_jit_and_scopes"])
+
+
+def test_name_scopes_and_source_lines():
+    graph = graph_document(_capture(PROGRAMS["nested_jit_and_scopes"])[3])["functions"][0]
+    scopes = {tuple(n["scope"]) for n in graph["nodes"]}
+    assert ("encoder", "layer0") in scopes and ("encoder", "layer1") in scopes
+    tanh = [n for n in graph["nodes"] if n["prim"] == "tanh"]
+    assert tanh and all(n["src"]["file"].endswith("programs.py") for n in tanh)
+    assert all("jnp.tanh(inner(x))" in n["src"]["code"] for n in tanh)
+
+
+def test_globals_become_constvars_and_literals_are_marked():
+    graph = graph_document(_capture(PROGRAMS["global_constant"])[3])["functions"][0]
+    dot = graph_document(_capture(PROGRAMS["dot_plus_one"])[3])["functions"][0]
+    root = graph["groups"][0]
+    const_defs = [v for v in graph["vars"] if v["def"] == "const"]
+    # JAX either hoists the global into a constvar or inlines it as a literal; both are marked
+    literals = [o for n in graph["nodes"] for o in n["ins"] if "lit" in o]
+    assert const_defs or literals
+    assert any("lit" in o and o["aval"] for n in dot["nodes"] for o in n["ins"])
+    assert root["label"] == graph["name"]
+
+
+double = jax.jit(lambda x: x * 2)  # bound in the namespace before the capture, like an earlier cell
+
+
+def test_one_graph_per_function_and_signature():
+    with jaxmagic.capture() as cap:
+        double(jnp.ones(3))
+        double(jnp.ones(3))
+        double(jnp.ones(4))
+    doc = graph_document(cap)
+    assert [(fn["signature"], fn["calls"], fn["cache_hits"]) for fn in doc["functions"]] == [
+        ("f32[3]", 2, 1), ("f32[4]", 1, 0)]
+
+
+def test_empty_capture_says_nothing_was_recorded():
+    with jaxmagic.capture() as cap:
+        pass
+    doc = graph_document(cap)
+    assert doc["functions"] == [] and "nothing was recorded" in doc["title"]
+
+
+def test_truncation_is_reported():
+    fn, args, kwargs, cap = _capture(PROGRAMS["small_transformer"])
+    doc = graph_document(cap, max_eqns=20)
+    assert doc["functions"][0]["truncated"] and doc["functions"][0]["n_eqns"] == 20
+    assert any("only the first 20 eqns" in n for n in doc["notes"])
