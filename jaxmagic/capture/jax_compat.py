@@ -23,14 +23,6 @@ def is_jitted_function(obj: Any) -> bool:
     return callable(obj) and hasattr(obj, "lower") and hasattr(obj, "_cache_size") and hasattr(obj, "trace")
 
 
-def cache_size(fn: Any) -> int | None:
-    """Entries in the C++ dispatch cache of a jitted function (private, present since jax 0.4)."""
-    try:
-        return fn._cache_size()
-    except Exception:
-        return None
-
-
 def jit_info(fn: Any) -> Any:
     """The PjitInfo record of a jitted function: static and donated argnums/argnames."""
     return getattr(fn, "_jit_info", None)

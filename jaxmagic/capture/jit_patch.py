@@ -46,6 +46,7 @@ class RecordedJit:
                 pass
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         recorder = _recorder
         if recorder is None:
             return self._jm_fn(*args, **kwargs)

@@ -100,7 +100,7 @@ def _text_or_none(stage: Any) -> str | None:
     return None if stage is None else _call_or_none(stage, "as_text")
 
 
-@dataclass
+@dataclass(slots=True)
 class JitCall:
     """One call of a jitted function made from Python during the capture."""
 

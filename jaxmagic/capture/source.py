@@ -53,7 +53,12 @@ def function_location(fn: Any) -> SourceLocation | None:
         code = getattr(call, "__code__", None)
     if code is None:
         return None
-    return location(code.co_filename, code.co_firstlineno, None, getattr(target, "__qualname__", None))
+    line = code.co_firstlineno
+    for _ in range(20):  # co_firstlineno points at the first decorator; show the `def` line
+        if not code_line(code.co_filename, line) or not code_line(code.co_filename, line).startswith("@"):
+            break
+        line += 1
+    return location(code.co_filename, line, None, getattr(target, "__qualname__", None))
 
 
 def caller_location(frame: types.FrameType | None) -> SourceLocation | None:

@@ -1,15 +1,14 @@
 /**
  * Runs layouts off the main thread when it can.
  *
- * The worker source is a string inlined by the build (`__JM_LAYOUT_WORKER__`) and
+ * The worker source is a string inlined by the build ("virtual:layout-worker") and
  * started from a Blob URL, so the widget stays a single ESM file. Where workers are
  * unavailable or blocked (strict CSP, jsdom, unbundled tests) the very same
  * `layoutTree` runs on the main thread instead; results are identical.
  */
 import { layoutTree, createCache } from "./layout.js";
-
-/* global __JM_LAYOUT_WORKER__ */
-const WORKER_SRC = typeof __JM_LAYOUT_WORKER__ === "string" ? __JM_LAYOUT_WORKER__ : null;
+// The build resolves this to the bundled worker source; tests resolve it to null.
+import WORKER_SRC from "virtual:layout-worker";
 const READY_TIMEOUT_MS = 4000;
 
 let shared = null; // one worker per page, shared by all views

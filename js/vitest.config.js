@@ -1,0 +1,28 @@
+/**
+ * Tests run the sources unbundled. Two build-time conveniences need stand-ins:
+ * CSS imports become text (esbuild's text loader in the build), and the inlined
+ * worker source is null (so layouts run on the main thread, as under a strict CSP).
+ */
+import { readFileSync } from "node:fs";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [
+    {
+      name: "jaxmagic-test-shims",
+      enforce: "pre",
+      resolveId(id, importer) {
+        if (id === "virtual:layout-worker") return "\0jm-worker";
+        if (id.endsWith(".css") && importer) return "\0jm-css:" + new URL(id, "file://" + importer).pathname;
+        return null;
+      },
+      load(id) {
+        if (id === "\0jm-worker") return "export default null;";
+        if (id.startsWith("\0jm-css:")) return "export default " + JSON.stringify(readFileSync(id.slice(8), "utf8")) + ";";
+        return null;
+      },
+    },
+  ],
+  server: { fs: { allow: [".."] } },
+  test: { include: ["test/**/*.test.js"] },
+});

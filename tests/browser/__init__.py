@@ -1,0 +1,1 @@
+"""Real-browser end-to-end tests: JupyterLab and exported pages in headless Chromium."""

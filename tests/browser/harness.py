@@ -1,0 +1,699 @@
+"""Machinery for the real-browser tests: a throwaway JupyterLab, a guarded Chromium page,
+an independent JAX oracle for expected eqn counts, and a driver for one jaxmagic view.
+
+Nothing here talks to the network: the JupyterLab server runs on 127.0.0.1 with update
+checks and news switched off, and every page request whose host is not loopback is
+aborted and counted, so a test can assert that a view rendered fully offline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_NOTEBOOK = Path(os.environ.get("JAXMAGIC_DEMO_NOTEBOOK", REPO / "demo.ipynb"))
+ARTIFACTS = Path(os.environ.get("JAXMAGIC_TEST_ARTIFACTS", REPO / "test-artifacts"))
+CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+_VENV_PYTHON = REPO / ".venv" / "bin" / "python"
+PYTHON = str(_VENV_PYTHON) if _VENV_PYTHON.exists() else sys.executable
+XLA_FLAGS = "--xla_force_host_platform_device_count=8"
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
+
+
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+def is_offsite(url: str) -> bool:
+    """True for a request that would leave this machine (any host but loopback)."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme in LOCAL_SCHEMES:
+        return False
+    return (parsed.hostname or "") not in LOOPBACK_HOSTS
+
+
+# --------------------------------------------------------------------------------------
+# processes
+# --------------------------------------------------------------------------------------
+
+MARKER_VAR = "JAXMAGIC_BROWSER_TEST_RUN"
+
+
+def _pids_with_marker(marker: str) -> list[int]:
+    """Processes whose environment carries our run marker: the server, its kernels, their children."""
+    needle = f"{MARKER_VAR}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def kill_marked(marker: str, grace: float = 5.0) -> list[int]:
+    """SIGTERM, then SIGKILL, every process started with `marker`; returns those that needed it."""
+    pids = _pids_with_marker(marker)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and _pids_with_marker(marker):
+        time.sleep(0.1)
+    for pid in _pids_with_marker(marker):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and _pids_with_marker(marker):
+        time.sleep(0.1)
+    return pids
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def isolated_env(base: Path, marker: str) -> dict[str, str]:
+    """Environment for a Jupyter server or kernel that touches nothing outside `base`."""
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith(("JUPYTER", "JPY_")) or key in {"IPYTHONDIR", "PYTHONSTARTUP"}:
+            del env[key]
+    dirs = {
+        "JUPYTER_CONFIG_DIR": base / "config",
+        "JUPYTER_DATA_DIR": base / "data",
+        "JUPYTER_RUNTIME_DIR": base / "runtime",
+        "IPYTHONDIR": base / "ipython",
+        "JUPYTERLAB_SETTINGS_DIR": base / "config" / "lab" / "user-settings",
+        "JUPYTERLAB_WORKSPACES_DIR": base / "config" / "lab" / "workspaces",
+    }
+    for key, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[key] = str(path)
+    env["XLA_FLAGS"] = XLA_FLAGS
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env[MARKER_VAR] = marker
+    venv_bin = str(Path(PYTHON).parent)
+    env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def install_kernelspec(env: dict[str, str]) -> None:
+    """The venv's python as kernel `python3`, in the isolated data dir (found before any other)."""
+    subprocess.run(
+        [PYTHON, "-m", "ipykernel", "install", "--user", "--name", "python3",
+         "--display-name", "Python 3 (jaxmagic tests)"],
+        env=env, check=True, capture_output=True, timeout=120,
+    )
+    spec = Path(env["JUPYTER_DATA_DIR"]) / "kernels" / "python3" / "kernel.json"
+    argv = json.loads(spec.read_text())["argv"]
+    assert Path(argv[0]).resolve() == Path(PYTHON).resolve() or argv[0] == PYTHON, argv
+
+
+def write_lab_settings(env: dict[str, str]) -> None:
+    """User settings: no news, no update checks, every cell rendered (no windowing)."""
+    root = Path(env["JUPYTERLAB_SETTINGS_DIR"])
+    settings = {
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
+            {"windowingMode": "none"},
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings":
+            {"autosave": False},
+        "@jupyterlab/extensionmanager-extension/plugin.jupyterlab-settings":
+            {"enabled": False},
+    }
+    for rel, value in settings.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+def prepare_notebook(source: Path, dest_dir: Path, name: str | None = None) -> Path:
+    """Copy a notebook, pointing its kernelspec at the test kernel so no picker appears."""
+    nb = json.loads(Path(source).read_text(encoding="utf-8"))
+    nb.setdefault("metadata", {})["kernelspec"] = {
+        "name": "python3", "display_name": "Python 3 (jaxmagic tests)", "language": "python"}
+    dest = dest_dir / (name or Path(source).name)
+    dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    return dest
+
+
+@dataclass
+class LabServer:
+    url: str
+    token: str
+    root_dir: Path
+    log_path: Path
+    process: subprocess.Popen
+
+    def lab_url(self, path: str) -> str:
+        return f"{self.url}/lab/tree/{urllib.parse.quote(path)}?token={self.token}"
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+
+def _wait_for_status(url: str, token: str, process: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited early with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as resp:
+                if resp.status == 200:
+                    json.loads(resp.read())
+                    return
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            last = exc
+        time.sleep(0.25)
+    raise TimeoutError(f"JupyterLab did not answer /api/status within {timeout:.0f}s (last error: {last})")
+
+
+@contextlib.contextmanager
+def jupyter_lab(notebooks: list[Path] = (), startup_timeout: float = 90.0) -> Iterator[LabServer]:
+    """A JupyterLab on 127.0.0.1 in throwaway dirs; leaves no process behind."""
+    marker = secrets.token_hex(8)
+    base = Path(tempfile.mkdtemp(prefix="jaxmagic-lab-"))
+    root = base / "root"
+    root.mkdir()
+    env = isolated_env(base, marker)
+    install_kernelspec(env)
+    write_lab_settings(env)
+    for nb in notebooks:
+        prepare_notebook(Path(nb), root)
+    port, token = free_port(), secrets.token_hex(16)
+    log_path = base / "jupyterlab.log"
+    cmd = [
+        PYTHON, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        "--port-retries=0", f"--ServerApp.token={token}", "--ServerApp.password=",
+        "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
+        "--ServerApp.open_browser=False", "--MappingKernelManager.cull_idle_timeout=0",
+        "--ServerApp.shutdown_no_activity_timeout=900",
+    ]
+    log = open(log_path, "wb")
+    process = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+    server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
+                       log_path=log_path, process=process)
+    try:
+        try:
+            _wait_for_status(server.url, token, process, startup_timeout)
+        except Exception as exc:
+            raise RuntimeError(f"{exc}\n--- server log ---\n{server.log_tail()}") from exc
+        yield server
+    finally:
+        _shutdown(server, marker)
+        log.close()
+        with contextlib.suppress(OSError):
+            shutil.copy(log_path, artifacts_dir() / "jupyterlab-server.log")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _shutdown(server: LabServer, marker: str) -> None:
+    process = server.process
+    if process.poll() is None:
+        # Ask politely first: the server shuts its kernels down itself.
+        with contextlib.suppress(Exception):
+            req = urllib.request.Request(f"{server.url}/api/shutdown?token={server.token}",
+                                         method="POST", data=b"")
+            urllib.request.urlopen(req, timeout=5).close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+    if process.poll() is None:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+    if process.poll() is None:
+        process.kill()
+        process.wait(timeout=10)
+    kill_marked(marker)  # kernels run in their own sessions; anything left carries our marker
+
+
+def run_isolated(cmd: list[str], timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run a command (e.g. the export CLI, which starts a kernel) in throwaway Jupyter dirs."""
+    marker = secrets.token_hex(8)
+    base = Path(tempfile.mkdtemp(prefix="jaxmagic-run-"))
+    try:
+        env = isolated_env(base, marker)
+        install_kernelspec(env)
+        return subprocess.run(cmd, env=env, cwd=cwd or REPO, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
+    finally:
+        kill_marked(marker)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------
+# the oracle: expected eqn counts, computed with JAX alone (no jaxmagic)
+# --------------------------------------------------------------------------------------
+
+def _sub_jaxprs(params: dict) -> Iterator[Any]:
+    from jax.extend import core
+
+    kinds = (core.ClosedJaxpr, core.Jaxpr)
+    for value in params.values():
+        if isinstance(value, kinds):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from (item for item in value if isinstance(item, kinds))
+
+
+def count_eqns(jaxpr: Any) -> int:
+    """Eqns of a (Closed)Jaxpr, recursive over every sub-jaxpr in eqn params."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    return sum(1 + sum(count_eqns(sub) for sub in _sub_jaxprs(eqn.params)) for eqn in jaxpr.eqns)
+
+
+_ORACLE_SCRIPT = textwrap.dedent(r'''
+    import json, linecache, re, sys, traceback
+    import jax
+    from jax.extend import core as jcore
+    from jax._src import source_info_util
+    from IPython.core.interactiveshell import InteractiveShell
+
+    KINDS = (jcore.ClosedJaxpr, jcore.Jaxpr)
+    MAGIC = re.compile(r"^%%jaxpr(?:[ \t]+(.*?))?[ \t]*$")
+
+    def subs(params):
+        for value in params.values():
+            if isinstance(value, KINDS):
+                yield value
+            elif isinstance(value, (tuple, list)):
+                yield from (v for v in value if isinstance(v, KINDS))
+
+    def walk(jaxpr, out):
+        jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+        for eqn in jaxpr.eqns:
+            frame = source_info_util.user_frame(eqn.source_info.traceback)
+            src = None
+            if frame is not None:
+                code = linecache.getline(frame.file_name, frame.start_line).strip()
+                src = {"line": frame.start_line, "code": code}
+            out.append({"prim": eqn.primitive.name, "src": src})
+            for sub in subs(eqn.params):
+                walk(sub, out)
+        return out
+
+    def is_jitted(obj):
+        return (callable(obj) and not isinstance(obj, type) and hasattr(obj, "lower")
+                and hasattr(obj, "trace") and hasattr(obj, "_cache_size"))
+
+    class Recorder:
+        def __init__(self):
+            self.functions, self.keys, self.depth = [], set(), 0
+
+        def call(self, jitted, args, kwargs):
+            leaves = jax.tree_util.tree_leaves((args, kwargs))
+            if self.depth or any(isinstance(x, jax.core.Tracer) for x in leaves):
+                return jitted(*args, **kwargs)
+            self.depth += 1
+            try:
+                out = jitted(*args, **kwargs)
+            finally:
+                self.depth -= 1
+            try:
+                closed = jitted.trace(*args, **kwargs).jaxpr
+            except Exception as exc:
+                return out
+            key = (id(jitted), str(closed.in_avals), str(closed))
+            if key not in self.keys:
+                self.keys.add(key)
+                target = getattr(jitted, "__wrapped__", jitted)
+                name = getattr(target, "__qualname__", None) or getattr(jitted, "__name__", "?")
+                eqns = walk(closed, [])
+                self.functions.append({"name": name, "n_eqns": len(eqns), "top_eqns": len(closed.jaxpr.eqns),
+                                       "eqns": eqns, "text": str(closed)})
+            return out
+
+    class Wrapped:
+        def __init__(self, rec, fn):
+            object.__setattr__(self, "_rec", rec)
+            object.__setattr__(self, "_fn", fn)
+            for attr in ("__name__", "__qualname__", "__doc__", "__module__", "__wrapped__"):
+                try:
+                    self.__dict__[attr] = getattr(fn, attr)
+                except AttributeError:
+                    pass
+        def __call__(self, *a, **k):
+            return self._rec.call(self._fn, a, k)
+        def __getattr__(self, name):
+            return getattr(self._fn, name)
+        def __get__(self, obj, objtype=None):
+            import types
+            return self if obj is None else types.MethodType(self, obj)
+
+    def wrap_result(rec, result):
+        if is_jitted(result):
+            return Wrapped(rec, result)
+        if callable(result):
+            def decorator(*a, **k):
+                return wrap_result(rec, result(*a, **k))
+            return decorator
+        return result
+
+    nb = json.load(open(sys.argv[1], encoding="utf-8"))
+    shell = InteractiveShell.instance()
+    original_jit = jax.jit
+    views = []
+    for index, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        lines = src.splitlines(True)
+        first = next((i for i, l in enumerate(lines) if l.strip()), None)
+        match = MAGIC.match(lines[first].rstrip("\n")) if first is not None else None
+        if match is None:
+            shell.run_cell(src, store_history=True)
+            continue
+        options = (match.group(1) or "").split()
+        lines[first] = "# " + lines[first]
+        rec = Recorder()
+        ns = shell.user_ns
+        wrapped_names = [k for k, v in list(ns.items()) if is_jitted(v)]
+        for k in wrapped_names:
+            ns[k] = Wrapped(rec, ns[k])
+        jit_aliases = [k for k, v in list(ns.items()) if v is original_jit]
+        patched = lambda *a, **k: wrap_result(rec, original_jit(*a, **k))
+        jax.jit = patched
+        for k in jit_aliases:
+            ns[k] = patched
+        try:
+            result = shell.run_cell("".join(lines), store_history=True)
+        finally:
+            jax.jit = original_jit
+            for k, v in list(ns.items()):
+                if isinstance(v, Wrapped):
+                    ns[k] = v._fn
+                elif v is patched:
+                    ns[k] = original_jit
+        error = result.error_in_exec or result.error_before_exec
+        views.append({
+            "cell_index": index,
+            "options": options,
+            "static": "--static" in options,
+            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "functions": rec.functions,
+        })
+    sys.stdout.write("\n@@ORACLE@@" + json.dumps(views) + "\n")
+''')
+
+
+@dataclass
+class ExpectedFunction:
+    name: str
+    n_eqns: int
+    top_eqns: int
+    eqns: list[dict]
+    text: str
+
+
+@dataclass
+class ExpectedView:
+    cell_index: int
+    static: bool
+    error: str | None
+    functions: list[ExpectedFunction] = field(default_factory=list)
+
+    @property
+    def total_eqns(self) -> int:
+        return sum(f.n_eqns for f in self.functions)
+
+
+def expected_views(notebook: Path, timeout: float = 240.0) -> list[ExpectedView]:
+    """Run the notebook's code with plain IPython + JAX; per `%%jaxpr` cell, the distinct
+    top-level jitted (function, signature) pairs it called, in first-call order, with
+    their recursive eqn counts. jaxmagic is not involved in the counting."""
+    base = Path(tempfile.mkdtemp(prefix="jaxmagic-oracle-"))
+    marker = secrets.token_hex(8)
+    try:
+        env = isolated_env(base, marker)
+        script = base / "oracle.py"
+        script.write_text(_ORACLE_SCRIPT)
+        proc = subprocess.run([PYTHON, str(script), str(Path(notebook).resolve())], env=env, cwd=base,
+                              capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    finally:
+        kill_marked(marker)
+        shutil.rmtree(base, ignore_errors=True)
+    head, sep, payload = proc.stdout.rpartition("\n@@ORACLE@@")
+    if proc.returncode != 0 or not sep:
+        raise RuntimeError(f"oracle failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    views = []
+    for raw in json.loads(payload.strip()):
+        fns = [ExpectedFunction(**f) for f in raw.pop("functions")]
+        raw.pop("options")
+        views.append(ExpectedView(functions=fns, **raw))
+    return views
+
+
+# --------------------------------------------------------------------------------------
+# the browser
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class GuardedPage:
+    """A page whose off-machine requests are aborted and recorded, with console errors."""
+
+    page: Any
+    context: Any
+    blocked: list[str] = field(default_factory=list)
+    offsite_seen: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    requests: int = 0
+
+    def screenshot(self, name: str, target: Any = None, **kwargs: Any) -> Path:
+        path = artifacts_dir() / f"{name}.png"
+        (target or self.page).screenshot(path=str(path), **kwargs)
+        return path
+
+    def report(self) -> str:
+        return (f"requests={self.requests} blocked={self.blocked} offsite={self.offsite_seen} "
+                f"console_errors={self.console_errors} page_errors={self.page_errors}")
+
+
+def launch_chromium(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+def open_guarded_page(browser: Any, viewport: tuple[int, int] = (1400, 1000)) -> GuardedPage:
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
+                                  service_workers="block")
+    page = context.new_page()
+    guarded = GuardedPage(page=page, context=context)
+
+    def route(route: Any) -> None:
+        url = route.request.url
+        if is_offsite(url):
+            guarded.blocked.append(url)
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+    def on_request(request: Any) -> None:
+        guarded.requests += 1
+        if is_offsite(request.url):
+            guarded.offsite_seen.append(request.url)
+
+    def on_websocket(ws: Any) -> None:
+        if is_offsite(ws.url):
+            guarded.offsite_seen.append(ws.url)
+
+    def on_console(msg: Any) -> None:
+        if msg.type == "error":
+            loc = msg.location or {}
+            guarded.console_errors.append(f"{msg.text} @ {loc.get('url', '')}:{loc.get('lineNumber', '')}")
+
+    context.route("**/*", route)
+    context.on("request", on_request)
+    page.on("websocket", on_websocket)
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: guarded.page_errors.append(str(exc)))
+    page.set_default_timeout(30_000)
+    return guarded
+
+
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def guarded_page(chromium_browser: Any) -> Iterator[GuardedPage]:
+    guarded = open_guarded_page(chromium_browser)
+    try:
+        yield guarded
+    finally:
+        print(f"[browser] {guarded.report()}")
+        guarded.context.close()
+
+
+# --------------------------------------------------------------------------------------
+# one jaxmagic view
+# --------------------------------------------------------------------------------------
+
+EQN_NODES = "g.jm-node.jm-eqn[data-node-id]"
+
+_VISIBLE_EQNS_JS = """
+(root) => {
+  const seen = new Map();
+  for (const el of root.querySelectorAll('g.jm-node.jm-eqn[data-node-id]')) {
+    const visible = el.checkVisibility ? el.checkVisibility({visibilityProperty: true, opacityProperty: false})
+                                       : el.getClientRects().length > 0;
+    if (!visible) continue;
+    const id = el.getAttribute('data-node-id');
+    seen.set(id, (seen.get(id) || 0) + 1);
+  }
+  const dups = [...seen.entries()].filter(([, n]) => n > 1).map(([id]) => id);
+  return {count: seen.size, duplicates: dups};
+}
+"""
+
+
+def poll(fn: Any, timeout: float, interval: float = 0.2) -> Any:
+    """Call fn until it returns a truthy value or the time is up; returns the last value."""
+    deadline = time.monotonic() + timeout
+    value = fn()
+    while not value and time.monotonic() < deadline:
+        time.sleep(interval)
+        value = fn()
+    return value
+
+
+class ViewDriver:
+    """Drives one `.jm-root` by the front-end contract (classes and button texts)."""
+
+    def __init__(self, root: Any):
+        self.root = root
+
+    def button(self, label: str) -> Any:
+        exact = re.compile(rf"^\s*{re.escape(label)}\s*$", re.I)
+        buttons = self.root.locator("button, [role=button]").filter(has_text=exact)
+        return buttons.first if buttons.count() else self.root.get_by_text(label, exact=True).first
+
+    def click_button(self, label: str) -> None:
+        self.button(label).click(timeout=10_000)
+
+    @property
+    def tabs(self) -> Any:
+        return self.root.locator(".jm-tab")
+
+    def select_tab(self, i: int) -> None:
+        if self.tabs.count() > 1 or i > 0:
+            self.tabs.nth(i).click(timeout=10_000)
+
+    def eqn_stats(self) -> dict:
+        return self.root.evaluate(_VISIBLE_EQNS_JS)
+
+    def visible_eqn_count(self) -> int:
+        return self.eqn_stats()["count"]
+
+    def settle_count(self, expected: int | None = None, timeout: float = 15.0) -> int:
+        """Visible eqn count once it equals `expected` or has stopped changing."""
+        last = {"n": -1, "stable": 0}
+
+        def ready() -> bool:
+            n = self.visible_eqn_count()
+            if expected is not None and n == expected:
+                return True
+            last["stable"] = last["stable"] + 1 if n == last["n"] else 0
+            last["n"] = n
+            return expected is None and n > 0 and last["stable"] >= 5
+
+        poll(ready, timeout)
+        return self.visible_eqn_count()
+
+    def expand_all_count(self, expected: int, timeout: float = 20.0) -> int:
+        self.click_button("Expand all")
+        return self.settle_count(expected, timeout)
+
+    def visible_nodes(self) -> Any:
+        return self.root.locator(EQN_NODES).filter(visible=True)
+
+    def details_text(self) -> str:
+        return self.root.locator(".jm-details").first.inner_text()
+
+    def match_count(self) -> int | None:
+        text = self.root.locator(".jm-match-count").first.inner_text()
+        m = re.search(r"\d+", text)
+        return int(m.group()) if m else None
+
+    def selected_lines(self) -> list[str]:
+        return self.root.locator(".jm-text .jm-line-selected").all_inner_texts()
+
+    def text_line(self, pattern: str) -> Any:
+        return self.root.locator(".jm-text .jm-line[data-line]").filter(has_text=re.compile(pattern)).first
+
+
+def prim_pattern(prim: str) -> str:
+    return rf"(?<![\w.]){re.escape(prim)}(?![\w])"
+
+
+def pick_node_to_click(driver: ViewDriver, fn: ExpectedFunction) -> tuple[Any, dict] | None:
+    """A visible node whose primitive maps to exactly one source line in the oracle's view.
+
+    Returns (node locator, {"prim", "line", "code"}); prefers longer primitive names so
+    `sin` is never mistaken for part of another word.
+    """
+    by_prim: dict[str, set] = {}
+    for eqn in fn.eqns:
+        src = eqn["src"]
+        by_prim.setdefault(eqn["prim"], set()).add((src["line"], src["code"]) if src and src["code"] else None)
+    candidates = sorted((p for p, srcs in by_prim.items() if len(srcs) == 1 and None not in srcs),
+                        key=len, reverse=True)
+    nodes = driver.visible_nodes()
+    texts = nodes.all_text_contents()
+    for prim in candidates:
+        for i, text in enumerate(texts):
+            if re.search(prim_pattern(prim), text):
+                (line, code), = by_prim[prim]
+                return nodes.nth(i), {"prim": prim, "line": line, "code": code}
+    return None

@@ -1,0 +1,215 @@
+"""The demo notebook in a real JupyterLab in headless Chromium: run all, then drive the views.
+
+Expected eqn counts come from an independent oracle (plain IPython + JAX, see
+`harness.expected_views`), never from the widget or from jaxmagic's document.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from .harness import (
+    DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, expected_views, jupyter_lab,
+    pick_node_to_click, poll, prim_pattern,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+_KERNEL_IDLE_JS = """
+() => {
+  const app = window.jupyterapp;
+  const panel = app && app.shell && app.shell.currentWidget;
+  const ctx = panel && panel.sessionContext;
+  const kernel = ctx && ctx.session && ctx.session.kernel;
+  if (kernel) return kernel.status === 'idle' && ctx.isReady && !ctx.isRestarting;
+  const el = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  return !!el && el.getAttribute('data-status') === 'idle';
+}
+"""
+
+_PROMPTS_JS = """
+() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].map(cell => {
+  if (!cell.classList.contains('jp-CodeCell')) return null;
+  const p = cell.querySelector('.jp-InputArea-prompt');
+  return p ? p.textContent.trim() : '';
+})
+"""
+
+
+def _dismiss_dialogs(page) -> None:
+    for _ in range(3):
+        dialog = page.locator(".jp-Dialog")
+        if not dialog.count():
+            return
+        accept = dialog.locator("button.jp-mod-accept")
+        (accept.first if accept.count() else dialog.locator("button").last).click()
+        page.wait_for_timeout(300)
+
+
+def _run_all(page) -> str:
+    """Run → Run All Cells from the menu bar; the app command if the menu is not there."""
+    try:
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click(timeout=10_000)
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).first.click(timeout=10_000)
+        return "menu"
+    except Exception:
+        page.keyboard.press("Escape")
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        return "command"
+
+
+def _wait_for_execution(page, n_code_cells: int, timeout: float) -> list:
+    """Until no cell shows [*], every code cell has a number, and the kernel is idle (stably)."""
+    state = {"stable": 0, "prompts": None}
+
+    def done() -> bool:
+        prompts = page.evaluate(_PROMPTS_JS)
+        state["prompts"] = prompts
+        code = [p for p in prompts if p is not None]
+        finished = (len(code) == n_code_cells and not any("*" in p for p in code)
+                    and any(re.fullmatch(r"\[\d+\]:?", p) for p in code)
+                    and page.evaluate(_KERNEL_IDLE_JS))
+        state["stable"] = state["stable"] + 1 if finished else 0
+        return state["stable"] >= 3
+
+    if not poll(done, timeout, interval=0.5):
+        raise AssertionError(f"notebook did not finish executing within {timeout:.0f}s; prompts: {state['prompts']}")
+    return state["prompts"]
+
+
+def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, label: str,
+                interact: bool, timings: dict) -> None:
+    root = driver.root
+    root.wait_for(state="visible", timeout=30_000)
+    assert poll(lambda: driver.visible_eqn_count() > 0, 20), f"{label}: the graph rendered no eqn nodes"
+    header = root.inner_text()
+    assert f"{view.total_eqns} eqns" in header, (
+        f"{label}: expected the title to say {view.total_eqns} eqns; view text starts {header[:300]!r}")
+
+    n_tabs = driver.tabs.count()
+    assert n_tabs == len(view.functions), (
+        f"{label}: {n_tabs} tabs, expected {len(view.functions)} ({[f.name for f in view.functions]})")
+    for i, fn in enumerate(view.functions):
+        t0 = time.monotonic()
+        driver.select_tab(i)
+        if n_tabs > 1:
+            assert fn.name.split(".")[-1] in driver.tabs.nth(i).inner_text(), (
+                f"{label}: tab {i} reads {driver.tabs.nth(i).inner_text()!r}, expected function {fn.name}")
+        count = driver.expand_all_count(fn.n_eqns)
+        stats = driver.eqn_stats()
+        assert not stats["duplicates"], f"{label} {fn.name}: node ids drawn twice: {stats['duplicates']}"
+        assert count == fn.n_eqns, f"{label} {fn.name}: {count} eqn nodes after Expand all, expected {fn.n_eqns}"
+        driver.click_button("Fit")
+        timings[f"{label}/{fn.name} expand"] = round(time.monotonic() - t0, 2)
+        guarded.screenshot(f"jupyterlab-{label}-tab{i}-expanded", root)
+
+    if not interact:
+        return
+    driver.select_tab(0)
+    fn = view.functions[0]
+
+    # click a node: the details name its primitive, its source line and the code text
+    picked = pick_node_to_click(driver, fn)
+    assert picked is not None, f"{label}: no visible node shows a primitive of {fn.name} with one source line"
+    node, expect = picked
+    node.click(timeout=10_000)
+    ok = poll(lambda: expect["code"] in driver.details_text(), 10)
+    details = driver.details_text()
+    assert ok, f"{label}: clicked a {expect['prim']} node; details lack {expect['code']!r}: {details!r}"
+    assert re.search(prim_pattern(expect["prim"]), details), f"{label}: details lack the primitive: {details!r}"
+    assert f":{expect['line']}" in details, f"{label}: details lack the line :{expect['line']}: {details!r}"
+    assert poll(lambda: driver.selected_lines(), 10), f"{label}: no .jm-line-selected in .jm-text after a click"
+    assert any(re.search(prim_pattern(expect["prim"]), t) for t in driver.selected_lines()), (
+        f"{label}: the selected text line is not the {expect['prim']} eqn: {driver.selected_lines()}")
+    guarded.screenshot(f"jupyterlab-{label}-node-selected", root)
+
+    # clicking a jaxpr text line selects that eqn's node
+    other = next((e["prim"] for e in fn.eqns if e["prim"] != expect["prim"]), None)
+    if other is not None:
+        line = driver.text_line(rf"=\s*{prim_pattern(other)}")
+        line.click(timeout=10_000)
+        assert poll(lambda: re.search(prim_pattern(other), driver.details_text()), 10), (
+            f"{label}: clicking the {other} text line did not select it: {driver.details_text()!r}")
+        assert "jm-line-selected" in (line.get_attribute("class") or ""), f"{label}: clicked line not marked selected"
+
+    # search by primitive name; Enter selects the next match
+    prims = [e["prim"] for e in fn.eqns]
+    query = "sin" if "sin" in prims else prims[0]
+    search = root.locator(".jm-search").first
+    search.fill(query)
+    assert poll(lambda: (driver.match_count() or 0) > 0, 10), (
+        f"{label}: searching {query!r} found nothing: {root.locator('.jm-match-count').first.inner_text()!r}")
+    search.press("Enter")
+    assert poll(lambda: re.search(prim_pattern(query), driver.details_text()), 10), (
+        f"{label}: Enter on search {query!r} selected no {query} node: {driver.details_text()!r}")
+    assert any(re.search(prim_pattern(query), t) for t in driver.selected_lines()), (
+        f"{label}: after search, selected text lines {driver.selected_lines()} lack {query}")
+    guarded.screenshot(f"jupyterlab-{label}-search", root)
+
+
+def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
+    timings: dict[str, float] = {}
+    t_start = time.monotonic()
+    assert DEMO_NOTEBOOK.exists(), f"demo notebook missing: {DEMO_NOTEBOOK}"
+    views = expected_views(DEMO_NOTEBOOK)
+    timings["oracle"] = round(time.monotonic() - t_start, 2)
+    widget_views = [v for v in views if not v.static and v.functions]
+    assert len(widget_views) >= 2, f"the demo needs two %%jaxpr cells with jitted calls; oracle saw {views}"
+    n_code_cells = _count_code_cells(DEMO_NOTEBOOK)
+
+    page = guarded_page.page
+    with jupyter_lab([DEMO_NOTEBOOK]) as lab:
+        timings["server start"] = round(time.monotonic() - t_start - timings["oracle"], 2)
+        t = time.monotonic()
+        page.goto(lab.lab_url(DEMO_NOTEBOOK.name), wait_until="domcontentloaded", timeout=60_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="visible", timeout=60_000)
+        _dismiss_dialogs(page)
+        assert poll(lambda: page.evaluate(_KERNEL_IDLE_JS), 60, interval=0.5), (
+            f"kernel never became idle\n{lab.log_tail()}")
+        timings["lab open + kernel idle"] = round(time.monotonic() - t, 2)
+
+        t = time.monotonic()
+        how = _run_all(page)
+        try:
+            prompts = _wait_for_execution(page, n_code_cells, timeout=150)
+        finally:
+            guarded_page.screenshot("jupyterlab-notebook")
+        timings[f"run all ({how})"] = round(time.monotonic() - t, 2)
+        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
+                              " .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+        error_texts = [e[:500] for e in errors.all_inner_texts()]
+        unexecuted = [i for i, p in enumerate(prompts) if p is not None and not re.fullmatch(r"\[\d+\]:?", p)]
+        assert not unexecuted, f"cells {unexecuted} did not run (prompts {prompts}); errors: {error_texts}"
+
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        for k, view in enumerate(widget_views):
+            label = f"view{k}-cell{view.cell_index}"
+            cell = cells.nth(view.cell_index)
+            roots = cell.locator(".jm-root")
+            assert poll(lambda: roots.count() > 0, 30), (
+                f"{label}: no .jm-root in the output of cell {view.cell_index} (prompts {prompts}); "
+                f"errors in outputs: {error_texts}; console errors: {guarded_page.console_errors}")
+            roots.first.scroll_into_view_if_needed()
+            guarded_page.screenshot(f"jupyterlab-{label}", roots.first)
+            t = time.monotonic()
+            _check_view(guarded_page, ViewDriver(roots.first), view, label, interact=(k == 0), timings=timings)
+            timings[label] = round(time.monotonic() - t, 2)
+        guarded_page.screenshot("jupyterlab-notebook-after")
+
+    timings["total"] = round(time.monotonic() - t_start, 2)
+    print(f"[timings] {timings}")
+    print(f"[prompts] {prompts}")
+    assert not guarded_page.blocked and not guarded_page.offsite_seen, (
+        f"requests left the machine: {guarded_page.blocked + guarded_page.offsite_seen}")
+    widget_errors = [e for e in guarded_page.console_errors + guarded_page.page_errors
+                     if re.search(r"jaxmagic|anywidget|jm-|widget", e, re.I)]
+    assert not widget_errors, f"widget errors in the console: {widget_errors}"
+
+
+def _count_code_cells(path) -> int:
+    import json
+
+    return sum(c["cell_type"] == "code" for c in json.loads(path.read_text(encoding="utf-8"))["cells"])

@@ -1,0 +1,180 @@
+"""The capture session: which calls are recorded, how, and that everything is restored."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.monitoring
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import jit
+
+import jaxmagic
+from jaxmagic.capture import jit_patch
+
+ORIGINAL_JIT = jax.jit
+
+
+@jax.jit
+def earlier_cell(x):
+    return x + 1
+
+
+@partial(jax.jit, static_argnums=1, static_argnames="mode")
+def with_statics(x, n, mode="sum"):
+    return x * n if mode == "sum" else x - n
+
+
+@partial(jax.jit, donate_argnums=0)
+def donating(x):
+    return x * 2
+
+
+@jax.jit
+def pytree_fn(params, batch):
+    return params["w"] @ batch["x"] + params["b"]
+
+
+def test_records_functions_bound_before_the_block():
+    with jaxmagic.capture() as cap:
+        earlier_cell(jnp.ones(3))
+        earlier_cell(jnp.ones(3))
+    assert [c.name for c in cap.calls] == ["earlier_cell", "earlier_cell"]
+    assert cap.calls[1].cache_hit
+    assert str(cap.calls[0].signature) == "f32[3]"
+    assert cap.calls[0].jaxpr is not None
+    assert cap.calls[0].source.line > 0 and cap.calls[0].source.code == "def earlier_cell(x):"
+    assert cap.calls[0].call_site.file == __file__
+
+
+def test_records_jax_jit_inside_the_block_and_from_jax_import_jit():
+    with jaxmagic.capture() as cap:
+        a = jax.jit(lambda x: x * 3)
+        b = jit(lambda x: x - 3)
+        a(1.0)
+        b(2.0)
+    assert [c.name for c in cap.calls] == ["test_records_jax_jit_inside_the_block_and_from_jax_import_jit.<locals>.<lambda>"] * 2
+    assert not cap.calls[0].cache_hit and not cap.calls[1].cache_hit
+    assert cap.calls[0].signature.args[0].weak_type  # a Python scalar is weakly typed
+
+
+def test_static_args_kwargs_donation_and_pytrees():
+    with jaxmagic.capture() as cap:
+        with_statics(jnp.ones(2), 3, mode="diff")
+        donating(jnp.ones(4))
+        pytree_fn({"w": jnp.ones((2, 3)), "b": jnp.zeros(2)}, batch={"x": jnp.ones(3)})
+    statics, donated, tree = (c.signature for c in cap.calls)
+    assert [(a.path, a.aval, a.static) for a in statics.args] == [
+        ("x", "f32[2]", False), ("n", "3", True), ("mode", "'diff'", True)]
+    assert donated.args[0].donated
+    assert [a.path for a in tree.args] == ["params['b']", "params['w']", "batch['x']"]
+    assert all(c.jaxpr is not None for c in cap.calls)
+
+
+def test_cache_hit_miss_and_phases_match_monitoring():
+    f = None
+    with jaxmagic.capture() as cap:
+        f = jax.jit(lambda x: jnp.sin(x))
+        f(jnp.ones(3))
+        f(jnp.ones(3))
+        f(jnp.ones(5))
+    assert [c.cache_hit for c in cap.calls] == [False, True, False]
+    miss = cap.calls[0]
+    assert miss.durations["trace"] > 0 and miss.durations["compile"] > 0
+    assert cap.calls[1].durations["compile"] == 0
+    own = [e for e in cap.events if e.call_index == 0 and e.phase == "compile"]
+    assert own and all(miss.start <= e.start and e.end <= miss.end + 1e-3 for e in own)
+    assert [str(c.signature) for c in cap.calls] == ["f32[3]", "f32[3]", "f32[5]"]
+    assert cap.calls[0].artifacts is cap.calls[1].artifacts  # one set of artefacts per signature
+    assert "stablehlo" in cap.calls[0].lowered_text or "func.func" in cap.calls[0].lowered_text
+    assert cap.calls[0].compiled_text
+
+
+def test_calls_under_transformations_and_nested_calls_are_not_separate_calls():
+    with jaxmagic.capture() as cap:
+        outer = jax.jit(lambda x: earlier_cell(x) * 2)
+        outer(jnp.ones(3))
+        jax.grad(lambda x: earlier_cell(x).sum())(jnp.ones(3))
+        jax.vmap(earlier_cell)(jnp.ones((2, 3)))
+    assert [c.name for c in cap.calls] == [cap.calls[0].name]
+    assert cap.calls[0].name.endswith("<lambda>")
+
+
+def test_results_and_exceptions_are_the_plain_ones():
+    with jaxmagic.capture():
+        out = earlier_cell(np.arange(3.0))
+    np.testing.assert_array_equal(out, earlier_cell(np.arange(3.0)))
+    with pytest.raises(TypeError) as plain:
+        earlier_cell("not an array")
+    with pytest.raises(TypeError) as captured:
+        with jaxmagic.capture() as cap:
+            earlier_cell(jnp.ones(2))
+            earlier_cell("not an array")
+    assert str(captured.value) == str(plain.value)
+    assert cap.error.type == "TypeError" and cap.error.source.file == __file__
+    assert cap.calls[-1].error.startswith("TypeError") and cap.calls[0].error is None
+    shown = [entry for entry in captured.traceback if not entry.ishidden(captured)]
+    assert not any("/jaxmagic/" in str(entry.path) for entry in shown), shown
+
+
+def test_everything_is_restored_even_on_keyboard_interrupt():
+    namespace = {"jit": ORIGINAL_JIT, "f": earlier_cell}
+    duration_listeners = len(_listeners("_event_duration_secs_listeners"))
+    with pytest.raises(KeyboardInterrupt):
+        with jaxmagic.capture(namespace):
+            assert jax.jit is not ORIGINAL_JIT and namespace["jit"] is not ORIGINAL_JIT
+            assert type(namespace["f"]) is jit_patch.RecordedJit
+            namespace["g"] = jax.jit(lambda x: x)
+            raise KeyboardInterrupt
+    assert jax.jit is ORIGINAL_JIT and namespace["jit"] is ORIGINAL_JIT
+    assert namespace["f"] is earlier_cell
+    assert type(namespace["g"]).__name__ == "PjitFunction"  # made in the block, unwrapped afterwards
+    assert jit_patch._recorder is None
+    assert len(_listeners("_event_duration_secs_listeners")) == duration_listeners
+
+
+def _listeners(name):
+    from jax._src import monitoring
+
+    return list(getattr(monitoring, name, []))
+
+
+def test_wrapper_left_in_a_container_passes_through_outside_a_capture():
+    keep = []
+    with jaxmagic.capture():
+        keep.append(jax.jit(lambda x: x + 10))
+    assert float(keep[0](1.0)) == 11.0
+    assert keep[0].lower(1.0).as_text()  # attributes still reach the jitted function
+
+    class Model:
+        with jaxmagic.capture({}):
+            method = jax.jit(lambda self, x: x * 2, static_argnums=0)
+
+    assert float(Model().method(2.0)) == 4.0  # binds `self` like the plain jitted function
+
+
+def test_capture_holds_no_device_buffers():
+    import gc
+    import weakref
+
+    with jaxmagic.capture() as cap:
+        big = jnp.ones((256, 256))
+        earlier_cell(big)
+    ref = weakref.ref(big)
+    del big
+    gc.collect()
+    assert ref() is None
+    assert cap.calls[0].signature.args[0].aval == "f32[256,256]"
+
+
+def test_nested_captures_record_into_the_inner_one_and_restore():
+    with jaxmagic.capture() as outer:
+        earlier_cell(jnp.ones(1))
+        with jaxmagic.capture() as inner:
+            earlier_cell(jnp.ones(2))
+        earlier_cell(jnp.ones(3))
+    assert [str(c.signature) for c in outer.calls] == ["f32[1]", "f32[3]"]
+    assert [str(c.signature) for c in inner.calls] == ["f32[2]"]
+    assert jax.jit is ORIGINAL_JIT

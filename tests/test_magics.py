@@ -1,0 +1,76 @@
+"""%%jaxpr in a real IPython shell: the cell runs natively, the capture and view come after."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
+
+ORIGINAL_JIT = jax.jit
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = start_ipython() or get_ipython()  # the test shell is a process-wide singleton
+    shell.run_line_magic("load_ext", "jaxmagic")
+    shell.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef f(x, y):\n    return jnp.dot(x + 1, y + 1)\n")
+    yield shell
+    shell.run_line_magic("unload_ext", "jaxmagic")
+
+
+def run(ip, cell):
+    return ip.run_cell(cell, store_history=True)
+
+
+def test_cell_runs_natively_and_the_capture_is_stored(ip, capsys):
+    result = run(ip, "%%jaxpr --name cap\nprint('hello')\nf(jnp.ones((3, 4)), jnp.ones(4))\n")
+    assert result.success and result.result.tolist() == [16.0, 16.0, 16.0]
+    assert "hello" in capsys.readouterr().out
+    cap = ip.user_ns["cap"]
+    assert [c.name for c in cap.calls] == ["f"] and cap.calls[0].jaxpr is not None
+    assert jax.jit is ORIGINAL_JIT and type(ip.user_ns["f"]).__name__ == "PjitFunction"
+
+
+def test_traceback_line_numbers_are_the_cells_own(ip):
+    result = run(ip, "%%jaxpr -n failed\nx = 1\n\n1 / 0\n")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    tb = result.error_in_exec.__traceback__
+    while tb.tb_next:
+        tb = tb.tb_next
+    assert tb.tb_lineno == 4  # the magic line still counts: line numbers match what the user sees
+    assert ip.user_ns["failed"].error.type == "ZeroDivisionError"
+    assert ip.user_ns["failed"].error.source.line == 4
+
+
+def test_bad_options_give_usage_and_do_not_run_the_cell(ip, capsys):
+    ip.user_ns["ran"] = False
+    result = run(ip, "%%jaxpr --bogus\nran = True\n")
+    assert not result.success and "unrecognized arguments: --bogus" in str(result.error_in_exec)
+    assert ip.user_ns["ran"] is False
+    assert jax.jit is ORIGINAL_JIT
+
+
+def test_plain_cells_are_untouched(ip):
+    assert ip.transform_cell("x = 1\n") == "x = 1\n"
+    assert ip.transform_cell("%%jaxpr\nx = 1\n") == "# %%jaxpr\nx = 1\n"
+    result = run(ip, "f(jnp.ones((3, 4)), jnp.ones(4)).shape")
+    assert result.result == (3,)
+
+
+def test_static_option_and_line_magic(ip, capsys):
+    assert run(ip, "%%jaxpr --static\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success
+    ip.run_line_magic("jaxmagic", "")
+    out = capsys.readouterr().out
+    assert f"JAX {jax.__version__}" in out and "8 device(s)" in out and "%%jaxpr" in out
+
+
+def test_unload_removes_every_hook(ip):
+    shell = ip
+    before = len(shell.events.callbacks["pre_run_cell"])
+    shell.run_line_magic("unload_ext", "jaxmagic")
+    assert len(shell.events.callbacks["pre_run_cell"]) == before - 1
+    assert not any(getattr(t, "__self__", None).__class__.__name__ == "JaxMagics"
+                   for t in shell.input_transformers_cleanup)
+    assert "jaxpr" not in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("load_ext", "jaxmagic")

@@ -1,0 +1,93 @@
+/**
+ * jaxmagic front end entry (bundled to jaxmagic/static/jaxmagic.js).
+ *
+ * - anywidget: `export default { render({ model, el }) }` renders `model.get("doc")`
+ *   and re-renders on `change:doc`.
+ * - static pages: `mount(el, doc)`; and when the page sets
+ *   `window.__jaxmagic_static = true` before loading this module, every
+ *   `<script type="application/json" data-jaxmagic-doc>` gets a view right after it.
+ */
+import { h, clear } from "../js/src/dom.js";
+import { acquireLayout } from "../js/src/layout-client.js";
+import { graphView } from "./graph/view.js";
+import css from "./styles.js";
+
+/** Views by document kind. Each takes (root, doc, engine) and returns a cleanup. */
+const VIEWS = { graph: graphView };
+
+/** Box shown for documents this version cannot draw. */
+function messageBox(root, text) {
+  root.appendChild(h("div", { class: "jm-unsupported" }, text, root));
+  return () => {};
+}
+
+/**
+ * Render `doc` into `el`; returns a cleanup function. Safe to call repeatedly on
+ * the same element (the previous content is removed).
+ */
+export function mount(el, doc) {
+  clear(el);
+  const root = h("div", { class: "jm-root" }, null, el);
+  root.appendChild(h("style", null, css, el));
+  el.appendChild(root);
+  if (!doc || typeof doc !== "object" || doc.schema !== "jaxmagic") {
+    return messageBox(root, "jaxmagic: nothing to show (not a jaxmagic document).");
+  }
+  const view = VIEWS[doc.kind];
+  if (!view) {
+    return messageBox(root, `This jaxmagic version cannot show kind "${String(doc.kind)}". Update the jaxmagic package to view it.`);
+  }
+  if (doc.kind === "graph" && doc.version !== 1) {
+    return messageBox(root, `This jaxmagic version cannot show graph documents of version ${String(doc.version)} (it knows version 1).`);
+  }
+  const engine = acquireLayout();
+  let stop = () => {};
+  try {
+    stop = view(root, doc, engine);
+  } catch (err) {
+    messageBox(root, `jaxmagic could not draw this document: ${err && err.message}`);
+  }
+  return () => {
+    stop();
+    engine.release();
+    clear(el);
+  };
+}
+
+/** Mount every embedded document of a static page (each once). */
+export function mountAll(doc = globalThis.document) {
+  for (const script of doc.querySelectorAll('script[type="application/json"][data-jaxmagic-doc]')) {
+    if (script.hasAttribute("data-jaxmagic-mounted")) continue;
+    script.setAttribute("data-jaxmagic-mounted", "");
+    const div = doc.createElement("div");
+    div.className = "jaxmagic-view";
+    script.after(div);
+    let data;
+    try {
+      data = JSON.parse(script.textContent);
+    } catch (err) {
+      data = null;
+    }
+    mount(div, data);
+  }
+}
+
+export default {
+  render({ model, el }) {
+    let cleanup = mount(el, model.get("doc"));
+    const onChange = () => {
+      cleanup();
+      cleanup = mount(el, model.get("doc"));
+    };
+    model.on("change:doc", onChange);
+    return () => {
+      model.off("change:doc", onChange);
+      cleanup();
+    };
+  },
+};
+
+if (globalThis.__jaxmagic_static && globalThis.document) {
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => mountAll());
+  else mountAll();
+}
