@@ -13,9 +13,10 @@
 import { isCollapsible, visibleRep, ancestors } from "./model.js";
 import {
   eqnFace, scopeFace, portFace, headText, textW,
-  F_PRIM, F_SMALL, F_TINY, HEAD_G, HEAD_S, BOX_PAD, PAD_X,
+  F_PRIM, F_SMALL, F_TINY, HEAD_G, HEAD_S, BOX_PAD,
 } from "./metrics.js";
 
+/** Prefixes of virtual entry/exit items (followed by a var id). */
 export const VIN = "<in>";
 export const VOUT = "<out>";
 
@@ -98,10 +99,12 @@ export function buildScene(ix, expanded, prefix = "") {
     let i = 0;
     while (i + 1 < ps.length && i + 1 < pt.length && ps[i + 1] === pt[i + 1]) i++;
     if (ps[i] !== pt[i]) continue; // different roots: malformed, skip
+    // One entry/exit per var and box, so values cross a box edge side by side.
+    const vin = VIN + e.var, vout = VOUT + e.var;
     const chain = [];
-    for (let j = ps.length - 1; j >= i + 2; j--) chain.push(addSeg(ps[j - 1], ps[j], VOUT, e.var));
+    for (let j = ps.length - 1; j >= i + 2; j--) chain.push(addSeg(ps[j - 1], ps[j], vout, e.var));
     chain.push(addSeg(ps[i], ps[i + 1], pt[i + 1], e.var));
-    for (let j = i + 2; j < pt.length; j++) chain.push(addSeg(pt[j - 1], VIN, pt[j], e.var));
+    for (let j = i + 2; j < pt.length; j++) chain.push(addSeg(pt[j - 1], vin, pt[j], e.var));
     const cid = chain.map((x) => x.join("|")).join(" ");
     if (!chains.has(cid)) chains.set(cid, { id: cid, segs: chain, vars: new Set(), from: s, to: t });
     chains.get(cid).vars.add(e.var);
@@ -109,27 +112,28 @@ export function buildScene(ix, expanded, prefix = "") {
 
   // Attach segments to containers, with labels and virtual entry/exit items.
   const labels = new Map(); // "containerKey|segId" -> label text
+  const isVirtual = (id) => id.startsWith(VIN) || id.startsWith(VOUT);
   for (const [ck, m] of segs) {
     const c = containers.get(ck);
     if (!c) continue;
-    let vin = false, vout = false;
+    const ins = new Set(), outs = new Set();
     for (const sg of m.values()) {
-      vin ||= sg.v === VIN;
-      vout ||= sg.w === VOUT;
+      if (sg.v.startsWith(VIN)) ins.add(sg.v);
+      if (sg.w.startsWith(VOUT)) outs.add(sg.w);
       const edge = { id: sg.id, v: sg.v, w: sg.w };
+      // Ports already show their aval; label only edges between eqns/boxes.
+      const plain = !isVirtual(sg.v) && !isVirtual(sg.w) && !sg.v.startsWith("P:") && !sg.w.startsWith("O:");
       const avals = new Set([...sg.vars].map((v) => (ix.vars.get(v) || {}).aval));
-      const text = sg.vars.size === 1 || avals.size === 1
-        ? [...avals][0] + (sg.vars.size > 1 ? ` ×${sg.vars.size}` : "")
-        : `${sg.vars.size} values`;
-      if (text && sg.v !== VIN && sg.w !== VOUT) {
+      const text = avals.size === 1 ? [...avals][0] + (sg.vars.size > 1 ? ` ×${sg.vars.size}` : "") : `${sg.vars.size} values`;
+      if (plain && text) {
         labels.set(ck + "|" + sg.id, text);
         edge.lw = textW(text, F_TINY) + 6;
         edge.lh = 14;
       }
       c.edges.push(edge);
     }
-    if (vin) c.items.unshift({ id: VIN, role: "in", w: 2, h: 2, virtual: true });
-    if (vout) c.items.push({ id: VOUT, role: "out", w: 2, h: 2, virtual: true });
+    c.items.unshift(...[...ins].map((id) => ({ id, role: "in", w: 2, h: 8, virtual: true })));
+    c.items.push(...[...outs].map((id) => ({ id, role: "out", w: 2, h: 8, virtual: true })));
   }
 
   // Cache keys: a container's layout depends only on what is open below it.
@@ -139,5 +143,5 @@ export function buildScene(ix, expanded, prefix = "") {
     return c.key;
   };
   if (root) keyOf(root);
-  return { root, faces, chains: [...chains.values()], labels, containers, padX: PAD_X };
+  return { root, faces, chains: [...chains.values()], labels, containers };
 }

@@ -1,0 +1,83 @@
+"""Script-free views: the text/html fallback, the SVG picture, exported pages. Hostile names stay text."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import jax
+import jax.numpy as jnp
+
+import jaxmagic
+from jaxmagic.views import fallback_html, page, text_summary
+from jaxmagic.views.static_html import embed_json
+from jaxmagic.views.static_svg import function_svg
+
+from .programs import PROGRAMS
+
+HOSTILE = '<img src=x onerror="alert(1)"></script><script>alert(2)</script>'
+
+
+def hostile_capture():
+    def fn(x):
+        return jnp.sin(x) * 2
+
+    fn.__name__ = fn.__qualname__ = HOSTILE
+    with jaxmagic.capture() as cap:
+        jax.jit(fn)(jnp.ones(3))
+    return cap
+
+
+def test_fallback_escapes_names_and_carries_a_valid_svg():
+    doc = jaxmagic.document(hostile_capture())
+    html = fallback_html(doc)
+    assert "<img src=x" not in html and "<script>" not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    for encoded in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html):
+        ET.fromstring(base64.b64decode(encoded))  # well-formed XML: names were escaped
+
+
+def test_svg_draws_the_collapsed_top_level():
+    with jaxmagic.capture() as cap:
+        fn, args, kwargs = PROGRAMS["small_transformer"]()
+        fn(*args, **kwargs)
+    graph = jaxmagic.document(cap)["functions"][0]
+    svg = ET.fromstring(function_svg(graph))
+    labels = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    root_eqns = [n for n in graph["nodes"] if n["group"] == graph["root"] and not n["scope"]]
+    assert graph["n_eqns"] > 40
+    assert len(labels) < graph["n_eqns"]  # collapsed: fewer boxes than eqns
+    assert {n["prim"] for n in root_eqns} <= set(labels)
+
+
+def test_embedded_json_cannot_close_its_script_tag():
+    doc = jaxmagic.document(hostile_capture())
+    text = embed_json(doc)
+    assert "</script" not in text and "<" not in text
+    assert json.loads(text) == json.loads(json.dumps(doc))
+    assert page([doc]).count("<script") == 3  # the document, the static flag, the bundle
+
+
+def test_text_summary_has_the_jaxpr():
+    with jaxmagic.capture() as cap:
+        fn, args, kwargs = PROGRAMS["sin_cos"]()
+        fn(*args, **kwargs)
+    text = text_summary(jaxmagic.document(cap))
+    assert "sin" in text and "cos" in text and "f32[3]" in text
+
+
+def test_unknown_view_and_wrong_object_get_clear_errors():
+    import pytest
+
+    with pytest.raises(ValueError, match="available: graph, jaxpr"):
+        jaxmagic.document(hostile_capture(), "nonsense")
+    with pytest.raises(TypeError, match="expected a jaxmagic Capture"):
+        jaxmagic.document({"not": "a capture"})
+
+
+def test_to_html_writes_a_page(tmp_path):
+    target = tmp_path / "page.html"
+    text = jaxmagic.to_html(hostile_capture(), target)
+    assert target.read_text() == text and "window.__jaxmagic_static = true" in text
