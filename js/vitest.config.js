@@ -1,7 +1,8 @@
 /**
  * Tests run the sources unbundled. Two build-time conveniences need stand-ins:
  * CSS imports become text (esbuild's text loader in the build), and the inlined
- * worker source is null (so layouts run on the main thread, as under a strict CSP).
+ * worker function returns js/src/layout.js directly (there is no Worker in node or
+ * jsdom, so layouts run on the main thread, as under a strict CSP).
  */
 import { readFileSync } from "node:fs";
 import { defineConfig } from "vitest/config";
@@ -17,7 +18,10 @@ export default defineConfig({
         return null;
       },
       load(id) {
-        if (id === "\0jm-worker") return "export default null;";
+        if (id === "\0jm-worker") {
+          const layout = JSON.stringify(new URL("./src/layout.js", import.meta.url).pathname);
+          return `import * as L from ${layout}; export default function jmLayoutWorker() { return L; }`;
+        }
         if (id.startsWith("\0jm-css:")) return "export default " + JSON.stringify(readFileSync(id.slice(8), "utf8")) + ";";
         return null;
       },

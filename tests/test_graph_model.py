@@ -135,3 +135,15 @@ def test_truncation_is_reported():
     doc = graph_document(cap, max_eqns=20)
     assert doc["functions"][0]["truncated"] and doc["functions"][0]["n_eqns"] == 20
     assert any("only the first 20 eqns" in n for n in doc["notes"])
+
+
+def test_text_has_no_terminal_colours_and_eager_ops_are_not_reported(monkeypatch):
+    monkeypatch.setenv("TERM", "xterm-256color")
+    jax.config.update("jax_pprint_use_color", True)
+    try:
+        _, _, _, cap = _capture(PROGRAMS["sin_cos"])
+    finally:
+        jax.config.update("jax_pprint_use_color", False)
+    doc = graph_document(cap)
+    assert "\x1b[" not in doc["functions"][0]["text"]
+    assert not any("jit(iota)" in n for n in doc["notes"])  # jnp.arange is an eager op, not a hidden jit

@@ -6,9 +6,12 @@ one function here, and the fallback degrades a feature instead of failing.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import jax
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 try:  # present in every JAX version we support; C++ PjitFunction type
     PJIT_FUNCTION_TYPE: type | None = type(jax.jit(lambda x: x))
@@ -95,7 +98,11 @@ def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
     def print_jaxpr(jaxpr: Any) -> tuple[str, dict]:
         context = core.JaxprPpContext()
         doc = core.pp_jaxpr(jaxpr, context, core.JaxprPpSettings())
-        return doc.format(), dict(context.var_names)
+        try:  # inside a kernel JAX would colour the text with ANSI codes
+            text = doc.format(use_color=False)
+        except TypeError:
+            text = _ANSI.sub("", doc.format())
+        return text, dict(context.var_names)
 
     return print_jaxpr
 
@@ -129,3 +136,13 @@ def hide_from_jax(path: str) -> None:
             module.register_exclusion(path)
         except Exception:
             pass  # frames of ours may show in tracebacks; nothing else changes
+
+
+def primitive_names() -> frozenset[str]:
+    """Names of JAX's primitives: an eager op compiles as `jit(<primitive>)`."""
+    try:
+        from jax.extend.core import primitives
+
+        return frozenset(getattr(primitives, n).name for n in dir(primitives) if n.endswith("_p"))
+    except Exception:
+        return frozenset()

@@ -174,13 +174,14 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
     for name, count in unattributed.items():
         notes.append(f"{name}: {count} further cache hits, recorded without their signature "
                      "(signatures are taken on misses and on the first calls of each function)")
+    eager = {f"jit({name})" for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
     outside = sorted({e.fun_name for e in capture.events
-                      if e.phase == "compile" and e.call_index is None and e.fun_name})
+                      if e.phase == "compile" and e.call_index is None and e.fun_name and e.fun_name not in eager})
     if outside:
         shown = ", ".join(outside[:8]) + (f" and {len(outside) - 8} more" if len(outside) > 8 else "")
-        notes.append(f"JAX also compiled {len(outside)} computations outside recorded calls ({shown}): "
-                     "eager operations, or jitted functions reached through other references; "
-                     "their graphs are not shown")
+        notes.append(f"Also compiled in this cell, outside the recorded calls (no graph): {shown}. These are "
+                     "jitted functions reached through other references: JAX's and libraries' own jits, "
+                     "or methods of objects made before the cell")
     n_eqns = sum(f["n_eqns"] for f in functions)
     if functions:
         title = f"%%jaxpr: {len(functions)} function{'s' * (len(functions) != 1)}, {n_eqns} eqns"

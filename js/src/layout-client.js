@@ -1,27 +1,31 @@
 /**
  * Runs layouts off the main thread when it can.
  *
- * The worker source is a string inlined by the build ("virtual:layout-worker") and
- * started from a Blob URL, so the widget stays a single ESM file. Where workers are
- * unavailable or blocked (strict CSP, jsdom, unbundled tests) the very same
- * `layoutTree` runs on the main thread instead; results are identical.
+ * "virtual:layout-worker" is the layout worker bundle wrapped in one function (see
+ * build.mjs). Its source text is started as a Worker from a Blob URL, so the widget
+ * stays a single ESM file; where workers are unavailable or blocked (strict CSP,
+ * jsdom) the page calls the same function and runs the identical layout code on the
+ * main thread.
  */
-import { layoutTree, createCache } from "./layout.js";
-// The build resolves this to the bundled worker source; tests resolve it to null.
-import WORKER_SRC from "virtual:layout-worker";
+import workerMain from "virtual:layout-worker";
+
 const READY_TIMEOUT_MS = 4000;
 
-let shared = null; // one worker per page, shared by all views
+let shared = null; // one engine per page, shared by all views
 let users = 0;
+let api = null;
+
+/** The layout module on the main thread (the worker bundle, run here). */
+const mainThread = () => (api ||= workerMain());
 
 /** Start the worker, or return null when that is impossible. */
 function startWorker() {
-  if (!WORKER_SRC || typeof Worker === "undefined" || typeof Blob === "undefined") return null;
+  if (typeof Worker === "undefined" || typeof Blob === "undefined" || !URL.createObjectURL) return null;
   let url = null;
   try {
-    url = URL.createObjectURL(new Blob([WORKER_SRC], { type: "text/javascript" }));
-    const w = new Worker(url);
-    return { w, url };
+    const src = `"use strict";(${workerMain.toString()})();`;
+    url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+    return { w: new Worker(url), url };
   } catch (err) {
     if (url) URL.revokeObjectURL(url);
     return null;
@@ -31,8 +35,8 @@ function startWorker() {
 /** Engine shared by views: a worker if possible, else the main thread. */
 function engine() {
   if (shared) return shared;
-  const cache = createCache();
   const pending = new Map();
+  let cache = null;
   let seq = 0;
   let worker = startWorker();
   let ready = false;
@@ -40,13 +44,20 @@ function engine() {
   const local = (req) =>
     new Promise((resolve) => {
       // Yield first so "laying out…" can paint before a long main-thread layout.
-      setTimeout(() => resolve(layoutTree(req.tree, cache, req.opts)), 0);
+      setTimeout(() => {
+        const L = mainThread();
+        cache ||= L.createCache();
+        resolve(L.layoutTree(req.tree, cache, req.opts));
+      }, 0);
     });
-  const giveUp = () => {
+  const stopWorker = () => {
     if (!worker) return;
     worker.w.terminate();
     URL.revokeObjectURL(worker.url);
     worker = null;
+  };
+  const giveUp = () => {
+    stopWorker();
     for (const [id, p] of pending) {
       pending.delete(id);
       local(p.req).then(p.resolve, p.reject);
@@ -83,10 +94,7 @@ function engine() {
       });
     },
     stop() {
-      if (worker) {
-        worker.w.terminate();
-        URL.revokeObjectURL(worker.url);
-      }
+      stopWorker();
       for (const p of pending.values()) p.reject(new Error("layout engine stopped"));
       pending.clear();
       shared = null;

@@ -117,7 +117,13 @@ function viaDagre(c, o) {
   for (const e of edges) {
     g.setEdge(e.v, e.w, { minlen: 1, weight: 1, width: e.lw || 0, height: e.lh || 0, labelpos: "c" }, e.id);
   }
-  dagreLayout(g);
+  // Ask dagre to keep ports in signature order; alignColumns enforces it anyway.
+  const constraints = [];
+  for (const col of [L, R]) {
+    const ports = col.filter((it) => !it.virtual);
+    for (let i = 1; i < ports.length; i++) constraints.push({ left: ports[i - 1].id, right: ports[i].id });
+  }
+  dagreLayout(g, { constraints });
   const pos = {};
   for (const it of c.items) {
     const n = g.node(it.id);
@@ -146,12 +152,15 @@ function viaDagre(c, o) {
 function alignColumns(c, pos, edges, list, L, R) {
   const fix = (col, left) => {
     if (!col.length) return;
-    const slots = col.map((it) => pos[it.id][1] + it.h / 2).sort((a, b) => a - b);
     const edgeX = left
       ? Math.min(...col.map((it) => pos[it.id][0]))
       : Math.max(...col.map((it) => pos[it.id][0] + it.w));
-    col.forEach((it, i) => {
-      pos[it.id] = [left ? edgeX : edgeX - it.w, slots[i] - it.h / 2, it.w, it.h];
+    const ports = col.filter((it) => !it.virtual); // virtual entries keep dagre's order
+    const slots = ports.map((it) => pos[it.id][1] + it.h / 2).sort((a, b) => a - b);
+    col.forEach((it) => {
+      const i = ports.indexOf(it);
+      const cy = i < 0 ? pos[it.id][1] + it.h / 2 : slots[i];
+      pos[it.id] = [left ? edgeX : edgeX - it.w, cy - it.h / 2, it.w, it.h];
     });
   };
   fix(L, true);

@@ -2,9 +2,11 @@
  * Generic search over records of the form
  *   { id, text: string[] (substring match), exact: string[] (whole-word match),
  *     locs: {file, line}[] (source locations) }.
- * Matching is case-insensitive. A query shaped like `file:line` (or `:line`) matches
- * locations whose line is equal and whose path contains the file part; any other
- * query also matches a location whose path contains it.
+ * Matching is case-insensitive. One-character queries only match whole words (a
+ * search for var `s` should not hit every primitive containing "s"). A query
+ * shaped like `file:line` (or `:line`) matches
+ * locations whose line is equal and whose path contains the file part; a query
+ * that looks like a path (has `.`, `/` or `\`) matches locations whose path contains it.
  */
 
 /** Compile a query into a predicate over records; null for an empty query. */
@@ -13,13 +15,15 @@ export function matcher(query) {
   if (!q) return null;
   const loc = /^(.*):(\d+)$/.exec(q);
   const locFile = loc ? loc[1] : null, locLine = loc ? Number(loc[2]) : null;
+  const sub = q.length > 1;
+  const fileLike = /[./\\]/.test(q);
   return (r) => {
-    if ((r.text || []).some((s) => String(s).toLowerCase().includes(q))) return true;
+    if ((r.text || []).some((s) => (sub ? String(s).toLowerCase().includes(q) : String(s).toLowerCase() === q))) return true;
     if ((r.exact || []).some((s) => String(s).toLowerCase() === q)) return true;
     return (r.locs || []).some((l) => {
       if (!l || !l.file) return false;
       const f = String(l.file).toLowerCase();
-      return loc ? l.line === locLine && f.includes(locFile) : f.includes(q);
+      return loc ? l.line === locLine && f.includes(locFile) : fileLike && f.includes(q);
     });
   };
 }

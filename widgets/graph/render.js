@@ -12,6 +12,7 @@
  */
 import { s } from "../../js/src/dom.js";
 import { srcText } from "./model.js";
+import { VIN, VOUT } from "./scene.js";
 import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, textW, chipW } from "./metrics.js";
 
 /**
@@ -148,19 +149,24 @@ function drawEdges(layers, scene, results, origin, ix, markerId) {
     return e && o ? { e, o } : null;
   };
   for (const ch of scene.chains) {
+    // Join segments at box borders: the virtual entry/exit point on the border
+    // replaces the box-boundary end of the neighbouring segment.
     const pts = [];
-    let ok = true;
-    for (const [ck, sid] of ch.segs) {
+    let ok = true, prevW = "";
+    for (const [ck, sid, v, w] of ch.segs) {
       const sp = segPoints(ck, sid);
       if (!sp) {
         ok = false;
         break;
       }
-      for (const [x, y] of sp.e.pts) {
-        const p = [x + sp.o[0], y + sp.o[1]];
+      let seg = sp.e.pts.map(([x, y]) => [x + sp.o[0], y + sp.o[1]]);
+      if (prevW.startsWith(VOUT)) seg = seg.slice(1);
+      if (v.startsWith(VIN)) pts.pop();
+      for (const p of seg) {
         const last = pts[pts.length - 1];
         if (!last || Math.abs(last[0] - p[0]) > 0.5 || Math.abs(last[1] - p[1]) > 0.5) pts.push(p);
       }
+      prevW = w;
     }
     if (!ok || pts.length < 2) continue;
     const tip = [...ch.vars].map((v) => {

@@ -88,7 +88,7 @@ export function buildScene(ix, expanded, prefix = "") {
     const id = v + ">" + w;
     if (!m.has(id)) m.set(id, { id, v, w, vars: new Set() });
     m.get(id).vars.add(varId);
-    return [ck, id];
+    return [ck, id, v, w];
   };
   const pathTo = (k) => [k, ...ancestors(ix, k)].reverse();
   for (const e of ix.edges) {

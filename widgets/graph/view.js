@@ -112,6 +112,7 @@ export function graphView(root, doc, engine) {
     engine.run(scene.root).then((out) => {
       if (disposed || my !== seq) return;
       status.classList.remove("jm-busy");
+      canvas.setAttribute("data-layout", engine.threaded ? "worker" : "main-thread");
       clear(layers.boxes); clear(layers.edges); clear(layers.labels); clear(layers.nodes);
       drawn = drawScene(layers, scene, out.results, st.ix, markerId);
       elements = new Map();
