@@ -27,6 +27,13 @@ function messageBox(root, text) {
  */
 export function mount(el, doc) {
   clear(el);
+  if (typeof doc === "string") {
+    try {
+      doc = JSON.parse(doc); // a model may carry the document as JSON text
+    } catch (err) {
+      doc = null;
+    }
+  }
   const root = h("div", { class: "jm-root" }, null, el);
   root.appendChild(h("style", null, css, el));
   el.appendChild(root);
@@ -40,6 +47,7 @@ export function mount(el, doc) {
   if (doc.kind === "graph" && doc.version !== 1) {
     return messageBox(root, `This jaxmagic version cannot show graph documents of version ${String(doc.version)} (it knows version 1).`);
   }
+  const unwatch = watchWidth(root);
   const engine = acquireLayout();
   let stop = () => {};
   try {
@@ -49,9 +57,26 @@ export function mount(el, doc) {
   }
   return () => {
     stop();
+    unwatch();
     engine.release();
     clear(el);
   };
+}
+
+/** Narrow layout below this root width (px): panes stack under the canvas. */
+const NARROW_PX = 760;
+
+/**
+ * Toggle `.jm-narrow` from the root's own width. A ResizeObserver rather than a CSS
+ * container query: size containment can collapse the root to zero width inside
+ * some notebook output containers.
+ */
+function watchWidth(root) {
+  const apply = () => root.classList.toggle("jm-narrow", root.clientWidth > 0 && root.clientWidth < NARROW_PX);
+  if (typeof ResizeObserver === "undefined") return () => {};
+  const ro = new ResizeObserver(apply);
+  ro.observe(root);
+  return () => ro.disconnect();
 }
 
 /** Mount every embedded document of a static page (each once). */

@@ -4,7 +4,7 @@
  * brings a point to the middle. A drag suppresses the click that ends it, so
  * panning never selects the node under the pointer.
  */
-export function createPanZoom(svg, viewport, { minScale = 0.05, maxScale = 4 } = {}) {
+export function createPanZoom(svg, viewport, { minScale = 0.02, maxScale = 4 } = {}) {
   const t = { x: 0, y: 0, k: 1 };
   const apply = () => viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
   const size = () => ({ w: svg.clientWidth || 0, h: svg.clientHeight || 0 });

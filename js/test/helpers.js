@@ -11,13 +11,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const fixture = (name) => JSON.parse(readFileSync(resolve(here, "fixtures", name + ".json"), "utf8"));
 export const ownFixtures = () => ["trig", "control", "scoped"].map((n) => [n, fixture(n)]);
 
-/** Real documents produced by the Python side (tests/fixtures/graph_*.json), if any. */
+/**
+ * Real documents produced by the Python side: tests/fixtures/graph_*.json when they
+ * exist, plus graph_*.json in $JM_EXTRA_FIXTURES (a directory) when set.
+ */
 export function pythonFixtures() {
-  const dir = resolve(here, "../../tests/fixtures");
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => /^graph_.*\.json$/.test(f))
-    .map((f) => [f, JSON.parse(readFileSync(resolve(dir, f), "utf8"))]);
+  const dirs = [resolve(here, "../../tests/fixtures"), process.env.JM_EXTRA_FIXTURES].filter(Boolean);
+  return dirs.filter((d) => existsSync(d)).flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => /^graph_.*\.json$/.test(f))
+      .sort()
+      .map((f) => [f, JSON.parse(readFileSync(resolve(dir, f), "utf8"))]));
 }
 
 /** Every fixture document we can test against. */

@@ -123,6 +123,8 @@ def isolated_env(base: Path, marker: str) -> dict[str, str]:
     for key, path in dirs.items():
         path.mkdir(parents=True, exist_ok=True)
         env[key] = str(path)
+    env["JUPYTER_PATH"] = str(dirs["JUPYTER_DATA_DIR"])  # our kernelspec before the venv's
+    env["JUPYTER_PREFER_ENV_PATH"] = "0"
     env["XLA_FLAGS"] = XLA_FLAGS
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
@@ -662,9 +664,10 @@ class ViewDriver:
         return self.root.locator(".jm-details").first.inner_text()
 
     def match_count(self) -> int | None:
+        """The number of matches the search reports ("3 matches", "1 of 3 matches")."""
         text = self.root.locator(".jm-match-count").first.inner_text()
-        m = re.search(r"\d+", text)
-        return int(m.group()) if m else None
+        m = re.search(r"(\d+)\s*match", text) or re.search(r"(\d+)(?!.*\d)", text)
+        return int(m.group(1)) if m else None
 
     def selected_lines(self) -> list[str]:
         return self.root.locator(".jm-text .jm-line-selected").all_inner_texts()
@@ -697,3 +700,77 @@ def pick_node_to_click(driver: ViewDriver, fn: ExpectedFunction) -> tuple[Any, d
                 (line, code), = by_prim[prim]
                 return nodes.nth(i), {"prim": prim, "line": line, "code": code}
     return None
+
+
+def click_node_and_check(driver: ViewDriver, fn: ExpectedFunction, label: str) -> dict:
+    """Click a node whose source line the oracle knows; the details must show primitive,
+    `file:line` and the code text, and the jaxpr text must mark that eqn's line."""
+    picked = pick_node_to_click(driver, fn)
+    assert picked is not None, f"{label}: no visible node shows a primitive of {fn.name} with one source line"
+    node, expect = picked
+    node.click(timeout=10_000)
+    ok = poll(lambda: expect["code"] in driver.details_text(), 10)
+    details = driver.details_text()
+    assert ok, f"{label}: clicked a {expect['prim']} node; details lack {expect['code']!r}: {details!r}"
+    assert re.search(prim_pattern(expect["prim"]), details), f"{label}: details lack the primitive: {details!r}"
+    assert f":{expect['line']}" in details, f"{label}: details lack the line :{expect['line']}: {details!r}"
+    assert poll(lambda: driver.selected_lines(), 10), f"{label}: no .jm-line-selected in .jm-text after a click"
+    assert any(re.search(prim_pattern(expect["prim"]), t) for t in driver.selected_lines()), (
+        f"{label}: the selected text line is not the {expect['prim']} eqn: {driver.selected_lines()}")
+    return expect
+
+
+def expected_function(jitted: Any, *args: Any, **kwargs: Any) -> ExpectedFunction:
+    """The oracle's view of one jitted function, in this process (for pages built here)."""
+    import linecache
+
+    from jax._src import source_info_util
+
+    closed = jitted.trace(*args, **kwargs).jaxpr
+    eqns: list[dict] = []
+
+    def walk(jaxpr: Any) -> None:
+        for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+            frame = source_info_util.user_frame(eqn.source_info.traceback)
+            src = None
+            if frame is not None:
+                src = {"line": frame.start_line,
+                       "code": linecache.getline(frame.file_name, frame.start_line).strip()}
+            eqns.append({"prim": eqn.primitive.name, "src": src})
+            for sub in _sub_jaxprs(eqn.params):
+                walk(sub)
+
+    walk(closed)
+    assert len(eqns) == count_eqns(closed)
+    target = getattr(jitted, "__wrapped__", jitted)
+    return ExpectedFunction(name=getattr(target, "__qualname__", "?"), n_eqns=len(eqns),
+                            top_eqns=len(closed.jaxpr.eqns), eqns=eqns, text=str(closed))
+
+
+def check_view_counts(driver: ViewDriver, view: ExpectedView, label: str,
+                      on_expanded: Any = None, timings: dict | None = None) -> None:
+    """The view drew a graph; its title, tabs and per-tab eqn counts (after Expand all)
+    agree with the oracle."""
+    root = driver.root
+    root.wait_for(state="visible", timeout=30_000)
+    assert poll(lambda: driver.visible_eqn_count() > 0, 20), f"{label}: the graph rendered no eqn nodes"
+    header = root.inner_text()
+    assert re.search(rf"(?<!\d){view.total_eqns} eqns", header), (
+        f"{label}: expected the title to say {view.total_eqns} eqns; view text starts {header[:300]!r}")
+    n_tabs = driver.tabs.count()
+    assert n_tabs == len(view.functions), (
+        f"{label}: {n_tabs} tabs, expected {len(view.functions)} ({[f.name for f in view.functions]})")
+    for i, fn in enumerate(view.functions):
+        t0 = time.monotonic()
+        driver.select_tab(i)
+        tab_text = driver.tabs.nth(i).inner_text()
+        assert fn.name.split(".")[-1] in tab_text, f"{label}: tab {i} reads {tab_text!r}, expected {fn.name}"
+        count = driver.expand_all_count(fn.n_eqns)
+        stats = driver.eqn_stats()
+        assert not stats["duplicates"], f"{label} {fn.name}: node ids drawn twice: {stats['duplicates']}"
+        assert count == fn.n_eqns, f"{label} {fn.name}: {count} eqn nodes after Expand all, expected {fn.n_eqns}"
+        driver.click_button("Fit")
+        if timings is not None:
+            timings[f"{label}/{fn.name} expand"] = round(time.monotonic() - t0, 2)
+        if on_expanded is not None:
+            on_expanded(i)

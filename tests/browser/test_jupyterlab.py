@@ -12,21 +12,25 @@ import time
 import pytest
 
 from .harness import (
-    DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, expected_views, jupyter_lab,
-    pick_node_to_click, poll, prim_pattern,
+    DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, check_view_counts, click_node_and_check,
+    expected_views, jupyter_lab, poll, prim_pattern,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-_KERNEL_IDLE_JS = """
+_KERNEL_IDLE_JS = r"""
 () => {
   const app = window.jupyterapp;
-  const panel = app && app.shell && app.shell.currentWidget;
-  const ctx = panel && panel.sessionContext;
-  const kernel = ctx && ctx.session && ctx.session.kernel;
-  if (kernel) return kernel.status === 'idle' && ctx.isReady && !ctx.isRestarting;
+  if (app) {  // the server runs with --expose-app-in-browser
+    const panel = app.shell && app.shell.currentWidget;
+    const ctx = panel && panel.sessionContext;
+    const kernel = ctx && ctx.session && ctx.session.kernel;
+    return !!kernel && kernel.status === 'idle' && kernel.connectionStatus === 'connected'
+      && ctx.isReady && !ctx.isRestarting && !ctx.hasNoKernel;
+  }
   const el = document.querySelector('.jp-Notebook-ExecutionIndicator');
-  return !!el && el.getAttribute('data-status') === 'idle';
+  const status = document.querySelector('.jp-StatusBar-Widget')?.textContent || '';
+  return !!el && el.getAttribute('data-status') === 'idle' && /\|\s*Idle/.test(status);
 }
 """
 
@@ -66,6 +70,7 @@ def _wait_for_execution(page, n_code_cells: int, timeout: float) -> list:
     state = {"stable": 0, "prompts": None}
 
     def done() -> bool:
+        _dismiss_dialogs(page)
         prompts = page.evaluate(_PROMPTS_JS)
         state["prompts"] = prompts
         code = [p for p in prompts if p is not None]
@@ -83,51 +88,23 @@ def _wait_for_execution(page, n_code_cells: int, timeout: float) -> list:
 def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, label: str,
                 interact: bool, timings: dict) -> None:
     root = driver.root
-    root.wait_for(state="visible", timeout=30_000)
-    assert poll(lambda: driver.visible_eqn_count() > 0, 20), f"{label}: the graph rendered no eqn nodes"
-    header = root.inner_text()
-    assert f"{view.total_eqns} eqns" in header, (
-        f"{label}: expected the title to say {view.total_eqns} eqns; view text starts {header[:300]!r}")
-
-    n_tabs = driver.tabs.count()
-    assert n_tabs == len(view.functions), (
-        f"{label}: {n_tabs} tabs, expected {len(view.functions)} ({[f.name for f in view.functions]})")
-    for i, fn in enumerate(view.functions):
-        t0 = time.monotonic()
-        driver.select_tab(i)
-        if n_tabs > 1:
-            assert fn.name.split(".")[-1] in driver.tabs.nth(i).inner_text(), (
-                f"{label}: tab {i} reads {driver.tabs.nth(i).inner_text()!r}, expected function {fn.name}")
-        count = driver.expand_all_count(fn.n_eqns)
-        stats = driver.eqn_stats()
-        assert not stats["duplicates"], f"{label} {fn.name}: node ids drawn twice: {stats['duplicates']}"
-        assert count == fn.n_eqns, f"{label} {fn.name}: {count} eqn nodes after Expand all, expected {fn.n_eqns}"
-        driver.click_button("Fit")
-        timings[f"{label}/{fn.name} expand"] = round(time.monotonic() - t0, 2)
-        guarded.screenshot(f"jupyterlab-{label}-tab{i}-expanded", root)
-
+    check_view_counts(driver, view, label,
+                      on_expanded=lambda i: guarded.screenshot(f"jupyterlab-{label}-tab{i}-expanded", root),
+                      timings=timings)
     if not interact:
         return
     driver.select_tab(0)
     fn = view.functions[0]
 
     # click a node: the details name its primitive, its source line and the code text
-    picked = pick_node_to_click(driver, fn)
-    assert picked is not None, f"{label}: no visible node shows a primitive of {fn.name} with one source line"
-    node, expect = picked
-    node.click(timeout=10_000)
-    ok = poll(lambda: expect["code"] in driver.details_text(), 10)
-    details = driver.details_text()
-    assert ok, f"{label}: clicked a {expect['prim']} node; details lack {expect['code']!r}: {details!r}"
-    assert re.search(prim_pattern(expect["prim"]), details), f"{label}: details lack the primitive: {details!r}"
-    assert f":{expect['line']}" in details, f"{label}: details lack the line :{expect['line']}: {details!r}"
-    assert poll(lambda: driver.selected_lines(), 10), f"{label}: no .jm-line-selected in .jm-text after a click"
-    assert any(re.search(prim_pattern(expect["prim"]), t) for t in driver.selected_lines()), (
-        f"{label}: the selected text line is not the {expect['prim']} eqn: {driver.selected_lines()}")
+    expect = click_node_and_check(driver, fn, label)
     guarded.screenshot(f"jupyterlab-{label}-node-selected", root)
 
+    prims = [e["prim"] for e in fn.eqns]
+    query = "sin" if "sin" in prims else prims[-1]
+
     # clicking a jaxpr text line selects that eqn's node
-    other = next((e["prim"] for e in fn.eqns if e["prim"] != expect["prim"]), None)
+    other = next((p for p in prims if p not in (expect["prim"], query)), None)
     if other is not None:
         line = driver.text_line(rf"=\s*{prim_pattern(other)}")
         line.click(timeout=10_000)
@@ -136,8 +113,6 @@ def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, la
         assert "jm-line-selected" in (line.get_attribute("class") or ""), f"{label}: clicked line not marked selected"
 
     # search by primitive name; Enter selects the next match
-    prims = [e["prim"] for e in fn.eqns]
-    query = "sin" if "sin" in prims else prims[0]
     search = root.locator(".jm-search").first
     search.fill(query)
     assert poll(lambda: (driver.match_count() or 0) > 0, 10), (
@@ -166,9 +141,12 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
         t = time.monotonic()
         page.goto(lab.lab_url(DEMO_NOTEBOOK.name), wait_until="domcontentloaded", timeout=60_000)
         page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="visible", timeout=60_000)
-        _dismiss_dialogs(page)
-        assert poll(lambda: page.evaluate(_KERNEL_IDLE_JS), 60, interval=0.5), (
-            f"kernel never became idle\n{lab.log_tail()}")
+
+        def kernel_idle() -> bool:
+            _dismiss_dialogs(page)  # e.g. a kernel picker: accept its preselected kernel
+            return page.evaluate(_KERNEL_IDLE_JS)
+
+        assert poll(kernel_idle, 90, interval=0.5), f"kernel never became idle\n{lab.log_tail()}"
         timings["lab open + kernel idle"] = round(time.monotonic() - t, 2)
 
         t = time.monotonic()
@@ -204,8 +182,8 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
     print(f"[prompts] {prompts}")
     assert not guarded_page.blocked and not guarded_page.offsite_seen, (
         f"requests left the machine: {guarded_page.blocked + guarded_page.offsite_seen}")
-    widget_errors = [e for e in guarded_page.console_errors + guarded_page.page_errors
-                     if re.search(r"jaxmagic|anywidget|jm-|widget", e, re.I)]
+    assert not guarded_page.page_errors, f"uncaught errors in the page: {guarded_page.page_errors}"
+    widget_errors = [e for e in guarded_page.console_errors if re.search(r"jaxmagic|anywidget|jm-|widget", e, re.I)]
     assert not widget_errors, f"widget errors in the console: {widget_errors}"
 
 

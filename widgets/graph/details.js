@@ -17,6 +17,9 @@ export function showDetails(panel, ix, key) {
   if (key.startsWith("P:") || key.startsWith("O:")) return portDetails(panel, ix, key);
 }
 
+/** Params are short strings per the schema; anything else is shown as JSON. */
+const paramText = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+
 const section = (panel, title, body) =>
   panel.appendChild(h("section", { class: "jm-d-sec" }, [h("h4", null, title, panel), body], panel));
 
@@ -33,7 +36,7 @@ function nodeDetails(panel, ix, n) {
   const params = Object.entries(n.params || {});
   if (params.length) {
     section(panel, "Params", h("table", { class: "jm-params" },
-      params.map(([k, v]) => h("tr", null, [h("th", null, k, panel), h("td", null, String(v), panel)], panel)), panel));
+      params.map(([k, v]) => h("tr", null, [h("th", null, k, panel), h("td", null, paramText(v), panel)], panel)), panel));
   }
   section(panel, `Inputs (${(n.ins || []).length})`, operandList(ix, n.ins || [], panel));
   section(panel, `Outputs (${(n.outs || []).length})`, operandList(ix, (n.outs || []).map((v) => ({ var: v })), panel));

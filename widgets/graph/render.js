@@ -129,7 +129,7 @@ function eqn(ix, nid, x, y, w, face, extra) {
     const mw = textW(face.marker, F_SMALL) + 8;
     kids.push(
       s("g", { class: "jm-toggle", transform: `translate(${w - PAD_X - mw + 4},4)` }, [
-        s("title", null, face.marker === "▾" ? "collapse" : "expand"),
+        s("title", null, face.marker === "▾" ? "collapse" : `${face.marker.slice(2)} eqns inside — click to expand`),
         s("rect", { width: mw, height: 18, rx: 4 }),
         s("text", { x: 4, y: 13 }, face.marker),
       ]),
@@ -187,30 +187,54 @@ function drawEdges(layers, scene, results, origin, ix, markerId) {
     for (const [sid, e] of Object.entries(r.edges)) {
       const text = scene.labels.get(ck + "|" + sid);
       if (!text || e.lx == null) continue;
-      layers.labels.appendChild(s("text", { class: "jm-edge-label", x: e.lx + o[0], y: e.ly + o[1] + 3.5 }, text));
+      const [lx, ly] = onCurve(e.pts, e.lx, e.ly);
+      layers.labels.appendChild(s("text", { class: "jm-edge-label", x: lx + o[0], y: ly + o[1] + 3.5 }, text));
     }
   }
 }
 
 /**
- * SVG path through points: an S-curve for two points (left-to-right flow), a
- * uniform B-spline (like d3.curveBasis) for more, so dagre's bend points give
- * smooth routes that still avoid boxes.
+ * Control polygon of an edge: dagre's bend points (which avoid boxes) plus short
+ * horizontal stubs at both ends, so edges leave and enter boxes left-to-right.
+ */
+export function controlPoints(pts) {
+  const n = pts.length;
+  if (n < 2) return pts;
+  const [a, z] = [pts[0], pts[n - 1]];
+  const stub = Math.min(14, Math.abs(z[0] - a[0]) / 4);
+  return [a, [a[0] + stub, a[1]], ...pts.slice(1, -1), [z[0] - stub, z[1]], z];
+}
+
+/**
+ * SVG path: a uniform cubic B-spline over the control polygon (like d3.curveBasis),
+ * smooth even where dagre's route bends sharply; it starts and ends exactly at the
+ * polygon's end points.
  */
 export function curve(pts) {
-  const f = (n) => Math.round(n * 10) / 10;
-  if (pts.length === 2) {
-    const [[x1, y1], [x2, y2]] = pts;
-    const dx = Math.max(20, Math.abs(x2 - x1) / 2);
-    return `M${f(x1)},${f(y1)}C${f(x1 + dx)},${f(y1)} ${f(x2 - dx)},${f(y2)} ${f(x2)},${f(y2)}`;
+  const p = controlPoints(pts);
+  const f = (v) => Math.round(v * 10) / 10;
+  const at = (i) => p[Math.max(0, Math.min(p.length - 1, i))];
+  let d = `M${f(p[0][0])},${f(p[0][1])}`;
+  d += `L${f((5 * p[0][0] + p[1][0]) / 6)},${f((5 * p[0][1] + p[1][1]) / 6)}`;
+  for (let i = 2; i <= p.length; i++) {
+    const [p0, p1, q] = [at(i - 2), at(i - 1), at(i)];
+    d += `C${f((2 * p0[0] + p1[0]) / 3)},${f((2 * p0[1] + p1[1]) / 3)} ${f((p0[0] + 2 * p1[0]) / 3)},${f((p0[1] + 2 * p1[1]) / 3)} ${f((p0[0] + 4 * p1[0] + q[0]) / 6)},${f((p0[1] + 4 * p1[1] + q[1]) / 6)}`;
   }
-  let d = `M${f(pts[0][0])},${f(pts[0][1])}`;
-  const [a, b] = pts;
-  d += `L${f((5 * a[0] + b[0]) / 6)},${f((5 * a[1] + b[1]) / 6)}`;
-  for (let i = 2; i <= pts.length; i++) {
-    const p0 = pts[i - 2], p1 = pts[i - 1], p = pts[Math.min(i, pts.length - 1)];
-    d += `C${f((2 * p0[0] + p1[0]) / 3)},${f((2 * p0[1] + p1[1]) / 3)} ${f((p0[0] + 2 * p1[0]) / 3)},${f((p0[1] + 2 * p1[1]) / 3)} ${f((p0[0] + 4 * p1[0] + p[0]) / 6)},${f((p0[1] + 4 * p1[1] + p[1]) / 6)}`;
-  }
-  const z = pts[pts.length - 1];
+  const z = p[p.length - 1];
   return d + `L${f(z[0])},${f(z[1])}`;
+}
+
+/**
+ * Where the B-spline passes near control point (x, y) of `pts`: dagre puts an
+ * edge label on a bend point, which the smooth curve does not go through, so the
+ * label moves onto the drawn line.
+ */
+export function onCurve(pts, x, y) {
+  const p = controlPoints(pts);
+  let j = 0;
+  p.forEach((q, i) => {
+    if (Math.hypot(q[0] - x, q[1] - y) < Math.hypot(p[j][0] - x, p[j][1] - y)) j = i;
+  });
+  if (j === 0 || j === p.length - 1) return [x, y];
+  return [0, 1].map((k) => (p[j - 1][k] + 4 * p[j][k] + p[j + 1][k]) / 6);
 }

@@ -39,7 +39,8 @@ export function buildScene(ix, expanded, prefix = "") {
       c.head = HEAD_G;
       c.minW = textW(ht.title, F_PRIM) + textW(ht.sub, F_SMALL) + 30;
       const p = ix.ports.get(key);
-      for (const pk of [...p.ins, ...p.consts]) c.items.push(portItem(pk, "in"));
+      // Constvars first, as JAX prints them (`{ lambda c; a b. let …`).
+      for (const pk of [...p.consts, ...p.ins]) c.items.push(portItem(pk, "in"));
       for (const k of ix.items.get(key) || []) c.items.push(item(k));
       for (const pk of p.outs) c.items.push(portItem(pk, "out"));
     } else if (key.startsWith("S:")) {

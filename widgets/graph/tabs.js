@@ -8,14 +8,14 @@ const plural = (n, w) => `${n} ${w}${n === 1 ? "" : "s"}`;
 export function functionTabs(fns, current, onPick, ref) {
   const tabs = fns.map((fn, i) => {
     const calls = Number(fn.calls) || 0, hits = Number(fn.cache_hits) || 0;
-    const stats = [plural(calls, "call"), hits ? plural(hits, "cache hit") : null, plural(fn.n_eqns ?? (fn.nodes || []).length, "eqn")]
+    const stats = [plural(calls, "call"), hits ? plural(hits, "cache hit") : null, plural(fn.n_eqns ?? (fn.nodes || []).length, "eqn"), fn.truncated ? "truncated" : null]
       .filter(Boolean).join(" · ");
     const b = h("button", {
       type: "button", class: "jm-tab" + (i === current ? " jm-tab-active" : ""), role: "tab",
       "aria-selected": i === current ? "true" : "false", "data-function-id": fn.id,
       title: fn.source ? `${fn.source.file}:${fn.source.line}` : false,
     }, [
-      h("span", { class: "jm-tab-name" }, String(fn.name), ref),
+      h("span", { class: "jm-tab-name" }, String(fn.name ?? fn.id ?? "?"), ref),
       h("span", { class: "jm-tab-sig" }, `(${fn.signature ?? ""})`, ref),
       h("span", { class: "jm-tab-stats" }, stats, ref),
     ], ref);

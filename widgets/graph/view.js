@@ -19,6 +19,8 @@ import { searchRecords } from "./find.js";
 import { svgText, fileName } from "./export.js";
 
 let viewCounter = 0;
+/** Per-module-instance tag: SVG ids (the arrow marker) must be unique in the page. */
+const instance = Math.random().toString(36).slice(2, 7);
 
 /**
  * Mount a graph view for `doc` into `root`.
@@ -26,7 +28,7 @@ let viewCounter = 0;
  * @returns {() => void} cleanup
  */
 export function graphView(root, doc, engine) {
-  const uid = `jm${++viewCounter}`;
+  const uid = `jm${instance}${++viewCounter}`;
   const fns = Array.isArray(doc.functions) ? doc.functions : [];
   const states = new Map(); // function index -> per-function state
   let current = 0;
@@ -182,7 +184,8 @@ export function graphView(root, doc, engine) {
     const center = () => {
       select(key);
       const b = drawn && drawn.boxes.get(visibleRep(st.ix, key, st.expanded));
-      if (b) pz.centerOn(b.x + b.w / 2, b.y + Math.min(b.h, 42) / 2, 0.7);
+      // Open boxes can be huge: centre on their header, not their middle.
+      if (b) pz.centerOn(b.x + Math.min(b.w, 360) / 2, b.y + Math.min(b.h, 42) / 2, 0.7);
     };
     if (reveal(st.ix, st.expanded, key)) relayout(center);
     else center();
@@ -288,11 +291,11 @@ export function graphView(root, doc, engine) {
   on(bFit, "click", fit);
   on(bExpand, "click", () => {
     stateOf(current).expanded = allCollapsibles(stateOf(current).ix);
-    relayout(fit);
+    relayout(firstView);
   });
   on(bCollapse, "click", () => {
     stateOf(current).expanded = new Set();
-    relayout(fit);
+    relayout(firstView);
   });
   on(searchBox, "input", runSearch);
   on(searchBox, "keydown", onSearchKey);

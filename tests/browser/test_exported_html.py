@@ -1,0 +1,143 @@
+"""Pages that render with no kernel and no network: the exported demo notebook, and
+`jaxmagic.to_html` pages built here, opened from file:// in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from .harness import (
+    DEMO_NOTEBOOK, PYTHON, GuardedPage, ViewDriver, check_view_counts, click_node_and_check,
+    expected_function, expected_views, poll, run_isolated,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+
+def _assert_offline_and_clean(guarded: GuardedPage) -> None:
+    assert not guarded.blocked and not guarded.offsite_seen, (
+        f"the page tried to leave the machine: {guarded.blocked + guarded.offsite_seen}")
+    assert not guarded.page_errors, f"uncaught errors in the page: {guarded.page_errors}"
+    assert not guarded.console_errors, f"console errors: {guarded.console_errors}"
+
+
+def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path) -> None:
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    assert DEMO_NOTEBOOK.exists(), f"demo notebook missing: {DEMO_NOTEBOOK}"
+    views = [v for v in expected_views(DEMO_NOTEBOOK) if not v.static]
+    timings["oracle"] = round(time.monotonic() - t0, 2)
+    widget_views = [v for v in views if v.functions]
+    assert len(widget_views) >= 2, f"the demo needs two %%jaxpr cells with jitted calls; oracle saw {views}"
+
+    t = time.monotonic()
+    out = tmp_path / "demo.html"
+    proc = run_isolated([PYTHON, "-m", "jaxmagic.export", str(DEMO_NOTEBOOK), "--execute", "-o", str(out)],
+                        timeout=240)
+    timings["export --execute"] = round(time.monotonic() - t, 2)
+    assert proc.returncode == 0, f"export failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert out.exists(), f"export wrote no page; stdout: {proc.stdout[-2000:]}"
+
+    page = guarded_page.page
+    t = time.monotonic()
+    page.goto(out.as_uri(), wait_until="load")
+    roots = page.locator(".jm-root")
+    assert poll(lambda: roots.count() >= len(views), 30), (
+        f"{roots.count()} .jm-root on the page, expected one per %%jaxpr output ({len(views)}); "
+        f"{guarded_page.report()}")
+    assert roots.count() == len(views), f"{roots.count()} .jm-root, expected {len(views)}"
+    timings["page load"] = round(time.monotonic() - t, 2)
+    guarded_page.screenshot("exported-demo-page", full_page=True)
+
+    for k, view in enumerate(views):
+        label = f"view{k}-cell{view.cell_index}"
+        driver = ViewDriver(roots.nth(k))
+        driver.root.scroll_into_view_if_needed()
+        if not view.functions:
+            continue
+        t = time.monotonic()
+        check_view_counts(driver, view, label, timings=timings,
+                          on_expanded=lambda i: guarded_page.screenshot(f"exported-{label}-tab{i}", driver.root))
+        driver.select_tab(0)
+        click_node_and_check(driver, view.functions[0], label)
+        guarded_page.screenshot(f"exported-{label}-selected", driver.root)
+        timings[label] = round(time.monotonic() - t, 2)
+
+    guarded_page.screenshot("exported-demo-page-after", full_page=True)
+    timings["total"] = round(time.monotonic() - t0, 2)
+    print(f"[timings] {timings}")
+    _assert_offline_and_clean(guarded_page)
+
+
+def _sin_cos(x):
+    import jax.numpy as jnp
+
+    return jnp.sin(x) ** 2 + jnp.cos(x) ** 2
+
+
+def test_to_html_page_renders(guarded_page: GuardedPage, tmp_path: Path) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    import jaxmagic
+
+    f = jax.jit(lambda x: jnp.sin(x) ** 2 + jnp.cos(x) ** 2)
+    x = jnp.arange(3.0)
+    with jaxmagic.capture() as cap:
+        f(x)
+    expected = expected_function(f, x)
+    assert expected.n_eqns == 5
+
+    path = tmp_path / "page.html"
+    jaxmagic.to_html(cap, path)
+    page = guarded_page.page
+    page.goto(path.as_uri(), wait_until="load")
+    driver = ViewDriver(page.locator(".jm-root").first)
+    from .harness import ExpectedView
+
+    view = ExpectedView(cell_index=0, static=False, error=None, functions=[expected])
+    check_view_counts(driver, view, "to_html")
+    click_node_and_check(driver, expected, "to_html")
+    guarded_page.screenshot("to-html-page", full_page=True)
+    _assert_offline_and_clean(guarded_page)
+
+
+HOSTILE_NAME = '<img src=x onerror="window.__pwned=1">'
+
+
+def test_hostile_function_name_is_text(guarded_page: GuardedPage, tmp_path: Path) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    import jaxmagic
+
+    def fn(x):
+        return jnp.tanh(x) * 2
+
+    fn.__name__ = HOSTILE_NAME
+    fn.__qualname__ = HOSTILE_NAME
+    f = jax.jit(fn)
+    with jaxmagic.capture() as cap:
+        f(jnp.ones(4))
+
+    path = tmp_path / "hostile.html"
+    jaxmagic.to_html(cap, path)
+    page = guarded_page.page
+    page.goto(path.as_uri(), wait_until="load")
+    root = page.locator(".jm-root").first
+    root.wait_for(state="visible", timeout=30_000)
+    driver = ViewDriver(root)
+    assert poll(lambda: driver.visible_eqn_count() > 0, 20), "the hostile page drew no graph"
+    assert poll(lambda: HOSTILE_NAME in root.inner_text(), 10), (
+        f"the function name is not shown as text: {root.inner_text()[:400]!r}")
+    driver.click_button("Expand all")
+    page.wait_for_timeout(500)  # time for any injected onerror to fire
+    assert page.evaluate("() => typeof window.__pwned") == "undefined", "the function name ran as HTML"
+    injected = page.evaluate("() => [...document.querySelectorAll('img')].map(i => i.outerHTML)")
+    assert not injected, f"the function name became markup: {injected}"
+    assert re.search(r"\btanh\b", root.inner_text()), "the graph of the hostile function is missing"
+    guarded_page.screenshot("to-html-hostile-name", full_page=True)
+    _assert_offline_and_clean(guarded_page)
