@@ -60,9 +60,10 @@ params = {name: 0.1 * jax.random.normal(jax.random.fold_in(key, i), shape)
 loss, params = train_step(params, jnp.ones((8, 16)))
 loss'''),
     new_code_cell("step_capture.calls[0]"),
-    new_markdown_cell("## Recompiles: a new shape means a new trace\nCalling `f` from the first cell with a "
-                      "new shape adds a second signature (a second tab); the repeat call is a cache hit."),
-    new_code_cell("%%jaxpr\nf(jnp.arange(4.0))\nf(jnp.arange(4.0))"),
+    new_markdown_cell("## Recompiles: a new shape means a new trace\n`f` from the first cell is already compiled "
+                      "for `f32[3]` (a cache hit); a new shape traces and compiles again, so the view has two tabs, "
+                      "one per signature. The repeat call is a hit."),
+    new_code_cell("%%jaxpr\nf(jnp.arange(3.0))\nf(jnp.arange(4.0))\nf(jnp.arange(4.0))"),
 ]
 nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                         "language": "python"}})

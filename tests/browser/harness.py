@@ -212,47 +212,56 @@ def _wait_for_status(url: str, token: str, process: subprocess.Popen, timeout: f
 
 @contextlib.contextmanager
 def jupyter_lab(notebooks: list[Path] = (), startup_timeout: float = 90.0) -> Iterator[LabServer]:
-    """A JupyterLab on 127.0.0.1 in throwaway dirs; leaves no process behind."""
+    """A JupyterLab on 127.0.0.1 in throwaway dirs, serving copies of `notebooks`.
+
+    On exit: /api/shutdown, then terminate, then kill; then every process that carries
+    this run's marker (kernels live in sessions of their own) is ended too.
+    """
     marker = secrets.token_hex(8)
     base = Path(tempfile.mkdtemp(prefix="jaxmagic-lab-"))
-    root = base / "root"
-    root.mkdir()
-    env = isolated_env(base, marker)
-    install_kernelspec(env)
-    write_lab_settings(env)
-    for nb in notebooks:
-        prepare_notebook(Path(nb), root)
-    port, token = free_port(), secrets.token_hex(16)
-    log_path = base / "jupyterlab.log"
-    cmd = [
-        PYTHON, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        "--port-retries=0", f"--ServerApp.token={token}", "--ServerApp.password=",
-        "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
-        "--ServerApp.open_browser=False", "--MappingKernelManager.cull_idle_timeout=0",
-        "--ServerApp.shutdown_no_activity_timeout=900",
-    ]
-    log = open(log_path, "wb")
-    process = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
-    server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
-                       log_path=log_path, process=process)
+    server: LabServer | None = None
+    log = None
     try:
+        root = base / "root"
+        root.mkdir()
+        env = isolated_env(base, marker)
+        install_kernelspec(env)
+        write_lab_settings(env)
+        for nb in notebooks:
+            prepare_notebook(Path(nb), root)
+        port, token = free_port(), secrets.token_hex(16)
+        log_path = base / "jupyterlab.log"
+        cmd = [
+            PYTHON, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--port-retries=0", f"--ServerApp.token={token}", "--ServerApp.password=",
+            "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
+            "--ServerApp.open_browser=False", "--MappingKernelManager.cull_idle_timeout=0",
+            "--ServerApp.shutdown_no_activity_timeout=900",
+        ]
+        log = open(log_path, "wb")
+        process = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
+                           log_path=log_path, process=process)
         try:
             _wait_for_status(server.url, token, process, startup_timeout)
         except Exception as exc:
             raise RuntimeError(f"{exc}\n--- server log ---\n{server.log_tail()}") from exc
         yield server
     finally:
-        _shutdown(server, marker)
-        log.close()
-        with contextlib.suppress(OSError):
-            shutil.copy(log_path, artifacts_dir() / "jupyterlab-server.log")
+        if server is not None:
+            _shutdown(server)
+        kill_marked(marker)  # kernels run in sessions of their own; anything left carries our marker
+        if log is not None:
+            log.close()
+            with contextlib.suppress(OSError):
+                shutil.copy(base / "jupyterlab.log", artifacts_dir() / "jupyterlab-server.log")
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _shutdown(server: LabServer, marker: str) -> None:
+def _shutdown(server: LabServer) -> None:
     process = server.process
     if process.poll() is None:
         # Ask politely first: the server shuts its kernels down itself.
@@ -269,7 +278,6 @@ def _shutdown(server: LabServer, marker: str) -> None:
     if process.poll() is None:
         process.kill()
         process.wait(timeout=10)
-    kill_marked(marker)  # kernels run in their own sessions; anything left carries our marker
 
 
 def run_isolated(cmd: list[str], timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -547,7 +555,13 @@ def open_guarded_page(browser: Any, viewport: tuple[int, int] = (1400, 1000)) ->
             loc = msg.location or {}
             guarded.console_errors.append(f"{msg.text} @ {loc.get('url', '')}:{loc.get('lineNumber', '')}")
 
+    def route_ws(ws: Any) -> None:  # never connected to the server: the page sees it close
+        guarded.blocked.append(ws.url)
+        ws.close()
+
     context.route("**/*", route)
+    if hasattr(context, "route_web_socket"):  # Playwright >= 1.48
+        context.route_web_socket(lambda url: is_offsite(url), route_ws)
     context.on("request", on_request)
     page.on("websocket", on_websocket)
     page.on("console", on_console)
@@ -753,7 +767,8 @@ def check_view_counts(driver: ViewDriver, view: ExpectedView, label: str,
     agree with the oracle."""
     root = driver.root
     root.wait_for(state="visible", timeout=30_000)
-    assert poll(lambda: driver.visible_eqn_count() > 0, 20), f"{label}: the graph rendered no eqn nodes"
+    assert poll(lambda: driver.visible_eqn_count() > 0, 20), (
+        f"{label}: the graph rendered no eqn nodes; the view reads {root.inner_text()[:600]!r}")
     header = root.inner_text()
     assert re.search(rf"(?<!\d){view.total_eqns} eqns", header), (
         f"{label}: expected the title to say {view.total_eqns} eqns; view text starts {header[:300]!r}")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from .harness import (
-    DEMO_NOTEBOOK, PYTHON, GuardedPage, ViewDriver, check_view_counts, click_node_and_check,
-    expected_function, expected_views, poll, run_isolated,
+    DEMO_NOTEBOOK, PYTHON, ExpectedView, GuardedPage, ViewDriver, check_view_counts,
+    click_node_and_check, expected_function, expected_views, poll, run_isolated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -72,21 +72,16 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
     _assert_offline_and_clean(guarded_page)
 
 
-def _sin_cos(x):
-    import jax.numpy as jnp
-
-    return jnp.sin(x) ** 2 + jnp.cos(x) ** 2
-
-
 def test_to_html_page_renders(guarded_page: GuardedPage, tmp_path: Path) -> None:
     import jax
     import jax.numpy as jnp
 
     import jaxmagic
 
-    f = jax.jit(lambda x: jnp.sin(x) ** 2 + jnp.cos(x) ** 2)
     x = jnp.arange(3.0)
+    # jitted inside the block: capture() wraps module globals, not this function's locals
     with jaxmagic.capture() as cap:
+        f = jax.jit(lambda x: jnp.sin(x) ** 2 + jnp.cos(x) ** 2)
         f(x)
     expected = expected_function(f, x)
     assert expected.n_eqns == 5
@@ -96,8 +91,6 @@ def test_to_html_page_renders(guarded_page: GuardedPage, tmp_path: Path) -> None
     page = guarded_page.page
     page.goto(path.as_uri(), wait_until="load")
     driver = ViewDriver(page.locator(".jm-root").first)
-    from .harness import ExpectedView
-
     view = ExpectedView(cell_index=0, static=False, error=None, functions=[expected])
     check_view_counts(driver, view, "to_html")
     click_node_and_check(driver, expected, "to_html")
@@ -119,9 +112,8 @@ def test_hostile_function_name_is_text(guarded_page: GuardedPage, tmp_path: Path
 
     fn.__name__ = HOSTILE_NAME
     fn.__qualname__ = HOSTILE_NAME
-    f = jax.jit(fn)
     with jaxmagic.capture() as cap:
-        f(jnp.ones(4))
+        jax.jit(fn)(jnp.ones(4))
 
     path = tmp_path / "hostile.html"
     jaxmagic.to_html(cap, path)
@@ -134,6 +126,8 @@ def test_hostile_function_name_is_text(guarded_page: GuardedPage, tmp_path: Path
     assert poll(lambda: HOSTILE_NAME in root.inner_text(), 10), (
         f"the function name is not shown as text: {root.inner_text()[:400]!r}")
     driver.click_button("Expand all")
+    driver.visible_nodes().first.click(timeout=10_000)  # the details name the function too
+    assert poll(lambda: driver.details_text().strip(), 10), "clicking a node left .jm-details empty"
     page.wait_for_timeout(500)  # time for any injected onerror to fire
     assert page.evaluate("() => typeof window.__pwned") == "undefined", "the function name ran as HTML"
     injected = page.evaluate("() => [...document.querySelectorAll('img')].map(i => i.outerHTML)")
@@ -141,3 +135,19 @@ def test_hostile_function_name_is_text(guarded_page: GuardedPage, tmp_path: Path
     assert re.search(r"\btanh\b", root.inner_text()), "the graph of the hostile function is missing"
     guarded_page.screenshot("to-html-hostile-name", full_page=True)
     _assert_offline_and_clean(guarded_page)
+
+
+def test_guard_catches_offsite_requests(guarded_page: GuardedPage, tmp_path: Path) -> None:
+    """The request guard itself: so "zero offsite requests" above is not vacuous."""
+    path = tmp_path / "leaky.html"
+    path.write_text(
+        "<!doctype html><img src='http://example.com/pixel.png'>"
+        "<script>fetch('https://203.0.113.7/beacon').catch(() => {});"
+        "try { new WebSocket('wss://example.org/socket'); } catch (e) {}</script>", encoding="utf-8")
+    page = guarded_page.page
+    page.goto(path.as_uri(), wait_until="load")
+    assert poll(lambda: len(guarded_page.blocked) >= 3, 10), guarded_page.report()
+    hosts = sorted({re.sub(r"^\w+://([^/]+).*$", r"\1", u) for u in guarded_page.blocked})
+    assert hosts == ["203.0.113.7", "example.com", "example.org"], guarded_page.report()
+    assert all(u in guarded_page.offsite_seen for u in guarded_page.blocked if not u.startswith("ws")), (
+        guarded_page.report())
