@@ -33,6 +33,14 @@ function nodeDetails(panel, ix, n) {
     h("span", { class: "jm-d-prim" }, n.prim, panel),
     h("span", { class: "jm-muted" }, " " + n.id, panel),
   ], panel));
+  // Source first: "which line of mine made this?" is the question users click to answer.
+  if (n.src) {
+    section(panel, "Source", [
+      h("div", { class: "jm-d-src" }, srcText(n.src, false) + (n.src.func ? ` in ${n.src.func}` : ""), panel),
+      n.src.code ? h("pre", { class: "jm-d-code" }, n.src.code, panel) : null,
+    ]);
+  }
+  if ((n.scope || []).length) section(panel, "Scope", h("div", { class: "jm-d-scope" }, n.scope.join(" / "), panel));
   const params = Object.entries(n.params || {});
   if (params.length) {
     section(panel, "Params", h("table", { class: "jm-params" },
@@ -46,13 +54,6 @@ function nodeDetails(panel, ix, n) {
       return h("li", null, grp ? `${grp.label} (${grp.n_eqns ?? ix.count.get("G:" + g)} eqns)` : g, panel);
     }), panel));
   }
-  if (n.src) {
-    section(panel, "Source", [
-      h("div", { class: "jm-d-src" }, srcText(n.src, false) + (n.src.func ? ` in ${n.src.func}` : ""), panel),
-      n.src.code ? h("pre", { class: "jm-d-code" }, n.src.code, panel) : null,
-    ]);
-  }
-  if ((n.scope || []).length) section(panel, "Scope", h("div", { class: "jm-d-scope" }, n.scope.join(" / "), panel));
 }
 
 function portDetails(panel, ix, key) {
