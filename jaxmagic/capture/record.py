@@ -131,7 +131,7 @@ class JitCall:
         return None if self.artifacts is None else self.artifacts.compiled_text
 
 
-@dataclass(frozen=True)
+@dataclass
 class Event:
     """A phase reported by `jax.monitoring`: trace, lower, compile (with wall-clock span)."""
 

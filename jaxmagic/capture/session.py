@@ -56,8 +56,6 @@ class CaptureSession:
         self.capture = Capture(jax_version=jax.__version__)
         self._stack = ExitStack()
         self._functions: dict[int, _FunctionState] = {}
-        self._current_call: int | None = None
-        self._busy = False  # inside a recorded call or our own artefact tracing: pass calls through
         self._collecting = False  # our own artefact tracing: its events are not the user's
         self._running = False
         # One row per call, in order: a JitCall, or (state, start, end) for a fast-path cache
@@ -103,7 +101,7 @@ class CaptureSession:
         end = time.perf_counter()
         self.capture.events.append(Event(
             name=name, phase=monitoring.phase_of(name), fun_name=kwargs.get("fun_name"),
-            start=end - duration, end=end, call_index=self._current_call))
+            start=end - duration, end=end, call_index=None))
 
     def _on_event(self, name: str, kwargs: dict) -> None:
         if self._collecting or not self._running:
@@ -111,7 +109,7 @@ class CaptureSession:
         now = time.perf_counter()
         self.capture.events.append(Event(
             name=name, phase=monitoring.phase_of(name), fun_name=kwargs.get("fun_name"),
-            start=now, end=now, call_index=self._current_call))
+            start=now, end=now, call_index=None))
 
     # -- calls -------------------------------------------------------------------------
     def record(self, fn: Any, args: tuple, kwargs: dict) -> Any:
@@ -122,25 +120,22 @@ class CaptureSession:
         and on the first calls of each function.
         """
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        if self._busy or not _trace_state_clean():
-            return fn(*args, **kwargs)  # nested in a recorded call or under a transformation
+        if not _trace_state_clean():
+            # Under a JAX trace: a call nested in a recorded call's tracing, a call under
+            # grad/vmap, or our own artefact tracing. It is part of that computation.
+            return fn(*args, **kwargs)
         rows = self._rows
         events = self.capture.events
         n_events = len(events)
-        self._busy = True
-        self._current_call = index = len(rows)
+        index = len(rows)
         start = _clock()
         try:
             out = fn(*args, **kwargs)
         except BaseException as exc:
             end = _clock()
-            self._busy = False
-            self._current_call = None
             self._finish(fn, args, kwargs, index, n_events, start, end, exc)
             raise
         end = _clock()
-        self._busy = False
-        self._current_call = None
         state = self._functions.get(id(fn))
         if state is not None and state.hot and len(events) == n_events:
             rows.append((state, id(fn), start, end))
@@ -174,7 +169,8 @@ class CaptureSession:
         state.hot = state.calls >= SIGNATURE_BUDGET_PER_FUNCTION
 
         durations = {phase: 0.0 for phase in _COMPILE_PHASES}
-        for event in self.capture.events[n_events:]:
+        for event in self.capture.events[n_events:]:  # calls are synchronous: these fired during it
+            event.call_index = index
             if event.phase in durations:
                 durations[event.phase] += event.end - event.start
         # JAX reports every trace, lowering and compile; nothing fires on a cache hit.
@@ -203,7 +199,7 @@ class CaptureSession:
         Right after the call these hit the caches the call filled (well under 1 ms).
         """
         artifacts = Artifacts()
-        self._collecting = self._busy = True
+        self._collecting = True
         try:
             traced = fn.trace(*args, **kwargs)
             artifacts.jaxpr = traced.jaxpr
@@ -212,7 +208,7 @@ class CaptureSession:
         except Exception as exc:
             artifacts.error = f"{type(exc).__name__}: {exc}"
         finally:
-            self._collecting = self._busy = False
+            self._collecting = False
         return artifacts
 
 
