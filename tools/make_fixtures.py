@@ -26,3 +26,17 @@ for name in ("sin_cos", "control_flow", "custom_rules", "shard_map_psum", "neste
                 src["file"] = "programs.py"
     (out / f"graph_{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
     print("wrote", out / f"graph_{name}.json")
+
+# Wire-form twins (jaxmagic/views/wire.py) for the decoder's round-trip tests: one plain, one packed.
+from jaxmagic.views import wire  # noqa: E402
+
+for name in ("control_flow", "small_transformer"):
+    doc = json.loads((out / f"graph_{name}.json").read_text())
+    encoded = wire.encode_document(doc, compress=False)
+    (out / f"wire_{name}.json").write_text(json.dumps(encoded) + "\n")
+    print("wrote", out / f"wire_{name}.json")
+packed = wire.encode_document(json.loads((out / "graph_sin_cos.json").read_text()), compress=False)
+packed["functions"] = [{"packed": "gzip+base64", "data": __import__("base64").b64encode(
+    __import__("gzip").compress(json.dumps(f).encode(), mtime=0)).decode()} for f in packed["functions"]]
+(out / "wire_sin_cos_packed.json").write_text(json.dumps(packed) + "\n")
+print("wrote", out / "wire_sin_cos_packed.json")

@@ -10,14 +10,18 @@
 import { h, clear } from "../js/src/dom.js";
 import { acquireLayout } from "../js/src/layout-client.js";
 import { graphView } from "./graph/view.js";
+import { decodeDocument } from "./graph/decode.js";
 import css from "./styles.js";
+
+/** Graph document versions this front end draws (2 adds optional fields to 1). */
+const GRAPH_VERSIONS = [1, 2];
 
 /** Views by document kind. Each takes (root, doc, engine) and returns a cleanup. */
 const VIEWS = { graph: graphView };
 
 /** Box shown for documents this version cannot draw. */
-function messageBox(root, text) {
-  root.appendChild(h("div", { class: "jm-unsupported" }, text, root));
+function messageBox(root, text, cls = "jm-unsupported") {
+  root.appendChild(h("div", { class: cls }, text, root));
   return () => {};
 }
 
@@ -44,18 +48,32 @@ export function mount(el, doc) {
   if (!view) {
     return messageBox(root, `This jaxmagic version cannot show kind "${String(doc.kind)}". Update the jaxmagic package to view it.`);
   }
-  if (doc.kind === "graph" && doc.version !== 1) {
-    return messageBox(root, `This jaxmagic version cannot show graph documents of version ${String(doc.version)} (it knows version 1).`);
+  if (doc.kind === "graph" && !GRAPH_VERSIONS.includes(doc.version)) {
+    return messageBox(root, `This jaxmagic version cannot show graph documents of version ${String(doc.version)} (it knows versions ${GRAPH_VERSIONS.join(", ")}).`);
   }
   const unwatch = watchWidth(root);
   const engine = acquireLayout();
   let stop = () => {};
-  try {
-    stop = view(root, doc, engine);
-  } catch (err) {
-    messageBox(root, `jaxmagic could not draw this document: ${err && err.message}`);
-  }
+  let disposed = false;
+  const draw = (logical) => {
+    if (disposed) return;
+    clear(root);
+    root.appendChild(h("style", null, css, el));
+    try {
+      stop = view(root, logical, engine);
+    } catch (err) {
+      messageBox(root, `jaxmagic could not draw this document: ${err && err.message}`);
+    }
+  };
+  if (doc.encoding) {
+    // Large documents travel compressed: inflate off the critical path, then draw.
+    messageBox(root, "jaxmagic: loading the graph…", "jm-loading");
+    decodeDocument(doc).then(draw, (err) => {
+      if (!disposed) messageBox(root, `jaxmagic could not read this document: ${err && err.message}`);
+    });
+  } else draw(doc);
   return () => {
+    disposed = true;
     stop();
     unwatch();
     engine.release();

@@ -15,8 +15,9 @@ from ..capture import jax_compat
 from ..capture.record import Capture, JitCall
 from .document import envelope, source_json
 from .jaxpr_text import JaxprText
+from .repeats import find_repeats
 
-VERSION = 1
+VERSION = 2  # 2: optional levels, cost, repeats, values, batch (docs/schema.md)
 MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
 MAX_PARAM_CHARS = 240
 
@@ -139,7 +140,9 @@ class _FunctionBuilder:
 def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr)."""
     body = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns).document()
-    return {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, **body}
+    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, **body}
+    fn["repeats"] = find_repeats(fn)
+    return fn
 
 
 def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCall]]], Counter]:

@@ -13,6 +13,7 @@ import html
 import json
 from pathlib import Path
 
+from .wire import encode_document
 from .static_svg import function_svg
 
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
@@ -70,7 +71,7 @@ def bundle_source() -> str:
 
 def doc_mount(doc: dict) -> str:
     """One interactive view in a page that includes `page_scripts()` once."""
-    return f'<script type="application/json" data-jaxmagic-doc>{embed_json(doc)}</script>'
+    return f'<script type="application/json" data-jaxmagic-doc>{embed_json(encode_document(doc))}</script>'
 
 
 def page_scripts() -> str:

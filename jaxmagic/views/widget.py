@@ -12,6 +12,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from .wire import encode_document
 from .static_html import BUNDLE, fallback_html, text_summary
 
 
@@ -22,15 +23,16 @@ class JaxmagicWidget(anywidget.AnyWidget):
     doc = traitlets.Dict().tag(sync=True)
 
     def __init__(self, doc: dict, **kwargs: Any):
-        super().__init__(doc=doc, **kwargs)
+        self.document = doc  # the logical document (docs/schema.md); `doc` syncs its wire form
+        super().__init__(doc=encode_document(doc), **kwargs)
 
     def __repr__(self) -> str:
-        return f"<jaxmagic view: {self.doc.get('title', '')}>"
+        return f"<jaxmagic view: {self.document.get('title', '')}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
         data = dict(data)
-        data["text/plain"] = text_summary(self.doc)
-        data["text/html"] = fallback_html(self.doc)
+        data["text/plain"] = text_summary(self.document)
+        data["text/html"] = fallback_html(self.document)
         return data, metadata

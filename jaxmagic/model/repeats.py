@@ -1,0 +1,208 @@
+"""Repeated structure in a graph: the layers of a model, found without names.
+
+A 46-layer transformer written as a Python loop is 46 copies of the same eqns; a deep
+MLP without name scopes is one flat run of thousands of eqns that repeats every 14.
+Showing each copy is noise; showing "46 identical blocks" (expandable) is the
+structure the user wrote. A *repeat* is a run of >= 2 consecutive, structurally
+identical units among the items (eqns and scope boxes) of one container (a group,
+or a name-scope box inside it). Identity is structural: the same primitives, params,
+avals and literals, recursively through sub-jaxprs and nested scopes, and the same
+wiring inside the unit; never names of the unit itself (layer_0 vs layer_1).
+
+Works on a built function document (docs/schema.md), so it needs no JAX objects.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+MAX_PERIOD = 400  # items per unit searched for; a layer rarely has more top-level items
+MIN_UNIT_EQNS = 4  # a unit must hold at least this many eqns...
+MIN_RUN_EQNS = 16  # ...and the whole run at least this many, to be worth a box
+
+_JAXPR_REF = re.compile(r"<jaxpr [^>]*>")
+
+
+class _Item:
+    """One item of a container: an eqn (with its sub-jaxprs) or a scope box."""
+
+    __slots__ = ("key", "start", "stop", "scope_path", "contiguous")
+
+    def __init__(self, key: Any, start: int, stop: int, scope_path: tuple | None):
+        self.key = key
+        self.start, self.stop = start, stop
+        self.scope_path = scope_path
+        self.contiguous = True
+
+
+def _node_spans(fn: dict) -> list[int]:
+    """Exclusive end index of each node's subtree (the node plus its sub-jaxprs' nodes)."""
+    n_eqns = {g["id"]: g["n_eqns"] for g in fn["groups"]}
+    return [i + 1 + sum(n_eqns.get(g, 0) for g in node["subgroups"]) for i, node in enumerate(fn["nodes"])]
+
+
+class _Hasher:
+    """Structural hashes of nodes, groups and scope boxes, bottom-up."""
+
+    def __init__(self, fn: dict):
+        self.fn = fn
+        self.vars = {v["id"]: v for v in fn["vars"]}
+        self.groups = {g["id"]: g for g in fn["groups"]}
+        self.node_hash: list[int] = [0] * len(fn["nodes"])
+        self.group_hash: dict[str, int] = {}
+        by_group: dict[str, list[int]] = {}
+        for i, node in enumerate(fn["nodes"]):
+            by_group.setdefault(node["group"], []).append(i)
+        self.by_group = by_group
+        for i in range(len(fn["nodes"]) - 1, -1, -1):  # sub-jaxpr nodes come after their owner
+            self.node_hash[i] = self._node(i)
+
+    def _operand(self, op: dict, local: dict[str, int]) -> Any:
+        if "var" in op:
+            vid = op["var"]
+            # Wiring inside the unit is by position of definition; values from outside by aval.
+            return local.get(vid, ("ext", self.vars[vid]["aval"] if vid in self.vars else "?"))
+        return ("lit", op.get("lit"), op.get("aval"))
+
+    def _node(self, i: int) -> int:
+        node = self.fn["nodes"][i]
+        params = tuple(sorted((k, _JAXPR_REF.sub("<jaxpr>", v)) for k, v in node["params"].items()))
+        subs = tuple(self._group(g) for g in node["subgroups"])
+        ins = tuple(self._operand(op, {}) for op in node["ins"])
+        outs = tuple(self.vars[v]["aval"] for v in node["outs"] if v in self.vars)
+        return hash((node["prim"], params, ins, outs, subs))
+
+    def _group(self, gid: str) -> int:
+        if gid in self.group_hash:
+            return self.group_hash[gid]
+        group = self.groups[gid]
+        avals = tuple(self.vars[v]["aval"] for v in group["constvars"] + group["invars"] if v in self.vars)
+        nodes = tuple(self.node_hash[i] for i in self.by_group.get(gid, []))
+        h = hash((avals, nodes, len(group["outvars"])))
+        self.group_hash[gid] = h
+        return h
+
+    def items_hash(self, items: list[_Item], inner: dict[tuple, list[_Item]], scope_prefix: tuple) -> int:
+        """Hash of a sequence of items with its internal wiring (vars defined in it, by position)."""
+        parts: list[Any] = []
+        local: dict[str, int] = {}
+        for item in items:
+            parts.append(self.item_hash(item, inner, scope_prefix))
+            for i in range(item.start, item.stop):
+                node = self.fn["nodes"][i]
+                if node["group"] == self.fn["nodes"][item.start]["group"]:
+                    ins = tuple(local.get(op["var"], -1) for op in node["ins"] if "var" in op)
+                    parts.append(ins)
+                    for v in node["outs"]:
+                        local[v] = len(local)
+        return hash(tuple(parts))
+
+    def item_hash(self, item: _Item, inner: dict[tuple, list[_Item]], scope_prefix: tuple) -> int:
+        if item.scope_path is None:
+            return self.node_hash[item.start]
+        children = inner.get(item.scope_path, [])
+        relative = item.scope_path[len(scope_prefix) + 1:]
+        return hash(("scope", relative, self.items_hash(children, inner, item.scope_path)))
+
+
+def _containers(fn: dict, spans: list[int]) -> dict[tuple, list[_Item]]:
+    """Items of every container, keyed (group id, *scope path), in document order."""
+    containers: dict[tuple, list[_Item]] = {}
+    group_nodes: dict[str, list[int]] = {}
+    for i, node in enumerate(fn["nodes"]):
+        group_nodes.setdefault(node["group"], []).append(i)
+    for gid, members in group_nodes.items():
+        seen_scopes: dict[tuple, _Item] = {}
+        for i in members:
+            node = fn["nodes"][i]
+            path = tuple(node["scope"])
+            stop = spans[i]
+            containers.setdefault((gid, *path), []).append(_Item(node["id"], i, stop, None))
+            for depth in range(len(path)):
+                sub = (gid, *path[: depth + 1])
+                parent = (gid, *path[:depth])
+                item = seen_scopes.get(sub)
+                if item is None:
+                    item = _Item(sub, i, stop, sub)
+                    seen_scopes[sub] = item
+                    containers.setdefault(parent, []).append(item)
+                else:
+                    if containers[parent][-1] is not item:  # the scope reopens later: not one block
+                        item.contiguous = False
+                    item.stop = stop
+        containers.setdefault((gid,), [])
+    return containers
+
+
+def _runs(hashes: list[int], sizes: list[int]) -> Iterable[tuple[int, int, int]]:
+    """(start, period, count) of maximal repeated runs, greedy left to right.
+
+    At each position only periods to later occurrences of the same hash are tried, so
+    sequences without repeats cost about one dict lookup per item.
+    """
+    n = len(hashes)
+    occurrences: dict[int, list[int]] = {}
+    for i, h in enumerate(hashes):
+        occurrences.setdefault(h, []).append(i)
+    position = {}
+    for h, idx in occurrences.items():
+        for k, i in enumerate(idx):
+            position[i] = k
+    i = 0
+    while i < n:
+        best = (0, 0, 0)  # covered eqns, period, count
+        later = occurrences[hashes[i]]
+        for j in later[position[i] + 1:]:
+            p = j - i
+            if p > MAX_PERIOD or i + 2 * p > n:
+                break
+            if hashes[i:i + p] != hashes[j:j + p]:
+                continue
+            count = 2
+            while i + (count + 1) * p <= n and hashes[i + count * p:i + (count + 1) * p] == hashes[i:i + p]:
+                count += 1
+            unit_eqns = sum(sizes[i:i + p])
+            covered = unit_eqns * count
+            if unit_eqns >= MIN_UNIT_EQNS and covered >= MIN_RUN_EQNS and covered > best[0]:
+                best = (covered, p, count)
+        if best[0]:
+            yield i, best[1], best[2]
+            i += best[1] * best[2]
+        else:
+            i += 1
+
+
+def find_repeats(fn: dict) -> list[dict]:
+    """The `repeats` of a function document (docs/schema.md), outermost containers first."""
+    if not fn.get("nodes"):
+        return []
+    spans = _node_spans(fn)
+    containers = _containers(fn, spans)
+    hasher = _Hasher(fn)
+    repeats: list[dict] = []
+    for key in sorted(containers, key=len):
+        items = containers[key]
+        if len(items) < 2:
+            continue
+        hashes = []
+        for k, item in enumerate(items):
+            if item.scope_path is not None and not item.contiguous:
+                hashes.append(hash(("unique", k)))  # split scopes cannot be one block
+            else:
+                hashes.append(hasher.item_hash(item, containers, key))
+        sizes = [item.stop - item.start for item in items]
+        for start, period, count in _runs(hashes, sizes):
+            units = [[items[start + u * period].start, items[start + u * period + period - 1].stop]
+                     for u in range(count)]
+            first, last = items[start], items[start + period * count - 1]
+            label = _label(first, last, period, count, units[0][1] - units[0][0])
+            repeats.append({"id": f"r{len(repeats)}", "group": key[0], "scope": list(key[1:]),
+                            "units": units, "label": label})
+    return repeats
+
+
+def _label(first: _Item, last: _Item, period: int, count: int, eqns: int) -> str:
+    if period == 1 and first.scope_path is not None:
+        return f"{count} identical blocks {first.scope_path[-1]} … {last.scope_path[-1]} ({eqns} eqns each)"
+    return f"{count} identical blocks of {period} item{'s' * (period != 1)} ({eqns} eqns each)"

@@ -1,0 +1,150 @@
+"""The compact wire form of graph documents (docs/schema.md, "Wire form").
+
+The logical document (one object per node and var) costs about 550 bytes per eqn as
+JSON, mostly repeated keys and repeated strings (`f32[8,32]`, `dot_general`, file
+names). A notebook stores every widget's state and the kernel sends it over a
+websocket, so a 50k-eqn train step would cost 27 MB per view. The wire form stores
+each table as columns, every string once in a string table, ids as positions, and
+what can be derived (ids, node outputs, group inputs, sub-group lists) not at all.
+Functions whose wire JSON is still large are gzip-compressed and base64-encoded.
+`widgets/graph/decode.js` turns the wire form back into the logical document, so
+the view code and the JSON export only ever see the documented logical shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from typing import Any
+
+ENCODING = "columnar"
+PACK_ABOVE_BYTES = 256 * 1024  # functions above this (as wire JSON) travel gzip+base64
+DEF_CODES = {"in": -1, "const": -2, "free": -3}
+# Function fields that travel as they are (small, or already plain text).
+_PLAIN = ("id", "name", "signature", "source", "calls", "cache_hits", "n_eqns", "truncated", "text", "levels",
+          "cost", "repeats", "values_note", "batch_size", "batch_note")
+
+
+class _Strings:
+    """A string table: each distinct string stored once, referred to by position."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int:
+        if text is None:
+            return -1
+        at = self.index.get(text)
+        if at is None:
+            at = self.index[text] = len(self.table)
+            self.table.append(text)
+        return at
+
+
+def _index(items: list[dict], prefix: str) -> dict[str, int]:
+    index = {}
+    for i, item in enumerate(items):
+        if item["id"] != f"{prefix}{i}":
+            raise ValueError(f"wire form needs positional ids, got {item['id']!r} at {i}")
+        index[item["id"]] = i
+    return index
+
+
+def encode_function(fn: dict) -> dict:
+    """The wire form of one logical `Function`."""
+    s = _Strings()
+    var_at = _index(fn["vars"], "v")
+    node_at = _index(fn["nodes"], "n")
+    group_at = _index(fn["groups"], "g")
+
+    def operand(op: dict) -> Any:
+        return var_at[op["var"]] if "var" in op else [s(op["lit"]), s(op["aval"])]
+
+    scopes: dict[tuple, int] = {}
+    sources: dict[tuple, int] = {}
+
+    def scope(path: list[str]) -> int:
+        key = tuple(path)
+        if key not in scopes:
+            scopes[key] = len(scopes)
+        return scopes[key]
+
+    def source(src: dict | None) -> int:
+        if src is None:
+            return -1
+        key = (s(src.get("file")), src.get("line"), src.get("col"), s(src.get("func")), s(src.get("code")))
+        if key not in sources:
+            sources[key] = len(sources)
+        return sources[key]
+
+    nodes = fn["nodes"]
+    columns: dict[str, list] = {
+        "group": [group_at[n["group"]] for n in nodes],
+        "prim": [s(n["prim"]) for n in nodes],
+        "scope": [scope(n["scope"]) for n in nodes],
+        "params": [[s(x) for kv in n["params"].items() for x in kv] for n in nodes],
+        "ins": [[operand(op) for op in n["ins"]] for n in nodes],
+        "line": [-1 if n["line"] is None else n["line"] for n in nodes],
+        "src": [source(n["src"]) for n in nodes],
+    }
+    if any("cost" in n for n in nodes):
+        columns["cost"] = [_cost(n.get("cost")) for n in nodes]
+    if any("shlo" in n for n in nodes):
+        columns["shlo"] = [n.get("shlo") or [] for n in nodes]
+        columns["hlo"] = [n.get("hlo") or [] for n in nodes]
+        columns["hlo_comp"] = [s(n.get("hlo_comp")) for n in nodes]
+    variables = fn["vars"]
+    wire = {key: fn[key] for key in _PLAIN if key in fn}
+    wire.update({
+        "root": group_at[fn["root"]],
+        "groups": {
+            "node": [-1 if g["node"] is None else node_at[g["node"]] for g in fn["groups"]],
+            "label": [s(g["label"]) for g in fn["groups"]],
+            "outvars": [[operand(op) for op in g["outvars"]] for g in fn["groups"]],
+            "n_eqns": [g["n_eqns"] for g in fn["groups"]],
+        },
+        "nodes": columns,
+        "vars": {
+            "name": [s(v["name"]) for v in variables],
+            "aval": [s(v["aval"]) for v in variables],
+            "group": [group_at[v["group"]] for v in variables],
+            "def": [DEF_CODES[v["def"]] if v["def"] in DEF_CODES else node_at[v["def"]]
+                    for v in variables],
+        },
+        "scopes": [[s(part) for part in path] for path in scopes],
+        "sources": [list(key) for key in sources],
+    })
+    if fn.get("values") is not None:
+        wire["values"] = {str(var_at[vid]): summary for vid, summary in fn["values"].items() if vid in var_at}
+    if fn.get("batch") is not None:
+        batch = fn["batch"]
+        wire["batch"] = [-1 if batch.get(v["id"]) is None else batch[v["id"]] for v in variables]
+    wire["strings"] = s.table
+    return wire
+
+
+def _cost(cost: dict | None) -> list | int:
+    if not cost:
+        return 0
+    return [cost.get("flops"), cost.get("bytes")]
+
+
+def pack(wire_fn: dict) -> dict:
+    """gzip + base64 a wire function when its JSON is large (the front end inflates it)."""
+    text = json.dumps(wire_fn, separators=(",", ":"), allow_nan=False)
+    if len(text) <= PACK_ABOVE_BYTES:
+        return wire_fn
+    data = base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
+    return {"packed": "gzip+base64", "data": data, "bytes": len(text)}
+
+
+def encode_document(doc: dict, compress: bool = True) -> dict:
+    """The wire form of a logical graph document; other kinds pass through unchanged."""
+    if doc.get("kind") != "graph" or doc.get("encoding") == ENCODING:
+        return doc
+    functions = [encode_function(fn) for fn in doc.get("functions", [])]
+    if compress:
+        functions = [pack(f) for f in functions]
+    return {**doc, "encoding": ENCODING, "functions": functions}
