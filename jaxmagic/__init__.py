@@ -12,7 +12,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import document, show, static_html, to_html, view
+from .api import document, show, static_html, to_dot, to_html, view
 from .capture import Capture, JitCall, capture
 
 
@@ -28,5 +28,5 @@ def unload_ipython_extension(shell):  # noqa: ANN001
     unload(shell)
 
 
-__all__ = ["Capture", "JitCall", "capture", "document", "show", "static_html", "to_html", "view",
+__all__ = ["Capture", "JitCall", "capture", "document", "show", "static_html", "to_dot", "to_html", "view",
            "load_ipython_extension", "unload_ipython_extension", "__version__"]

@@ -74,3 +74,21 @@ def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Pat
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
     return text
+
+
+def to_dot(item: Capture | dict, function: int | str = 0) -> Any:
+    """A `graphviz.Digraph` of one function's graph (needs the `graphviz` package: `pip install jaxmagic[dot]`).
+
+    `function` picks the function by position or name. `.source` is the DOT text;
+    `.render()` needs Graphviz's `dot` binary.
+    """
+    try:
+        import graphviz  # noqa: F401
+    except ImportError as exc:
+        raise ImportError("jaxmagic.to_dot needs the graphviz package: pip install 'jaxmagic[dot]'") from exc
+    from .views.dot import document_dot
+
+    doc = item if isinstance(item, dict) else document(item, "graph")
+    if doc.get("kind") != "graph":
+        raise ValueError(f"to_dot draws graph documents, not {doc.get('kind')!r}")
+    return document_dot(doc, function)

@@ -81,3 +81,18 @@ def test_to_html_writes_a_page(tmp_path):
     target = tmp_path / "page.html"
     text = jaxmagic.to_html(hostile_capture(), target)
     assert target.read_text() == text and "window.__jaxmagic_static = true" in text
+
+
+def test_big_program_degrades_to_a_collapsed_overview():
+    """A 4k-eqn train step: repeated layers are one box each, hundreds of params one port."""
+    from bench.programs import transformer_step
+    from jaxmagic.model.graph import function_graph
+
+    fn, args = transformer_step(18)
+    doc = function_graph("f0", "train_step", fn.trace(*args).jaxpr)
+    assert doc["n_eqns"] > 3000
+    svg = function_svg(doc)
+    ET.fromstring(svg)
+    assert len(svg) < 20_000
+    assert "18× block" in svg and "inputs" in svg
+    assert svg.count("<rect") < 20

@@ -15,6 +15,7 @@ from ..capture import jax_compat
 from ..capture.record import Capture, JitCall
 from .document import envelope, source_json
 from .jaxpr_text import JaxprText
+from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
 from .repeats import find_repeats
 
 VERSION = 2  # 2: optional levels, cost, repeats, values, batch (docs/schema.md)
@@ -191,26 +192,3 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
     else:
         title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
     return envelope("graph", VERSION, title, capture, notes, functions=functions)
-
-
-def derive_edges(function: dict) -> list[tuple[str, str, str]]:
-    """The edge rule of docs/schema.md: (source, target, var id) for every var use.
-
-    Sources and targets are node ids, or `in:<var>`, `const:<var>`, `out:<group>:<i>` ports.
-    """
-    var_by_id = {v["id"]: v for v in function["vars"]}
-
-    def source_of(vid: str) -> str:
-        definition = var_by_id[vid]["def"]
-        return f"{definition}:{vid}" if definition in ("in", "const", "free") else definition
-
-    edges = []
-    for node in function["nodes"]:
-        for operand in node["ins"]:
-            if "var" in operand:
-                edges.append((source_of(operand["var"]), node["id"], operand["var"]))
-    for group in function["groups"]:
-        for i, operand in enumerate(group["outvars"]):
-            if "var" in operand:
-                edges.append((source_of(operand["var"]), f"out:{group['id']}:{i}", operand["var"]))
-    return edges

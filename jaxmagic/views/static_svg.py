@@ -14,6 +14,7 @@ from xml.sax.saxutils import escape
 
 BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 132, 34, 48, 14, 16
 MAX_ITEMS = 400
+MAX_PORTS = 24  # more inputs or outputs than this are drawn as one box
 FONT = "ui-sans-serif, system-ui, sans-serif"
 
 
@@ -43,15 +44,29 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
     items: dict[str, _Item] = {}
     item_of_node: dict[str, str] = {}
     hidden = 0
-    for vid in root_group["constvars"]:
-        items[f"const:{vid}"] = _Item(f"const:{vid}", f"const {vars_by_id[vid]['name']}", vars_by_id[vid]["aval"], "const")
-    for vid in root_group["invars"]:
-        items[f"in:{vid}"] = _Item(f"in:{vid}", vars_by_id[vid]["name"], vars_by_id[vid]["aval"], "input")
+    port_of: dict[str, str] = {}  # "in:<var>" / "const:<var>" / "out:<i>" -> drawn item key
+    ports = [(f"const:{vid}", vid, "const") for vid in root_group["constvars"]] + \
+        [(f"in:{vid}", vid, "input") for vid in root_group["invars"]]
+    for key, vid, kind in ports:
+        if len(ports) > MAX_PORTS:  # a pytree of hundreds of params: one box, not a column of hundreds
+            port_of[key] = "in:*"
+            items.setdefault("in:*", _Item("in:*", f"{len(ports)} inputs", "arguments", "input"))
+            continue
+        port_of[key] = key
+        label = f"const {vars_by_id[vid]['name']}" if kind == "const" else vars_by_id[vid]["name"]
+        items[key] = _Item(key, label, vars_by_id[vid]["aval"], kind)
     scope_counts: dict[str, int] = defaultdict(int)
-    for node in function["nodes"]:
+    repeat_of = _root_repeats(function)
+    for index, node in enumerate(function["nodes"]):
         if node["group"] != root:
             continue
-        if node["scope"]:
+        if index in repeat_of:
+            rep = repeat_of[index]
+            key = "repeat:" + rep["id"]
+            if key not in items:
+                start, stop = rep["units"][0][0], rep["units"][-1][1]
+                items[key] = _Item(key, f"{len(rep['units'])}× block", f"▸ {stop - start} eqns", "scope")
+        elif node["scope"]:
             key = "scope:" + node["scope"][0]
             scope_counts[key] += 1 + sum(group_of[g]["n_eqns"] for g in node["subgroups"])
             if key not in items:
@@ -70,7 +85,13 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
         item_of_node[node["id"]] = key
     for key, count in scope_counts.items():
         items[key].sub = f"▸ {count} eqns"
-    for i, operand in enumerate(root_group["outvars"]):
+    outvars = root_group["outvars"]
+    for i, operand in enumerate(outvars):
+        if len(outvars) > MAX_PORTS:
+            port_of[f"out:{i}"] = "out:*"
+            items.setdefault("out:*", _Item("out:*", f"{len(outvars)} outputs", "", "output"))
+            continue
+        port_of[f"out:{i}"] = f"out:{i}"
         label = vars_by_id[operand["var"]]["name"] if "var" in operand else operand["lit"]
         items[f"out:{i}"] = _Item(f"out:{i}", f"out {label}", vars_by_id[operand["var"]]["aval"]
                                   if "var" in operand else operand["aval"], "output")
@@ -78,7 +99,7 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
     def item_for_var(vid: str) -> str | None:
         definition = vars_by_id[vid]["def"]
         if definition in ("in", "const"):
-            return f"{definition}:{vid}"
+            return port_of.get(f"{definition}:{vid}")
         return item_of_node.get(definition)
 
     edges: set[tuple[str, str, str]] = set()
@@ -90,11 +111,21 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
             source = item_for_var(operand["var"]) if "var" in operand else None
             if source and source != target:
                 edges.add((source, target, vars_by_id[operand["var"]]["aval"]))
-    for i, operand in enumerate(root_group["outvars"]):
+    for i, operand in enumerate(outvars):
         source = item_for_var(operand["var"]) if "var" in operand else None
         if source:
-            edges.add((source, f"out:{i}", vars_by_id[operand["var"]]["aval"]))
+            edges.add((source, port_of[f"out:{i}"], vars_by_id[operand["var"]]["aval"]))
     return list(items.values()), sorted(edges), hidden
+
+
+def _root_repeats(function: dict) -> dict[int, dict]:
+    """Node index -> repeat, for repeated runs at the top of the root group (drawn as one box each)."""
+    out: dict[int, dict] = {}
+    for rep in function.get("repeats") or []:
+        if rep.get("group") == function["root"] and not rep.get("scope"):
+            for start, stop in rep["units"]:
+                out.update((i, rep) for i in range(start, stop))
+    return out
 
 
 def _layout(items: list[_Item], edges: list[tuple[str, str, str]]) -> dict[int, list[_Item]]:
