@@ -4,7 +4,8 @@
 
 1. `%load_ext jaxmagic` time after `import jax` (fresh interpreter).
 2. Capture overhead: a tiny jitted function called 10,000 times, plain vs inside a capture.
-3. Graph document build time and size against eqn count.
+3. Graph documents of real programs at about 1k, 10k and 50k eqns: build time, size per eqn
+   (logical JSON, wire form, as sent), and Graphviz `dot` on the same graph's DOT export.
 Best of several interleaved repeats; nothing here is a pass/fail test.
 """
 
@@ -12,17 +13,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 import jaxmagic  # noqa: E402
-from jaxmagic.model import graph_document  # noqa: E402
+from bench import programs  # noqa: E402
+from jaxmagic.model.graph import function_graph  # noqa: E402
+from jaxmagic.views import wire  # noqa: E402
+from jaxmagic.views.dot import function_dot  # noqa: E402
 
 LOAD_SCRIPT = """
 import time, jax
@@ -61,25 +69,55 @@ def capture_overhead(n: int = 10_000, repeats: int = 7) -> tuple[float, float]:
     return min(plain) / n * 1e6, min(captured) / n * 1e6
 
 
-def chain(n_eqns: int):
-    def f(x):
-        for i in range(n_eqns // 2):
-            x = jnp.sin(x) * 1.0001
-        return x
-    return jax.jit(f)
+REAL_PROGRAMS = {  # name -> builder of (jitted fn, args); about 1k, 10k and 50k eqns
+    "mlp grad, 70 layers": lambda: programs.mlp_grad(70),
+    "transformer step, 46 layers": lambda: programs.transformer_step(46),
+    "transformer step, scan over 46 layers": lambda: programs.transformer_step(46, scan=True),
+    "transformer step, 232 layers": lambda: programs.transformer_step(232),
+}
 
 
-def graph_scaling(sizes=(100, 1_000, 10_000)) -> list[tuple[int, float, float, int]]:
+def graph_scaling(dot_timeout: float = 120.0) -> list[dict]:
+    """Document build time and sizes for real programs, and Graphviz `dot` on the same graph.
+
+    Trace only (`fn.trace(...).jaxpr`): XLA-compiling the 50k-eqn program takes more memory
+    than this machine has, and the document does not need it.
+    """
     rows = []
-    for size in sizes:
-        with jaxmagic.capture() as cap:
-            chain(size)(jnp.ones(4))
+    for name, build in REAL_PROGRAMS.items():
+        fn, args = build()
+        jaxpr = fn.trace(*args).jaxpr
         start = time.perf_counter()
-        doc = graph_document(cap)
-        build = time.perf_counter() - start
-        text = json.dumps(doc, separators=(",", ":"))
-        rows.append((doc["functions"][0]["n_eqns"], build * 1e3, len(text) / 1024, len(text) // max(1, doc["functions"][0]["n_eqns"])))
+        doc = function_graph("f0", name, jaxpr)
+        build_s = time.perf_counter() - start
+        eqns = doc["n_eqns"]
+        logical = len(json.dumps(doc, separators=(",", ":")))
+        start = time.perf_counter()
+        wire_fn = wire.encode_function(doc)
+        encode_s = time.perf_counter() - start
+        wire_bytes = len(json.dumps(wire_fn, separators=(",", ":")))
+        packed = len(json.dumps(wire.pack(wire_fn), separators=(",", ":")))
+        rows.append({"program": name, "eqns": eqns, "build ms": build_s * 1e3, "encode ms": encode_s * 1e3,
+                     "logical B/eqn": logical / eqns, "wire B/eqn": wire_bytes / eqns,
+                     "sent B/eqn": packed / eqns, "repeats": len(doc["repeats"]),
+                     "dot": dot_time(doc, dot_timeout) if eqns < 20_000 else "not run"})
     return rows
+
+
+def dot_time(doc: dict, timeout: float) -> str:
+    """Graphviz `dot -Tsvg` on our DOT export of the same graph: seconds, or the time-out."""
+    if not shutil.which("dot"):
+        return "dot not installed"
+    source = function_dot(doc).source
+    start = time.perf_counter()
+    try:
+        subprocess.run(["dot", "-Tsvg", "-o", os.devnull], input=source, text=True, timeout=timeout,
+                       capture_output=True, check=True)
+    except subprocess.TimeoutExpired:
+        return f"no layout in {timeout:.0f} s"
+    except subprocess.CalledProcessError as exc:
+        return f"failed: {exc.stderr[-120:]}"
+    return f"{time.perf_counter() - start:.1f} s"
 
 
 def main() -> None:
@@ -88,9 +126,12 @@ def main() -> None:
     plain, captured = capture_overhead()
     print(f"10,000 calls of a tiny jitted function: plain {plain:.2f} us/call, captured {captured:.2f} us/call, "
           f"ratio {captured / plain:.2f}x")
-    print("graph document: eqns, build ms, size KiB, bytes/eqn")
-    for eqns, ms, kib, per in graph_scaling():
-        print(f"  {eqns:>6} eqns  {ms:8.1f} ms  {kib:9.1f} KiB  {per:5d} B/eqn")
+    print("graph documents of real programs (trace only):")
+    for row in graph_scaling():
+        print(f"  {row['program']:<40} {row['eqns']:>6} eqns  build {row['build ms']:7.0f} ms  "
+              f"encode {row['encode ms']:5.0f} ms  logical {row['logical B/eqn']:4.0f} B/eqn  "
+              f"wire {row['wire B/eqn']:4.0f} B/eqn  sent {row['sent B/eqn']:4.0f} B/eqn  "
+              f"repeats {row['repeats']}  graphviz dot: {row['dot']}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,13 @@ _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
 def _common_options(fn: Callable) -> Callable:
+    fn = argument("--vmap", action="store_true",
+                  help="also record vmap batch dimensions (the vmap mode of the graph): programs that use "
+                       "jax.vmap are traced once more, so Python side effects inside them run again")(fn)
+    fn = argument("--values", action="store_true",
+                  help="also record forward values: a summary (shape, dtype, min/max/mean, NaN/Inf counts, "
+                       "tiny arrays printed) of every variable of each function's first call; the program "
+                       "is evaluated a second time, eqn by eqn (up to about 2 s)")(fn)
     fn = argument("--static", action="store_true",
                   help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
     fn = argument("-n", "--name", metavar="VAR",
@@ -82,7 +89,7 @@ class JaxMagics(Magics):
 
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
         args = parse_argstring(getattr(self, magic), line)  # raises UsageError: shown as usage
-        session = CaptureSession(self.shell.user_ns)
+        session = CaptureSession(self.shell.user_ns, values=args.values, vmap=args.vmap)
         session.start()
         error: BaseException | None = None
         try:
@@ -121,7 +128,7 @@ class JaxMagics(Magics):
         parsed = parse_magic_line(raw, self) if raw else None
         if parsed is None:
             return
-        session = CaptureSession(self.shell.user_ns)
+        session = CaptureSession(self.shell.user_ns, values=parsed[1].values, vmap=parsed[1].vmap)
         try:
             session.start()
         except Exception as exc:

@@ -6,6 +6,7 @@ one function here, and the fallback degrades a feature instead of failing.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, Callable
 
@@ -120,12 +121,25 @@ def is_dropvar(var: Any) -> bool:
     return type(var).__name__ == "DropVar"
 
 
-def jaxpr_types() -> tuple[type, type]:
-    """(ClosedJaxpr, Jaxpr) classes, wherever this JAX keeps them."""
-    from jax import extend
+_jaxpr_types: tuple[type, type] | None = None
 
-    core = extend.core
-    return core.ClosedJaxpr, core.Jaxpr
+
+def jaxpr_types() -> tuple[type, type]:
+    """(ClosedJaxpr, Jaxpr) classes, wherever this JAX keeps them.
+
+    `jax._src.core` is loaded with jax; `jax.extend` (the public home) costs ~16 ms to import.
+    """
+    global _jaxpr_types
+    if _jaxpr_types is None:
+        try:
+            from jax._src import core
+
+            _jaxpr_types = (core.ClosedJaxpr, core.Jaxpr)
+        except Exception:
+            from jax import extend
+
+            _jaxpr_types = (extend.core.ClosedJaxpr, extend.core.Jaxpr)
+    return _jaxpr_types
 
 
 def hide_from_jax(path: str) -> None:
@@ -146,3 +160,121 @@ def primitive_names() -> frozenset[str]:
         return frozenset(getattr(primitives, n).name for n in dir(primitives) if n.endswith("_p"))
     except Exception:
         return frozenset()
+
+
+def bind_eqn(eqn: Any, invals: list) -> list:
+    """Evaluate one eqn on concrete operands, as `jax.core.eval_jaxpr` does; returns its outputs.
+
+    `get_bind_params` turns stored params into bind params (shard_map and other
+    primitives with sub-jaxprs need it); older JAX returned `(subfuns, params)`.
+    `eqn.ctx.manager` restores the eqn's context (compute type, remat tags...).
+    """
+    params: Any = eqn.params
+    subfuns: tuple = ()
+    get_bind_params = getattr(eqn.primitive, "get_bind_params", None)
+    if get_bind_params is not None:
+        params = get_bind_params(eqn.params)
+        if isinstance(params, tuple) and len(params) == 2 and isinstance(params[1], dict):
+            subfuns, params = params
+    manager = getattr(getattr(eqn, "ctx", None), "manager", None)
+    with manager if manager is not None else contextlib.nullcontext():
+        out = eqn.primitive.bind(*subfuns, *invals, **params)
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
+def _transform_type() -> type | None:
+    try:
+        from jax._src.source_info_util import Transform
+
+        return Transform
+    except Exception:
+        return None
+
+
+_TRANSFORM = _transform_type()
+
+
+def has_transform(source_info: Any, name: str) -> bool:
+    """True if an eqn was traced under transform `name` (e.g. "vmap"): `vmap(...)` in its name stack.
+
+    Called once per eqn of every recorded program: a loop over the stack's few entries.
+    """
+    try:
+        for entry in source_info.name_stack.stack:
+            if entry.__class__ is _TRANSFORM and entry.name == name:
+                return True
+        return False
+    except Exception:
+        return f"{name}(" in name_stack_text(source_info)
+
+
+def transform_depth(source_info: Any, name: str) -> int:
+    """How many times transform `name` appears in an eqn's name stack (2 = nested vmaps)."""
+    try:
+        return sum(entry.__class__ is _TRANSFORM and entry.name == name for entry in source_info.name_stack.stack)
+    except Exception:
+        return name_stack_text(source_info).count(f"{name}(")
+
+
+def traced_consts(traced: Any) -> tuple:
+    """Constants a `jax.stages.Traced` passes as the leading inputs of its jaxpr (often none)."""
+    return tuple(getattr(traced, "_consts", ()) or ())
+
+
+def python_function(jitted: Any) -> Any:
+    """The Python callable a jitted function traces (`jax.jit` keeps it as `__wrapped__`)."""
+    return getattr(jitted, "__wrapped__", None)
+
+
+_VMAP_FIELDS = ("fun", "in_axes", "out_axes", "axis_name", "axis_size", "spmd_axis_name")
+
+
+def vmap_spec(fn: Any) -> dict | None:
+    """{fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name} if `fn` is what `jax.vmap` returned.
+
+    `jax.vmap` keeps its arguments in the closure of its inner `vmap_f` (under one
+    `api_boundary` wrapper); None when `fn` is anything else or JAX changed that shape.
+    """
+    try:
+        for _ in range(3):  # vmap_f itself, or up to two wrappers around it
+            code = getattr(fn, "__code__", None)
+            if code is None or not fn.__closure__:
+                return None
+            cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__)))
+            if code.co_name == "vmap_f" and all(k in cells for k in _VMAP_FIELDS):
+                spec = {k: cells[k] for k in _VMAP_FIELDS}
+                if cells.get("sum_match"):
+                    spec["sum_match"] = True
+                if spec["axis_name"] is _no_axis_name():
+                    spec["axis_name"] = None
+                return spec
+            inner = [v for v in cells.values() if callable(v) and getattr(v, "__code__", None) is not None]
+            if len(inner) != 1:
+                return None
+            fn = inner[0]
+    except Exception:
+        return None
+    return None
+
+
+def _no_axis_name() -> Any:
+    try:
+        from jax._src import core
+
+        return core.no_axis_name
+    except Exception:
+        return None
+
+
+def dce_jaxpr(jaxpr: Any) -> Any:
+    """`jaxpr` after the dead-code elimination `jit` applies before lowering, or None if unavailable.
+
+    Eqns whose outputs are unused lower to nothing; knowing them keeps a dead eqn from taking
+    the ops of a live twin when eqns are linked to StableHLO lines (model/levels.py).
+    """
+    try:
+        from jax._src.interpreters import partial_eval as pe
+
+        return pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))[0]
+    except Exception:
+        return None

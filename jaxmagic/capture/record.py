@@ -69,6 +69,14 @@ class Artifacts:
     lowered: Any = None  # jax.stages.Lowered
     compiled: Any = None  # jax.stages.Compiled
     error: str | None = None  # why an artefact could not be obtained
+    # Forward values (only with `values=True`): jaxpr Var -> {shape, dtype, min, max, mean, nan,
+    # inf, value} of the first recorded call, plain Python data (capture/values.py).
+    values: dict[Any, dict] | None = None
+    values_note: str | None = None  # why values are missing or partial
+    # vmap batch dimensions (only for programs with vmap): jaxpr Var -> dim or None (capture/batching.py).
+    batch_dims: dict[Any, int | None] | None = None
+    batch_size: int | None = None
+    batch_note: str | None = None
 
     @property
     def lowered_text(self) -> str | None:

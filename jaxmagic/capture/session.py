@@ -51,8 +51,10 @@ class _FunctionState:
 class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
-    def __init__(self, namespace: dict | None):
+    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False):
         self.namespace = namespace if namespace is not None else {}
+        self.values = values  # evaluate each new signature's jaxpr again for forward values
+        self.vmap = vmap  # trace vmapped programs again with one more element for batch dimensions
         self.capture = Capture(jax_version=jax.__version__)
         self._stack = ExitStack()
         self._functions: dict[int, _FunctionState] = {}
@@ -186,27 +188,41 @@ class CaptureSession:
             if error is None:
                 artifacts = state.artifacts.get(signature.key)
                 if artifacts is None:
-                    artifacts = state.artifacts[signature.key] = self._artifacts(fn, args, kwargs)
+                    artifacts = state.artifacts[signature.key] = self._artifacts(
+                        fn, args, kwargs, durations["execute"])
 
         self._rows.append(JitCall(
             index=index, name=state.name, function_id=id(fn), source=state.source, call_site=call_site,
             signature=signature, cache_hit=cache_hit, start=start, end=end, durations=durations,
             artifacts=artifacts, error=None if error is None else f"{type(error).__name__}: {error}"))
 
-    def _artifacts(self, fn: Any, args: tuple, kwargs: dict) -> Artifacts:
+    def _artifacts(self, fn: Any, args: tuple, kwargs: dict, execute_s: float) -> Artifacts:
         """The jaxpr, Lowered and Compiled for this call's signature, via JAX's AOT API.
 
-        Right after the call these hit the caches the call filled (well under 1 ms).
+        Right after the call these hit the caches the call filled (well under 1 ms). Then,
+        only when asked for: vmap batch dimensions (programs with vmap are traced once more,
+        so the user's Python inside them runs again: opt-in) and forward values (the jaxpr
+        evaluated again on this call's arguments). JAX events these fire are ours.
         """
+        from . import batching, values  # imported on first use: `%load_ext` stays as fast
+
         artifacts = Artifacts()
+        traced = None
         self._collecting = True
         try:
-            traced = fn.trace(*args, **kwargs)
-            artifacts.jaxpr = traced.jaxpr
-            artifacts.lowered = traced.lower()
-            artifacts.compiled = artifacts.lowered.compile()
-        except Exception as exc:
-            artifacts.error = f"{type(exc).__name__}: {exc}"
+            try:
+                traced = fn.trace(*args, **kwargs)
+                artifacts.jaxpr = traced.jaxpr
+                artifacts.lowered = traced.lower()
+                artifacts.compiled = artifacts.lowered.compile()
+            except Exception as exc:
+                artifacts.error = f"{type(exc).__name__}: {exc}"
+            if artifacts.jaxpr is not None and self.vmap:
+                batch = batching.batch_info(fn, args, kwargs, artifacts.jaxpr, self.namespace)
+                if batch is not None:
+                    artifacts.batch_dims, artifacts.batch_size, artifacts.batch_note = batch.dims, batch.size, batch.note
+            if artifacts.jaxpr is not None and self.values:
+                artifacts.values, artifacts.values_note = values.call_values(fn, traced, args, kwargs, execute_s)
         finally:
             self._collecting = False
         return artifacts
@@ -215,8 +231,8 @@ class CaptureSession:
 class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
-    def __init__(self, namespace: dict | None):
-        self._session = CaptureSession(namespace)
+    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False):
+        self._session = CaptureSession(namespace, values=values, vmap=vmap)
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -226,13 +242,23 @@ class CaptureContext:
         return False
 
 
-def capture(namespace: dict | None = None) -> CaptureContext:
+def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
     recording; by default the caller's module globals, as a notebook uses its user
     namespace. Functions jitted inside the block are always recorded.
+
+    `values=True` also records forward values: a summary (shape, dtype, min, max, mean,
+    NaN/Inf counts, tiny values printed) of every variable of the first call of each
+    function and signature, in `Artifacts.values` (costs a second evaluation; see
+    capture/values.py for its guards).
+
+    `vmap=True` also records, for programs that use `jax.vmap`, the position of the batch
+    dimension in every variable (`Artifacts.batch_dims`): the program is traced once more
+    with one more element per vmap, so Python side effects inside it run again
+    (capture/batching.py).
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    return CaptureContext(namespace)
+    return CaptureContext(namespace, values=values, vmap=vmap)

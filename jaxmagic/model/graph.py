@@ -8,11 +8,12 @@ of JAX objects: no IPython, no widgets.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Iterator
 
 from ..capture import jax_compat
-from ..capture.record import Capture, JitCall
+from ..capture.record import Artifacts, Capture, JitCall
 from .document import envelope, source_json
 from .jaxpr_text import JaxprText
 from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
@@ -138,12 +139,39 @@ class _FunctionBuilder:
                 "vars": self.vars, "n_eqns": len(self.nodes), "truncated": self.truncated}
 
 
-def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
-    """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr)."""
-    body = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns).document()
-    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, **body}
+def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION,
+                   artifacts: Artifacts | None = None) -> dict:
+    """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
+
+    With the call's `artifacts`, also what the capture recorded about it: forward values
+    and vmap batch dimensions (keyed by the jaxpr's Vars, joined here to var ids).
+    """
+    builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns)
+    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,
+          **builder.document()}
     fn["repeats"] = find_repeats(fn)
+    if artifacts is not None:
+        _attach_var_data(fn, builder.var_ids, artifacts)
     return fn
+
+
+def _attach_var_data(fn: dict, var_ids: dict, artifacts: Artifacts) -> None:
+    """Values (forward mode) and batch dims (vmap mode) by var id, when they were recorded."""
+    if artifacts.values is not None or artifacts.values_note:
+        recorded = artifacts.values or {}
+        fn["values"] = {vid: _json_safe(recorded[var]) for var, vid in var_ids.items() if var in recorded} \
+            if artifacts.values is not None else None
+        fn["values_note"] = artifacts.values_note
+    if artifacts.batch_dims is not None or artifacts.batch_note:
+        dims = artifacts.batch_dims
+        fn["batch"] = {vid: dims.get(var) for var, vid in var_ids.items()} if dims is not None else None
+        fn["batch_size"] = artifacts.batch_size
+        fn["batch_note"] = artifacts.batch_note
+
+
+def _json_safe(summary: dict) -> dict:
+    """NaN/Inf are not JSON: a summary carries them as counts, never as numbers."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in summary.items()}
 
 
 def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCall]]], Counter]:
@@ -169,7 +197,7 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
             why = first.error or (first.artifacts.error if first.artifacts else None) or "no jaxpr was recorded"
             notes.append(f"{first.name}({first.signature}): no graph: {why}")
             continue
-        fn = function_graph(fid, first.name, first.jaxpr, max_eqns)
+        fn = function_graph(fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts)
         fn.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
                   cache_hits=sum(c.cache_hit for c in calls))
         if fn["truncated"]:
