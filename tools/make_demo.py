@@ -60,6 +60,36 @@ params = {name: 0.1 * jax.random.normal(jax.random.fold_in(key, i), shape)
 loss, params = train_step(params, jnp.ones((8, 16)))
 loss'''),
     new_code_cell("step_capture.calls[0]"),
+    new_markdown_cell("## Real models: repeated layers, linked levels, cost\nA 24-layer MLP written as a Python loop "
+                      "unrolls into hundreds of eqns. jaxmagic recognises the identical layers and shows each run "
+                      "as one collapsed box with its count. Beside the graph, the jaxpr, the StableHLO JAX lowered "
+                      "it to and the HLO XLA compiled are linked: select an eqn and its ops light up in each. "
+                      "*Colour* shades nodes by estimated FLOPs or bytes."),
+    new_code_cell('''%%jaxpr
+@jax.jit
+def deep_grad(layers, x):
+    def loss(layers):
+        h = x
+        for i, w in enumerate(layers):
+            with jax.named_scope(f"dense_{i}"):
+                h = jnp.tanh(h @ w)
+        return jnp.mean(h ** 2)
+    return jax.grad(loss)(layers)
+
+layers = [0.1 * jax.random.normal(jax.random.fold_in(jax.random.key(1), i), (32, 32)) for i in range(24)]
+grads = deep_grad(layers, jnp.ones((4, 32)))'''),
+    new_markdown_cell("## Forward and vmap modes\n`--values` records a summary of every intermediate value of the "
+                      "first call (switch the graph to *forward*); `--vmap` records where the batch dimension sits "
+                      "in every value of a vmapped program (switch to *vmap*). Here `log` of a negative number "
+                      "makes a NaN, and the summary shows where it first appears."),
+    new_code_cell('''%%jaxpr --values --vmap
+@jax.jit
+def per_example(w, xs):
+    def loss(w, x):
+        return jnp.log(x @ w).sum()
+    return jax.vmap(jax.grad(loss), in_axes=(None, 0))(w, xs)
+
+per_example(jnp.array([[1.0, -1.0], [0.5, 2.0]]), jnp.arange(6.0).reshape(3, 2))'''),
     new_markdown_cell("## Recompiles: a new shape means a new trace\n`f` from the first cell is already compiled "
                       "for `f32[3]` (a cache hit); a new shape traces and compiles again, so the view has two tabs, "
                       "one per signature. The repeat call is a hit."),

@@ -5,5 +5,6 @@
  */
 import theme from "../js/src/theme.css";
 import graph from "./graph/graph.css";
+import scale from "./graph/scale.css";
 
-export default theme + "\n" + graph;
+export default theme + "\n" + graph + "\n" + scale;

@@ -65,10 +65,11 @@ export function setClassAll(root, selector, cls, on) {
 }
 
 /**
- * Offer `text` as a file download. Uses a Blob URL so nothing leaves the page.
+ * Offer `data` (text or a Blob) as a file download. Uses a Blob URL so nothing
+ * leaves the page.
  */
-export function download(name, text, type) {
-  const blob = new Blob([text], { type });
+export function download(name, data, type) {
+  const blob = data instanceof Blob ? data : new Blob([data], { type });
   const url = URL.createObjectURL(blob);
   const a = h("a", { href: url, download: name });
   document.body.appendChild(a);

@@ -32,10 +32,40 @@ function startWorker() {
   }
 }
 
+/** Results kept on this side, so unchanged subtrees are neither sent nor received again. */
+const KNOWN_MAX = 20000;
+
+/**
+ * The part of `tree` to lay out: subtrees whose key has a known result become stubs
+ * `{key, stub, w, h}` (their size is all a parent needs). A 50k-eqn drawing is tens
+ * of MB to copy to the worker and back; a toggle in it re-lays out a few boxes.
+ */
+export function prune(tree, known) {
+  const cut = (c) => {
+    const r = known.get(c.key);
+    if (r) return { key: c.key, stub: true, w: r.w, h: r.h };
+    return { ...c, items: c.items.map((it) => (it.child ? { ...it, child: cut(it.child) } : it)) };
+  };
+  return cut(tree);
+}
+
+/** Results of every container of `tree` from `known` (after the new ones were added). */
+export function gather(tree, known) {
+  const out = {};
+  const walk = (c) => {
+    const r = known.get(c.key);
+    if (r) out[c.key] = r;
+    for (const it of c.items) if (it.child) walk(it.child);
+  };
+  walk(tree);
+  return out;
+}
+
 /** Engine shared by views: a worker if possible, else the main thread. */
 function engine() {
   if (shared) return shared;
   const pending = new Map();
+  const known = new Map();
   let cache = null;
   let seq = 0;
   let worker = startWorker();
@@ -85,12 +115,22 @@ function engine() {
       return !!worker;
     },
     run(tree, opts) {
-      const req = { tree, opts };
-      if (!worker) return local(req);
+      if (!tree) return Promise.resolve({ results: {}, stats: {} });
+      const req = { tree: prune(tree, known), opts };
+      const done = (out) => {
+        for (const [k, r] of Object.entries(out.results)) {
+          known.delete(k);
+          known.set(k, r);
+        }
+        const results = gather(tree, known);
+        while (known.size > KNOWN_MAX) known.delete(known.keys().next().value);
+        return { ...out, results };
+      };
+      if (!worker) return local(req).then(done);
       return new Promise((resolve, reject) => {
         const id = ++seq;
-        pending.set(id, { req, resolve, reject });
-        worker.w.postMessage({ id, tree, opts });
+        pending.set(id, { req, resolve: (out) => resolve(done(out)), reject });
+        worker.w.postMessage({ id, tree: req.tree, opts });
       });
     },
     stop() {

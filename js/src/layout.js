@@ -8,8 +8,11 @@
  *
  * Each container is laid out on its own (dagre, rankdir LR) and the result is cached
  * under `key`, which encodes what is open below it: toggling one group re-lays out
- * only that group and its ancestors. Containers over `maxItems`, containers reached
- * after the time budget is spent, and dagre failures use `layered()`, a simple
+ * only that group and its ancestors. Results are also cached under the container's
+ * *shape* (item roles and sizes, edges as item positions, labels' sizes): the 46
+ * layers of a transformer or the 700 blocks of a deep MLP are laid out once and the
+ * copies reuse that layout. Containers over `maxItems`, containers reached after
+ * the time budget is spent, and dagre failures use `layered()`, a simple
  * longest-path / barycentre layout that is linear-ish and never hangs.
  *
  * Results are `{w, h, method, pos: {id: [x, y, w, h]}, edges: {id: {pts: [[x, y]…],
@@ -18,17 +21,52 @@
  * This module has no DOM dependency: it runs in the layout worker and, when no worker
  * can be started, on the main thread.
  */
-import { layout as dagreLayout, graphlib } from "@dagrejs/dagre";
+import { layout as dagreLayout, Graph } from "@dagrejs/dagre";
 
-export const DEFAULTS = { maxItems: 300, budgetMs: 1500, nodesep: 16, ranksep: 44, edgesep: 10, gap: 10, cacheSize: 5000 };
+export const DEFAULTS = {
+  maxItems: 300, budgetMs: 1500, nodesep: 16, ranksep: 44, edgesep: 10, gap: 10, cacheSize: 5000, busCost: 240,
+  colMax: 16, fastRanker: 60, longSpan: 12,
+};
+/** Distance of the entry / exit buses from the items (bus routing, see viaDagre). */
+const BUS_GAP = 14;
 
 const now = () => (globalThis.performance ? performance.now() : Date.now());
 const SRC = "\u0000src", SINK = "\u0000sink";
 
 /** An LRU map for layout results (Map keeps insertion order). */
 export function createCache() {
-  return new Map();
+  const c = new Map();
+  c.shapes = new Map(); // shape signature -> result by item / edge position
+  return c;
 }
+
+/** Shape of a container: what its layout depends on, with ids replaced by positions. */
+export function shapeOf(c) {
+  const idx = new Map();
+  let sig = `${c.stack ? "s" : ""}${c.head || 0},${c.pad ?? ""},${c.minW || 0}|`;
+  c.items.forEach((it, i) => {
+    idx.set(it.id, i);
+    sig += `${it.role}${it.virtual ? "*" : ""}${it.w}x${it.h};`;
+  });
+  sig += "|";
+  for (const e of c.edges) sig += `${idx.get(e.v)}>${idx.get(e.w)}${e.lw ? ":" + e.lw + "x" + e.lh : ""};`;
+  return sig;
+}
+
+/** Result of shape `s` (by position) for container `c` (by id). */
+function fromShape(c, s) {
+  const pos = {}, edges = {};
+  c.items.forEach((it, i) => {
+    if (s.pos[i]) pos[it.id] = s.pos[i];
+  });
+  c.edges.forEach((e, i) => {
+    if (s.edges[i]) edges[e.id] = s.edges[i];
+  });
+  return { w: s.w, h: s.h, method: s.method, pos, edges };
+}
+const toShape = (c, r) => ({
+  w: r.w, h: r.h, method: r.method, pos: c.items.map((it) => r.pos[it.id]), edges: c.edges.map((e) => r.edges[e.id]),
+});
 
 /**
  * Lay out a whole tree. `cache` persists between calls (per worker / per page).
@@ -38,8 +76,10 @@ export function layoutTree(root, cache, opts) {
   const o = { ...DEFAULTS, ...opts };
   const t0 = now();
   const results = {};
-  const stats = { dagre: 0, layered: 0, stack: 0, cached: 0, ms: 0 };
+  const stats = { dagre: 0, layered: 0, stack: 0, cached: 0, shaped: 0, ms: 0 };
+  const shapes = cache.shapes || (cache.shapes = new Map());
   const visit = (c) => {
+    if (c.stub) return c; // laid out earlier; the caller has its result (layout-client.js)
     for (const it of c.items) {
       if (!it.child) continue;
       const r = visit(it.child);
@@ -51,8 +91,18 @@ export function layoutTree(root, cache, opts) {
       stats.cached++;
       cache.delete(c.key);
     } else {
-      r = layoutContainer(c, o, now() - t0 > o.budgetMs);
-      stats[r.method]++;
+      const sig = shapeOf(c);
+      const s = shapes.get(sig);
+      if (s && (s.method !== "layered" || now() - t0 > o.budgetMs || c.items.length > o.maxItems)) {
+        r = fromShape(c, s);
+        stats.shaped++;
+      } else {
+        r = layoutContainer(c, o, now() - t0 > o.budgetMs);
+        stats[r.method]++;
+        shapes.delete(sig);
+        shapes.set(sig, toShape(c, r));
+        if (shapes.size > o.cacheSize) shapes.delete(shapes.keys().next().value);
+      }
     }
     cache.set(c.key, r);
     if (cache.size > o.cacheSize) cache.delete(cache.keys().next().value);
@@ -69,7 +119,7 @@ export function layoutContainer(c, opts, overBudget = false) {
   const o = { ...DEFAULTS, ...opts };
   if (c.stack) return stacked(c, o);
   let inner = null;
-  if (!overBudget && c.items.length <= o.maxItems) {
+  if (!overBudget && dagreSize(c, o) <= o.maxItems) {
     try {
       inner = viaDagre(c, o);
     } catch (err) {
@@ -93,14 +143,47 @@ function validEdges(c) {
   return c.edges.filter((e) => ids.has(e.v) && ids.has(e.w) && e.v !== e.w);
 }
 
-/** Run dagre; returns item centres and edge polylines in dagre's coordinates. */
+/** Whether virtual items are bus-routed instead of given to dagre (see viaDagre). */
+function usesBus(c, o) {
+  const nVirt = c.items.reduce((n, it) => n + (it.virtual ? 1 : 0), 0);
+  return nVirt * (c.items.length - nVirt) > o.busCost;
+}
+
+/** Nodes dagre would see. */
+const dagreSize = (c, o) => (usesBus(c, o) ? c.items.filter((it) => !it.virtual).length : c.items.length);
+
+/**
+ * Run dagre; returns item centres and edge polylines in dagre's coordinates.
+ *
+ * Virtual entries/exits (values crossing the box border) are dagre nodes while they
+ * are few. Many of them into a long row of items cost dagre a dummy node per rank
+ * crossed (46 layers × 92 entries: 0.8 s instead of 15 ms), so past `busCost`
+ * (entries and exits × middle items) they are left out of dagre and routed on a
+ * bus: entries along a line above the items, dropping into their target; exits
+ * along a line below, leaving from their source. Likewise, port columns longer than
+ * `colMax` (a signature of 3,500 params in 30 bundles) stay out of dagre and are
+ * stacked beside what it laid out.
+ */
 function viaDagre(c, o) {
-  const { L, M, R } = columns(c);
-  const edges = validEdges(c);
-  const g = new graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: "LR", nodesep: o.nodesep, ranksep: o.ranksep, edgesep: o.edgesep, marginx: 0, marginy: 0 });
+  const bus = usesBus(c, o);
+  const real = c.items.filter((it) => !it.virtual);
+  const cols = real.filter((it) => it.role !== "node" && it.role !== "box");
+  const aside = cols.length > o.colMax;
+  const kept = bus ? real : c.items;
+  const cc = bus || aside ? { ...c, items: aside ? kept.filter((it) => !cols.includes(it)) : kept } : c;
+  const { L, M, R } = columns(cc);
+  // In a big container an edge spanning many ranks (a forward layer's residual to its
+  // backward twin 46 layers on) costs dagre a dummy node per rank: route those on the
+  // bus above the items instead, like entries.
+  const long = cc.items.length > o.fastRanker ? longEdges(cc, o.longSpan) : null;
+  const edges = long ? validEdges(cc).filter((e) => !long.has(e.id)) : validEdges(cc);
+  const g = new Graph({ multigraph: true });
+  // Network simplex ranks best but costs most; past `fastRanker` nodes (an ancestor of
+  // every toggle is laid out again) a tight tree is faster and looks much the same.
+  const ranker = cc.items.length > o.fastRanker ? "tight-tree" : "network-simplex";
+  g.setGraph({ rankdir: "LR", nodesep: o.nodesep, ranksep: o.ranksep, edgesep: o.edgesep, marginx: 0, marginy: 0, ranker });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const it of c.items) g.setNode(it.id, { width: it.w, height: it.h });
+  for (const it of cc.items) g.setNode(it.id, { width: it.w, height: it.h });
   // Pin the port columns: a virtual source/sink pulls ports to the outer ranks and
   // keeps middle nodes without predecessors/successors from sliding past them.
   const hasIn = new Set(edges.map((e) => e.w)), hasOut = new Set(edges.map((e) => e.v));
@@ -123,9 +206,10 @@ function viaDagre(c, o) {
     const ports = col.filter((it) => !it.virtual);
     for (let i = 1; i < ports.length; i++) constraints.push({ left: ports[i - 1].id, right: ports[i].id });
   }
-  dagreLayout(g, { constraints });
+  // Past `fastRanker` nodes also skip dagre's optimal-order search (~2x faster).
+  dagreLayout(g, { constraints, disableOptimalOrderHeuristic: cc.items.length > o.fastRanker });
   const pos = {};
-  for (const it of c.items) {
+  for (const it of cc.items) {
     const n = g.node(it.id);
     if (!Number.isFinite(n.x) || !Number.isFinite(n.y)) throw new Error("dagre: bad position");
     pos[it.id] = [n.x - it.w / 2, n.y - it.h / 2, it.w, it.h];
@@ -140,8 +224,92 @@ function viaDagre(c, o) {
     }
     out[e.id] = r;
   }
-  alignColumns(c, pos, out, edges, L, R);
+  alignColumns(cc, pos, out, edges, L, R);
+  if (aside) stackColumns(c, cols, pos, out, o);
+  if (bus || long) busRoutes(c, pos, out);
   return { pos, edges: out, method: "dagre" };
+}
+
+/**
+ * Port columns kept out of dagre: inputs stacked in order left of the laid-out
+ * items, outputs right of them, both centred on them; their edges run straight
+ * (the curve gives them horizontal ends).
+ */
+function stackColumns(c, cols, pos, out, o) {
+  let x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+  const ids = Object.keys(pos);
+  if (ids.length) {
+    x0 = Math.min(...ids.map((id) => pos[id][0]));
+    x1 = Math.max(...ids.map((id) => pos[id][0] + pos[id][2]));
+    y0 = Math.min(...ids.map((id) => pos[id][1]));
+    y1 = Math.max(...ids.map((id) => pos[id][1] + pos[id][3]));
+  }
+  for (const left of [true, false]) {
+    const col = cols.filter((it) => (it.role === "in") === left);
+    const h = col.reduce((s, it) => s + it.h + o.nodesep, -o.nodesep);
+    const wmax = Math.max(0, ...col.map((it) => it.w));
+    let y = (y0 + y1) / 2 - h / 2;
+    for (const it of col) {
+      pos[it.id] = [left ? x0 - o.ranksep * 2 - wmax : x1 + o.ranksep * 2 + wmax - it.w, y, it.w, it.h];
+      y += it.h + o.nodesep;
+    }
+  }
+  const ids2 = new Set(cols.map((it) => it.id));
+  for (const e of validEdges(c)) {
+    if (out[e.id] || !(ids2.has(e.v) || ids2.has(e.w)) || !pos[e.v] || !pos[e.w]) continue;
+    const a = pos[e.v], b = pos[e.w];
+    out[e.id] = { pts: [[a[0] + a[2], a[1] + a[3] / 2], [b[0], b[1] + b[3] / 2]] };
+  }
+}
+
+/**
+ * Ids of edges joining items more than `span` apart in the container's item order
+ * (document order: def-use edges run forward, so this stands in for rank distance
+ * and needs no ranking, which scope boxes' cycles would confuse).
+ */
+function longEdges(c, span) {
+  const at = new Map(c.items.map((it, i) => [it.id, i]));
+  return new Set(validEdges(c).filter((e) => Math.abs(at.get(e.w) - at.get(e.v)) > span).map((e) => e.id));
+}
+
+/**
+ * Place virtual entries on a bus above the laid-out items and exits on one below,
+ * and route their edges along it: entry -> along the top -> down into the target's
+ * left side; source's right side -> down to the bottom -> along it to the exit.
+ */
+function busRoutes(c, pos, out) {
+  let y0 = Infinity, y1 = -Infinity, x0 = Infinity, x1 = -Infinity;
+  for (const id in pos) {
+    const [x, y, w, h] = pos[id];
+    y0 = Math.min(y0, y);
+    y1 = Math.max(y1, y + h);
+    x0 = Math.min(x0, x);
+    x1 = Math.max(x1, x + w);
+  }
+  if (y0 === Infinity) y0 = y1 = x0 = x1 = 0;
+  const top = y0 - BUS_GAP, bottom = y1 + BUS_GAP;
+  for (const it of c.items) {
+    if (!it.virtual || pos[it.id]) continue; // placed by dagre (no bus for them): keep
+    const inside = it.role === "in";
+    pos[it.id] = [inside ? x0 - it.w - 20 : x1 + 20, (inside ? top : bottom) - it.h / 2, it.w, it.h];
+  }
+  const byId = new Map(c.items.map((it) => [it.id, it]));
+  for (const e of c.edges) {
+    const vi = byId.get(e.v), wi = byId.get(e.w);
+    if (!vi || !wi || e.v === e.w || out[e.id]) continue;
+    const a = pos[e.v], b = pos[e.w];
+    if (vi.virtual && vi.role === "in") {
+      const tx = b[0], ty = b[1] + b[3] / 2;
+      out[e.id] = { pts: [[a[0] + a[2], top], [tx - 18, top], [tx - 8, ty], [tx, ty]] };
+    } else if (wi.virtual && wi.role === "out") {
+      const sx = a[0] + a[2], sy = a[1] + a[3] / 2;
+      out[e.id] = { pts: [[sx, sy], [sx + 8, sy], [sx + 18, bottom], [b[0], bottom]] };
+    } else {
+      // a long edge: up to the top bus, along it, down into the target
+      const sx = a[0] + a[2], sy = a[1] + a[3] / 2, tx = b[0], ty = b[1] + b[3] / 2;
+      out[e.id] = { pts: [[sx, sy], [sx + 8, sy], [sx + 18, top], [tx - 18, top], [tx - 8, ty], [tx, ty]] };
+    }
+  }
 }
 
 /**

@@ -2,11 +2,15 @@
  * Pan and zoom for an <svg> whose content sits in one <g> "viewport".
  * Wheel zooms around the cursor, dragging pans, `fit` frames a box, `centerOn`
  * brings a point to the middle. A drag suppresses the click that ends it, so
- * panning never selects the node under the pointer.
+ * panning never selects the node under the pointer. `onChange(t)` hears every
+ * change of the transform (a canvas renderer and a minimap follow it).
  */
-export function createPanZoom(svg, viewport, { minScale = 0.02, maxScale = 4 } = {}) {
+export function createPanZoom(svg, viewport, { minScale = 0.005, maxScale = 4, onChange = null } = {}) {
   const t = { x: 0, y: 0, k: 1 };
-  const apply = () => viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
+  const apply = () => {
+    viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
+    if (onChange) onChange({ ...t });
+  };
   const size = () => ({ w: svg.clientWidth || 0, h: svg.clientHeight || 0 });
   const clampK = (k) => Math.min(maxScale, Math.max(minScale, k));
 

@@ -26,11 +26,12 @@ describe("default expansion", () => {
     expect([...exp]).toEqual(["N:n0", "N:n41", "N:n82", "N:n123", "N:n164"]);
   });
 
-  it("keeps a too-big root as is (nothing opens)", () => {
+  it("cuts a too-big root into chunks and opens them breadth-first within the budget", () => {
     const ix = indexFunction(synthFunction({ flat: 300, outer: 2, inner: 3 }));
+    expect(ix.items.get(ix.root).length).toBe(3); // 302 items -> 3 chunks of <= 101
     const exp = defaultExpansion(ix);
-    expect(exp.size).toBe(0);
-    expect(visibleEqnCount(ix, exp)).toBe(302);
+    expect([...exp]).toEqual(["K:0", "K:1"]); // the third would pass 250 eqns
+    expect(visibleEqnCount(ix, exp)).toBe(202);
   });
 
   it("respects a custom budget and scopes count as boxes, not eqns", () => {

@@ -61,13 +61,15 @@ describe("layout", () => {
     expect(r.pos[out.id][0] + r.pos[out.id][2]).toBeGreaterThan(r.w - 20);
   });
 
-  it("uses the layered fallback for groups over ~300 items", () => {
-    const ix = indexFunction(synthFunction({ flat: 400 }));
-    const scene = buildScene(ix, new Set(), "t:");
-    const { results, stats } = layoutTree(scene.root, createCache());
-    expect(results[scene.root.key].method).toBe("layered");
+  it("uses the layered fallback for containers over ~300 items", () => {
+    // indexFunction never makes such a container (model.js CAP); a hand-made one.
+    const items = Array.from({ length: 400 }, (_, i) => ({ id: "n" + i, role: "node", w: 60, h: 26 }));
+    const edges = items.slice(1).map((it, i) => ({ id: "e" + i, v: "n" + i, w: it.id }));
+    const c = { key: "big", head: 20, pad: 10, items, edges };
+    const { results, stats } = layoutTree(c, createCache());
+    expect(results.big.method).toBe("layered");
     expect(stats.layered).toBe(1);
-    checkTree(scene.root, results);
+    checkTree(c, results);
   });
 
   it("uses dagre below the threshold", () => {

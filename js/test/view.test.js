@@ -136,11 +136,20 @@ describe("graph view", () => {
     expect(el.querySelectorAll(".jm-root > style").length).toBe(1);
   });
 
-  it("lays out a big function with the fallback and keeps the budget", async () => {
-    const el = render(docOf(synthFunction({ flat: 320, outer: 3, inner: 5 })));
+  it("draws a big flat function as chunk boxes within the budget; a chunk opens on click", async () => {
+    const fn = synthFunction({ flat: 320, outer: 3, inner: 5 });
+    const el = render(docOf(fn));
+    await settled(el);
+    const ix = indexFunction(fn);
+    expect(el.querySelectorAll('.jm-cbox[data-box-kind="K"]').length).toBe(3);
+    expect(el.querySelectorAll(".jm-eqn").length).toBe(visibleEqnCount(ix, defaultExpansion(ix)));
+    expect(el.querySelectorAll(".jm-eqn").length).toBeLessThanOrEqual(250);
+    const closed = el.querySelector(".jm-cbox.jm-collapsed");
+    expect(closed.textContent).toMatch(/eqns \d+–\d+: /);
+    click(closed);
     await settled(el);
     expect(el.querySelectorAll(".jm-eqn").length).toBe(323);
-    expect(el.querySelector(".jm-status").textContent).toContain("simplified layout");
+    expect(el.querySelector(".jm-canvas").getAttribute("data-renderer")).toBe("svg");
   });
 });
 

@@ -8,6 +8,8 @@ import { isCollapsible, ancestors } from "./model.js";
 
 /** Default cap on eqn nodes shown before anything is expanded by hand. */
 export const DEFAULT_BUDGET = 250;
+/** Default cap on drawn items (eqns and boxes): chunk and unit boxes count too. */
+export const ITEM_BUDGET = 400;
 
 /** Items shown directly when `key` is open (an owner shows its sub-groups' items). */
 function directItems(ix, key) {
@@ -17,34 +19,63 @@ function directItems(ix, key) {
 
 /** Eqn nodes that become visible when `key` opens (its children start collapsed). */
 function revealed(ix, key) {
-  return directItems(ix, key).filter((k) => k.startsWith("N:")).length;
+  let n = 0;
+  for (const k of directItems(ix, key)) if (k.startsWith("N:")) n++;
+  return n;
 }
 
 /**
  * Breadth-first default expansion: open containers in BFS order while the number of
- * visible eqn nodes stays within `budget`. A container that would overflow stays
- * closed (and so does everything under it); smaller ones later in the queue may open.
+ * visible eqn nodes stays within `budget` and drawn items within ITEM_BUDGET. A
+ * container that would overflow stays closed (and so does everything under it);
+ * smaller ones later in the queue may open. A function that fits in the budget opens
+ * completely; otherwise runs of repeated layers ("R:") stay folded, since showing
+ * one box for 46 identical layers is their point.
  */
 export function defaultExpansion(ix, budget = DEFAULT_BUDGET) {
+  if (!ix.root) return new Set();
+  if ((ix.count.get(ix.root) || 0) <= budget) {
+    const all = allCollapsibles(ix);
+    if (visibleItemCount(ix, all) <= ITEM_BUDGET) return all;
+  }
   const expanded = new Set();
-  if (!ix.root) return expanded;
   let visible = revealed(ix, ix.root);
+  let shown = directItems(ix, ix.root).length;
   const queue = directItems(ix, ix.root).filter((k) => isCollapsible(ix, k));
   for (let i = 0; i < queue.length; i++) {
     const k = queue[i];
+    if (k.startsWith("R:")) continue;
     const add = revealed(ix, k);
-    if (visible + add > budget) continue;
+    const more = directItems(ix, k).length - 1;
+    if (visible + add > budget || shown + more > ITEM_BUDGET) continue;
     expanded.add(k);
     visible += add;
+    shown += more;
     for (const c of directItems(ix, k)) if (isCollapsible(ix, c)) queue.push(c);
   }
   return expanded;
 }
 
-/** Every collapsible element (what "Expand all" opens). */
+/** Number of drawn items (eqns, boxes, not ports) for an expansion state. */
+export function visibleItemCount(ix, expanded) {
+  let n = 0;
+  const walk = (key) => {
+    for (const k of directItems(ix, key)) {
+      n++;
+      if (isCollapsible(ix, k) && expanded.has(k)) walk(k);
+    }
+  };
+  if (ix.root) walk(ix.root);
+  return n;
+}
+
+/**
+ * Every collapsible element (what "Expand all" opens), except port bundles: they
+ * hold no eqns, and a signature of 1,400 params is no easier to read unfolded.
+ */
 export function allCollapsibles(ix) {
   const out = new Set();
-  for (const k of ix.parent.keys()) if (isCollapsible(ix, k)) out.add(k);
+  for (const k of ix.parent.keys()) if (isCollapsible(ix, k) && !k.startsWith("Q:")) out.add(k);
   return out;
 }
 

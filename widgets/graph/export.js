@@ -12,6 +12,11 @@ const PROPS = [
 
 /** Serialise `svg` (whose content is in `.jm-viewport`) framed to `bbox`. */
 export function svgText(svg, bbox, background) {
+  return svgExport(svg, bbox, background).text;
+}
+
+/** The standalone SVG and its size in px: `{text, w, h}` (the PNG export draws it at w×h). */
+export function svgExport(svg, bbox, background) {
   const clone = svg.cloneNode(true);
   const src = [svg, ...svg.querySelectorAll("*")];
   const dst = [clone, ...clone.querySelectorAll("*")];
@@ -31,7 +36,7 @@ export function svgText(svg, bbox, background) {
   clone.setAttribute("height", h);
   clone.setAttribute("viewBox", `0 0 ${w} ${h}`);
   clone.insertBefore(s("rect", { width: w, height: h, fill: background || "#ffffff" }, null, svg), clone.firstChild);
-  return new view.XMLSerializer().serializeToString(clone);
+  return { text: new view.XMLSerializer().serializeToString(clone), w, h };
 }
 
 /** A file name made only of safe characters. */

@@ -4,6 +4,7 @@
  * them). All graph text is monospace, so width is estimated from character counts.
  */
 import { operandText } from "./model.js";
+import { boundaryOf, boundaryLine, boundaryTip } from "./boundary.js";
 
 export const F_PRIM = 12; // primitive names, headers
 export const F_SMALL = 11; // avals, port labels
@@ -13,6 +14,7 @@ const CHAR_EM = 0.62; // monospace advance, with a little slack
 export const PAD_X = 10; // inner horizontal padding of node boxes
 export const NODE_H1 = 26; // one-line node
 export const NODE_H2 = 42; // node with an avals line
+export const NODE_H3 = 58; // collapsed box: title, "47 eqns · in 3 · out 1", out avals
 export const PORT_H = 22;
 export const CHIP_H = 16;
 export const GAP = 6;
@@ -44,16 +46,55 @@ export function eqnFace(ix, node, { collapsed = false, expanded = false } = {}) 
   let w1 = textW(prim, F_PRIM);
   for (const c of chips) w1 += GAP + chipW(c);
   if (marker) w1 += GAP * 2 + textW(marker, F_SMALL) + 8;
-  const w = Math.max(56, w1, avals ? textW(avals, F_SMALL) : 0) + PAD_X * 2;
-  return { prim, chips, avals, marker, w, h: avals ? NODE_H2 : NODE_H1 };
+  // A collapsed owner hides a sub-jaxpr: say what crosses its border.
+  const b = collapsed ? boundaryOf(ix, key) : null;
+  const io = b ? boundaryLine(b) : "";
+  const w = Math.max(56, w1, avals ? textW(avals, F_SMALL) : 0, textW(io, F_SMALL)) + PAD_X * 2;
+  const h = io ? NODE_H3 : avals ? NODE_H2 : NODE_H1;
+  return { prim, chips, avals, marker, io, tip: b ? boundaryTip(ix, b) : "", w, h };
+}
+
+/** "47 eqns" */
+const eqns = (n) => `${n.toLocaleString("en-US")} eqn${n === 1 ? "" : "s"}`;
+
+/**
+ * Face of a collapsed container box (scope, repeat, unit, chunk): title, a line
+ * "47 eqns · in 3 · out 1", and the avals of the values leaving it (cut); the
+ * tooltip lists every crossing value.
+ */
+function collapsedFace(ix, key, name) {
+  const title = "▸ " + cut(name, 56);
+  const b = boundaryOf(ix, key);
+  const sub = `${eqns(ix.count.get(key) || 0)} · ${boundaryLine(b)}`;
+  const avals = b.outs.length ? cut(b.outs.map((v) => (ix.vars.get(v) || {}).aval || "?").join(", "), 44) : "";
+  const w = Math.max(textW(title, F_PRIM), textW(sub, F_SMALL), textW(avals, F_SMALL)) + PAD_X * 2;
+  return { title, sub, avals, tip: `${name}\n${boundaryTip(ix, b)}`, w, h: NODE_H3 };
+}
+
+/** Name of a container for its header or collapsed box. */
+export function containerName(ix, key) {
+  if (key.startsWith("S:")) return ix.scopes.get(key).name;
+  return ix.labels.get(key) || key;
+}
+
+/** Face of a collapsed repeat ("R:"), unit ("U:") or chunk ("K:") box. */
+export function boxFace(ix, key) {
+  return collapsedFace(ix, key, containerName(ix, key));
 }
 
 /** Face of a collapsed scope box. */
 export function scopeFace(ix, sc) {
-  const title = "▸ " + cut(sc.name, 36);
-  const n = ix.count.get(sc.key) || 0;
-  const sub = `${n} eqn${n === 1 ? "" : "s"}`;
-  return { title, sub, w: Math.max(textW(title, F_PRIM), textW(sub, F_SMALL)) + PAD_X * 2, h: NODE_H2 };
+  const f = collapsedFace(ix, sc.key, sc.name);
+  f.tip = `scope ${sc.path.join("/")} — click to expand\n${f.tip.slice(f.tip.indexOf("\n") + 1)}`;
+  return f;
+}
+
+/** Face of a port bundle ("Q:"): a port pill "▸ inputs 1–94 of 280"; "▾ …" when open. */
+export function bundleFace(ix, key, open) {
+  const v = ix.virt.get(key);
+  const title = `${open ? "▾" : "▸"} ${ix.labels.get(key)}`;
+  const tip = v.ports.map((pk) => portFace(ix, pk).text).join("\n");
+  return { kind: v.side, bundle: true, title, tip, w: textW(title, F_PRIM) + 18, h: PORT_H };
 }
 
 /** Face of a port: kind "in" | "const" | "out". */
@@ -87,7 +128,5 @@ export function headText(ix, key) {
     const n = ix.count.get(key) || 0;
     return { title: cut(g.label || g.id, 40), sub: `${n} eqn${n === 1 ? "" : "s"}` };
   }
-  const sc = ix.scopes.get(key);
-  const n = ix.count.get(key) || 0;
-  return { title: "▾ " + cut(sc.name, 36), sub: `${n} eqn${n === 1 ? "" : "s"}` };
+  return { title: "▾ " + cut(containerName(ix, key), 56), sub: eqns(ix.count.get(key) || 0) };
 }

@@ -1,11 +1,26 @@
 /**
  * Indexes one `Function` of a graph document (docs/schema.md) into the lookup
  * structures the view needs: the element tree (groups, scope boxes, eqn nodes,
- * ports), derived edges, eqn counts and line lookups.
+ * ports, and the made-up containers below), derived edges, eqn counts and line
+ * lookups.
  *
- * Element keys are prefixed ("G:", "N:", "S:", "P:", "O:") so document ids, which
- * are arbitrary strings, can never collide with the ids made up here.
+ * Element keys are prefixed ("G:", "N:", "S:", "P:", "O:", "R:", "U:", "K:", "Q:")
+ * so document ids, which are arbitrary strings, can never collide with the ids made
+ * up here: a document id only ever follows "G:", "N:", "P:" or "O:", and the made-up
+ * keys ("S:", "R:", "U:", "K:", "Q:") are a prefix and integers.
+ *
+ * No container holds more than CAP items, so no layout ever sees more: a run of
+ * identical layers (`fn.repeats`) becomes one "R:" box (its units "U:" boxes unless
+ * each unit is a single item), and any list still longer is cut into consecutive
+ * "K:" chunk boxes, recursively (a 50k-eqn flat group becomes two levels of chunks).
+ * A group with more than PORT_CAP input (or output) ports draws them as "Q:" port
+ * bundles of at most CAP ports, each opening in place in the port column.
  */
+
+/** Most items one container holds (and one layout lays out), ports aside. */
+export const CAP = 120;
+/** More input (or output) ports than this on one group: bundle them ("Q:"). */
+export const PORT_CAP = 24;
 
 export const gKey = (id) => "G:" + id;
 export const nKey = (id) => "N:" + id;
@@ -40,8 +55,9 @@ export function deriveEdges(fn) {
 /**
  * Build the element tree of a function.
  * Containers: "G:" groups (ports + direct items), "S:" scope boxes (items),
- * "N:" owner nodes when expanded (their subgroups). `parent` maps every element to
- * the element that holds it, so visibility questions are simple ancestor walks.
+ * "N:" owner nodes when expanded (their subgroups), "R:" repeats, "U:" repeat units
+ * and "K:" chunks (items). `parent` maps every element to the element that holds
+ * it, so visibility questions are simple ancestor walks.
  */
 export function indexFunction(fn) {
   const groups = new Map((fn.groups || []).map((g) => [g.id, g]));
@@ -52,11 +68,13 @@ export function indexFunction(fn) {
   const ports = new Map(); // group key -> {ins, consts, outs}
   const scopes = new Map(); // "S:i" -> {key, group, path, name}
   const count = new Map(); // element key -> eqns inside (recursive); nodes count themselves
+  const first = new Map(); // item key -> index in fn.nodes of its first node (for repeats)
+  const scopeAt = new Map(); // group id + "\u0000" + JSON path -> scope key
   const byGroup = new Map();
-  for (const n of fn.nodes || []) {
+  (fn.nodes || []).forEach((n, i) => {
     if (!byGroup.has(n.group)) byGroup.set(n.group, []);
-    byGroup.get(n.group).push(n);
-  }
+    byGroup.get(n.group).push([n, i]);
+  });
 
   let scopeCounter = 0;
   const seen = new Set();
@@ -75,17 +93,17 @@ export function indexFunction(fn) {
     for (const k of [...p.ins, ...p.consts, ...p.outs]) parent.set(k, gk);
     ports.set(gk, p);
     items.set(gk, []);
-    const scopeOf = new Map([["", gk]]); // joined path -> container key
-    const containerFor = (path) => {
+    const containerFor = (path, at) => {
       let cur = gk;
       for (let i = 0; i < path.length; i++) {
-        const joined = JSON.stringify(path.slice(0, i + 1));
-        let sk = scopeOf.get(joined);
+        const joined = gid + "\u0000" + JSON.stringify(path.slice(0, i + 1));
+        let sk = scopeAt.get(joined);
         if (!sk) {
           sk = "S:" + scopeCounter++;
-          scopeOf.set(joined, sk);
+          scopeAt.set(joined, sk);
           scopes.set(sk, { key: sk, group: gid, path: path.slice(0, i + 1), name: String(path[i]) });
           parent.set(sk, cur);
+          first.set(sk, at);
           items.get(cur).push(sk);
           items.set(sk, []);
         }
@@ -93,11 +111,12 @@ export function indexFunction(fn) {
       }
       return cur;
     };
-    for (const n of byGroup.get(gid) || []) {
+    for (const [n, at] of byGroup.get(gid) || []) {
       const path = Array.isArray(n.scope) ? n.scope : [];
-      const ck = path.length ? containerFor(path) : gk;
+      const ck = path.length ? containerFor(path, at) : gk;
       const nk = nKey(n.id);
       parent.set(nk, ck);
+      first.set(nk, at);
       items.get(ck).push(nk);
       const subs = [];
       for (const sg of n.subgroups || []) if (visitGroup(sg, nk)) subs.push(gKey(sg));
@@ -106,6 +125,31 @@ export function indexFunction(fn) {
     return gk;
   };
   const rootKey = visitGroup(fn.root, null);
+
+  const virt = new Map(); // "R:"/"U:"/"K:"/"Q:" key -> {kind, ...} (labels filled in below)
+  applyRepeats(fn, { items, parent, first, scopeAt, virt });
+  bundlePorts(ports, parent, virt);
+  let chunkCounter = 0;
+  for (const ck of [...items.keys()]) {
+    if (ck.startsWith("N:")) continue; // an owner holds its few sub-groups
+    let list = items.get(ck);
+    while (list.length > CAP) {
+      // Balanced consecutive chunks; a list of chunks still over CAP is chunked again.
+      const size = Math.ceil(list.length / Math.ceil(list.length / CAP));
+      const next = [];
+      for (let i = 0; i < list.length; i += size) {
+        const kk = "K:" + chunkCounter++;
+        const part = list.slice(i, i + size);
+        for (const x of part) parent.set(x, kk);
+        items.set(kk, part);
+        virt.set(kk, { kind: "K" });
+        next.push(kk);
+      }
+      list = next;
+    }
+    for (const x of list) parent.set(x, ck);
+    items.set(ck, list);
+  }
 
   // Recursive eqn counts, bottom-up over the tree.
   const countOf = (k) => {
@@ -122,16 +166,158 @@ export function indexFunction(fn) {
     .map((n) => ({ line: n.line, id: n.id }))
     .sort((a, b) => a.line - b.line);
 
-  return {
-    fn, groups, nodes, vars, parent, items, ports, scopes, count, lines,
+  const ix = {
+    fn, groups, nodes, vars, parent, items, ports, scopes, count, lines, virt,
+    labels: new Map(), // R/U/K key -> one-line label (breadcrumbs, details, tooltips)
     root: rootKey,
     edges: deriveEdges(fn).filter((e) => parent.has(e.from) && parent.has(e.to)),
   };
+  labelContainers(ix);
+  return ix;
 }
 
-/** True for elements that can be expanded/collapsed: scope boxes and eqns owning sub-jaxprs. */
+/**
+ * Port bundles: a side of a group with more than PORT_CAP ports becomes consecutive
+ * "Q:" bundles of at most CAP ports (`ports.get(g).bundles = {in, out}`, keys in
+ * column order). A bundle is collapsible; open, its ports follow it in the column.
+ * Ports stay in `ports` as they are; their parent becomes the bundle.
+ */
+function bundlePorts(ports, parent, virt) {
+  let n = 0;
+  for (const [gk, p] of ports) {
+    const sides = { in: [...p.consts, ...p.ins], out: p.outs };
+    for (const side of ["in", "out"]) {
+      const list = sides[side];
+      if (list.length <= PORT_CAP) continue;
+      const size = Math.ceil(list.length / Math.ceil(list.length / CAP));
+      const keys = [];
+      for (let i = 0; i < list.length; i += size) {
+        const qk = "Q:" + n++;
+        const part = list.slice(i, i + size);
+        for (const pk of part) parent.set(pk, qk);
+        parent.set(qk, gk);
+        virt.set(qk, { kind: "Q", side, ports: part, from: i + 1, to: i + part.length, of: list.length });
+        keys.push(qk);
+      }
+      (p.bundles ||= {})[side] = keys;
+    }
+  }
+}
+
+/** Short name of an item, for container labels: prim, scope name or a box label. */
+function itemName(ix, k) {
+  if (k.startsWith("N:")) return String((ix.nodes.get(k.slice(2)) || {}).prim ?? "?");
+  if (k.startsWith("S:")) return ix.scopes.get(k).name;
+  if (k.startsWith("K:")) return itemName(ix, ix.items.get(k)[0]);
+  const v = ix.virt.get(k);
+  if (v && v.kind === "R") return `×${v.n} ${v.name}`;
+  if (v && v.kind === "U") return `block ${v.i + 1}`;
+  return k;
+}
+const lastLeaf = (ix, k) => (k.startsWith("K:") ? lastLeaf(ix, ix.items.get(k).at(-1)) : k);
+
+/**
+ * Titles of the made-up containers, once counts are known:
+ *   R  "×46 layer_0 … layer_45 (identical, 96 eqns each)"
+ *   U  "block 3 of 700"
+ *   K  "eqns 1–120: dot_general … tanh" (eqn numbers within the chunked container)
+ */
+function labelContainers(ix) {
+  const { virt, items, count, labels } = ix;
+  for (const [k, v] of virt) {
+    if (v.kind === "U") labels.set(k, `block ${v.i + 1} of ${v.of}`);
+    if (v.kind === "Q") labels.set(k, `${v.side === "in" ? "inputs" : "outputs"} ${v.from}–${v.to} of ${v.of}`);
+  }
+  for (const [k, v] of virt) {
+    if (v.kind !== "R") continue;
+    const units = v.units;
+    const per = count.get(units[0]) || 0;
+    const a = units[0], z = units[units.length - 1];
+    v.name = v.single
+      ? (a.startsWith("S:") ? `${itemName(ix, a)} … ${itemName(ix, z)}` : itemName(ix, a))
+      : `blocks ${itemName(ix, items.get(a)[0])} … ${itemName(ix, lastLeaf(ix, items.get(a).at(-1)))}`;
+    labels.set(k, `×${v.n} ${v.name} (identical, ${per} eqn${per === 1 ? "" : "s"} each)`);
+  }
+  const fmt = (n) => n.toLocaleString("en-US");
+  const chunks = (ck, off) => {
+    for (const k of items.get(ck) || []) {
+      if (k.startsWith("K:")) {
+        const c = count.get(k) || 0;
+        const head = c ? `eqns ${fmt(off + 1)}–${fmt(off + c)}` : `${items.get(k).length} items`;
+        labels.set(k, `${head}: ${itemName(ix, k)} … ${itemName(ix, lastLeaf(ix, k))}`);
+        chunks(k, off);
+      }
+      off += count.get(k) || 0;
+    }
+  };
+  for (const ck of items.keys()) if (!ck.startsWith("K:")) chunks(ck, 0);
+}
+
+/**
+ * Fold each run of `fn.repeats` (contract: consecutive structurally identical units
+ * among the items of one container, given as node index ranges) into an "R:" box.
+ * An item belongs to the unit holding its first node. Runs that do not match the
+ * tree (unknown container, an empty unit, units not contiguous in the container's
+ * item list, items already folded) are ignored: the view then shows the items as is.
+ */
+function applyRepeats(fn, { items, parent, first, scopeAt, virt }) {
+  const reps = Array.isArray(fn.repeats) ? fn.repeats : [];
+  reps.forEach((r, ri) => {
+    if (!r || !Array.isArray(r.units) || r.units.length < 2) return;
+    const path = Array.isArray(r.scope) ? r.scope : [];
+    const ck = path.length ? scopeAt.get(r.group + "\u0000" + JSON.stringify(path)) : gKey(r.group);
+    const list = ck && items.get(ck);
+    if (!list) return;
+    const units = r.units.filter((u) => Array.isArray(u) && u.length === 2);
+    if (units.length !== r.units.length) return;
+    const unitOf = (at) => {
+      let lo = 0, hi = units.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        if (at < units[mid][0]) hi = mid - 1;
+        else if (at >= units[mid][1]) lo = mid + 1;
+        else return mid;
+      }
+      return -1;
+    };
+    const parts = units.map(() => []);
+    let p0 = -1, p1 = -1;
+    list.forEach((k, pos) => {
+      const u = first.has(k) ? unitOf(first.get(k)) : -1;
+      if (u < 0) return;
+      parts[u].push(k);
+      if (p0 < 0) p0 = pos;
+      p1 = pos;
+    });
+    const taken = parts.reduce((s, p) => s + p.length, 0);
+    if (parts.some((p) => !p.length) || p1 - p0 + 1 !== taken) return;
+    const rk = "R:" + ri;
+    const single = parts.every((p) => p.length === 1);
+    const kids = single ? parts.map((p) => p[0]) : parts.map((p, j) => {
+      const uk = "U:" + ri + ":" + j;
+      for (const x of p) parent.set(x, uk);
+      items.set(uk, p);
+      virt.set(uk, { kind: "U", i: j, of: parts.length, repeat: rk });
+      return uk;
+    });
+    for (const x of kids) parent.set(x, rk);
+    items.set(rk, kids);
+    parent.set(rk, ck);
+    first.set(rk, first.get(list[p0]));
+    virt.set(rk, { kind: "R", n: parts.length, single, units: kids, doc: r });
+    list.splice(p0, taken, rk);
+  });
+}
+
+/**
+ * True for elements that can be expanded/collapsed: scope, repeat, unit and chunk
+ * boxes, port bundles, and eqns owning sub-jaxprs.
+ */
 export function isCollapsible(ix, key) {
-  return key.startsWith("S:") || (key.startsWith("N:") && ix.items.has(key));
+  const c = key.charCodeAt(0);
+  if (key.charCodeAt(1) !== 58) return false; // ":"
+  // S R U K Q, or N with sub-groups
+  return c === 83 || c === 82 || c === 85 || c === 75 || c === 81 || (c === 78 && ix.items.has(key));
 }
 
 /** Ancestors of `key`, nearest first (excluding the key itself). */
@@ -150,10 +336,14 @@ export function visibleRep(ix, key, expanded) {
 
 /** Node whose eqn starts at the nearest line at or above `line` (null if none). */
 export function nodeAtLine(ix, line) {
-  let best = null;
-  for (const l of ix.lines) {
-    if (l.line > line) break;
-    best = l.id;
+  const ls = ix.lines;
+  let lo = 0, hi = ls.length - 1, best = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ls[mid].line <= line) {
+      best = ls[mid].id;
+      lo = mid + 1;
+    } else hi = mid - 1;
   }
   return best;
 }

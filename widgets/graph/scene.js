@@ -10,25 +10,48 @@
  * virtual entry ("<in>") on the box edge. A drawn edge is the chain of those
  * segments, so an edge stays one continuous line across box boundaries.
  */
-import { isCollapsible, visibleRep, ancestors } from "./model.js";
+import { isCollapsible } from "./model.js";
+import { numbering, boundaryOf } from "./boundary.js";
 import {
-  eqnFace, scopeFace, portFace, headText, textW,
+  eqnFace, scopeFace, boxFace, bundleFace, portFace, headText, textW,
   F_PRIM, F_SMALL, F_TINY, HEAD_G, HEAD_S, BOX_PAD,
 } from "./metrics.js";
 
-/** Prefixes of virtual entry/exit items (followed by a var id). */
+/** Prefixes of virtual entry/exit items (followed by a var id, or "@" and an item key). */
 export const VIN = "<in>";
 export const VOUT = "<out>";
+/**
+ * Up to this many values entering (leaving) a box get an entry (exit) point each, so
+ * they cross its border side by side; past it, each item inside gets one shared
+ * point instead: a box then has at most as many entries as items (a layer of a
+ * 46-layer grad can have 900 residuals leaving it).
+ */
+export const VIRT_PER_VAR = 24;
+
+/**
+ * The default edge label: the aval of the var(s) an edge carries — `f32[3]`,
+ * `f32[3] ×2` when several share it, `3 values` otherwise.
+ */
+export function avalLabel(ix) {
+  return (varIds) => {
+    const avals = new Set(varIds.map((v) => (ix.vars.get(v) || {}).aval));
+    return avals.size === 1 ? [...avals][0] + (varIds.length > 1 ? ` ×${varIds.length}` : "") : `${varIds.length} values`;
+  };
+}
 
 /**
  * @param ix      index from indexFunction
  * @param expanded Set of expanded keys
- * @param prefix  cache namespace (document + function), keeps worker caches apart
+ * @param prefix  cache namespace (document + function + label mode): keeps worker
+ *                caches apart, and a new label mode (new label widths) re-lays out
+ * @param opts.labelOf  edge label provider (varIds) -> text; default avalLabel(ix)
  */
-export function buildScene(ix, expanded, prefix = "") {
+export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
+  const label = labelOf || avalLabel(ix);
   const faces = new Map(); // element key -> face used for drawing
   const containers = new Map(); // element key -> container
   const open = (k) => isCollapsible(ix, k) && expanded.has(k);
+  const closed = []; // drawn boxes that hide elements: collapsed scopes, repeats, chunks, owners, bundles
 
   const make = (key) => {
     const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: BOX_PAD };
@@ -39,11 +62,13 @@ export function buildScene(ix, expanded, prefix = "") {
       c.head = HEAD_G;
       c.minW = textW(ht.title, F_PRIM) + textW(ht.sub, F_SMALL) + 30;
       const p = ix.ports.get(key);
+      const b = p.bundles || {};
       // Constvars first, as JAX prints them (`{ lambda c; a b. let …`).
-      for (const pk of [...p.consts, ...p.ins]) c.items.push(portItem(pk, "in"));
+      for (const pk of b.in || [...p.consts, ...p.ins]) portItems(c, pk, "in");
       for (const k of ix.items.get(key) || []) c.items.push(item(k));
-      for (const pk of p.outs) c.items.push(portItem(pk, "out"));
-    } else if (key.startsWith("S:")) {
+      for (const pk of b.out || p.outs) portItems(c, pk, "out");
+    } else if (!key.startsWith("N:")) {
+      // Scope, repeat, unit or chunk box: a header and its items.
       const ht = headText(ix, key);
       faces.set(key, ht);
       c.head = HEAD_S;
@@ -66,14 +91,24 @@ export function buildScene(ix, expanded, prefix = "") {
     faces.set(pk, f);
     return { id: pk, role: side, w: f.w, h: f.h };
   };
+  /** A port, or a port bundle ("Q:") followed by its ports when open. */
+  const portItems = (c, pk, side) => {
+    if (!pk.startsWith("Q:")) return void c.items.push(portItem(pk, side));
+    const f = bundleFace(ix, pk, open(pk));
+    faces.set(pk, f);
+    if (!open(pk)) closed.push(pk);
+    c.items.push({ id: pk, role: side, w: f.w, h: f.h });
+    if (open(pk)) for (const x of ix.virt.get(pk).ports) c.items.push(portItem(x, side));
+  };
   const item = (k) => {
     if (k.startsWith("G:") || open(k)) {
       const child = make(k);
       return { id: k, role: "box", w: 0, h: 0, child };
     }
-    const f = k.startsWith("S:")
-      ? scopeFace(ix, ix.scopes.get(k))
-      : eqnFace(ix, ix.nodes.get(k.slice(2)), { collapsed: isCollapsible(ix, k) });
+    if (isCollapsible(ix, k)) closed.push(k);
+    const f = k.startsWith("N:")
+      ? eqnFace(ix, ix.nodes.get(k.slice(2)), { collapsed: isCollapsible(ix, k) })
+      : k.startsWith("S:") ? scopeFace(ix, ix.scopes.get(k)) : boxFace(ix, k);
     faces.set(k, f);
     return { id: k, role: "node", w: f.w, h: f.h };
   };
@@ -83,32 +118,75 @@ export function buildScene(ix, expanded, prefix = "") {
   // Edges: lift each derived edge to visible endpoints and split it into segments.
   const segs = new Map(); // container key -> Map(segId -> {id, v, w, vars:Set})
   const chains = new Map(); // chain id -> {segs:[[containerKey, segId]], vars:Set, from, to}
-  const addSeg = (ck, v, w, varId) => {
-    if (!segs.has(ck)) segs.set(ck, new Map());
-    const m = segs.get(ck);
+  /** Add var `varId` to segment v -> w of container ck; append it to `chain` (flat). */
+  const addSeg = (chain, ck, v, w, varId) => {
+    let m = segs.get(ck);
+    if (!m) segs.set(ck, (m = new Map()));
     const id = v + ">" + w;
-    if (!m.has(id)) m.set(id, { id, v, w, vars: new Set() });
-    m.get(id).vars.add(varId);
-    return [ck, id, v, w];
+    let sg = m.get(id);
+    if (!sg) m.set(id, (sg = { id, v, w, vars: new Set() }));
+    sg.vars.add(varId);
+    if (chain) chain.push(ck, id, v, w);
   };
-  const pathTo = (k) => [k, ...ancestors(ix, k)].reverse();
+  // Visible stand-in of an element: the drawn collapsed box whose subtree (one
+  // interval of the DFS numbering) holds it, else itself. A binary search per edge
+  // end, no per-element state: a 50k-eqn function has 100k edge ends.
+  const { tin, tout, depth } = numbering(ix);
+  closed.sort((a, b) => tin.get(a) - tin.get(b));
+  const starts = closed.map((k) => tin.get(k));
+  const repOf = (k) => {
+    const t = tin.get(k);
+    if (t == null) return k;
+    let lo = 0, hi = starts.length - 1, at = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid] <= t) {
+        at = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return at >= 0 && t < tout.get(closed[at]) ? closed[at] : k;
+  };
+  // One entry/exit per value while a box has few values crossing its border
+  // (VIRT_PER_VAR), else one per item inside; what crosses is boundaryOf's.
+  const perVar = new Map();
+  const byVar = (ck, side) => {
+    let pv = perVar.get(ck);
+    if (!pv) {
+      const b = boundaryOf(ix, ck);
+      perVar.set(ck, (pv = [b.ins.length <= VIRT_PER_VAR, b.outs.length <= VIRT_PER_VAR]));
+    }
+    return pv[side];
+  };
+  const P = ix.parent;
   for (const e of ix.edges) {
-    const s = visibleRep(ix, e.from, expanded);
-    const t = visibleRep(ix, e.to, expanded);
+    const s = repOf(e.from), t = repOf(e.to);
     if (s === t) continue; // both ends hidden in the same collapsed box
-    const ps = pathTo(s), pt = pathTo(t);
-    let i = 0;
-    while (i + 1 < ps.length && i + 1 < pt.length && ps[i + 1] === pt[i + 1]) i++;
-    if (ps[i] !== pt[i]) continue; // different roots: malformed, skip
-    // One entry/exit per var and box, so values cross a box edge side by side.
-    const vin = VIN + e.var, vout = VOUT + e.var;
-    const chain = [];
-    for (let j = ps.length - 1; j >= i + 2; j--) chain.push(addSeg(ps[j - 1], ps[j], vout, e.var));
-    chain.push(addSeg(ps[i], ps[i + 1], pt[i + 1], e.var));
-    for (let j = i + 2; j < pt.length; j++) chain.push(addSeg(pt[j - 1], vin, pt[j], e.var));
-    const cid = chain.map((x) => x.join("|")).join(" ");
-    if (!chains.has(cid)) chains.set(cid, { id: cid, segs: chain, vars: new Set(), from: s, to: t });
-    chains.get(cid).vars.add(e.var);
+    // Climb to the lowest common container: up = s … (below the source's top box),
+    // down = t … likewise; a chain is then exits, one segment, entries.
+    let a = s, b = t, da = depth.get(s), db = depth.get(t);
+    if (da == null || db == null) continue;
+    const up = [], down = [];
+    for (; da > db; da--) up.push(a), (a = P.get(a));
+    for (; db > da; db--) down.push(b), (b = P.get(b));
+    while (a !== b && P.get(a) !== P.get(b)) up.push(a), down.push(b), (a = P.get(a)), (b = P.get(b));
+    const lca = P.get(a);
+    if (a === b || lca == null) continue; // malformed: skip
+    const v = e.var;
+    // A chain is fixed by its ends, and by the var when a border on the way has an
+    // entry/exit per var; its segments are [container, segment id, v, w] flat.
+    const keyed = up.some((x) => byVar(P.get(x), 1)) || down.some((x) => byVar(P.get(x), 0));
+    const cid = s + "\n" + t + (keyed ? "\n" + v : "");
+    let ch = chains.get(cid);
+    const chain = ch ? null : [];
+    for (const x of up) addSeg(chain, P.get(x), x, VOUT + (byVar(P.get(x), 1) ? v : "@" + x), v);
+    addSeg(chain, lca, a, b, v);
+    for (let j = down.length - 1; j >= 0; j--) {
+      const x = down[j];
+      addSeg(chain, P.get(x), VIN + (byVar(P.get(x), 0) ? v : "@" + x), x, v);
+    }
+    if (!ch) chains.set(cid, (ch = { id: cid, segs: chain, vars: new Set(), from: s, to: t }));
+    ch.vars.add(v);
   }
 
   // Attach segments to containers, with labels and virtual entry/exit items.
@@ -123,10 +201,9 @@ export function buildScene(ix, expanded, prefix = "") {
       if (sg.w.startsWith(VOUT)) outs.add(sg.w);
       const edge = { id: sg.id, v: sg.v, w: sg.w };
       // Ports already show their aval; label only edges between eqns/boxes.
-      const plain = !isVirtual(sg.v) && !isVirtual(sg.w) && !sg.v.startsWith("P:") && !sg.w.startsWith("O:");
-      const avals = new Set([...sg.vars].map((v) => (ix.vars.get(v) || {}).aval));
-      const text = avals.size === 1 ? [...avals][0] + (sg.vars.size > 1 ? ` ×${sg.vars.size}` : "") : `${sg.vars.size} values`;
-      if (plain && text) {
+      const plain = !isVirtual(sg.v) && !isVirtual(sg.w) && !/^[POQ]:/.test(sg.v) && !/^[POQ]:/.test(sg.w);
+      const text = plain ? label([...sg.vars]) : "";
+      if (text) {
         labels.set(ck + "|" + sg.id, text);
         edge.lw = textW(text, F_TINY) + 6;
         edge.lh = 14;

@@ -1,22 +1,29 @@
 /**
  * The graph view: header, one tab per Function, toolbar, SVG canvas, details panel
- * and jaxpr text pane. Owns the interaction state (per function: what is expanded,
- * what is selected, search matches) and asks the layout engine for a new layout
- * whenever the expansion changes.
+ * and linked text panes (jaxpr / StableHLO / HLO). Owns the interaction state (per
+ * function: what is expanded, what is selected, search matches) and asks the layout
+ * engine for a new layout whenever the expansion changes.
  */
 import { h, s, clear, download } from "../../js/src/dom.js";
-import { createPanZoom } from "../../js/src/panzoom.js";
 import { search, step, countText } from "../../js/src/search.js";
 import { docHeader } from "../header.js";
-import { indexFunction, isCollapsible, visibleRep, nodeAtLine, nKey } from "./model.js";
+import { indexFunction, isCollapsible, visibleRep, nKey } from "./model.js";
 import { defaultExpansion, allCollapsibles, visibleEqnCount, reveal } from "./expansion.js";
 import { buildScene } from "./scene.js";
-import { drawScene } from "./render.js";
+import { createStage } from "./stage.js";
+import { createHood } from "./neighbourhood.js";
+import { timed, record, now } from "./timing.js";
 import { showDetails } from "./details.js";
-import { createTextPane } from "./textpane.js";
+import { createPanes } from "./panes.js";
 import { functionTabs } from "./tabs.js";
 import { searchRecords } from "./find.js";
-import { svgText, fileName } from "./export.js";
+import { svgExport, fileName } from "./export.js";
+import { svgToPng, canvasToPng } from "./png.js";
+import { createBreadcrumbs } from "./breadcrumbs.js";
+import { bindKeys, helpPanel, expandBelow } from "./keys.js";
+import { modeControl, overlayControl } from "./controls.js";
+import { modeState, labelFor } from "./modes.js";
+import { costOverlay, legend } from "./overlay.js";
 
 let viewCounter = 0;
 /** Per-module-instance tag: SVG ids (the arrow marker) must be unique in the page. */
@@ -35,8 +42,10 @@ export function graphView(root, doc, engine) {
   let disposed = false;
   let seq = 0;
   let drawn = null; // {boxes, bbox}
-  let elements = new Map(); // element key -> drawn element
-  let textPane = null;
+  let elements = new Map(); // element key -> drawn element (SVG renderer only)
+  let labelMode = "aval", labelOf = null; // edge labels: setLabelMode(name, fn)
+  let mode = "trace"; // edge labels: trace | forward | vmap (modes.js)
+  let overlay = "none"; // cost colouring: none | flops | bytes (overlay.js)
 
   const btn = (label, title, fn, cls = "") =>
     h("button", { type: "button", class: "jm-btn " + cls, title }, label, root);
@@ -48,34 +57,36 @@ export function graphView(root, doc, engine) {
     "aria-label": "Search the graph", spellcheck: "false",
   }, null, root);
   const matchCount = h("span", { class: "jm-match-count", "aria-live": "polite" }, "", root);
+  const bPrev = btn("‹", "Previous match (Shift+Enter, N)", null, "jm-btn-quiet jm-search-prev");
+  const bNext = btn("›", "Next match (Enter, n)", null, "jm-btn-quiet jm-search-next");
   const bSvg = btn("SVG", "Download the drawing as SVG", null, "jm-btn-quiet");
+  const bPng = btn("PNG", "Download the drawing as PNG", null, "jm-btn-quiet");
   const bJson = btn("JSON", "Download the document as JSON", null, "jm-btn-quiet");
+  const bHelp = btn("?", "Keyboard shortcuts (?)", null, "jm-btn-quiet jm-help-btn");
+  const modes = modeControl(root, (m) => setMode(m));
+  // Drawing surface: SVG or canvas renderer, pan/zoom, minimap, clicks (stage.js).
+  const stage = createStage(root, uid, { onSelect: (k) => select(k), onToggle: (k) => toggle(k) });
+  const svg = stage.svg;
+  const hood = createHood({
+    ref: root, state: () => stateOf(current), relayout: (after) => relayout(after), pz: stage.pz,
+    select: (k) => select(k), refresh: () => runSearch(), fit: () => fit(),
+  });
   const toolbar = h("div", { class: "jm-toolbar" }, [
     bFit, bExpand, bCollapse,
-    h("div", { class: "jm-search-wrap" }, [searchBox, matchCount], root),
+    h("div", { class: "jm-search-wrap" }, [searchBox, bPrev, bNext, matchCount], root),
+    modes.el, overlayControl(root, (m) => setOverlay(m)), hood.control,
     h("span", { class: "jm-spacer" }, null, root),
-    h("span", { class: "jm-muted jm-export-label" }, "Export", root), bSvg, bJson,
+    h("span", { class: "jm-muted jm-export-label" }, "Export", root), bSvg, bPng, bJson, bHelp,
   ], root);
 
-  const layers = {
-    boxes: s("g", { class: "jm-layer-boxes" }, null, root),
-    edges: s("g", { class: "jm-layer-edges" }, null, root),
-    labels: s("g", { class: "jm-layer-labels" }, null, root),
-    nodes: s("g", { class: "jm-layer-nodes" }, null, root),
-  };
-  const viewport = s("g", { class: "jm-viewport" }, Object.values(layers), root);
-  const markerId = `${uid}-arrow`;
-  const svg = s("svg", { class: "jm-svg", role: "img", "aria-label": "computation graph" }, [
-    s("defs", null, s("marker", {
-      id: markerId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse",
-    }, s("path", { d: "M0,1.5L9,5L0,8.5z", class: "jm-arrow" }, null, root), root), root),
-    viewport,
-  ], root);
   const status = h("div", { class: "jm-status" }, "", root);
-  const canvas = h("div", { class: "jm-canvas" }, [svg, status], root);
+  const crumbs = createBreadcrumbs(root, (k) => (k === stateOf(current).ix.root ? (select(null), fit()) : focus(k)));
+  const legendSlot = h("div", { class: "jm-legend-slot" }, null, root);
+  const help = helpPanel(root);
+  const canvas = h("div", { class: "jm-canvas" }, [...stage.els, crumbs.el, legendSlot, help, hood.banner, status], root);
   const details = h("div", { class: "jm-details", "aria-label": "details" }, null, root);
-  const textEl = h("div", { class: "jm-text", "aria-label": "jaxpr text" }, null, root);
-  const side = h("div", { class: "jm-side" }, [details, textEl], root);
+  const panes = createPanes(root, (name, line) => onPaneLine(name, line));
+  const side = h("div", { class: "jm-side" }, [details, panes.el], root);
   const main = h("div", { class: "jm-main" }, [canvas, side], root);
   const tabsSlot = h("div", { class: "jm-tabs-slot" }, null, root);
   const view = h("div", { class: "jm-graph" }, [docHeader(doc, root), tabsSlot, toolbar, main], root);
@@ -88,15 +99,15 @@ export function graphView(root, doc, engine) {
     return () => { disposed = true; };
   }
 
-  const pz = createPanZoom(svg, viewport);
+  const pz = stage.pz;
 
   /** State of function `i`, built on first visit. */
   const stateOf = (i) => {
     if (!states.has(i)) {
-      const ix = indexFunction(fns[i]);
+      const ix = timed("index", () => indexFunction(fns[i]));
       states.set(i, {
-        ix, expanded: defaultExpansion(ix), selected: null, query: "", matches: [], matchIdx: -1,
-        records: searchRecords(ix), transform: null, prefix: `${uid}:${i}:`,
+        ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1,
+        records: null, transform: null, prefix: `${uid}:${i}:`, // records: on the first search
       });
     }
     return states.get(i);
@@ -108,19 +119,17 @@ export function graphView(root, doc, engine) {
   const relayout = (after) => {
     const st = stateOf(current);
     const my = ++seq;
-    const scene = buildScene(st.ix, st.expanded, st.prefix);
+    const scene = timed("scene", () => buildScene(st.ix, st.expanded, `${st.prefix}${labelMode}:`, { labelOf }));
     status.textContent = "laying out…";
     status.classList.add("jm-busy");
+    const t0 = now();
     engine.run(scene.root).then((out) => {
       if (disposed || my !== seq) return;
+      record("layout", t0);
       status.classList.remove("jm-busy");
       canvas.setAttribute("data-layout", engine.threaded ? "worker" : "main-thread");
-      clear(layers.boxes); clear(layers.edges); clear(layers.labels); clear(layers.nodes);
-      drawn = drawScene(layers, scene, out.results, st.ix, markerId);
-      elements = new Map();
-      for (const el of layers.nodes.querySelectorAll("[data-node-id]")) elements.set(nKey(el.getAttribute("data-node-id")), el);
-      for (const el of layers.nodes.querySelectorAll("[data-port-id]")) elements.set(el.getAttribute("data-port-id"), el);
-      for (const el of layers.nodes.querySelectorAll(".jm-scope[data-scope-id]")) elements.set(el.getAttribute("data-scope-id"), el);
+      drawn = timed("draw", () => stage.draw(scene, out.results, st.ix));
+      elements = drawn.elements; // leaves and open containers (a breadcrumb selects those too)
       const shown = visibleEqnCount(st.ix, st.expanded), total = st.ix.count.get(st.ix.root) || 0;
       status.textContent = `${shown} of ${total} eqns shown` + (out.stats && out.stats.layered ? " · simplified layout for large groups" : "");
       paintSelection();
@@ -156,30 +165,25 @@ export function graphView(root, doc, engine) {
 
   // ---- selection ---------------------------------------------------------------
 
+  /** Selection, the edges at it, and search matches, in whichever renderer drew (stage.js). */
   const paintSelection = () => {
     const st = stateOf(current);
-    for (const el of svg.querySelectorAll(".jm-selected, .jm-edge-hl")) el.classList.remove("jm-selected", "jm-edge-hl");
-    if (!st.selected) return;
-    const rep = visibleRep(st.ix, st.selected, st.expanded);
-    const el = elements.get(rep);
-    if (el) el.classList.add("jm-selected");
-    for (const e of layers.edges.children) {
-      if (e.getAttribute("data-from") === rep || e.getAttribute("data-to") === rep) e.classList.add("jm-edge-hl");
-    }
+    stage.paint({ ix: st.ix, expanded: st.expanded, selected: st.selected, matches: st.matches });
   };
 
-  /** Select an element key (node or port) or null; update details and text. */
+  /** Select an element key (node, port, container) or null; update details, panes, path. */
   const select = (key) => {
     const st = stateOf(current);
     st.selected = key;
     paintSelection();
-    showDetails(details, st.ix, key);
-    const n = key && key.startsWith("N:") ? st.ix.nodes.get(key.slice(2)) : null;
-    if (textPane) textPane.highlight(n && Number.isInteger(n.line) ? n.line : null);
+    showDetails(details, st.ix, key, { mode });
+    panes.highlight(key);
+    crumbs.update(st.ix, key);
   };
 
   /** Select `key`, opening whatever hides it, and centre it. */
   const focus = (key) => {
+    if (hood.active() && !stateOf(current).ix.parent.has(key)) hood.exit(); // not in the neighbourhood
     const st = stateOf(current);
     const center = () => {
       select(key);
@@ -193,19 +197,12 @@ export function graphView(root, doc, engine) {
 
   // ---- search ------------------------------------------------------------------
 
-  const paintMatches = () => {
-    const st = stateOf(current);
-    for (const el of svg.querySelectorAll(".jm-match, .jm-has-match")) el.classList.remove("jm-match", "jm-has-match");
-    for (const k of st.matches) {
-      const rep = visibleRep(st.ix, k, st.expanded);
-      const el = elements.get(rep);
-      if (el) el.classList.add(rep === k ? "jm-match" : "jm-has-match");
-    }
-  };
+  const paintMatches = () => paintSelection();
   const runSearch = () => {
     const st = stateOf(current);
     st.query = searchBox.value;
-    st.matches = search(st.records, st.query);
+    if (!st.records && st.query.trim()) st.records = searchRecords(st.ix);
+    st.matches = st.records ? search(st.records, st.query) : [];
     st.matchIdx = -1;
     matchCount.textContent = countText(st.matches.length, st.query);
     paintMatches();
@@ -218,66 +215,36 @@ export function graphView(root, doc, engine) {
     }
     if (e.key !== "Enter") return;
     e.preventDefault();
+    stepMatch(e.shiftKey ? -1 : 1);
+  };
+  /** Go to the next (+1) / previous (-1) match: Enter, the ‹ › buttons, n / N. */
+  const stepMatch = (dir) => {
     const st = stateOf(current);
     if (st.query !== searchBox.value) runSearch();
     if (!st.matches.length) return;
-    st.matchIdx = step(st.matchIdx, st.matches.length, e.shiftKey ? -1 : 1);
+    st.matchIdx = step(st.matchIdx, st.matches.length, dir);
     matchCount.textContent = `${st.matchIdx + 1} of ${countText(st.matches.length, st.query)}`;
     focus(st.matches[st.matchIdx]);
-  };
-
-  // ---- canvas clicks -----------------------------------------------------------
-
-  const onCanvasClick = (e) => {
-    const st = stateOf(current);
-    const t = e.target;
-    const owner = (el) => el.closest("[data-node-id], [data-scope-id]");
-    const keyOf = (el) => (el.hasAttribute("data-node-id") ? nKey(el.getAttribute("data-node-id")) : el.getAttribute("data-scope-id"));
-    const mark = t.closest(".jm-toggle, .jm-scope-head, .jm-scope.jm-collapsed");
-    if (mark) {
-      const o = owner(mark);
-      if (o) toggle(keyOf(o));
-      return;
-    }
-    const gh = t.closest(".jm-group-head");
-    if (gh) {
-      const gid = gh.parentNode.getAttribute("data-group-id");
-      const parent = st.ix.parent.get("G:" + gid);
-      if (parent) toggle(parent);
-      return;
-    }
-    const node = t.closest(".jm-eqn");
-    if (node) return select(nKey(node.getAttribute("data-node-id")));
-    const port = t.closest(".jm-port");
-    if (port) return select(port.getAttribute("data-port-id"));
-    select(null);
-  };
-  const onCanvasDbl = (e) => {
-    const node = e.target.closest(".jm-eqn");
-    if (node) toggle(nKey(node.getAttribute("data-node-id")));
   };
 
   // ---- functions (tabs) ----------------------------------------------------------
 
   const show = (i) => {
+    hood.exit(); // a neighbourhood belongs to the function it was opened on
     if (drawn && states.has(current)) states.get(current).transform = pz.transform;
     current = i;
     const st = stateOf(i);
     clear(tabsSlot);
     tabsSlot.appendChild(functionTabs(fns, i, (j) => j !== current && show(j), root));
-    if (textPane) textPane.dispose();
-    textPane = createTextPane(textEl, fns[i].text, (line) => {
-      const id = nodeAtLine(st.ix, line);
-      if (id) focus(nKey(id));
-      else {
-        select(null);
-        textPane.highlight(line);
-      }
-    });
+    panes.setFunction(fns[i], st.ix);
+    if (!modeState(fns[i], mode).ok) mode = "trace";
+    modes.update(fns[i], mode);
     searchBox.value = st.query;
     runSearch();
     select(st.selected);
     drawn = null;
+    applyLabels();
+    applyOverlay();
     relayout(() => {
       if (st.transform) pz.set(st.transform.x, st.transform.y, st.transform.k);
       else firstView();
@@ -299,20 +266,86 @@ export function graphView(root, doc, engine) {
   });
   on(searchBox, "input", runSearch);
   on(searchBox, "keydown", onSearchKey);
-  on(svg, "click", onCanvasClick);
-  on(svg, "dblclick", onCanvasDbl);
-  on(bSvg, "click", () => {
+  // Build the search records (~50 ms at 50k eqns) when the box is entered, not on the first key.
+  on(searchBox, "focus", () => { const st = stateOf(current); if (!st.records) st.records = searchRecords(st.ix); });
+  const exportSvg = () => stage.withSvg((el) => svgExport(el, drawn.bbox, root.ownerDocument.defaultView.getComputedStyle(canvas).backgroundColor));
+  on(bSvg, "click", () => drawn && download(fileName(fns[current].name, ".svg"), exportSvg().text, "image/svg+xml"));
+  on(bPng, "click", () => {
     if (!drawn) return;
     const bg = root.ownerDocument.defaultView.getComputedStyle(canvas).backgroundColor;
-    download(fileName(fns[current].name, ".svg"), svgText(svg, drawn.bbox, bg), "image/svg+xml");
+    // On the canvas renderer (big scenes): the view as drawn; else the whole drawing via SVG.
+    const png = stage.renderer === "canvas"
+      ? (stage.flush(), canvasToPng(stage.els[0], bg))
+      : ((x) => svgToPng(x.text, x.w, x.h, root.ownerDocument))(exportSvg());
+    png.then(
+      (blob) => download(fileName(fns[current].name, ".png"), blob, "image/png"),
+      (err) => { status.textContent = `PNG export failed: ${err && err.message}`; });
   });
+  on(bPrev, "click", () => stepMatch(-1));
+  on(bNext, "click", () => stepMatch(1));
+  on(bHelp, "click", () => { help.hidden = !help.hidden; });
   on(bJson, "click", () => download(fileName("jaxmagic-" + (doc.kind || "doc"), ".json"), JSON.stringify(doc, null, 2), "application/json"));
+
+  // ---- text panes, label modes, cost overlay, shortcuts (panes.js, modes.js, overlay.js, keys.js) ----
+
+  /** A click on line `line` of text pane `name`: select the node owning it, else mark the line. */
+  const onPaneLine = (name, line) => {
+    const id = panes.ownerOf(name, line);
+    if (id) focus(nKey(id));
+    else {
+      select(null);
+      panes.markLine(name, line);
+    }
+  };
+  const setMode = (m) => {
+    if (!modeState(fns[current], m).ok) return;
+    mode = m;
+    modes.update(fns[current], mode);
+    applyLabels();
+    select(stateOf(current).selected); // details show values / batch dims per mode
+  };
+  /** Edge labels of the current mode for the current function (modes.js). */
+  const applyLabels = () => setLabelMode(mode, labelFor(mode, stateOf(current).ix));
+  const setOverlay = (m) => {
+    overlay = m;
+    applyOverlay();
+  };
+  /** Cost colours and their legend for the current function (overlay.js). */
+  const applyOverlay = () => {
+    const ov = costOverlay(stateOf(current).ix, overlay);
+    setDecorations(ov && ov.decorate);
+    clear(legendSlot);
+    if (ov) legendSlot.appendChild(legend(ov, root));
+  };
+  // ---- drawing API for decorations and edge labels (js/README.md, "Drawing API") ----
+  /** `fn(key) -> {fill?: string} | null` fills node boxes in both renderers; null: none. */
+  const setDecorations = (fn) => stage.setDecorations(fn);
+  /** Edge labels from `fn(varIds) -> text` (null: avals); `name` keys the layout cache. */
+  const setLabelMode = (name, fn) => {
+    labelMode = String(name || "aval");
+    labelOf = fn || null;
+    if (drawn) relayout();
+  };
+  root.setAttribute("tabindex", "0");
+  const unbindKeys = bindKeys(root, (action) => {
+    const st = stateOf(current);
+    if (action === "fit") fit();
+    else if (action === "expand") {
+      for (const k of expandBelow(st.ix, st.selected)) st.expanded.add(k);
+      relayout(st.selected ? () => focus(st.selected) : firstView);
+    } else if (action === "collapse") bCollapse.click();
+    else if (action === "next" || action === "prev") stepMatch(action === "next" ? 1 : -1);
+    else if (action === "search") searchBox.focus();
+    else if (action === "clear") hood.exit() || select(null); // Escape leaves a neighbourhood first
+    else if (action === "help") help.hidden = !help.hidden;
+  });
 
   show(0);
 
   return () => {
     disposed = true;
-    pz.dispose();
-    if (textPane) textPane.dispose();
+    stage.dispose();
+    panes.dispose();
+    unbindKeys();
   };
 }

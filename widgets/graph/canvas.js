@@ -1,0 +1,359 @@
+/**
+ * Canvas 2D renderer of placed geometry (place.js), for drawings too big for SVG
+ * (thousands of DOM nodes make every pan and style change slow). It draws what the
+ * SVG renderer draws — frames, headers, edges, edge labels, eqn boxes, chips, ports —
+ * from the same geometry, so a layout looks the same in both.
+ *
+ * - Culling: only what intersects the viewport is drawn.
+ * - Level of detail: no text that would be under TEXT_MIN_PX on screen; straight
+ *   edge polylines and no arrowheads when zoomed far out.
+ * - Batching: boxes are grouped by style and edges by colour, one path each, so a
+ *   frame costs a few dozen canvas calls plus one subpath per visible element.
+ * - Redraws are coalesced to one per animation frame.
+ * - Hit testing (`hitTest`) maps a point to the element and part under it, with the
+ *   same meaning as the SVG classes (toggle marker, box header, body).
+ *
+ * Colours come from the theme's CSS variables, read once per scene (`readPalette`).
+ */
+import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, F_TINY, HEAD_G, textW, chipW } from "./metrics.js";
+import { traceCurve } from "./curve.js";
+
+/** Text smaller than this on screen (px) is not drawn. */
+export const TEXT_MIN_PX = 5;
+/** Below this zoom edges are straight polylines without arrowheads. */
+const SIMPLE_EDGES_K = 0.35;
+
+// ---- colours -------------------------------------------------------------------
+
+/**
+ * The renderer's colours (as rgba() strings) and font, from the theme variables in
+ * effect on `el`. Each variable is resolved by the browser's own colour parser (a
+ * 1×1 canvas), and the colour-mixes of graph.css are computed here.
+ */
+export function readPalette(el) {
+  const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+  const c = el.ownerDocument.createElement("canvas");
+  c.width = c.height = 1;
+  const x = c.getContext("2d", { willReadFrequently: true });
+  const v = (name) => {
+    x.clearRect(0, 0, 1, 1);
+    x.fillStyle = "#888";
+    x.fillStyle = cs.getPropertyValue("--jm-" + name).trim() || "#888";
+    x.fillRect(0, 0, 1, 1);
+    const d = x.getImageData(0, 0, 1, 1).data;
+    return [d[0], d[1], d[2], d[3] / 255];
+  };
+  const s = (q) => `rgba(${q[0]},${q[1]},${q[2]},${q[3].toFixed(3)})`;
+  /** color-mix(in srgb, a p, b); b null = transparent. */
+  const mix = (a, b, p) => {
+    if (!b) return s([a[0], a[1], a[2], a[3] * p]);
+    const al = a[3] * p + b[3] * (1 - p) || 1;
+    return s([0, 1, 2].map((i) => Math.round((a[i] * a[3] * p + b[i] * b[3] * (1 - p)) / al)).concat(al));
+  };
+  const [bg, bg1, bg2, fg, fg1, fg2, border, border2, brand, teal, tealText] =
+    ["bg", "bg1", "bg2", "fg", "fg1", "fg2", "border", "border2", "brand", "teal", "teal-text"].map(v);
+  return {
+    mono: cs.getPropertyValue("--jm-mono").trim() || "monospace",
+    frame: mix(fg, null, 0.025), frameStroke: s(border), rootFrame: s(bg1), rootStroke: s(border2),
+    ownerFrame: mix(fg, null, 0.03), ownerStroke: mix(fg2, null, 0.6), headTitle: s(fg), muted: s(fg2),
+    box: s(bg1), boxStroke: s(border), strong: s(fg2), bg2: s(bg2), prim: s(fg), text1: s(fg1), avals: s(tealText),
+    port: mix(teal, bg1, 0.13), portStroke: s(teal), edge: mix(teal, bg, 0.62), arrow: mix(teal, bg, 0.75),
+    halo: s(bg1), brand: s(brand), match: mix(brand, bg1, 0.18),
+  };
+}
+
+// ---- geometry helpers ------------------------------------------------------------
+
+const overlaps = (b, r) => b.x < r.x1 && b.x + b.w > r.x0 && b.y < r.y1 && b.y + b.h > r.y0;
+const isPort = (k) => /^[POQ]:/.test(k);
+
+/** Bounding boxes of edges, once per scene, for culling. */
+export function edgeBoxes(geo) {
+  return geo.edges.map((e) => {
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (let j = 0; j < e.pts.length; j++) {
+      const x = e.pts[j][0], y = e.pts[j][1];
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+    return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  });
+}
+
+/** Where the ▸/▾ marker of an eqn face sits, relative to the box. */
+function markerBox(face, w) {
+  const mw = textW(face.marker, F_SMALL) + 8;
+  return { x: w - PAD_X - mw + 4, y: 4, w: mw, h: 18 };
+}
+
+/**
+ * The element under world point (x, y): `{key, part}` or null. Parts:
+ * "toggle" (▸/▾ marker, a collapsed box, an open box's header), "grouphead"
+ * (header of a sub-jaxpr group: toggles its owner), "body" (select).
+ */
+export function hitTest(geo, x, y) {
+  const inside = (b, dx = 0, dy = 0) => x >= b.x + dx && x <= b.x + dx + b.w && y >= b.y + dy && y <= b.y + dy + b.h;
+  for (let i = geo.leaves.length - 1; i >= 0; i--) {
+    const l = geo.leaves[i], k = l.key;
+    if (!inside(l)) continue;
+    if (k.startsWith("N:")) {
+      const m = l.face.marker && markerBox(l.face, l.w);
+      return { key: k, part: m && inside(m, l.x, l.y) ? "toggle" : "body" };
+    }
+    return { key: k, part: /^[PO]:/.test(k) ? "body" : "toggle" };
+  }
+  for (let i = geo.conts.length - 1; i >= 0; i--) {
+    const c = geo.conts[i];
+    if (!inside(c)) continue;
+    if (c.kind === "G") return y <= c.y + HEAD_G && i > 0 ? { key: c.key, part: "grouphead" } : null;
+    return c.kind !== "N" && y <= c.y + 22 ? { key: c.key, part: "toggle" } : null;
+  }
+  return null;
+}
+
+// ---- drawing ---------------------------------------------------------------------
+
+/**
+ * Draw one frame of `geo` on `ctx` for view `v` = {x, y, k, w, h, dpr} (pan/zoom
+ * transform and canvas size in CSS px). `paint` = {sel: key|null, hl: Set of edge
+ * indices, match: Map key -> "match"|"has"}; `decorate(key)` -> {fill}|null.
+ * Returns counts of what was drawn (for tests and profiling).
+ */
+export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
+  const { k, dpr } = v;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, v.w, v.h);
+  ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * v.x, dpr * v.y);
+  const m = 20 / k;
+  const r = { x0: -v.x / k - m, y0: -v.y / k - m, x1: (v.w - v.x) / k + m, y1: (v.h - v.y) / k + m };
+  const legible = (px) => px * k >= TEXT_MIN_PX;
+  const stats = { conts: 0, leaves: 0, edges: 0, texts: 0 };
+  const font = (px, bold) => (ctx.font = `${bold ? "600 " : ""}${px}px ${pal.mono}`);
+  const text = (t, x, y, colour) => {
+    ctx.fillStyle = colour;
+    ctx.fillText(t, x, y);
+    stats.texts++;
+  };
+  const rr = (x, y, w, h, rad) => (ctx.roundRect && k > 0.15 ? ctx.roundRect(x, y, w, h, rad) : ctx.rect(x, y, w, h));
+  const stroke = (colour, width, dash) => {
+    ctx.setLineDash(dash ? dash.split(",").map(Number) : []);
+    ctx.lineWidth = width;
+    ctx.strokeStyle = colour;
+    ctx.stroke();
+  };
+
+  // Frames of open containers, outermost first (their order in geo).
+  const conts = geo.conts.filter((c) => overlaps(c, r));
+  stats.conts = conts.length;
+  for (const c of conts) {
+    const root = c.key === ix.root, sel = paint.sel === c.key;
+    ctx.beginPath();
+    rr(c.x, c.y, c.w, c.h, 8);
+    ctx.fillStyle = root ? pal.rootFrame : c.kind === "N" ? pal.ownerFrame : pal.frame;
+    ctx.fill();
+    stroke(sel ? pal.brand : root ? pal.rootStroke : c.kind === "N" ? pal.ownerStroke : pal.frameStroke, sel ? 2.5 : 1,
+      c.kind === "G" || c.kind === "N" ? "" : "5,3");
+  }
+  if (legible(F_PRIM)) {
+    for (const c of conts) {
+      if (c.kind === "N") continue;
+      const tx = c.x + (c.kind === "G" ? 12 : 10), ty = c.y + (c.kind === "G" ? 17 : 16);
+      font(F_PRIM, true);
+      text(c.face.title, tx, ty, pal.headTitle);
+      font(F_SMALL);
+      text(c.face.sub, tx + textW(c.face.title, F_PRIM) + 10, ty, pal.muted);
+    }
+  }
+
+  // Edges: one path per colour; highlighted ones last, on top.
+  const simple = k < SIMPLE_EDGES_K;
+  const lists = [[], []];
+  geo.edges.forEach((e, i) => overlaps(eboxes[i], r) && lists[paint.hl.has(i) ? 1 : 0].push(e));
+  stats.edges = lists[0].length + lists[1].length;
+  lists.forEach((list, hl) => {
+    if (!list.length) return;
+    ctx.beginPath();
+    for (const e of list) {
+      if (!simple) traceCurve(e.pts, ctx);
+      else e.pts.forEach(([x, y], j) => (j ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
+    }
+    stroke(hl ? pal.brand : pal.edge, hl ? 2 : 1.3);
+    if (simple) return;
+    ctx.beginPath();
+    for (const e of list) {
+      const [x, y] = e.pts[e.pts.length - 1];
+      ctx.moveTo(x, y);
+      ctx.lineTo(x - 8, y - 3.4);
+      ctx.lineTo(x - 8, y + 3.4);
+      ctx.closePath();
+    }
+    ctx.fillStyle = hl ? pal.brand : pal.arrow;
+    ctx.fill();
+  });
+  if (legible(F_TINY)) {
+    font(F_TINY);
+    ctx.textAlign = "center";
+    ctx.lineJoin = "round";
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = pal.halo;
+    ctx.setLineDash([]);
+    for (const l of geo.labels) {
+      if (l.x < r.x0 || l.x > r.x1 || l.y < r.y0 || l.y > r.y1) continue;
+      ctx.strokeText(l.text, l.x, l.y + 3.5);
+      text(l.text, l.x, l.y + 3.5, pal.muted);
+    }
+    ctx.textAlign = "start";
+  }
+
+  // Boxes, batched by style.
+  const leaves = geo.leaves.filter((l) => overlaps(l, r));
+  stats.leaves = leaves.length;
+  const groups = new Map();
+  for (const l of leaves) {
+    const st = boxStyle(l, ix, paint, decorate, pal);
+    const id = st.join("|");
+    if (!groups.has(id)) groups.set(id, [st, []]);
+    groups.get(id)[1].push(l);
+  }
+  for (const [[fill, line, width, dash], list] of groups.values()) {
+    ctx.beginPath();
+    for (const l of list) rr(l.x, l.y, l.w, l.open ? l.face.h : l.h, isPort(l.key) ? l.h / 2 : 6);
+    ctx.fillStyle = fill;
+    ctx.fill();
+    stroke(line, width, dash);
+  }
+  ctx.setLineDash([]);
+
+  // Text, one font at a time (font changes are slow), and eqn chips and markers.
+  if (legible(F_PRIM)) {
+    font(F_PRIM, true);
+    for (const { key, x, y, h, face: f } of leaves) {
+      if (key.startsWith("N:")) text(f.prim, x + PAD_X, y + 17, pal.prim);
+      else if (f.title) text(f.title, x + (f.bundle ? 9 : PAD_X), y + (f.bundle ? h / 2 + 4 : 17), pal.prim);
+    }
+  }
+  if (legible(F_SMALL)) {
+    font(F_SMALL);
+    for (const { key, x, y, h, open, face: f } of leaves) {
+      const n = key.startsWith("N:");
+      if (/^[PO]:/.test(key)) text(f.text, x + 9, y + h / 2 + 4, pal.prim);
+      if (f.sub) text(f.sub, x + PAD_X, y + 34, pal.muted);
+      if (f.avals) text(f.avals, x + PAD_X, y + (n ? 34 : 50), pal.avals);
+      if (f.io && !open) text(f.io, x + PAD_X, y + 50, pal.muted);
+    }
+  }
+  for (const l of leaves) {
+    const f = l.face;
+    if (!l.key.startsWith("N:")) continue;
+    let cx = l.x + PAD_X + textW(f.prim, F_PRIM) + GAP;
+    const chip = (x, y, w, h, label, dash, px) => {
+      ctx.beginPath();
+      ctx.rect(x, y, w, h);
+      ctx.fillStyle = pal.bg2;
+      ctx.fill();
+      stroke(dash ? pal.strong : pal.boxStroke, 0.75, dash);
+      if (legible(px)) {
+        font(px);
+        text(label, x + 4, y + (px === F_TINY ? 12 : 13), pal.text1);
+      }
+    };
+    for (const c of f.chips) {
+      chip(cx, l.y + 5, chipW(c), CHIP_H, c, "2,1.5", F_TINY);
+      cx += chipW(c) + 4;
+    }
+    if (f.marker) {
+      const mb = markerBox(f, l.w);
+      chip(l.x + mb.x, l.y + mb.y, mb.w, mb.h, f.marker, "", F_SMALL);
+    }
+  }
+  ctx.setLineDash([]);
+  return stats;
+}
+
+/** [fill, stroke, lineWidth, dash] of a leaf box, as SVG's CSS would paint it. */
+function boxStyle(l, ix, paint, decorate, pal) {
+  const k = l.key, kind = l.face.kind;
+  let fill = pal.box, line = pal.boxStroke, width = 1, dash = "";
+  if (isPort(k)) {
+    fill = kind === "in" || k.startsWith("Q:") ? pal.port : pal.box;
+    line = pal.portStroke;
+    width = kind === "out" && !k.startsWith("Q:") ? 1.6 : 1.2;
+    dash = k.startsWith("Q:") ? "5,3" : kind === "const" ? "4,2.5" : "";
+  } else if (l.open) {
+    fill = pal.bg2;
+    line = pal.ownerStroke;
+  } else if (!k.startsWith("N:")) {
+    fill = pal.bg2;
+    line = pal.strong;
+    dash = "5,3";
+  } else if (ix.items.has(k)) {
+    line = pal.strong;
+    width = 1.5;
+  }
+  const d = decorate && decorate(k);
+  if (d && d.fill) fill = d.fill;
+  const m = paint.match.get(k);
+  if (m) {
+    line = pal.brand;
+    if (m === "match") fill = pal.match;
+    else dash = "3,2";
+  }
+  if (paint.sel === k) {
+    line = pal.brand;
+    width = 2.5;
+  }
+  return [fill, line, width, dash];
+}
+
+// ---- the renderer ------------------------------------------------------------------
+
+/**
+ * A renderer bound to one <canvas> that fills `host`. `setScene`, `setView`,
+ * `setPaint` and `setDecorations` schedule one redraw per animation frame.
+ */
+export function createCanvasRenderer(cv, host) {
+  const ctx = cv.getContext("2d");
+  const win = host.ownerDocument.defaultView;
+  let geo = null, ix = null, pal = null, eboxes = [], decorate = null, pending = 0;
+  let view = { x: 0, y: 0, k: 1 };
+  let paint = { sel: null, hl: new Set(), match: new Map() };
+  const render = () => {
+    pending = 0;
+    if (!ctx || !geo) return null;
+    const dpr = win.devicePixelRatio || 1, w = host.clientWidth, h = host.clientHeight;
+    if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
+      cv.width = Math.round(w * dpr);
+      cv.height = Math.round(h * dpr);
+    }
+    return drawFrame(ctx, geo, ix, { ...view, w, h, dpr }, paint, decorate, pal, eboxes);
+  };
+  const later = (f) => () => {
+    f();
+    if (!pending) pending = win.requestAnimationFrame(render);
+  };
+  return {
+    ready: !!ctx,
+    setScene: (g, index) => later(() => {
+      geo = g;
+      ix = index;
+      eboxes = edgeBoxes(g);
+      pal = readPalette(host);
+    })(),
+    setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }))(),
+    setPaint: (p) => later(() => (paint = p))(),
+    setDecorations: (fn) => later(() => (decorate = fn))(),
+    /** The element under client point (cx, cy), see hitTest. */
+    hit(cx, cy) {
+      const b = cv.getBoundingClientRect();
+      return geo && hitTest(geo, (cx - b.left - view.x) / view.k, (cy - b.top - view.y) / view.k);
+    },
+    /** Draw now (tests, and before a screenshot). */
+    render,
+    clear() {
+      geo = null;
+      if (ctx) ctx.clearRect(0, 0, cv.width, cv.height);
+    },
+  };
+}

@@ -1,0 +1,326 @@
+/**
+ * The drawing surface of the graph view: one laid-out scene drawn as SVG while it is
+ * small and on a Canvas 2D once it has more than CANVAS_THRESHOLD elements (boxes,
+ * eqns, ports and edges), plus pan/zoom, the minimap, selection / search / decoration
+ * painting and click semantics that are the same in both renderers.
+ *
+ * The <svg> stays on top in both modes and receives every pointer event: in SVG mode
+ * the clicked element says what was hit (classes from render.js); in canvas mode the
+ * SVG is empty and `hitTest` (canvas.js) says it from the geometry. Either way the
+ * view hears `onSelect(key|null)` and `onToggle(key)`.
+ *
+ * `.jm-canvas[data-renderer="svg"|"canvas"]` tells which renderer drew the scene.
+ */
+import { h, s, clear } from "../../js/src/dom.js";
+import { createPanZoom } from "../../js/src/panzoom.js";
+import { visibleRep, nKey, srcText } from "./model.js";
+import { placeScene } from "./place.js";
+import { drawSvg } from "./render.js";
+import { createCanvasRenderer } from "./canvas.js";
+import { createMinimap } from "./minimap.js";
+
+/** More drawn elements than this: draw on a canvas instead of SVG. */
+export const CANVAS_THRESHOLD = 1500;
+
+/**
+ * @param root  the widget root (owner document for new elements)
+ * @param uid   page-unique id prefix (the SVG arrow marker id)
+ * @param on    {onSelect(key|null), onToggle(key)}
+ */
+export function createStage(root, uid, { onSelect, onToggle }) {
+  const layers = {
+    boxes: s("g", { class: "jm-layer-boxes" }, null, root),
+    edges: s("g", { class: "jm-layer-edges" }, null, root),
+    labels: s("g", { class: "jm-layer-labels" }, null, root),
+    nodes: s("g", { class: "jm-layer-nodes" }, null, root),
+  };
+  const viewport = s("g", { class: "jm-viewport" }, Object.values(layers), root);
+  const markerId = `${uid}-arrow`;
+  const tip = s("title", null, "", root);
+  const svg = s("svg", { class: "jm-svg", role: "img", "aria-label": "computation graph" }, [
+    s("defs", null, s("marker", {
+      id: markerId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse",
+    }, s("path", { d: "M0,1.5L9,5L0,8.5z", class: "jm-arrow" }, null, root), root), root),
+    viewport,
+  ], root);
+  const gl = h("canvas", { class: "jm-gl", hidden: true, "aria-hidden": "true" }, null, root);
+  const host = () => svg.parentNode;
+
+  let mode = "svg";
+  let geo = null, ix = null, elements = new Map(), edgeEls = [];
+  let renderer = null;
+  let decorate = null;
+  let painted = { sel: [], match: [], hl: [], fills: [] };
+  let lastPaint = null;
+  let draws = 0;
+
+  const size = () => ({ w: svg.clientWidth || 0, h: svg.clientHeight || 0 });
+  let minimap = null;
+  const pz = createPanZoom(svg, viewport, {
+    onChange: (t) => {
+      if (mode === "canvas" && renderer) renderer.setView(t);
+      const { w, h: hh } = size();
+      if (minimap) minimap.setView(t, w, hh);
+    },
+  });
+  minimap = createMinimap(svg, (wx, wy) => {
+    const t = pz.transform, { w, h: hh } = size();
+    pz.set(w / 2 - wx * t.k, hh / 2 - wy * t.k, t.k);
+  }, root);
+
+  const canvasRenderer = () => {
+    if (!renderer && host()) renderer = createCanvasRenderer(gl, host());
+    return renderer && renderer.ready ? renderer : null;
+  };
+
+  // ---- drawing --------------------------------------------------------------------
+
+  /** Draw a laid-out scene; returns {boxes, bbox, renderer, elements}. */
+  const draw = (scene, results, index) => {
+    ix = index;
+    geo = placeScene(scene, results);
+    for (const l of Object.values(layers)) clear(l);
+    painted = { sel: [], match: [], hl: [], fills: [] };
+    const n = geo.leaves.length + geo.conts.length + geo.edges.length;
+    const r = n > CANVAS_THRESHOLD ? canvasRenderer() : null;
+    if (r) {
+      mode = "canvas";
+      elements = new Map();
+      edgeEls = [];
+      gl.hidden = false;
+      r.setScene(geo, ix);
+      r.setDecorations(decorate);
+      r.setView(pz.transform);
+    } else {
+      mode = "svg";
+      gl.hidden = true;
+      if (renderer) renderer.clear();
+      elements = drawSvg(layers, geo, ix, markerId);
+      edgeEls = [...layers.edges.children];
+    }
+    if (tip.parentNode) tip.remove();
+    if (host()) {
+      host().setAttribute("data-renderer", mode);
+      host().setAttribute("data-draws", String(++draws)); // tests wait on it
+      host().jmProbe = probe;
+    }
+    if (mode === "svg" && decorate) setDecorations(decorate); // new elements: fill them again
+    const { w, h: hh } = size();
+    minimap.setScene(geo, geo.bbox.w > 2 * w || geo.bbox.h > 2 * hh); // Fit would shrink it below 50%
+    minimap.setView(pz.transform, w, hh);
+    return { boxes: geo.boxes, bbox: geo.bbox, renderer: mode, elements };
+  };
+
+  // ---- painting ---------------------------------------------------------------------
+
+  /**
+   * Paint selection (and the edges at it), search matches (a collapsed box hiding a
+   * match is marked "has match") and decorations, for the current expansion.
+   */
+  const paint = (state) => {
+    lastPaint = state;
+    if (!geo) return;
+    const { selected, matches, expanded } = state;
+    const pix = state.ix || ix;
+    const rep = selected ? visibleRep(pix, selected, expanded) : null;
+    const match = new Map();
+    for (const k of matches || []) {
+      const r = visibleRep(pix, k, expanded);
+      if (match.get(r) !== "match") match.set(r, r === k ? "match" : "has");
+    }
+    if (mode === "canvas") {
+      const hl = new Set();
+      if (rep) geo.edges.forEach((e, i) => (e.from === rep || e.to === rep) && hl.add(i));
+      renderer.setPaint({ sel: rep, hl, match });
+      return;
+    }
+    for (const el of painted.sel) el.classList.remove("jm-selected");
+    for (const el of painted.hl) el.classList.remove("jm-edge-hl");
+    for (const el of painted.match) el.classList.remove("jm-match", "jm-has-match");
+    painted.sel = [];
+    painted.hl = [];
+    painted.match = [];
+    const el = rep && elements.get(rep);
+    if (el) {
+      el.classList.add("jm-selected");
+      painted.sel.push(el);
+    }
+    if (rep) {
+      for (const e of edgeEls) {
+        if (e.getAttribute("data-from") === rep || e.getAttribute("data-to") === rep) {
+          e.classList.add("jm-edge-hl");
+          painted.hl.push(e);
+        }
+      }
+    }
+    for (const [k, how] of match) {
+      const m = elements.get(k);
+      if (!m) continue;
+      m.classList.add(how === "match" ? "jm-match" : "jm-has-match");
+      painted.match.push(m);
+    }
+  };
+
+  /** `fn(key) -> {fill?} | null` colours node boxes (cost overlay); null = none. */
+  const setDecorations = (fn) => {
+    decorate = fn || null;
+    if (mode === "canvas") return renderer && renderer.setDecorations(decorate);
+    for (const box of painted.fills) box.style.removeProperty("fill");
+    painted.fills = [];
+    if (!decorate || !geo) return;
+    for (const l of geo.leaves) {
+      const d = decorate(l.key);
+      const box = d && d.fill ? elements.get(l.key)?.querySelector(":scope > .jm-box") : null;
+      if (!box) continue;
+      box.style.fill = d.fill;
+      painted.fills.push(box);
+    }
+  };
+
+  /**
+   * Automation hook (bench/browser.py, browser tests), as `.jm-canvas`'s `jmProbe`:
+   * `visible()` lists the drawn leaves in view, in client coordinates, with whether
+   * each can open: the same in both renderers, so a test can click a canvas box.
+   */
+  const client = (l) => {
+    const b = svg.getBoundingClientRect(), t = pz.transform;
+    return { x: b.left + t.x + l.x * t.k, y: b.top + t.y + l.y * t.k, w: l.w * t.k, h: l.h * t.k };
+  };
+  const probe = {
+    /** Drawn leaves in view: [{key, canOpen, x, y, w, h}] (client px). */
+    visible() {
+      if (!geo) return [];
+      const b = svg.getBoundingClientRect();
+      const out = [];
+      for (const l of geo.leaves) {
+        const r = client(l);
+        if (r.x + r.w < b.left || r.y + r.h < b.top || r.x > b.right || r.y > b.bottom) continue;
+        const canOpen = !l.open && !(l.face && l.face.title && l.face.title.startsWith("▾")) &&
+          (/^[SRUKQ]:/.test(l.key) || (l.key.startsWith("N:") && ix.items.has(l.key)));
+        out.push({ key: l.key, canOpen, ...r });
+      }
+      return out;
+    },
+    /** Open containers in view (not the root), innermost last: [{key, x, y, w, h}]. */
+    open() {
+      if (!geo) return [];
+      const b = svg.getBoundingClientRect();
+      return geo.conts.slice(1).map((c) => ({ key: c.key, ...client(c) }))
+        .filter((r) => r.x < b.right && r.y < b.bottom && r.x + r.w > b.left && r.y + r.h > b.top);
+    },
+    /** Client box of a drawn leaf or open container, or null. */
+    box: (key) => (geo && geo.boxes.has(key) ? client(geo.boxes.get(key)) : null),
+  };
+
+  // ---- clicks ---------------------------------------------------------------------
+
+  const svgHit = (t) => {
+    const keyOf = (el) => {
+      if (el.hasAttribute("data-node-id")) return nKey(el.getAttribute("data-node-id"));
+      return el.getAttribute("data-scope-id") || el.getAttribute("data-box-id");
+    };
+    const mark = t.closest(".jm-toggle, .jm-scope-head, .jm-cbox-head, .jm-scope.jm-collapsed, .jm-cbox.jm-collapsed");
+    if (mark) {
+      const o = mark.closest("[data-node-id], [data-scope-id], [data-box-id]");
+      return o ? { key: keyOf(o), part: "toggle" } : null;
+    }
+    const gh = t.closest(".jm-group-head");
+    if (gh) return { key: "G:" + gh.parentNode.getAttribute("data-group-id"), part: "grouphead" };
+    const node = t.closest(".jm-eqn");
+    if (node) return { key: keyOf(node), part: "body" };
+    const port = t.closest(".jm-port");
+    if (port) return { key: port.getAttribute("data-port-id"), part: "body" };
+    return null;
+  };
+  const hitOf = (e) => (mode === "canvas" ? renderer.hit(e.clientX, e.clientY) : svgHit(e.target));
+  const onClick = (e) => {
+    if (!geo) return;
+    const hit = hitOf(e);
+    if (!hit) return onSelect(null);
+    if (hit.part === "toggle") return onToggle(hit.key);
+    if (hit.part === "grouphead") {
+      const owner = ix.parent.get(hit.key);
+      return owner ? onToggle(owner) : undefined;
+    }
+    onSelect(hit.key);
+  };
+  const onDbl = (e) => {
+    if (!geo) return;
+    const hit = hitOf(e);
+    if (hit && hit.part === "body" && hit.key.startsWith("N:")) onToggle(hit.key);
+  };
+  // Canvas mode: the tooltip follows the element under the pointer.
+  let hoverPending = false, lastEv = null;
+  const onMove = (e) => {
+    if (mode !== "canvas" || !geo) return;
+    lastEv = e;
+    if (hoverPending) return;
+    hoverPending = true;
+    svg.ownerDocument.defaultView.requestAnimationFrame(() => {
+      hoverPending = false;
+      const hit = lastEv && renderer.hit(lastEv.clientX, lastEv.clientY);
+      const text = hit ? tipText(hit.key) : "";
+      if (!text) {
+        if (tip.parentNode) tip.remove();
+        return;
+      }
+      tip.textContent = text;
+      if (!tip.parentNode) svg.insertBefore(tip, svg.firstChild);
+    });
+  };
+  const tipText = (key) => {
+    const l = geo.boxes.get(key);
+    const f = l && l.face;
+    if (!f) return "";
+    if (key.startsWith("N:")) {
+      const n = ix.nodes.get(key.slice(2));
+      return [n.prim, srcText(n.src, false), n.src && n.src.code, f.tip].filter(Boolean).join("\n");
+    }
+    if (key.startsWith("P:") || key.startsWith("O:")) return f.text;
+    return f.tip ? f.tip + "\n— click to expand" : f.title || "";
+  };
+  svg.addEventListener("click", onClick);
+  svg.addEventListener("dblclick", onDbl);
+  svg.addEventListener("pointermove", onMove);
+
+  return {
+    svg,
+    /** Elements for the graph area, in stacking order: canvas under svg; minimap on top. */
+    els: [gl, svg, minimap.el],
+    pz,
+    draw,
+    paint,
+    /** Repaint with the last paint state (after a decoration or label change). */
+    repaint: () => lastPaint && paint(lastPaint),
+    setDecorations,
+    get renderer() {
+      return mode;
+    },
+    /** Elements drawn for keys (SVG mode only; empty on canvas). */
+    get elements() {
+      return elements;
+    },
+    /**
+     * Run `fn(svg)` with the whole drawing in the SVG (for export): in canvas mode it is
+     * drawn into the SVG for the call and removed after.
+     */
+    withSvg(fn) {
+      if (mode === "svg" || !geo) return fn(svg);
+      drawSvg(layers, geo, ix, markerId);
+      try {
+        return fn(svg);
+      } finally {
+        for (const l of Object.values(layers)) clear(l);
+      }
+    },
+    /** Draw the canvas now (before a screenshot / in tests). */
+    flush: () => mode === "canvas" && renderer && renderer.render(),
+    dispose() {
+      pz.dispose();
+      minimap.dispose();
+      svg.removeEventListener("click", onClick);
+      svg.removeEventListener("dblclick", onDbl);
+      svg.removeEventListener("pointermove", onMove);
+    },
+  };
+}
