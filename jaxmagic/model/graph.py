@@ -15,13 +15,16 @@ from typing import Any, Iterator
 from ..capture import jax_compat
 from ..capture.record import Artifacts, Capture, JitCall
 from .document import envelope, source_json
+from .cost import estimate_all, program_cost
 from .jaxpr_text import JaxprText
+from .levels import link_levels
 from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
 from .repeats import find_repeats
 
 VERSION = 2  # 2: optional levels, cost, repeats, values, batch (docs/schema.md)
 MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
 MAX_PARAM_CHARS = 240
+MAX_LEVEL_TEXT_BYTES = 4_000_000  # a StableHLO/HLO text above this stays in the capture, not the view
 
 
 def sub_jaxprs(eqn: Any) -> Iterator[tuple[str, Any]]:
@@ -140,19 +143,57 @@ class _FunctionBuilder:
 
 
 def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION,
-                   artifacts: Artifacts | None = None) -> dict:
+                   artifacts: Artifacts | None = None, notes: list[str] | None = None) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
 
-    With the call's `artifacts`, also what the capture recorded about it: forward values
-    and vmap batch dimensions (keyed by the jaxpr's Vars, joined here to var ids).
+    With the call's `artifacts`, also what the capture recorded about it: the linked
+    StableHLO/HLO texts and XLA's cost figures, forward values and vmap batch dimensions
+    (keyed by the jaxpr's Vars, joined here to var ids). What could not be linked is
+    appended to `notes`.
     """
     builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns)
     fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,
           **builder.document()}
     fn["repeats"] = find_repeats(fn)
+    _attach_costs(fn, closed_jaxpr)
     if artifacts is not None:
         _attach_var_data(fn, builder.var_ids, artifacts)
+        _attach_levels(fn, closed_jaxpr, artifacts, notes if notes is not None else [])
     return fn
+
+
+def _attach_costs(fn: dict, closed_jaxpr: Any) -> None:
+    """Per-eqn cost estimates (docs/cost.md), aligned with the nodes by graph order."""
+    try:
+        costs = estimate_all(closed_jaxpr)
+    except Exception:  # an estimate we cannot make is no reason to lose the graph
+        return
+    for node, cost in zip(fn["nodes"], costs):
+        node["cost"] = cost.json()
+
+
+def _attach_levels(fn: dict, closed_jaxpr: Any, artifacts: Artifacts, notes: list[str]) -> None:
+    """Linked StableHLO / HLO texts and XLA's whole-program cost, when the call was lowered."""
+    if artifacts.lowered is None:
+        return
+    links = link_levels(closed_jaxpr, artifacts.lowered, artifacts.compiled)
+    levels = links.levels_json()
+    keep_lines = {}
+    for level, what, where in (("stablehlo", "lowered StableHLO", "lowered_text"),
+                               ("hlo", "compiled HLO", "compiled_text")):
+        text = levels[level]["text"]
+        keep_lines[level] = text is not None and len(text) <= MAX_LEVEL_TEXT_BYTES
+        if text is not None and not keep_lines[level]:
+            levels[level] = {"text": None, "note": (
+                f"the {what} is {len(text) / 1e6:.1f} MB ({text.count(chr(10)) + 1:,} lines), more than a "
+                f"view should carry; read it from the capture: cap.calls[i].{where}")}
+    fn["levels"] = levels
+    for i, node in enumerate(fn["nodes"][:len(links.shlo)]):
+        node["shlo"] = links.shlo[i] if keep_lines["stablehlo"] else []
+        node["hlo"] = links.hlo[i] if keep_lines["hlo"] else []
+        node["hlo_comp"] = links.hlo_comp[i]
+    notes.extend(f"{fn['name']}: {note}" for note in links.notes)
+    fn["cost"] = program_cost(artifacts.compiled)
 
 
 def _attach_var_data(fn: dict, var_ids: dict, artifacts: Artifacts) -> None:
@@ -197,7 +238,7 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
             why = first.error or (first.artifacts.error if first.artifacts else None) or "no jaxpr was recorded"
             notes.append(f"{first.name}({first.signature}): no graph: {why}")
             continue
-        fn = function_graph(fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts)
+        fn = function_graph(fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts, notes=notes)
         fn.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
                   cache_hits=sum(c.cache_hit for c in calls))
         if fn["truncated"]:

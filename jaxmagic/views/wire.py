@@ -90,7 +90,7 @@ def encode_function(fn: dict) -> dict:
         "src": [source(n["src"]) for n in nodes],
     }
     if any("cost" in n for n in nodes):
-        columns["cost"] = [_cost(n.get("cost")) for n in nodes]
+        columns["cost"] = [_cost(n.get("cost"), s) for n in nodes]
     if any("shlo" in n for n in nodes):
         columns["shlo"] = [n.get("shlo") or [] for n in nodes]
         columns["hlo"] = [n.get("hlo") or [] for n in nodes]
@@ -125,10 +125,11 @@ def encode_function(fn: dict) -> dict:
     return wire
 
 
-def _cost(cost: dict | None) -> list | int:
+def _cost(cost: dict | None, s: _Strings) -> list | int:
+    """`[flops, bytes, transcendentals, note]` of a node's estimate, 0 when it has none."""
     if not cost:
         return 0
-    return [cost.get("flops"), cost.get("bytes")]
+    return [cost.get("flops"), cost.get("bytes"), cost.get("transcendentals", 0), s(cost.get("note"))]
 
 
 def pack(wire_fn: dict) -> dict:

@@ -28,6 +28,14 @@ export async function inflate(b64) {
   return JSON.parse(await new Response(stream).text());
 }
 
+/** `[flops, bytes, transcendentals, note]` -> the node's `cost` (zeros and nulls left out as Python does). */
+function decodeCost([flops, bytes, transcendentals, note], str) {
+  const cost = { flops, bytes, estimate: true };
+  if (transcendentals) cost.transcendentals = transcendentals;
+  if (str(note) != null) cost.note = str(note);
+  return cost;
+}
+
 /** One wire Function -> logical Function (docs/schema.md). */
 export function decodeFunction(w) {
   const S = w.strings || [];
@@ -64,7 +72,7 @@ export function decodeFunction(w) {
       src: N.src[i] < 0 ? null : sources[N.src[i]],
       line: N.line[i] < 0 ? null : N.line[i],
     };
-    if (N.cost) node.cost = N.cost[i] ? { flops: N.cost[i][0], bytes: N.cost[i][1], estimate: true } : null;
+    if (N.cost) node.cost = N.cost[i] ? decodeCost(N.cost[i], str) : null;
     if (N.shlo) {
       node.shlo = N.shlo[i];
       node.hlo = N.hlo[i];
