@@ -14,6 +14,9 @@ import { minimapFrame } from "../../widgets/graph/minimap.js";
 import { layoutTree, createCache } from "../../js/src/layout.js";
 import { fixture, docOf } from "./helpers.js";
 import { flatBlocks } from "./big.js";
+import { useMounting, settled as settledOn } from "./mounting.js";
+const render = useMounting();
+const settled = (el) => settledOn(el, "data-draws", 400);
 
 /** A 2D context that records calls (jsdom has no canvas). */
 function recorder() {
@@ -159,7 +162,6 @@ describe("stage: decorations and label modes", () => {
 
 // ---- the real view, in canvas mode (a recording context stands in for the canvas) ----
 
-const cleanups = [];
 let realGetContext;
 beforeAll(() => {
   realGetContext = HTMLCanvasElement.prototype.getContext;
@@ -170,25 +172,6 @@ beforeAll(() => {
 afterAll(() => {
   HTMLCanvasElement.prototype.getContext = realGetContext;
 });
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()();
-  document.body.textContent = "";
-});
-
-function render(doc) {
-  const el = document.createElement("div");
-  document.body.appendChild(el);
-  cleanups.push(mount(el, doc));
-  return el;
-}
-async function settled(el) {
-  for (let i = 0; i < 400; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    const st = el.querySelector(".jm-status");
-    if (st && !st.classList.contains("jm-busy") && el.querySelector(".jm-canvas[data-draws]")) return;
-  }
-  throw new Error("layout did not finish");
-}
 const button = (el, label) => [...el.querySelectorAll(".jm-btn")].find((b) => b.textContent === label);
 const click = (node, init = {}) => node.dispatchEvent(new MouseEvent("click", { bubbles: true, ...init }));
 const sized = (el) => {

@@ -5,27 +5,10 @@ import { describe, it, expect, afterEach } from "vitest";
 import { mount } from "../../widgets/index.js";
 import { fixture, docOf, synthFunction } from "./helpers.js";
 import { si } from "../../widgets/graph/format.js";
+import { useMounting, settled as settledOn, click } from "./mounting.js";
+const render = useMounting();
+const settled = (el) => settledOn(el);
 
-const cleanups = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()();
-  document.body.textContent = "";
-});
-function render(doc) {
-  const el = document.createElement("div");
-  document.body.appendChild(el);
-  cleanups.push(mount(el, doc));
-  return el;
-}
-async function settled(el) {
-  for (let i = 0; i < 200; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    const st = el.querySelector(".jm-status");
-    if (!st || (!st.classList.contains("jm-busy") && el.querySelector(".jm-canvas[data-layout]"))) return;
-  }
-  throw new Error("layout did not finish");
-}
-const click = (node) => node.dispatchEvent(new MouseEvent("click", { bubbles: true }));
 const key = (target, k, extra = {}) => target.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, ...extra }));
 const selectedId = (el) => el.querySelector(".jm-eqn.jm-selected")?.getAttribute("data-node-id");
 const marked = (el, pane) => [...el.querySelectorAll(`.jm-text[data-pane="${pane}"] .jm-line-selected`)].map((l) => Number(l.getAttribute("data-line")));

@@ -4,29 +4,10 @@ import widget, { mount, mountAll } from "../../widgets/index.js";
 import { fixture, allFixtures, synthFunction, docOf } from "./helpers.js";
 import { indexFunction } from "../../widgets/graph/model.js";
 import { defaultExpansion, visibleEqnCount } from "../../widgets/graph/expansion.js";
+import { useMounting, settled as settledOn, click } from "./mounting.js";
+const render = useMounting();
+const settled = (el) => settledOn(el);
 
-const cleanups = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()();
-  document.body.textContent = "";
-});
-
-function render(doc) {
-  const el = document.createElement("div");
-  document.body.appendChild(el);
-  cleanups.push(mount(el, doc));
-  return el;
-}
-/** Wait until no layout is pending. */
-async function settled(el) {
-  for (let i = 0; i < 200; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    const st = el.querySelector(".jm-status");
-    if (!st || (!st.classList.contains("jm-busy") && el.querySelector(".jm-canvas[data-layout]"))) return;
-  }
-  throw new Error("layout did not finish");
-}
-const click = (node) => node.dispatchEvent(new MouseEvent("click", { bubbles: true }));
 const type = (input, value, key) => {
   input.value = value;
   input.dispatchEvent(new Event("input", { bubbles: true }));

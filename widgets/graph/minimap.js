@@ -78,13 +78,9 @@ export function createMinimap(host, pan, ref) {
     dragging = false;
   };
   const stop = (e) => e.stopPropagation(); // no select / toggle / zoom behind the minimap
-  cv.addEventListener("pointerdown", onDown);
-  cv.addEventListener("pointermove", onMove);
-  cv.addEventListener("pointerup", onUp);
-  cv.addEventListener("pointercancel", onUp);
-  cv.addEventListener("click", stop);
-  cv.addEventListener("dblclick", stop);
-  cv.addEventListener("wheel", stop);
+  const listeners = [["pointerdown", onDown], ["pointermove", onMove], ["pointerup", onUp], ["pointercancel", onUp],
+    ["click", stop], ["dblclick", stop], ["wheel", stop]];
+  for (const [ev, fn] of listeners) cv.addEventListener(ev, fn);
 
   return {
     el: cv,
@@ -123,13 +119,7 @@ export function createMinimap(host, pan, ref) {
       cv.hidden = true;
     },
     dispose() {
-      cv.removeEventListener("pointerdown", onDown);
-      cv.removeEventListener("pointermove", onMove);
-      cv.removeEventListener("pointerup", onUp);
-      cv.removeEventListener("pointercancel", onUp);
-      cv.removeEventListener("click", stop);
-      cv.removeEventListener("dblclick", stop);
-      cv.removeEventListener("wheel", stop);
+      for (const [ev, fn] of listeners) cv.removeEventListener(ev, fn);
     },
   };
 }
