@@ -70,3 +70,22 @@ def test_units_are_identical_in_test_programs(name: str) -> None:
 def test_no_repeats_in_a_small_program() -> None:
     fn, args, kwargs = PROGRAMS["sin_cos"]()
     assert find_repeats(function_graph("f0", "f", fn.trace(*args, **kwargs).jaxpr)) == []
+
+
+def test_small_named_layers_are_one_unit_each() -> None:
+    """24 layers of 3 eqns: 24 units of one scope each, not 12 units of two."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(layers, x):
+        h = x
+        for i, w in enumerate(layers):
+            with jax.named_scope(f"dense_{i}"):
+                h = jnp.tanh(h @ w)
+        return jnp.mean(h ** 2)
+
+    layers = [jnp.eye(8) for _ in range(24)]
+    doc = function_graph("f0", "f", jax.jit(jax.grad(loss)).trace(layers, jnp.ones((2, 8))).jaxpr)
+    _check_units(doc)
+    forward = doc["repeats"][0]
+    assert len(forward["units"]) == 24 and "dense_0" in forward["label"] and "dense_23" in forward["label"]

@@ -18,8 +18,9 @@ import re
 from typing import Any, Iterable
 
 MAX_PERIOD = 400  # items per unit searched for; a layer rarely has more top-level items
-MIN_UNIT_EQNS = 4  # a unit must hold at least this many eqns...
-MIN_RUN_EQNS = 16  # ...and the whole run at least this many, to be worth a box
+MIN_UNIT_EQNS = 4  # a unit must hold at least this many eqns, or the run this many units...
+MIN_SMALL_UNITS = 4
+MIN_RUN_EQNS = 16  # ...and the whole run at least this many eqns, to be worth a box
 
 _JAXPR_REF = re.compile(r"<jaxpr [^>]*>")
 
@@ -164,7 +165,8 @@ def _runs(hashes: list[int], sizes: list[int]) -> Iterable[tuple[int, int, int]]
                 count += 1
             unit_eqns = sum(sizes[i:i + p])
             covered = unit_eqns * count
-            if unit_eqns >= MIN_UNIT_EQNS and covered >= MIN_RUN_EQNS and covered > best[0]:
+            big_enough = covered >= MIN_RUN_EQNS and (unit_eqns >= MIN_UNIT_EQNS or count >= MIN_SMALL_UNITS)
+            if big_enough and covered > best[0]:  # ties keep the smaller period: one layer per unit
                 best = (covered, p, count)
         if best[0]:
             yield i, best[1], best[2]
