@@ -147,3 +147,24 @@ def test_text_has_no_terminal_colours_and_eager_ops_are_not_reported(monkeypatch
     doc = graph_document(cap)
     assert "\x1b[" not in doc["functions"][0]["text"]
     assert not any("jit(iota)" in n for n in doc["notes"])  # jnp.arange is an eager op, not a hidden jit
+
+
+def test_a_failing_extra_costs_only_that_extra(monkeypatch):
+    """If linking the levels breaks (a new JAX text format), the graph and a note remain."""
+    import jaxmagic
+    from jaxmagic.model import graph
+
+    def broken(*args):
+        raise RuntimeError("unexpected text")
+
+    monkeypatch.setattr(graph, "link_levels", broken)
+    monkeypatch.setattr(graph, "find_repeats", broken)
+    with jaxmagic.capture() as cap:
+        fn, args, kwargs = PROGRAMS["sin_cos"]()
+        fn(*args, **kwargs)
+    doc = jaxmagic.document(cap)
+    function = doc["functions"][0]
+    assert function["n_eqns"] == len(function["nodes"]) > 0 and function["repeats"] == []
+    assert any("StableHLO/HLO links left out: RuntimeError" in n for n in doc["notes"])
+    assert any("repeated layers left out" in n for n in doc["notes"])
+    assert all("cost" in node for node in function["nodes"])

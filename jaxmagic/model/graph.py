@@ -154,21 +154,25 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
     builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns)
     fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,
           **builder.document()}
-    fn["repeats"] = find_repeats(fn)
-    _attach_costs(fn, closed_jaxpr)
+    notes = notes if notes is not None else []
+    fn["repeats"] = []
+    # Everything past the graph itself is extra: a failure there costs that extra, with a note.
+    extras = [("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
+              ("cost estimates", lambda: _attach_costs(fn, closed_jaxpr))]
     if artifacts is not None:
-        _attach_var_data(fn, builder.var_ids, artifacts)
-        _attach_levels(fn, closed_jaxpr, artifacts, notes if notes is not None else [])
+        extras += [("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)),
+                   ("StableHLO/HLO links", lambda: _attach_levels(fn, closed_jaxpr, artifacts, notes))]
+    for what, attach in extras:
+        try:
+            attach()
+        except Exception as exc:
+            notes.append(f"{name}: {what} left out: {type(exc).__name__}: {exc}")
     return fn
 
 
 def _attach_costs(fn: dict, closed_jaxpr: Any) -> None:
     """Per-eqn cost estimates (docs/cost.md), aligned with the nodes by graph order."""
-    try:
-        costs = estimate_all(closed_jaxpr)
-    except Exception:  # an estimate we cannot make is no reason to lose the graph
-        return
-    for node, cost in zip(fn["nodes"], costs):
+    for node, cost in zip(fn["nodes"], estimate_all(closed_jaxpr)):
         node["cost"] = cost.json()
 
 
