@@ -96,3 +96,15 @@ def test_big_program_degrades_to_a_collapsed_overview():
     assert len(svg) < 20_000
     assert "18× block" in svg and "inputs" in svg
     assert svg.count("<rect") < 20
+
+
+def test_text_summary_of_a_big_program_is_bounded():
+    from bench.programs import transformer_step
+    from jaxmagic.model.graph import function_graph
+
+    fn, args = transformer_step(6)
+    function = function_graph("f0", "train_step", fn.trace(*args).jaxpr)
+    doc = {"title": "t", "functions": [dict(function, signature="")], "notes": []}
+    text = text_summary(doc)
+    assert text.count("\n") < 420 and "more lines" in text
+    assert function["text"].split("\n")[0] in text

@@ -17,6 +17,7 @@ from .wire import encode_document
 from .static_svg import function_svg
 
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
+MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
 
 
 def _esc(text: object) -> str:
@@ -53,7 +54,11 @@ def text_summary(doc: dict) -> str:
     if doc.get("error"):
         lines.append(f"Cell raised {doc['error']['type']}: {doc['error']['message']}")
     for fn in doc.get("functions", []):
-        lines.append(f"\n{fn['name']}({fn['signature']}):\n{fn['text']}")
+        text = fn["text"].split("\n")
+        if len(text) > MAX_TEXT_LINES:  # a 50k-eqn jaxpr would put megabytes into every saved notebook
+            text = text[:MAX_TEXT_LINES] + [f"… {len(text) - MAX_TEXT_LINES} more lines (the whole text is "
+                                            "in the widget and in the capture)"]
+        lines.append(f"\n{fn['name']}({fn['signature']}):\n" + "\n".join(text))
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)
 
