@@ -161,7 +161,17 @@ export function graphView(root, doc, engine) {
   /** Fit button: the whole drawing. */
   const fit = () => drawn && pz.fit(drawn.bbox, { max: 1 });
   /** First view of a function: fit, but never so small that labels are unreadable. */
-  const firstView = () => drawn && pz.fit(drawn.bbox, { max: 1, min: 0.75 });
+  const firstView = () => {
+    if (!drawn) return;
+    pz.fit(drawn.bbox, { max: 1, min: 0.75 });
+    // Too big to fit readably: start where the computation starts, not at the top-left
+    // corner (which in wide programs holds only input ports and long edges).
+    const start = startOfComputation(drawn.boxes);
+    const vp = svg.getBoundingClientRect();
+    if (start && drawn.bbox.h * pz.transform.k > vp.height) {
+      pz.set(pz.transform.x, vp.height / 2 - start.y * pz.transform.k, pz.transform.k);
+    }
+  };
 
   // ---- selection ---------------------------------------------------------------
 
@@ -348,4 +358,19 @@ export function graphView(root, doc, engine) {
     panes.dispose();
     unbindKeys();
   };
+}
+
+/**
+ * Where the computation visibly starts: the vertical middle of the leftmost leaf boxes
+ * that are eqns or boxes of moderate size (not ports, not huge open containers). Null when none.
+ */
+export function startOfComputation(boxes) {
+  const leaves = [];
+  for (const [key, b] of boxes) {
+    if (/^[NSRUK]/.test(key) && b.w < 900) leaves.push(b);
+  }
+  if (!leaves.length) return null;
+  leaves.sort((a, b) => a.x - b.x);
+  const first = leaves.slice(0, 8);
+  return { y: first.reduce((sum, b) => sum + b.y + b.h / 2, 0) / first.length };
 }
