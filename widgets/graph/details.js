@@ -84,7 +84,10 @@ function modeSection(panel, ix, varIds, mode, what) {
 function costRows(cost) {
   const rows = [];
   if (cost && typeof cost.flops === "number") rows.push(["FLOPs", si(cost.flops, "FLOP")]);
+  // exp, tanh, sqrt … count here, not in FLOPs, as in XLA's cost analysis (docs/cost.md).
+  if (cost && cost.transcendentals) rows.push(["transcendentals", si(cost.transcendentals, "").trim()]);
   if (cost && typeof cost.bytes === "number") rows.push(["bytes", si(cost.bytes, "B")]);
+  if (cost && cost.note) rows.push(["note", String(cost.note)]);
   return rows;
 }
 
