@@ -181,13 +181,14 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
     }
     stroke(hl ? pal.brand : pal.edge, hl ? 2 : 1.3);
     if (simple) return;
+    // No closePath(): fill() closes each triangle anyway, and Chromium's closePath
+    // costs time linear in the path so far (20k arrowheads: 1.4 s instead of 2 ms).
     ctx.beginPath();
     for (const e of list) {
       const [x, y] = e.pts[e.pts.length - 1];
       ctx.moveTo(x, y);
       ctx.lineTo(x - 8, y - 3.4);
       ctx.lineTo(x - 8, y + 3.4);
-      ctx.closePath();
     }
     ctx.fillStyle = hl ? pal.brand : pal.arrow;
     ctx.fill();

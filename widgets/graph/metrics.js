@@ -54,8 +54,10 @@ export function eqnFace(ix, node, { collapsed = false, expanded = false } = {}) 
   return { prim, chips, avals, marker, io, tip: b ? boundaryTip(ix, b) : "", w, h };
 }
 
-/** "47 eqns" */
-const eqns = (n) => `${n.toLocaleString("en-US")} eqn${n === 1 ? "" : "s"}`;
+/** One formatter for all counts: `toLocaleString` builds a new one per call (~2 µs, 100 ms at 50k boxes). */
+const grouped = new Intl.NumberFormat("en-US");
+/** "47 eqns", "1,024 eqns" */
+const eqns = (n) => `${grouped.format(n)} eqn${n === 1 ? "" : "s"}`;
 
 /**
  * Face of a collapsed container box (scope, repeat, unit, chunk): title, a line
