@@ -41,13 +41,9 @@ export function placeScene(scene, results) {
   };
   if (scene.root) walk(scene.root, 0, 0);
 
-  const segPoints = (ck, sid) => {
-    const c = scene.containers.get(ck);
-    const r = c && results[c.key];
-    const e = r && r.edges[sid];
-    const o = origin.get(ck);
-    return e && o ? { e, o } : null;
-  };
+  // Placed containers: key -> [layout edges, origin]; one lookup per segment.
+  const placed = new Map();
+  for (const [ck, o] of origin) placed.set(ck, [results[scene.containers.get(ck).key].edges, o]);
   const edges = [];
   for (const ch of scene.chains) {
     // Join segments at box borders: the virtual entry/exit point on the border
@@ -55,13 +51,14 @@ export function placeScene(scene, results) {
     const pts = [], sg = ch.segs;
     let ok = true, prevW = "";
     for (let q = 0; q < sg.length; q += 4) {
-      const sp = segPoints(sg[q], sg[q + 1]);
-      if (!sp) {
+      const pc = placed.get(sg[q]);
+      const e = pc && pc[0][sg[q + 1]];
+      if (!e) {
         ok = false;
         break;
       }
       if (sg[q + 2].startsWith(VIN)) pts.pop();
-      const [ox, oy] = sp.o, src = sp.e.pts;
+      const ox = pc[1][0], oy = pc[1][1], src = e.pts;
       for (let j = prevW.startsWith(VOUT) ? 1 : 0; j < src.length; j++) {
         const x = src[j][0] + ox, y = src[j][1] + oy, last = pts[pts.length - 1];
         if (!last || Math.abs(last[0] - x) > 0.5 || Math.abs(last[1] - y) > 0.5) pts.push([x, y]);
@@ -74,16 +71,36 @@ export function placeScene(scene, results) {
   for (const [ck, c] of scene.containers) {
     const r = results[c.key], o = origin.get(ck);
     if (!r || !o) continue;
-    for (const sid in r.edges) {
-      const e = r.edges[sid];
+    const at = labelSpots(r);
+    for (const sid in at) {
       const text = scene.labels.get(ck + "|" + sid);
-      if (!text || e.lx == null) continue;
-      const [lx, ly] = onCurve(e.pts, e.lx, e.ly);
+      if (!text) continue;
+      const [lx, ly] = at[sid];
       labels.push({ x: lx + o[0], y: ly + o[1], text });
     }
   }
   const rb = scene.root ? boxes.get(scene.root.id) : null;
   return { conts, leaves, edges, labels, boxes, bbox: rb ? { x: rb.x, y: rb.y, w: rb.w, h: rb.h } : { x: 0, y: 0, w: 0, h: 0 } };
+}
+
+/**
+ * Label spots of one container's layout result, relative to its box: segment id ->
+ * [x, y] on the drawn curve. Kept per result object: the layout client hands back
+ * the same object for a container key that did not change, so a toggle in a big
+ * drawing recomputes only the containers it re-laid out (tens of thousands of
+ * labels otherwise).
+ */
+const spotsOf = new WeakMap();
+function labelSpots(r) {
+  let at = spotsOf.get(r);
+  if (at) return at;
+  at = {};
+  for (const sid in r.edges) {
+    const e = r.edges[sid];
+    if (e.lx != null) at[sid] = onCurve(e.pts, e.lx, e.ly);
+  }
+  spotsOf.set(r, at);
+  return at;
 }
 
 /**

@@ -117,16 +117,14 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
 
   // Edges: lift each derived edge to visible endpoints and split it into segments.
   const segs = new Map(); // container key -> Map(segId -> {id, v, w, vars:Set})
-  const chains = new Map(); // chain id -> {segs:[[containerKey, segId]], vars:Set, from, to}
-  /** Add var `varId` to segment v -> w of container ck; append it to `chain` (flat). */
-  const addSeg = (chain, ck, v, w, varId) => {
+  const chains = new Map(); // chain id -> {segs: [container, segId, v, w] flat (a cached route's: read-only), vars:Set, from, to}
+  /** Add var `varId` to segment `id` (v -> w) of container ck. */
+  const addSeg = (ck, id, v, w, varId) => {
     let m = segs.get(ck);
     if (!m) segs.set(ck, (m = new Map()));
-    const id = v + ">" + w;
     let sg = m.get(id);
     if (!sg) m.set(id, (sg = { id, v, w, vars: new Set() }));
     sg.vars.add(varId);
-    if (chain) chain.push(ck, id, v, w);
   };
   // Visible stand-in of an element: the drawn collapsed box whose subtree (one
   // interval of the DFS numbering) holds it, else itself. A binary search per edge
@@ -159,33 +157,58 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
     return pv[side];
   };
   const P = ix.parent;
-  for (const e of ix.edges) {
-    const s = repOf(e.from), t = repOf(e.to);
-    if (s === t) continue; // both ends hidden in the same collapsed box
-    // Climb to the lowest common container: up = s … (below the source's top box),
-    // down = t … likewise; a chain is then exits, one segment, entries.
+  // How a lifted edge runs from s to t depends only on the index (parents, depths,
+  // which borders have an entry/exit per var), not on what else is open: routes are
+  // kept per index, so a toggle re-climbs only the pairs it has not seen.
+  const routes = routesOf(ix);
+  /** Climb to the lowest common container: up = s … (below the source's top box), down = t … likewise. */
+  const climb = (s, t) => {
     let a = s, b = t, da = depth.get(s), db = depth.get(t);
-    if (da == null || db == null) continue;
+    if (da == null || db == null) return null;
     const up = [], down = [];
     for (; da > db; da--) up.push(a), (a = P.get(a));
     for (; db > da; db--) down.push(b), (b = P.get(b));
     while (a !== b && P.get(a) !== P.get(b)) up.push(a), down.push(b), (a = P.get(a)), (b = P.get(b));
     const lca = P.get(a);
-    if (a === b || lca == null) continue; // malformed: skip
-    const v = e.var;
+    if (a === b || lca == null) return null; // malformed: skip
     // A chain is fixed by its ends, and by the var when a border on the way has an
-    // entry/exit per var; its segments are [container, segment id, v, w] flat.
+    // entry/exit per var.
     const keyed = up.some((x) => byVar(P.get(x), 1)) || down.some((x) => byVar(P.get(x), 0));
-    const cid = s + "\n" + t + (keyed ? "\n" + v : "");
-    let ch = chains.get(cid);
-    const chain = ch ? null : [];
-    for (const x of up) addSeg(chain, P.get(x), x, VOUT + (byVar(P.get(x), 1) ? v : "@" + x), v);
-    addSeg(chain, lca, a, b, v);
-    for (let j = down.length - 1; j >= 0; j--) {
-      const x = down[j];
-      addSeg(chain, P.get(x), VIN + (byVar(P.get(x), 0) ? v : "@" + x), x, v);
+    return { keyed, up, down, a, b, lca, cid: s + "\n" + t, path: null, paths: keyed ? new Map() : null };
+  };
+  /** The chain's segments, [container, segment id, v, w] flat: exits, one segment, entries. */
+  const pathOf = (r, v) => {
+    const out = [];
+    const seg = (ck, sv, sw) => out.push(ck, sv + ">" + sw, sv, sw);
+    for (const x of r.up) seg(P.get(x), x, VOUT + (byVar(P.get(x), 1) ? v : "@" + x));
+    seg(r.lca, r.a, r.b);
+    for (let j = r.down.length - 1; j >= 0; j--) {
+      const x = r.down[j];
+      seg(P.get(x), VIN + (byVar(P.get(x), 0) ? v : "@" + x), x);
     }
-    if (!ch) chains.set(cid, (ch = { id: cid, segs: chain, vars: new Set(), from: s, to: t }));
+    return out;
+  };
+  if (routes.n > 4 * ix.edges.length + 1024) routes.m.clear(), (routes.n = 0); // many toggles: start over
+  for (const e of ix.edges) {
+    const s = repOf(e.from), t = repOf(e.to);
+    if (s === t) continue; // both ends hidden in the same collapsed box
+    const v = e.var;
+    // Nested maps on the keys themselves: no string is built per edge.
+    let rs = routes.m.get(s);
+    if (!rs) routes.m.set(s, (rs = new Map()));
+    let r = rs.get(t);
+    if (r === undefined) rs.set(t, (r = climb(s, t))), routes.n++;
+    if (r === null) continue;
+    let path = r.path, cid = r.cid;
+    if (r.keyed) {
+      let pv = r.paths.get(v);
+      if (!pv) r.paths.set(v, (pv = { path: pathOf(r, v), cid: cid + "\n" + v }));
+      path = pv.path;
+      cid = pv.cid;
+    } else if (!path) path = r.path = pathOf(r, v);
+    for (let q = 0; q < path.length; q += 4) addSeg(path[q], path[q + 1], path[q + 2], path[q + 3], v);
+    let ch = chains.get(cid);
+    if (!ch) chains.set(cid, (ch = { id: cid, segs: path, vars: new Set(), from: s, to: t }));
     ch.vars.add(v);
   }
 
@@ -222,4 +245,18 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
   };
   if (root) keyOf(root);
   return { root, faces, chains: [...chains.values()], labels, containers };
+}
+
+/**
+ * Per-index cache of edge routes: {m: source -> target -> route, n: routes held},
+ * source and target being visible ends; a route is the climb to their lowest common
+ * container, its chain id(s) and the segment list(s) it gives, or null when the pair
+ * has no route. Pure functions of the index, so shared by every scene built from it;
+ * the segment lists are read-only (placeScene only reads chain.segs).
+ */
+const routeCache = new WeakMap();
+function routesOf(ix) {
+  let rc = routeCache.get(ix);
+  if (!rc) routeCache.set(ix, (rc = { m: new Map(), n: 0 }));
+  return rc;
 }
