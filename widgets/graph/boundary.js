@@ -49,8 +49,12 @@ function tables(ix) {
   const def = []; // var index -> tin of its definition
   const minU = [], maxU = [];
   const uses = []; // [tin of user, var index]
-  for (const e of ix.edges) {
+  const fromT = new Int32Array(ix.edges.length), toT = new Int32Array(ix.edges.length); // edge -> tin of its ends (-1: none)
+  for (let j = 0; j < ix.edges.length; j++) {
+    const e = ix.edges[j];
     const a = tin.get(e.from), b = tin.get(e.to);
+    fromT[j] = a ?? -1;
+    toT[j] = b ?? -1;
     if (a == null || b == null) continue;
     let i = vi.get(e.var);
     if (i == null) {
@@ -72,7 +76,7 @@ function tables(ix) {
   const vpos = new Map((ix.fn.vars || []).map((v, i) => [v.id, i]));
   const defs = def.map((d, i) => [d, i]).sort((x, y) => x[0] - y[0] || (vpos.get(vars[x[1]]) ?? 0) - (vpos.get(vars[y[1]]) ?? 0));
   tb = {
-    tin, tout, depth, vars, def, minU, maxU,
+    tin, tout, depth, vars, def, minU, maxU, fromT, toT,
     useT: Int32Array.from(uses, (u) => u[0]), useV: Int32Array.from(uses, (u) => u[1]),
     defT: Int32Array.from(defs, (d) => d[0]), defV: Int32Array.from(defs, (d) => d[1]),
     memo: new Map(),
@@ -125,6 +129,40 @@ export function boundaryOf(ix, key) {
   }
   tb.memo.set(key, out);
   return out;
+}
+
+/**
+ * Indices into `ix.edges` of the edges with an end inside `key`'s subtree (each
+ * once, ascending): what a toggle of `key` can re-route (scene.js). Two sorted
+ * copies of the edge ends per index make it O(log E + answer).
+ */
+export function edgesTouching(ix, key) {
+  const tb = tables(ix);
+  const lo = tb.tin.get(key), hi = tb.tout.get(key);
+  if (lo == null) return [];
+  if (!tb.ends) {
+    // A counting sort on the numbering: 100k edge ends in a few ms.
+    const byEnd = (ts) => {
+      const count = new Int32Array(ts.reduce((m, x) => Math.max(m, x), -1) + 2);
+      let n = 0;
+      for (const x of ts) if (x >= 0) count[x + 1]++, n++;
+      for (let k = 1; k < count.length; k++) count[k] += count[k - 1];
+      const t = new Int32Array(n), idx = new Int32Array(n);
+      ts.forEach((x, i) => {
+        if (x < 0) return;
+        const at = count[x]++;
+        t[at] = x;
+        idx[at] = i;
+      });
+      return { t, i: idx };
+    };
+    tb.ends = [byEnd(tb.fromT), byEnd(tb.toT)];
+  }
+  const out = new Set();
+  for (const end of tb.ends) {
+    for (let j = lowerBound(end.t, lo); j < end.t.length && end.t[j] < hi; j++) out.add(end.i[j]);
+  }
+  return [...out].sort((a, b) => a - b);
 }
 
 /** "in 3 · out 1": the compact line drawn on collapsed boxes. */

@@ -16,7 +16,7 @@
  * Colours come from the theme's CSS variables, read once per scene (`readPalette`).
  */
 import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, F_TINY, HEAD_G, textW, chipW } from "./metrics.js";
-import { traceCurve } from "./curve.js";
+import { traceCurve, pieceSet } from "./curve.js";
 
 /** Text smaller than this on screen (px) is not drawn. */
 export const TEXT_MIN_PX = 5;
@@ -67,19 +67,53 @@ export function readPalette(el) {
 const overlaps = (b, r) => b.x < r.x1 && b.x + b.w > r.x0 && b.y < r.y1 && b.y + b.h > r.y0;
 const isPort = (k) => /^[POQ]:/.test(k);
 
-/** Bounding boxes of edges, once per scene, for culling. */
-export function edgeBoxes(geo) {
-  return geo.edges.map((e) => {
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (let j = 0; j < e.pts.length; j++) {
-      const x = e.pts[j][0], y = e.pts[j][1];
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
+/**
+ * A container frame reaching beyond the view rectangle `r` (which has a margin past
+ * the screen): only its part in `r` is filled and only its sides in `r` are stroked,
+ * dashes anchored to the frame's corner so they stay put while panning. Stroking the
+ * whole frame of a box 7 million px wide costs the rasteriser its every dash (a
+ * quarter of a second per frame) although the screen shows a few hundred of them.
+ */
+function frameInView(ctx, c, r, fill, line, width, dash) {
+  const x0 = Math.max(c.x, r.x0), y0 = Math.max(c.y, r.y0);
+  const x1 = Math.min(c.x + c.w, r.x1), y1 = Math.min(c.y + c.h, r.y1);
+  if (x1 <= x0 || y1 <= y0) return;
+  ctx.fillStyle = fill;
+  ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
+  ctx.setLineDash(dash ? dash.split(",").map(Number) : []);
+  ctx.lineWidth = width;
+  ctx.strokeStyle = line;
+  const side = (ax, ay, bx, by, phase) => {
+    ctx.lineDashOffset = phase;
+    ctx.beginPath();
+    ctx.moveTo(ax, ay);
+    ctx.lineTo(bx, by);
+    ctx.stroke();
+  };
+  if (c.y >= r.y0) side(x0, c.y, x1, c.y, x0 - c.x);
+  if (c.y + c.h <= r.y1) side(x0, c.y + c.h, x1, c.y + c.h, x0 - c.x);
+  if (c.x >= r.x0) side(c.x, y0, c.x, y1, y0 - c.y);
+  if (c.x + c.w <= r.x1) side(c.x + c.w, y0, c.x + c.w, y1, y0 - c.y);
+  ctx.lineDashOffset = 0;
+}
+
+/**
+ * Edge `e` as straight lines (far zoom), leaving out the lines that miss rectangle
+ * `r` (long edges crossing the view otherwise cost their whole length to draw).
+ */
+function polyline(ctx, e, r) {
+  const p = e.pts, ox = e.ox, oy = e.oy;
+  let pen = false;
+  for (let j = 1; j < p.length; j++) {
+    const ax = p[j - 1][0] + ox, ay = p[j - 1][1] + oy, bx = p[j][0] + ox, by = p[j][1] + oy;
+    if (Math.max(ax, bx) < r.x0 || Math.min(ax, bx) > r.x1 || Math.max(ay, by) < r.y0 || Math.min(ay, by) > r.y1) {
+      pen = false;
+      continue;
     }
-    return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
-  });
+    if (!pen) ctx.moveTo(ax, ay);
+    ctx.lineTo(bx, by);
+    pen = true;
+  }
 }
 
 /** Where the ▸/▾ marker of an eqn face sits, relative to the box. */
@@ -121,7 +155,7 @@ export function hitTest(geo, x, y) {
  * indices, match: Map key -> "match"|"has"}; `decorate(key)` -> {fill}|null.
  * Returns counts of what was drawn (for tests and profiling).
  */
-export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
+export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
   const { k, dpr } = v;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, v.w, v.h);
@@ -149,12 +183,16 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
   stats.conts = conts.length;
   for (const c of conts) {
     const root = c.key === ix.root, sel = paint.sel === c.key;
-    ctx.beginPath();
-    rr(c.x, c.y, c.w, c.h, 8);
-    ctx.fillStyle = root ? pal.rootFrame : c.kind === "N" ? pal.ownerFrame : pal.frame;
-    ctx.fill();
-    stroke(sel ? pal.brand : root ? pal.rootStroke : c.kind === "N" ? pal.ownerStroke : pal.frameStroke, sel ? 2.5 : 1,
-      c.kind === "G" || c.kind === "N" ? "" : "5,3");
+    const fill = root ? pal.rootFrame : c.kind === "N" ? pal.ownerFrame : pal.frame;
+    const line = sel ? pal.brand : root ? pal.rootStroke : c.kind === "N" ? pal.ownerStroke : pal.frameStroke;
+    const dash = c.kind === "G" || c.kind === "N" ? "" : "5,3";
+    if (c.x >= r.x0 && c.y >= r.y0 && c.x + c.w <= r.x1 && c.y + c.h <= r.y1) {
+      ctx.beginPath();
+      rr(c.x, c.y, c.w, c.h, 8);
+      ctx.fillStyle = fill;
+      ctx.fill();
+      stroke(line, sel ? 2.5 : 1, dash);
+    } else frameInView(ctx, c, r, fill, line, sel ? 2.5 : 1, dash);
   }
   if (legible(F_PRIM)) {
     for (const c of conts) {
@@ -170,14 +208,15 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
   // Edges: one path per colour; highlighted ones last, on top.
   const simple = k < SIMPLE_EDGES_K;
   const lists = [[], []];
-  geo.edges.forEach((e, i) => overlaps(eboxes[i], r) && lists[paint.hl.has(i) ? 1 : 0].push(e));
+  geo.edges.forEach((e, i) => overlaps(e, r) && lists[paint.hl.has(i) ? 1 : 0].push(e));
   stats.edges = lists[0].length + lists[1].length;
   lists.forEach((list, hl) => {
     if (!list.length) return;
     ctx.beginPath();
+    const seen = pieceSet();
     for (const e of list) {
-      if (!simple) traceCurve(e.pts, ctx);
-      else e.pts.forEach(([x, y], j) => (j ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
+      if (!simple) traceCurve(e.pts, ctx, e.ox, e.oy, r, seen);
+      else polyline(ctx, e, r);
     }
     stroke(hl ? pal.brand : pal.edge, hl ? 2 : 1.3);
     if (simple) return;
@@ -185,7 +224,8 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
     // costs time linear in the path so far (20k arrowheads: 1.4 s instead of 2 ms).
     ctx.beginPath();
     for (const e of list) {
-      const [x, y] = e.pts[e.pts.length - 1];
+      const z = e.pts[e.pts.length - 1], x = z[0] + e.ox, y = z[1] + e.oy;
+      if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
       ctx.moveTo(x, y);
       ctx.lineTo(x - 8, y - 3.4);
       ctx.lineTo(x - 8, y + 3.4);
@@ -200,10 +240,14 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, eboxes) {
     ctx.lineWidth = 3;
     ctx.strokeStyle = pal.halo;
     ctx.setLineDash([]);
-    for (const l of geo.labels) {
-      if (l.x < r.x0 || l.x > r.x1 || l.y < r.y0 || l.y > r.y1) continue;
-      ctx.strokeText(l.text, l.x, l.y + 3.5);
-      text(l.text, l.x, l.y + 3.5, pal.muted);
+    for (const gr of geo.labelGroups) {
+      if (!overlaps(gr, r)) continue;
+      for (const l of gr.list()) {
+        const x = l.x + gr.x, y = l.y + gr.y;
+        if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
+        ctx.strokeText(l.text, x, y + 3.5);
+        text(l.text, x, y + 3.5, pal.muted);
+      }
     }
     ctx.textAlign = "start";
   }
@@ -317,7 +361,7 @@ function boxStyle(l, ix, paint, decorate, pal) {
 export function createCanvasRenderer(cv, host) {
   const ctx = cv.getContext("2d");
   const win = host.ownerDocument.defaultView;
-  let geo = null, ix = null, pal = null, eboxes = [], decorate = null, pending = 0;
+  let geo = null, ix = null, pal = null, decorate = null, pending = 0;
   let view = { x: 0, y: 0, k: 1 };
   let paint = { sel: null, hl: new Set(), match: new Map() };
   const render = () => {
@@ -328,7 +372,7 @@ export function createCanvasRenderer(cv, host) {
       cv.width = Math.round(w * dpr);
       cv.height = Math.round(h * dpr);
     }
-    return drawFrame(ctx, geo, ix, { ...view, w, h, dpr }, paint, decorate, pal, eboxes);
+    return drawFrame(ctx, geo, ix, { ...view, w, h, dpr }, paint, decorate, pal);
   };
   const later = (f) => () => {
     f();
@@ -339,7 +383,6 @@ export function createCanvasRenderer(cv, host) {
     setScene: (g, index) => later(() => {
       geo = g;
       ix = index;
-      eboxes = edgeBoxes(g);
       pal = readPalette(host);
     })(),
     setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }))(),

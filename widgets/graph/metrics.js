@@ -96,7 +96,7 @@ export function bundleFace(ix, key, open) {
   const v = ix.virt.get(key);
   const title = `${open ? "▾" : "▸"} ${ix.labels.get(key)}`;
   const tip = v.ports.map((pk) => portFace(ix, pk).text).join("\n");
-  return { kind: v.side, bundle: true, title, tip, w: textW(title, F_PRIM) + 18, h: PORT_H };
+  return { kind: v.side, bundle: true, open: !!open, title, tip, w: textW(title, F_PRIM) + 18, h: PORT_H };
 }
 
 /** Face of a port: kind "in" | "const" | "out". */

@@ -9,9 +9,18 @@
  * inside each nested container they run to a virtual exit ("<out>") or from a
  * virtual entry ("<in>") on the box edge. A drawn edge is the chain of those
  * segments, so an edge stays one continuous line across box boundaries.
+ *
+ * A toggle in a big drawing changes little of the scene, so the last scene of each
+ * index is kept and a build that differs from it by a few toggled keys is an update:
+ * containers whose subtree holds no toggled key are the previous objects (same cache
+ * key, same layout result); a rebuilt ancestor keeps its previous segments (a
+ * container's segments depend only on which container it is, not on what is open
+ * in or around it); only edges with an end inside a toggled key's subtree are lifted
+ * again. A fully expanded 50k-eqn drawing has 100k edges and 5k containers; a toggle
+ * in it re-lifts a few hundred edges.
  */
-import { isCollapsible } from "./model.js";
-import { numbering, boundaryOf } from "./boundary.js";
+import { isCollapsible, visibleRep } from "./model.js";
+import { numbering, boundaryOf, edgesTouching } from "./boundary.js";
 import {
   eqnFace, scopeFace, boxFace, bundleFace, portFace, headText, textW,
   F_PRIM, F_SMALL, F_TINY, HEAD_G, HEAD_S, BOX_PAD,
@@ -39,19 +48,69 @@ export function avalLabel(ix) {
   };
 }
 
+/** Builds differing from the last scene by more toggled keys than this start afresh. */
+export const MAX_UPDATE_KEYS = 64;
+
+/** Last scene per index: {prefix, labelOf, expanded (a copy), scene}. */
+const lastScene = new WeakMap();
+
 /**
  * @param ix      index from indexFunction
  * @param expanded Set of expanded keys
  * @param prefix  cache namespace (document + function + label mode): keeps worker
  *                caches apart, and a new label mode (new label widths) re-lays out
  * @param opts.labelOf  edge label provider (varIds) -> text; default avalLabel(ix)
+ * @param opts.update   false: build from scratch even when the last scene is close
+ * @returns {root, faces, chains, labels, containers}: `root` the layout tree;
+ *   `containers` id -> container; `faces` element key -> face; `labels` container
+ *   id -> Map(segment id -> text); `chains` the drawn edges as segment chains
+ *   {id, segs, vars: Map(var -> edges), from, to, lca}. Treat all of it as read-only:
+ *   the next build shares unchanged parts.
  */
-export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
+export function buildScene(ix, expanded, prefix = "", { labelOf = null, update = true } = {}) {
+  const last = update ? lastScene.get(ix) : null;
+  let diff = null;
+  if (last && last.prefix === prefix && last.labelOf === labelOf) diff = toggledKeys(last.expanded, expanded);
+  const scene = diff && !diff.length ? last.scene : construct(ix, expanded, prefix, labelOf, diff ? last.scene : null, diff);
+  lastScene.set(ix, { prefix, labelOf, expanded: new Set(expanded), scene });
+  return scene;
+}
+
+/** Keys in exactly one of the two sets, or null past MAX_UPDATE_KEYS. */
+function toggledKeys(a, b) {
+  const out = [];
+  for (const k of a) if (!b.has(k) && out.push(k) > MAX_UPDATE_KEYS) return null;
+  for (const k of b) if (!a.has(k) && out.push(k) > MAX_UPDATE_KEYS) return null;
+  return out;
+}
+
+/**
+ * The scene for `expanded`: from scratch when `prev` is null, else as an update of
+ * `prev` (built for an expansion differing by the keys `diff`).
+ */
+function construct(ix, expanded, prefix, labelOf, prev, diff) {
   const label = labelOf || avalLabel(ix);
-  const faces = new Map(); // element key -> face used for drawing
+  const faces = prev ? new Map(prev.faces) : new Map(); // element key -> face used for drawing
   const containers = new Map(); // element key -> container
+  const labels = prev ? new Map(prev.labels) : new Map(); // container key -> Map(segment id -> text)
   const open = (k) => isCollapsible(ix, k) && expanded.has(k);
   const closed = []; // drawn boxes that hide elements: collapsed scopes, repeats, chunks, owners, bundles
+  const fresh = new Set(); // containers whose segments this build lifts
+  const { tin, tout, depth } = numbering(ix);
+  /** True when a toggled key is `k` or inside it (its previous container is stale). */
+  const touched = (k) => {
+    const a = tin.get(k), b = tout.get(k);
+    return a == null || diff.some((d) => {
+      const t = tin.get(d);
+      return t != null && t >= a && t < b;
+    });
+  };
+  /** Take over a previous container whose subtree did not change. */
+  const reuse = (c) => {
+    containers.set(c.id, c);
+    for (const it of c.items) if (it.child) reuse(it.child);
+    return c;
+  };
 
   const make = (key) => {
     const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: BOX_PAD };
@@ -84,17 +143,28 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
       c.stack = true;
       for (const k of ix.items.get(key) || []) c.items.push(item(k));
     }
+    // A container's segments depend only on which container it is: a rebuilt one
+    // (an ancestor of a toggled key) keeps its previous segments and border points.
+    const was = prev && prev.containers.get(key);
+    if (was) {
+      c.edges = was.edges;
+      const ins = [], outs = [];
+      for (const it of was.items) if (it.virtual) (it.role === "in" ? ins : outs).push(it);
+      c.items = [...ins, ...c.items, ...outs];
+    } else fresh.add(key);
     return c;
   };
   const portItem = (pk, side) => {
-    const f = portFace(ix, pk);
+    // A port's face depends on the index only: an update keeps the previous one.
+    const f = (prev && faces.get(pk)) || portFace(ix, pk);
     faces.set(pk, f);
     return { id: pk, role: side, w: f.w, h: f.h };
   };
   /** A port, or a port bundle ("Q:") followed by its ports when open. */
   const portItems = (c, pk, side) => {
     if (!pk.startsWith("Q:")) return void c.items.push(portItem(pk, side));
-    const f = bundleFace(ix, pk, open(pk));
+    const was = prev && faces.get(pk); // a bundle's face depends on the index and whether it is open
+    const f = was && was.open === open(pk) ? was : bundleFace(ix, pk, open(pk));
     faces.set(pk, f);
     if (!open(pk)) closed.push(pk);
     c.items.push({ id: pk, role: side, w: f.w, h: f.h });
@@ -102,7 +172,8 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
   };
   const item = (k) => {
     if (k.startsWith("G:") || open(k)) {
-      const child = make(k);
+      const was = prev && prev.containers.get(k);
+      const child = was && !touched(k) ? reuse(was) : make(k);
       return { id: k, role: "box", w: 0, h: 0, child };
     }
     if (isCollapsible(ix, k)) closed.push(k);
@@ -113,13 +184,19 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
     return { id: k, role: "node", w: f.w, h: f.h };
   };
 
-  const root = ix.root ? make(ix.root) : null;
+  const root = ix.root ? (prev && prev.root && !touched(ix.root) ? reuse(prev.root) : make(ix.root)) : null;
 
   // Edges: lift each derived edge to visible endpoints and split it into segments.
   const segs = new Map(); // container key -> Map(segId -> {id, v, w, vars:Set})
-  const chains = new Map(); // chain id -> {segs: [container, segId, v, w] flat (a cached route's: read-only), vars:Set, from, to}
-  /** Add var `varId` to segment `id` (v -> w) of container ck. */
+  // Chains, chain id -> {id, segs: [container, segId, v, w] flat (a cached route's:
+  // read-only), vars: Map(var -> edges carrying it), from, to, lca}; shared with the
+  // previous scene until changed (copied first: `own`).
+  const chains = prev ? new Map(prev.chainMap) : new Map();
+  const own = new Set();
+  const edgeChain = prev ? prev.edgeChain.slice() : new Array(ix.edges.length).fill(null); // edge -> chain id
+  /** Add var `varId` to segment `id` (v -> w) of container ck, if this build lifts ck's segments. */
   const addSeg = (ck, id, v, w, varId) => {
+    if (!fresh.has(ck)) return;
     let m = segs.get(ck);
     if (!m) segs.set(ck, (m = new Map()));
     let sg = m.get(id);
@@ -128,11 +205,11 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
   };
   // Visible stand-in of an element: the drawn collapsed box whose subtree (one
   // interval of the DFS numbering) holds it, else itself. A binary search per edge
-  // end, no per-element state: a 50k-eqn function has 100k edge ends.
-  const { tin, tout, depth } = numbering(ix);
+  // end, no per-element state: a 50k-eqn function has 100k edge ends. (An update
+  // lifts few edges and climbs the parents instead: `closed` lacks reused subtrees.)
   closed.sort((a, b) => tin.get(a) - tin.get(b));
   const starts = closed.map((k) => tin.get(k));
-  const repOf = (k) => {
+  const repOf = prev ? (k) => visibleRep(ix, k, expanded) : (k) => {
     const t = tin.get(k);
     if (t == null) return k;
     let lo = 0, hi = starts.length - 1, at = -1;
@@ -145,22 +222,8 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
     }
     return at >= 0 && t < tout.get(closed[at]) ? closed[at] : k;
   };
-  // One entry/exit per value while a box has few values crossing its border
-  // (VIRT_PER_VAR), else one per item inside; what crosses is boundaryOf's.
-  const perVar = new Map();
-  const byVar = (ck, side) => {
-    let pv = perVar.get(ck);
-    if (!pv) {
-      const b = boundaryOf(ix, ck);
-      perVar.set(ck, (pv = [b.ins.length <= VIRT_PER_VAR, b.outs.length <= VIRT_PER_VAR]));
-    }
-    return pv[side];
-  };
+  const { routes, byVar } = routesOf(ix);
   const P = ix.parent;
-  // How a lifted edge runs from s to t depends only on the index (parents, depths,
-  // which borders have an entry/exit per var), not on what else is open: routes are
-  // kept per index, so a toggle re-climbs only the pairs it has not seen.
-  const routes = routesOf(ix);
   /** Climb to the lowest common container: up = s … (below the source's top box), down = t … likewise. */
   const climb = (s, t) => {
     let a = s, b = t, da = depth.get(s), db = depth.get(t);
@@ -189,35 +252,66 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
     return out;
   };
   if (routes.n > 4 * ix.edges.length + 1024) routes.m.clear(), (routes.n = 0); // many toggles: start over
-  for (const e of ix.edges) {
-    const s = repOf(e.from), t = repOf(e.to);
-    if (s === t) continue; // both ends hidden in the same collapsed box
-    const v = e.var;
-    // Nested maps on the keys themselves: no string is built per edge.
-    let rs = routes.m.get(s);
-    if (!rs) routes.m.set(s, (rs = new Map()));
-    let r = rs.get(t);
-    if (r === undefined) rs.set(t, (r = climb(s, t))), routes.n++;
-    if (r === null) continue;
-    let path = r.path, cid = r.cid;
-    if (r.keyed) {
-      let pv = r.paths.get(v);
-      if (!pv) r.paths.set(v, (pv = { path: pathOf(r, v), cid: cid + "\n" + v }));
-      path = pv.path;
-      cid = pv.cid;
-    } else if (!path) path = r.path = pathOf(r, v);
-    for (let q = 0; q < path.length; q += 4) addSeg(path[q], path[q + 1], path[q + 2], path[q + 3], v);
+  /** Chain `cid`, copied from the previous scene before its first change here. */
+  const mine = !prev ? (cid) => chains.get(cid) : (cid) => {
     let ch = chains.get(cid);
-    if (!ch) chains.set(cid, (ch = { id: cid, segs: path, vars: new Set(), from: s, to: t }));
-    ch.vars.add(v);
+    if (ch && !own.has(cid)) chains.set(cid, (ch = { ...ch, vars: new Map(ch.vars) }));
+    own.add(cid);
+    return ch;
+  };
+  /** Lift edge i: its segments into the containers this build fills, its var into its chain. */
+  const lift = (i) => {
+    const e = ix.edges[i];
+    const s = repOf(e.from), t = repOf(e.to);
+    let cid = null, path = null, r = null;
+    if (s !== t) { // else both ends hidden in the same collapsed box
+      // Nested maps on the keys themselves: no string is built per edge.
+      let rs = routes.m.get(s);
+      if (!rs) routes.m.set(s, (rs = new Map()));
+      r = rs.get(t);
+      if (r === undefined) rs.set(t, (r = climb(s, t))), routes.n++;
+    }
+    const v = e.var;
+    if (r) {
+      path = r.path, cid = r.cid;
+      if (r.keyed) {
+        let pv = r.paths.get(v);
+        if (!pv) r.paths.set(v, (pv = { path: pathOf(r, v), cid: cid + "\n" + v }));
+        path = pv.path;
+        cid = pv.cid;
+      } else if (!path) path = r.path = pathOf(r, v);
+      for (let q = 0; q < path.length; q += 4) addSeg(path[q], path[q + 1], path[q + 2], path[q + 3], v);
+    }
+    const was = edgeChain[i];
+    if (was === cid) return;
+    if (was != null) {
+      const ch = mine(was), n = ch.vars.get(v) - 1;
+      if (n > 0) ch.vars.set(v, n);
+      else if (ch.vars.delete(v) && !ch.vars.size) chains.delete(was);
+    }
+    edgeChain[i] = cid;
+    if (cid == null) return;
+    let ch = mine(cid);
+    if (!ch) chains.set(cid, (ch = { id: cid, segs: path, vars: new Map(), from: s, to: t, lca: r.lca }));
+    ch.vars.set(v, (ch.vars.get(v) || 0) + 1);
+  };
+  if (!prev) for (let i = 0; i < ix.edges.length; i++) lift(i);
+  else {
+    const again = new Set();
+    for (const d of diff) for (const i of edgesTouching(ix, d)) again.add(i);
+    // In edge order, as a fresh build lifts them: a container's segments (and so its
+    // layout) come out the same whichever way it was built.
+    for (const i of [...again].sort((a, b) => a - b)) lift(i);
   }
 
-  // Attach segments to containers, with labels and virtual entry/exit items.
-  const labels = new Map(); // "containerKey|segId" -> label text
+  // Attach segments to the containers this build fills, with labels and virtual
+  // entry/exit items.
   const isVirtual = (id) => id.startsWith(VIN) || id.startsWith(VOUT);
-  for (const [ck, m] of segs) {
-    const c = containers.get(ck);
-    if (!c) continue;
+  for (const ck of fresh) {
+    const c = containers.get(ck), m = segs.get(ck);
+    const texts = new Map();
+    labels.set(ck, texts);
+    if (!m) continue;
     const ins = new Set(), outs = new Set();
     for (const sg of m.values()) {
       if (sg.v.startsWith(VIN)) ins.add(sg.v);
@@ -227,7 +321,7 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
       const plain = !isVirtual(sg.v) && !isVirtual(sg.w) && !/^[POQ]:/.test(sg.v) && !/^[POQ]:/.test(sg.w);
       const text = plain ? label([...sg.vars]) : "";
       if (text) {
-        labels.set(ck + "|" + sg.id, text);
+        texts.set(sg.id, text);
         edge.lw = textW(text, F_TINY) + 6;
         edge.lh = 14;
       }
@@ -237,26 +331,41 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null } = {}) {
     c.items.push(...[...outs].map((id) => ({ id, role: "out", w: 2, h: 8, virtual: true })));
   }
 
-  // Cache keys: a container's layout depends only on what is open below it.
+  // Cache keys: a container's layout depends only on what is open below it (a
+  // reused container keeps its key).
   const keyOf = (c) => {
+    if (c.key) return c.key;
     const inner = c.items.filter((it) => it.child).map((it) => keyOf(it.child));
     c.key = prefix + c.id + (inner.length ? "{" + inner.join(",") + "}" : "");
     return c.key;
   };
   if (root) keyOf(root);
-  return { root, faces, chains: [...chains.values()], labels, containers };
+  return { root, faces, chains: [...chains.values()], labels, containers, chainMap: chains, edgeChain };
 }
 
 /**
- * Per-index cache of edge routes: {m: source -> target -> route, n: routes held},
- * source and target being visible ends; a route is the climb to their lowest common
- * container, its chain id(s) and the segment list(s) it gives, or null when the pair
- * has no route. Pure functions of the index, so shared by every scene built from it;
- * the segment lists are read-only (placeScene only reads chain.segs).
+ * Per-index caches shared by every scene built from it: edge routes {m: source ->
+ * target -> route, n: routes held}, source and target being visible ends (a route
+ * is the climb to their lowest common container, its chain id(s) and the segment
+ * list(s) it gives, or null when the pair has no route), and which borders get an
+ * entry/exit per value (`byVar(containerKey, 0 in | 1 out)`). Pure functions of the
+ * index; the segment lists are read-only (placeScene only reads chain.segs).
  */
 const routeCache = new WeakMap();
 function routesOf(ix) {
   let rc = routeCache.get(ix);
-  if (!rc) routeCache.set(ix, (rc = { m: new Map(), n: 0 }));
+  if (rc) return rc;
+  // One entry/exit per value while a box has few values crossing its border
+  // (VIRT_PER_VAR), else one per item inside; what crosses is boundaryOf's.
+  const perVar = new Map();
+  const byVar = (ck, side) => {
+    let pv = perVar.get(ck);
+    if (!pv) {
+      const b = boundaryOf(ix, ck);
+      perVar.set(ck, (pv = [b.ins.length <= VIRT_PER_VAR, b.outs.length <= VIRT_PER_VAR]));
+    }
+    return pv[side];
+  };
+  routeCache.set(ix, (rc = { routes: { m: new Map(), n: 0 }, byVar }));
   return rc;
 }
