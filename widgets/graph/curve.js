@@ -31,37 +31,46 @@ export function controlPoints(pts) {
  * and a backward pass) share their pieces, drawn once instead of once per value.
  */
 export function traceCurve(pts, out, ox = 0, oy = 0, clip = null, seen = null) {
-  const p = controlPoints(pts);
-  const n = p.length;
-  const at = (i) => p[Math.max(0, Math.min(n - 1, i))];
+  // The control polygon of controlPoints(pts), read in place: a big frame traces
+  // thousands of edges, and an array per edge was most of its garbage.
+  const n = pts.length;
+  if (n < 2) return;
+  const a = pts[0], z = pts[n - 1], m = n + 2;
+  const stub = Math.min(14, Math.abs(z[0] - a[0]) / 4);
+  const X = (j) => {
+    if (j <= 0) return a[0];
+    if (j >= m - 1) return z[0];
+    return j === 1 ? a[0] + stub : j === m - 2 ? z[0] - stub : pts[j - 1][0];
+  };
+  const Y = (j) => (j <= 1 ? a[1] : j >= m - 2 ? z[1] : pts[j - 1][1]);
   /** Whether the piece ending at control point i may be inside `clip`. */
   const near = (i) => {
     if (!clip) return true;
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     for (let j = i - 3; j <= i; j++) {
-      const q = at(j);
-      if (q[0] < x0) x0 = q[0];
-      if (q[0] > x1) x1 = q[0];
-      if (q[1] < y0) y0 = q[1];
-      if (q[1] > y1) y1 = q[1];
+      const qx = X(j), qy = Y(j);
+      if (qx < x0) x0 = qx;
+      if (qx > x1) x1 = qx;
+      if (qy < y0) y0 = qy;
+      if (qy > y1) y1 = qy;
     }
     return x0 + ox <= clip.x1 && x1 + ox >= clip.x0 && y0 + oy <= clip.y1 && y1 + oy >= clip.y0;
   };
   const inClip = (ax, ay, bx, by) => !clip ||
     (Math.min(ax, bx) + ox <= clip.x1 && Math.max(ax, bx) + ox >= clip.x0 &&
       Math.min(ay, by) + oy <= clip.y1 && Math.max(ay, by) + oy >= clip.y0);
-  let x = (5 * p[0][0] + p[1][0]) / 6, y = (5 * p[0][1] + p[1][1]) / 6;
+  let x = (5 * X(0) + X(1)) / 6, y = (5 * Y(0) + Y(1)) / 6;
   let pen = false; // whether the path is at (x, y)
-  if (inClip(p[0][0], p[0][1], x, y)) {
-    out.moveTo(p[0][0] + ox, p[0][1] + oy);
+  if (inClip(X(0), Y(0), x, y)) {
+    out.moveTo(X(0) + ox, Y(0) + oy);
     out.lineTo(x + ox, y + oy);
     pen = true;
   }
-  for (let i = 2; i <= n; i++) {
-    const p0 = at(i - 2), p1 = at(i - 1), q = at(i);
-    const ex = (p0[0] + 4 * p1[0] + q[0]) / 6, ey = (p0[1] + 4 * p1[1] + q[1]) / 6;
-    const c1x = (2 * p0[0] + p1[0]) / 3 + ox, c1y = (2 * p0[1] + p1[1]) / 3 + oy;
-    const c2x = (p0[0] + 2 * p1[0]) / 3 + ox, c2y = (p0[1] + 2 * p1[1]) / 3 + oy;
+  for (let i = 2; i <= m; i++) {
+    const p0x = X(i - 2), p0y = Y(i - 2), p1x = X(i - 1), p1y = Y(i - 1), qx = X(i), qy = Y(i);
+    const ex = (p0x + 4 * p1x + qx) / 6, ey = (p0y + 4 * p1y + qy) / 6;
+    const c1x = (2 * p0x + p1x) / 3 + ox, c1y = (2 * p0y + p1y) / 3 + oy;
+    const c2x = (p0x + 2 * p1x) / 3 + ox, c2y = (p0y + 2 * p1y) / 3 + oy;
     if (near(i) && (!seen || seen(x + ox, y + oy, c1x, c1y, c2x, c2y, ex + ox, ey + oy))) {
       if (!pen) out.moveTo(x + ox, y + oy);
       out.bezierCurveTo(c1x, c1y, c2x, c2y, ex + ox, ey + oy);
@@ -70,7 +79,6 @@ export function traceCurve(pts, out, ox = 0, oy = 0, clip = null, seen = null) {
     x = ex;
     y = ey;
   }
-  const z = p[n - 1];
   if (!inClip(x, y, z[0], z[1])) return;
   if (!pen) out.moveTo(x + ox, y + oy);
   out.lineTo(z[0] + ox, z[1] + oy);
@@ -78,18 +86,26 @@ export function traceCurve(pts, out, ox = 0, oy = 0, clip = null, seen = null) {
 
 /**
  * A set of curve pieces (start, two control points, end: exact coordinates) for one
- * frame: `seen(...8 numbers)` is true the first time a piece is offered, false after.
+ * frame: `seen(x0, y0, c1x, c1y, c2x, c2y, x1, y1)` is true the first time a piece
+ * is offered, false after.
  */
 export function pieceSet() {
-  const byHash = new Map();
+  const byHash = new Map(); // hash -> Float64Array of 8 numbers per piece
   const q = (v) => Math.round(v * 16) | 0;
-  return (...c) => {
-    const h = (Math.imul(q(c[0]), 73856093) ^ Math.imul(q(c[1]), 19349663) ^ Math.imul(q(c[6]), 83492791) ^
-      Math.imul(q(c[7]), 50331653)) | 0;
-    const list = byHash.get(h);
-    if (!list) return void byHash.set(h, [c]), true;
-    if (list.some((o) => o.every((v, i) => v === c[i]))) return false;
-    list.push(c);
+  return (x0, y0, c1x, c1y, c2x, c2y, x1, y1) => {
+    const h = (Math.imul(q(x0), 73856093) ^ Math.imul(q(y0), 19349663) ^ Math.imul(q(x1), 83492791) ^
+      Math.imul(q(y1), 50331653)) | 0;
+    const c = [x0, y0, c1x, c1y, c2x, c2y, x1, y1];
+    const old = byHash.get(h);
+    for (let k = 0; old && k < old.length; k += 8) {
+      let same = true;
+      for (let j = 0; j < 8 && same; j++) same = old[k + j] === c[j];
+      if (same) return false;
+    }
+    const grown = new Float64Array((old ? old.length : 0) + 8);
+    if (old) grown.set(old);
+    grown.set(c, grown.length - 8);
+    byHash.set(h, grown);
     return true;
   };
 }
