@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from .capture.record import Capture
 
-VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph"}
+VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph", "timeline": "timeline", "trace": "timeline"}
 
 
 def _builder(view: str) -> Any:
@@ -23,25 +23,28 @@ def _builder(view: str) -> Any:
     return DOCUMENT_BUILDERS[kind]
 
 
-def document(capture: Capture, view: str = "graph") -> dict:
-    """The JSON document (docs/schema.md) of one view of a capture."""
+def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
+    """The JSON document (docs/schema.md) of one view of a capture.
+
+    `options` go to the view's builder (timeline: `storm=N`, the recompile-storm threshold).
+    """
     if not isinstance(capture, Capture):
         raise TypeError(f"expected a jaxmagic Capture (from jaxmagic.capture() or --name), got {type(capture).__name__}")
-    return _builder(view)(capture)
+    return _builder(view)(capture, **options)
 
 
-def view(capture: Capture, view: str = "graph") -> Any:
+def view(capture: Capture, view: str = "graph", **options: Any) -> Any:
     """The interactive widget of one view of a capture."""
     from .views import JaxmagicWidget
 
-    return JaxmagicWidget(document(capture, view))
+    return JaxmagicWidget(document(capture, view, **options))
 
 
-def show(capture: Capture, view: str = "graph") -> None:
+def show(capture: Capture, view: str = "graph", **options: Any) -> None:
     """Display a view in the notebook; outside IPython, print its text summary."""
     from .views import JaxmagicWidget, text_summary
 
-    doc = document(capture, view)
+    doc = document(capture, view, **options)
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -53,11 +56,11 @@ def show(capture: Capture, view: str = "graph") -> None:
         print(text_summary(doc))
 
 
-def static_html(capture: Capture, view: str = "graph") -> str:
+def static_html(capture: Capture, view: str = "graph", **options: Any) -> str:
     """The script-free HTML fallback (summary and picture) of one view."""
     from .views import fallback_html
 
-    return fallback_html(document(capture, view))
+    return fallback_html(document(capture, view, **options))
 
 
 def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Path | None = None,

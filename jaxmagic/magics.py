@@ -23,11 +23,20 @@ from . import api
 from .capture.session import CaptureSession
 
 # magic name -> the view it shows (later issues add grad_graph, trace, sharding, prng)
-MAGIC_VIEWS = {"jaxpr": "graph"}
+MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline"}
 _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
-def _common_options(fn: Callable) -> Callable:
+def _shared_options(fn: Callable) -> Callable:
+    """Options every magic takes."""
+    fn = argument("--static", action="store_true",
+                  help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
+    fn = argument("-n", "--name", metavar="VAR",
+                  help="store the Capture (see jaxmagic.capture) in the user namespace as VAR")(fn)
+    return magic_arguments()(fn)
+
+
+def _graph_options(fn: Callable) -> Callable:
     fn = argument("--vmap", action="store_true",
                   help="also record vmap batch dimensions (the vmap mode of the graph): programs that use "
                        "jax.vmap are traced once more, so Python side effects inside them run again")(fn)
@@ -35,11 +44,30 @@ def _common_options(fn: Callable) -> Callable:
                   help="also record forward values: a summary (shape, dtype, min/max/mean, NaN/Inf counts, "
                        "tiny arrays printed) of every variable of each function's first call; the program "
                        "is evaluated a second time, eqn by eqn (up to about 2 s)")(fn)
-    fn = argument("--static", action="store_true",
-                  help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
-    fn = argument("-n", "--name", metavar="VAR",
-                  help="store the Capture (see jaxmagic.capture) in the user namespace as VAR")(fn)
-    return magic_arguments()(fn)
+    return _shared_options(fn)
+
+
+def _trace_options(fn: Callable) -> Callable:
+    fn = argument("--storm", type=int, default=None, metavar="N",
+                  help="call it a recompile storm when one function recompiles N times or more (default 5)")(fn)
+    fn = argument("--sync", action="store_true",
+                  help="wait for each call's outputs (block_until_ready) to measure exact device time; "
+                       "this changes the program's timing, so it is off by default and device time is "
+                       "then an upper bound seen without blocking")(fn)
+    return _shared_options(fn)
+
+
+def _check(args: Any) -> Any:
+    """Values argparse accepts but that mean nothing: a usage error, the cell is not run."""
+    storm = getattr(args, "storm", None)
+    if storm is not None and storm < 1:
+        raise UsageError(f"--storm must be a positive number of recompiles, got {storm}")
+    return args
+
+
+def _session(args: Any, namespace: dict) -> CaptureSession:
+    return CaptureSession(namespace, values=getattr(args, "values", False), vmap=getattr(args, "vmap", False),
+                          sync=getattr(args, "sync", False))
 
 
 @dataclass
@@ -59,7 +87,7 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
             return None
         magic = match.group(1)
         try:
-            args = parse_argstring(getattr(magics, magic), match.group(2) or "")
+            args = _check(parse_argstring(getattr(magics, magic), match.group(2) or ""))
         except UsageError:
             return None
         return magic, args
@@ -68,14 +96,14 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
 
 @magics_class
 class JaxMagics(Magics):
-    """`%%jaxpr` and `%jaxmagic`."""
+    """`%%jaxpr`, `%%trace` and `%jaxmagic`."""
 
     def __init__(self, shell: Any):
         super().__init__(shell)
         self._pending: _Pending | None = None
 
     # -- cell magics: reached only for bad options or a direct run_cell_magic ----------
-    @_common_options
+    @_graph_options
     @cell_magic
     def jaxpr(self, line: str, cell: str) -> None:
         """Run the cell and show the computation graph of every jitted call in it.
@@ -87,9 +115,23 @@ class JaxMagics(Magics):
         """
         self._run_fallback("jaxpr", line, cell)
 
+    @_trace_options
+    @cell_magic
+    def trace(self, line: str, cell: str) -> None:
+        """Run the cell and show a timeline of every jitted call in it, and why each recompile happened.
+
+        One lane per function: trace, lower, compile and execute spans (dispatch time,
+        and device time where the outputs were seen ready), cache hits and misses. Each
+        miss names the argument that changed, from what to what (from JAX's own
+        explanation and jaxmagic's comparison of signatures) and the usual fix. Findings:
+        recompile storms, print() that only runs while tracing, globals frozen in as
+        constants, Python loops unrolled into huge programs, compile time dominating.
+        """
+        self._run_fallback("trace", line, cell)
+
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
-        args = parse_argstring(getattr(self, magic), line)  # raises UsageError: shown as usage
-        session = CaptureSession(self.shell.user_ns, values=args.values, vmap=args.vmap)
+        args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage
+        session = _session(args, self.shell.user_ns)
         session.start()
         error: BaseException | None = None
         try:
@@ -128,7 +170,7 @@ class JaxMagics(Magics):
         parsed = parse_magic_line(raw, self) if raw else None
         if parsed is None:
             return
-        session = CaptureSession(self.shell.user_ns, values=parsed[1].values, vmap=parsed[1].vmap)
+        session = _session(parsed[1], self.shell.user_ns)
         try:
             session.start()
         except Exception as exc:
@@ -151,12 +193,13 @@ class JaxMagics(Magics):
             if args.name:
                 self.shell.user_ns[args.name] = capture
             view = MAGIC_VIEWS[magic]
+            options = {"storm": args.storm} if getattr(args, "storm", None) is not None else {}
             if args.static:
                 from IPython.display import HTML, display
 
-                display(HTML(api.static_html(capture, view)))
+                display(HTML(api.static_html(capture, view, **options)))
             else:
-                api.show(capture, view)
+                api.show(capture, view, **options)
         except Exception as exc:
             _report_own_failure("build the view", exc)
 

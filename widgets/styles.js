@@ -6,5 +6,6 @@
 import theme from "../js/src/theme.css";
 import graph from "./graph/graph.css";
 import scale from "./graph/scale.css";
+import timeline from "./timeline/timeline.css";
 
-export default theme + "\n" + graph + "\n" + scale;
+export default theme + "\n" + graph + "\n" + scale + "\n" + timeline;

@@ -62,3 +62,29 @@ def listen(stack: ExitStack, on_duration: Callable[[str, float, dict], None],
         register(listener)
         stack.callback(unregister, listener)
     return notes
+
+
+def top_level(events: list) -> list:
+    """The events not nested inside another event of the same phase.
+
+    JAX 0.4–0.8 report a trace span for every inner jit and jnp function traced inside
+    an outer one (inner spans end first); summing them all would count time twice.
+    """
+    out = []
+    for event in events:
+        if not any(other is not event and other.phase == event.phase and other.start <= event.start
+                   and event.end <= other.end and (other.start, other.end) != (event.start, event.end)
+                   for other in events):
+            out.append(event)
+    return out
+
+
+def phase_durations(events: list) -> dict[str, float]:
+    """Seconds spent in trace, lower and compile among `events` (one call's), nesting removed."""
+    durations = {"trace": 0.0, "lower": 0.0, "compile": 0.0}
+    if not events:
+        return durations
+    for event in top_level(events) if len(events) > 3 else events:
+        if event.phase in durations:
+            durations[event.phase] += event.end - event.start
+    return durations

@@ -121,10 +121,21 @@ class JitCall:
     cache_hit: bool
     start: float  # time.perf_counter() seconds
     end: float
-    durations: dict[str, float] = field(default_factory=dict)  # trace/lower/compile/execute, seconds
+    # trace/lower/compile/execute seconds; None for a plain cache hit (see `durations`): a capture of
+    # 100,000 calls keeps no dict per hit.
+    phases: dict[str, float] | None = None
     miss_reason: Any = None
     artifacts: Artifacts | None = None
     error: str | None = None  # the exception the call raised, as "Type: message"
+    explanations: tuple[str, ...] = ()  # JAX's own `TRACING CACHE MISS` records logged during the call
+    ready: float | None = None  # outputs seen ready by this time (perf_counter; upper bound), None: unknown
+
+    @property
+    def durations(self) -> dict[str, float]:
+        """Seconds in trace, lower, compile and execute (dispatch: the call's time minus the others)."""
+        if self.phases is not None:
+            return self.phases
+        return {"trace": 0.0, "lower": 0.0, "compile": 0.0, "execute": self.end - self.start}
 
     @property
     def jaxpr(self) -> Any:
@@ -159,6 +170,8 @@ class Finding:
     message: str
     source: SourceLocation | None = None
     severity: str = "warning"  # "info" | "warning" | "bug"
+    call: int | None = None  # the call it was seen in, if any
+    function: str | None = None  # the jitted function it concerns, if any
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,11 @@ class Capture:
     findings: list[Finding] = field(default_factory=list)
     error: CellError | None = None
     notes: list[str] = field(default_factory=list)
+    # JAX's cache log records kept during the capture: (kind, text, perf_counter time); kind is
+    # "miss" (tracing cache), "persistent_miss" or "persistent_hit" (capture/cache_log.py).
+    logs: list[tuple[str, str, float]] = field(default_factory=list)
+    # How the capture ran: {"sync": waited for outputs after each call, "persistent_cache_dir": JAX's}.
+    settings: dict[str, Any] = field(default_factory=dict)
     jax_version: str = ""
     backend: str = ""
     start: float = 0.0
@@ -199,3 +217,18 @@ class Capture:
     def __repr__(self) -> str:
         return f"<jaxmagic.Capture: {self.summary()}>"
 
+
+@dataclass(frozen=True)
+class Change:
+    """One difference that made a call miss the cache: which argument, what, from what to what.
+
+    Parsed from JAX's `jax_explain_cache_misses` text (capture/explain.py) or found by
+    comparing two `Signature`s (capture/signature.py); both use these same kinds so the
+    model can tell whether they agree.
+    """
+
+    path: str  # argument name and pytree path (`x`, `params['w']`); a config name for "context";
+    #            "args"/"kwargs" for the whole positional/keyword list, "" for the argument list as a whole
+    kind: str  # shape | dtype | weak_type | static | pytree | sharding | donation | context | unknown
+    before: str | None  # as JAX prints it; None: absent there (pytree) or not known
+    after: str | None

@@ -7,6 +7,7 @@ monitoring listeners.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from contextlib import ExitStack
@@ -15,8 +16,8 @@ from typing import Any
 
 import jax
 
-from . import jax_compat, jit_patch, monitoring, source
-from .record import Artifacts, Capture, Event, JitCall, Signature, SourceLocation
+from . import cache_log, jax_compat, jit_patch, miss, monitoring, readiness, source, trace_prints
+from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import signature_of
 
 # Cache hits get a signature (and a graph, for functions compiled before the capture)
@@ -31,6 +32,16 @@ _trace_state_clean = jax_compat.trace_state_clean
 _clock = time.perf_counter
 
 
+def _recording_call(frame: Any) -> int | None:
+    """The index of the recorded call `frame` runs inside (a `CaptureSession.record` frame above it)."""
+    code = CaptureSession.record.__code__
+    while frame is not None:
+        if frame.f_code is code:
+            return frame.f_locals.get("index")
+        frame = frame.f_back
+    return None
+
+
 @dataclass
 class _FunctionState:
     """What is known of one jitted function during a capture (computed once, not per call)."""
@@ -38,8 +49,10 @@ class _FunctionState:
     name: str
     source: SourceLocation | None
     calls: int = 0
+    misses: int = 0
     hot: bool = False  # past the signature budget: hits take the fast path
     artifacts: dict[tuple, Artifacts] = field(default_factory=dict)
+    last_signature: Signature | None = None  # of the latest call with one: what a miss is compared with
 
     @classmethod
     def of(cls, fn: Any) -> _FunctionState:
@@ -51,10 +64,11 @@ class _FunctionState:
 class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
-    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False):
+    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False):
         self.namespace = namespace if namespace is not None else {}
         self.values = values  # evaluate each new signature's jaxpr again for forward values
         self.vmap = vmap  # trace vmapped programs again with one more element for batch dimensions
+        self.sync = sync  # wait for each call's outputs (exact device time; changes the program's timing)
         self.capture = Capture(jax_version=jax.__version__)
         self._stack = ExitStack()
         self._functions: dict[int, _FunctionState] = {}
@@ -63,6 +77,12 @@ class CaptureSession:
         # One row per call, in order: a JitCall, or (state, start, end) for a fast-path cache
         # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call).
         self._rows: list[Any] = []
+        self._logs: list[cache_log.LogRecord] = []  # JAX's cache records, in order
+        self._cache_log = cache_log.CacheLog(self._logs.append)
+        self._ready = readiness.ReadyWatch(_clock)
+        self._definitions: dict[tuple, set[int]] = {}  # definition site -> ids of jitted functions made there
+        self._explain_stopped = False
+        self._analysed: set[int] = set()  # functions whose jaxpr findings were looked for
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Capture:
@@ -70,6 +90,8 @@ class CaptureSession:
             self.capture.backend = jax.default_backend()
         except Exception as exc:  # no backend is the user's problem, shown when their code runs
             self.capture.notes.append(f"no JAX backend: {exc}")
+        self.capture.settings = {"sync": self.sync,
+                                 "persistent_cache_dir": getattr(jax.config, "jax_compilation_cache_dir", None)}
         stack = self._stack
         try:
             previous = jit_patch.set_recorder(self)
@@ -78,6 +100,9 @@ class CaptureSession:
                 jit_patch.patch_jit(stack, self.namespace)
                 jit_patch.wrap_namespace(stack, self.namespace)
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
+            self.capture.notes.extend(self._cache_log.install(stack))
+            trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,
+                                     source.caller_location)
         except BaseException:
             stack.close()
             raise
@@ -91,7 +116,9 @@ class CaptureSession:
             self._running = False
             self.capture.end = time.perf_counter()
         self._stack.close()
+        self._ready.poll()
         self._materialize_calls()
+        self.capture.logs = [(r.kind, r.text, r.time) for r in self._logs]
         if error is not None and self.capture.error is None:
             self.capture.error = source.cell_error(error)
         return self.capture
@@ -118,8 +145,8 @@ class CaptureSession:
         """Run one call of jitted `fn` and record it. Called by RecordedJit.
 
         The common case, a cache hit of a function already seen many times, costs two
-        clock reads and one tuple; signatures and artefacts are taken only on misses
-        and on the first calls of each function.
+        clock reads, a readiness poll and one tuple; signatures and artefacts are taken
+        only on misses and on the first calls of each function.
         """
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         if not _trace_state_clean():
@@ -129,74 +156,143 @@ class CaptureSession:
         rows = self._rows
         events = self.capture.events
         n_events = len(events)
+        n_logs = len(self._logs)
         index = len(rows)
+        ready = self._ready
         start = _clock()
+        if ready.pending:
+            ready.maybe_poll(start)
         try:
             out = fn(*args, **kwargs)
         except BaseException as exc:
             end = _clock()
-            self._finish(fn, args, kwargs, index, n_events, start, end, exc)
+            self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, exc)
             raise
         end = _clock()
+        if self.sync:
+            ready.wait(index, out)
+        elif start >= ready.next_watch:
+            ready.maybe_watch(index, out, start, end)
         state = self._functions.get(id(fn))
         if state is not None and state.hot and len(events) == n_events:
             rows.append((state, id(fn), start, end))
             return out
-        self._finish(fn, args, kwargs, index, n_events, start, end, None)
+        self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
         return out
 
     def _materialize_calls(self) -> None:
         calls = self.capture.calls
+        ready = self._ready.ready
         for index in range(len(calls), len(self._rows)):
             row = self._rows[index]
             if type(row) is tuple:
                 state, fid, start, end = row
-                row = JitCall(index, state.name, fid, state.source, None, None, True, start, end,
-                              {"trace": 0.0, "lower": 0.0, "compile": 0.0, "execute": end - start})
+                row = JitCall(index, state.name, fid, state.source, None, None, True, start, end)
+            row.ready = ready.get(index)
             calls.append(row)
 
-    def _finish(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int,
+    def _finish(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
                 start: float, end: float, error: BaseException | None) -> None:
         try:
-            self._append_call(fn, args, kwargs, index, n_events, start, end, error)
+            self._append_call(fn, args, kwargs, index, n_events, n_logs, start, end, error)
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"jaxmagic could not record call {index}: {type(exc).__name__}: {exc}")
 
-    def _append_call(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int,
+    def _append_call(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
                      start: float, end: float, error: BaseException | None) -> None:
         state = self._functions.get(id(fn))
-        if state is None:
+        new_function = state is None
+        if new_function:
             state = self._functions[id(fn)] = _FunctionState.of(fn)
         state.calls += 1
         state.hot = state.calls >= SIGNATURE_BUDGET_PER_FUNCTION
 
-        durations = {phase: 0.0 for phase in _COMPILE_PHASES}
-        for event in self.capture.events[n_events:]:  # calls are synchronous: these fired during it
+        events = self.capture.events[n_events:]  # calls are synchronous: these fired during it
+        for event in events:
             event.call_index = index
-            if event.phase in durations:
-                durations[event.phase] += event.end - event.start
+        durations = monitoring.phase_durations(events)
         # JAX reports every trace, lowering and compile; nothing fires on a cache hit.
         cache_hit = error is None and not any(durations.values())
         durations["execute"] = max(0.0, (end - start) - sum(durations.values()))
+        explanations = tuple(r.text for r in self._logs[n_logs:] if r.kind == "miss")
 
         signature: Signature | None = None
         artifacts: Artifacts | None = None
         call_site = None
+        miss_reason = None
         if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
             signature = signature_of(fn, args, kwargs)
             call_site = source.caller_location(sys._getframe())
+            if not cache_hit:
+                state.misses += 1
+                miss_reason = miss.miss_reason(
+                    fn, state.name, explanations, state.last_signature, signature,
+                    redefined=new_function and self._seen_definition_before(fn))
+                self._guard_explain_cost(state)
+            state.last_signature = signature
             if error is None:
                 artifacts = state.artifacts.get(signature.key)
                 if artifacts is None:
                     artifacts = state.artifacts[signature.key] = self._artifacts(
-                        fn, args, kwargs, durations["execute"])
+                        fn, args, kwargs, durations["execute"], index)
 
         self._rows.append(JitCall(
             index=index, name=state.name, function_id=id(fn), source=state.source, call_site=call_site,
-            signature=signature, cache_hit=cache_hit, start=start, end=end, durations=durations,
-            artifacts=artifacts, error=None if error is None else f"{type(error).__name__}: {error}"))
+            signature=signature, cache_hit=cache_hit, start=start, end=end, phases=durations,
+            miss_reason=miss_reason, artifacts=artifacts,
+            error=None if error is None else f"{type(error).__name__}: {error}",
+            explanations=explanations))
 
-    def _artifacts(self, fn: Any, args: tuple, kwargs: dict, execute_s: float) -> Artifacts:
+    def _seen_definition_before(self, fn: Any) -> bool:
+        """True when another jitted function made from the same `def`/`lambda` was called before."""
+        code = getattr(jax_compat.python_function(fn), "__code__", None)
+        if code is None:
+            return False
+        ids = self._definitions.setdefault((code.co_filename, code.co_firstlineno, code.co_name), set())
+        seen = bool(ids - {id(fn)})
+        ids.add(id(fn))
+        return seen
+
+    def _guard_explain_cost(self, state: _FunctionState) -> None:
+        # JAX's explanation costs ~37 us per cached entry of the function on each miss: quadratic in a storm.
+        if state.misses > cache_log.EXPLAIN_LIMIT and not self._explain_stopped:
+            self._explain_stopped = True
+            if self._cache_log.explain_off():
+                self.capture.notes.append(
+                    f"{state.name} missed the cache more than {cache_log.EXPLAIN_LIMIT} times: JAX's own "
+                    "explanations were turned off for the rest of the cell (their cost grows with every "
+                    "cached entry); later reasons come from jaxmagic's comparison of signatures")
+
+    def _jaxpr_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
+        """Globals frozen in as constants and Python loops unrolled, once per new signature."""
+        from . import findings  # first use only: `%load_ext` stays fast
+
+        # Once per function: its globals and loops rarely differ between signatures, and the
+        # analysis costs about a tenth of a trace (0.5 s at 50k eqns), so a storm would pay it each time.
+        if id(fn) in self._analysed:
+            return
+        self._analysed.add(id(fn))
+        found, notes = findings.jaxpr_findings(fn, closed_jaxpr)
+        state = self._functions.get(id(fn))
+        name = state.name if state is not None else None
+        known = {(f.kind, f.message) for f in self.capture.findings}
+        for f in found:
+            if (f.kind, f.message) not in known:  # the same global seen again by a later signature
+                self.capture.findings.append(dataclasses.replace(f, call=index, function=name))
+        self.capture.notes.extend(notes)
+
+    def _on_trace_print(self, index: int, where: SourceLocation | None) -> None:
+        key = (where.file, where.line) if where else None
+        if any(f.kind == "trace_time_print" and (f.source.file, f.source.line) == key
+               for f in self.capture.findings if f.source is not None):
+            return
+        self.capture.findings.append(Finding(
+            kind="trace_time_print", severity="warning", source=where, call=index,
+            message="print() inside a jitted function runs only while JAX traces it: on the first call and "
+                    "on every recompile, never on cache hits, and it prints tracers, not values. Use "
+                    "jax.debug.print to print values on every call."))
+
+    def _artifacts(self, fn: Any, args: tuple, kwargs: dict, execute_s: float, index: int) -> Artifacts:
         """The jaxpr, Lowered and Compiled for this call's signature, via JAX's AOT API.
 
         Right after the call these hit the caches the call filled (well under 1 ms). Then,
@@ -217,6 +313,8 @@ class CaptureSession:
                 artifacts.compiled = artifacts.lowered.compile()
             except Exception as exc:
                 artifacts.error = f"{type(exc).__name__}: {exc}"
+            if artifacts.jaxpr is not None:
+                self._jaxpr_findings(fn, artifacts.jaxpr, index)
             if artifacts.jaxpr is not None and self.vmap:
                 batch = batching.batch_info(fn, args, kwargs, artifacts.jaxpr, self.namespace)
                 if batch is not None:
@@ -231,8 +329,8 @@ class CaptureSession:
 class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
-    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False):
-        self._session = CaptureSession(namespace, values=values, vmap=vmap)
+    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False):
+        self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync)
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -242,7 +340,8 @@ class CaptureContext:
         return False
 
 
-def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False) -> CaptureContext:
+def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False,
+            sync: bool = False) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
@@ -258,7 +357,11 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     dimension in every variable (`Artifacts.batch_dims`): the program is traced once more
     with one more element per vmap, so Python side effects inside it run again
     (capture/batching.py).
+
+    `sync=True` waits for each call's outputs right after the call (`block_until_ready`),
+    so `JitCall.ready` is the exact time the device finished; this changes the program's
+    timing. By default outputs are polled without blocking and `ready` is an upper bound.
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    return CaptureContext(namespace, values=values, vmap=vmap)
+    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync)

@@ -12,7 +12,8 @@ from typing import Any
 import jax
 
 from . import jax_compat
-from .record import ArgSpec, Signature
+from .explain import type_change_kind
+from .record import ArgSpec, Change, Signature
 
 _MAX_STATIC_REPR = 60
 
@@ -89,3 +90,59 @@ def signature_of(fn: Any, args: tuple, kwargs: dict) -> Signature:
     for name in sorted(kwargs):
         add(name, kwargs[name], name in static_names, name in donate_names)
     return Signature(args=tuple(specs))
+
+
+def _placement(spec: ArgSpec) -> str:
+    return spec.sharding or "single device"
+
+
+def _arg_changes(b: ArgSpec, a: ArgSpec) -> list[Change]:
+    """What differs between two specs of one argument path (several kinds can differ at once)."""
+    path = a.path
+    if b.static or a.static:
+        return [Change(path, "static", b.aval, a.aval)] if (b.static, b.aval) != (a.static, a.aval) else []
+    out: list[Change] = []
+    sharding_said = False
+    if b.aval != a.aval:
+        kind = type_change_kind(b.aval, a.aval)
+        if kind == "sharding" and b.sharding != a.sharding:  # `f32[8@d]` vs `f32[8]`: say it with the specs
+            out.append(Change(path, "sharding", _placement(b), _placement(a)))
+            sharding_said = True
+        else:
+            before, after = b.aval, a.aval
+            if b.weak_type != a.weak_type:
+                before, after = f"{before}{{weak_type={b.weak_type}}}", f"{after}{{weak_type={a.weak_type}}}"
+            out.append(Change(path, kind, before, after))
+            sharding_said = kind == "sharding"
+    elif b.weak_type != a.weak_type:
+        out.append(Change(path, "weak_type", f"{b.aval}{{weak_type={b.weak_type}}}",
+                          f"{a.aval}{{weak_type={a.weak_type}}}"))
+    if b.sharding != a.sharding and not sharding_said:
+        out.append(Change(path, "sharding", _placement(b), _placement(a)))
+    if b.donated != a.donated:
+        out.append(Change(path, "donation", "donated" if b.donated else "not donated",
+                          "donated" if a.donated else "not donated"))
+    return out
+
+
+def diff_signatures(before: Signature, after: Signature) -> tuple[Change, ...]:
+    """What changed from one call's signature to the next call's, per argument path.
+
+    Covers what JAX's own explanation leaves out (sharding on Auto meshes, donation) and
+    compares with the *previous* call of the function, where JAX compares with the entry
+    it finds closest. Paths only on one side are pytree changes (a dict key, a list item,
+    a None, a keyword argument added or removed); `None` stands for "absent". A
+    committed device is not part of `Signature` (single-device shardings are left out),
+    so moving an argument to another device shows no change here.
+    """
+    old = {spec.path: spec for spec in before.args}
+    new = {spec.path: spec for spec in after.args}
+    changes: list[Change] = []
+    for spec in after.args:
+        prev = old.get(spec.path)
+        if prev is None:
+            changes.append(Change(spec.path, "pytree", None, spec.aval))
+        else:
+            changes.extend(_arg_changes(prev, spec))
+    changes.extend(Change(spec.path, "pytree", spec.aval, None) for spec in before.args if spec.path not in new)
+    return tuple(changes)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .wire import encode_document
 from .static_svg import function_svg
+from .static_timeline import timeline_html, timeline_text
 
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
 MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
@@ -26,6 +27,8 @@ def _esc(text: object) -> str:
 
 def fallback_html(doc: dict) -> str:
     """Summary and collapsed top-level picture of each function, for script-free hosts."""
+    if doc.get("kind") == "timeline":
+        return timeline_html(doc)
     parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>"]
     error = doc.get("error")
     if error:
@@ -49,7 +52,9 @@ def fallback_html(doc: dict) -> str:
 
 
 def text_summary(doc: dict) -> str:
-    """text/plain: the title and each function's jaxpr text."""
+    """text/plain: the title and each function's jaxpr text (timelines: the summary and the misses)."""
+    if doc.get("kind") == "timeline":
+        return timeline_text(doc)
     lines = [doc.get("title", "jaxmagic")]
     if doc.get("error"):
         lines.append(f"Cell raised {doc['error']['type']}: {doc['error']['message']}")

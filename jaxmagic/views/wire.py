@@ -141,8 +141,23 @@ def pack(wire_fn: dict) -> dict:
     return {"packed": "gzip+base64", "data": data, "bytes": len(text)}
 
 
+PACKED_FIELDS = {"timeline": ("calls", "spans")}  # columns that can be large, per document kind
+
+
 def encode_document(doc: dict, compress: bool = True) -> dict:
-    """The wire form of a logical graph document; other kinds pass through unchanged."""
+    """The wire form of a logical document.
+
+    Graphs become columnar (and large functions packed); timelines keep their logical
+    shape but large column blocks (100,000 calls are about 4 MB of JSON) travel packed.
+    """
+    packable = PACKED_FIELDS.get(doc.get("kind"))
+    if packable and doc.get("encoding") is None:
+        if not compress:
+            return doc
+        packed = {name: pack(doc[name]) for name in packable if name in doc}
+        if not any("packed" in block for block in packed.values()):
+            return doc
+        return {**doc, **packed, "encoding": "packed"}
     if doc.get("kind") != "graph" or doc.get("encoding") == ENCODING:
         return doc
     functions = [encode_function(fn) for fn in doc.get("functions", [])]

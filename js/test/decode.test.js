@@ -40,3 +40,17 @@ describe("wire form", () => {
     for (const g of fn.groups) if (g.node) expect(fn.nodes.find((n) => n.id === g.node).subgroups).toContain(g.id);
   });
 });
+
+describe("packed timeline documents", () => {
+  it("inflates packed column blocks and leaves the rest as it is", async () => {
+    const { gzipSync } = await import("node:zlib");
+    const calls = { lane: [0, 0], start: [1, 5], end: [3, 9], hit: [0, 1] };
+    const data = gzipSync(Buffer.from(JSON.stringify(calls))).toString("base64");
+    const doc = { schema: "jaxmagic", kind: "timeline", version: 1, encoding: "packed",
+      calls: { packed: "gzip+base64", data, bytes: 10 }, lanes: [{ name: "f" }] };
+    const out = await decodeDocument(doc);
+    expect(out.calls).toEqual(calls);
+    expect(out.lanes).toEqual(doc.lanes);
+    expect(out.encoding).toBeUndefined();
+  });
+});

@@ -11,11 +11,22 @@ const DEF = { "-1": "in", "-2": "const", "-3": "free" };
 
 /** Logical document from a wire or logical one (logical documents pass through). */
 export async function decodeDocument(doc) {
+  if (doc && doc.encoding === "packed") return unpackFields(doc);
   if (!doc || doc.encoding !== "columnar" || !Array.isArray(doc.functions)) return doc;
   const functions = [];
   for (const f of doc.functions) functions.push(decodeFunction(f && f.packed ? await inflate(f.data) : f));
   const out = { ...doc, functions };
   delete out.encoding;
+  return out;
+}
+
+/** A document whose large top-level blocks travel packed (timelines' call and span columns). */
+async function unpackFields(doc) {
+  const out = { ...doc };
+  delete out.encoding;
+  for (const [key, value] of Object.entries(doc)) {
+    if (value && typeof value === "object" && value.packed === "gzip+base64") out[key] = await inflate(value.data);
+  }
   return out;
 }
 

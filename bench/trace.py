@@ -1,0 +1,98 @@
+"""`%%trace` benchmarks, as ratios against plain JAX measured in the same run.
+
+    .venv/bin/python bench/trace.py
+
+1. 10,000 calls of a tiny jitted function, plain vs inside a capture (goal at most 1.3x).
+2. A 200-step training loop (a 4-layer transformer train step, loss read every 20 steps),
+   plain vs inside a capture (goal at most 1.03x).
+3. A capture of 100,000 calls: memory it holds (tracemalloc), timeline document build
+   time and size (logical JSON and as a widget sends it).
+Best of several interleaved repeats; nothing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import jaxmagic  # noqa: E402
+from bench import programs  # noqa: E402
+from bench.run import capture_overhead  # noqa: E402
+from jaxmagic.views import wire  # noqa: E402
+
+
+def training_loop(steps: int = 200, repeats: int = 5) -> tuple[float, float]:
+    """Seconds per loop, plain and captured (best of `repeats`, interleaved)."""
+    step, (params, tokens) = programs.transformer_step(4, scan=True)
+    jax.block_until_ready(step(params, tokens))
+
+    def loop() -> float:
+        p = params
+        start = time.perf_counter()
+        for i in range(steps):
+            loss, p = step(p, tokens)
+            if i % 20 == 0:
+                float(loss)  # a training loop logs its loss now and then
+        jax.block_until_ready(p)
+        return time.perf_counter() - start
+
+    namespace = {"step": step}
+    plain, captured = [], []
+    for _ in range(repeats):
+        plain.append(loop())
+        with jaxmagic.capture(namespace):
+            step = namespace["step"]  # the wrapped function, as a notebook cell would see it
+            captured.append(loop())
+        step = namespace["step"]
+    return min(plain), min(captured)
+
+
+def big_capture(n: int = 100_000) -> dict:
+    tiny = jax.jit(lambda x: x * 2)
+    x = jnp.ones(3)
+    tiny(x).block_until_ready()
+    namespace = {"tiny": tiny}
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    with jaxmagic.capture(namespace) as cap:
+        f = namespace["tiny"]
+        for _ in range(n):
+            f(x)
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    start = time.perf_counter()
+    doc = jaxmagic.document(cap, "timeline")
+    build = time.perf_counter() - start
+    logical = len(json.dumps(doc))
+    sent = len(json.dumps(wire.encode_document(doc)))
+    return {"calls": len(cap.calls), "held MB": held / 1e6, "bytes per call": held / n,
+            "document build s": build, "document MB": logical / 1e6, "sent MB": sent / 1e6}
+
+
+def main() -> None:
+    plain_us, captured_us = capture_overhead()
+    print(f"tiny jitted call x10,000: plain {plain_us:.2f} us/call, captured {captured_us:.2f} us/call, "
+          f"ratio {captured_us / plain_us:.2f}x (goal <= 1.3x)")
+    plain_s, captured_s = training_loop()
+    print(f"200-step training loop: plain {plain_s:.3f} s, captured {captured_s:.3f} s, "
+          f"ratio {captured_s / plain_s:.3f}x (goal <= 1.03x)")
+    big = big_capture()
+    print("capture of 100,000 calls: " + ", ".join(
+        f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in big.items()))
+
+
+if __name__ == "__main__":
+    main()

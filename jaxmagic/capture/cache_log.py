@@ -1,0 +1,138 @@
+"""JAX's own words on its caches: `jax_explain_cache_misses` and persistent-cache log records.
+
+JAX explains a tracing-cache miss only in a log record (`TRACING CACHE MISS at …`),
+and reports persistent compilation cache hits and misses the same way. During a
+capture the explain flag is turned on (if the user had it off) and a `logging.Filter`
+on each emitting logger keeps the records. A logger-level filter runs before any
+handler, so when the user did not ask for these messages, returning False keeps them
+off their stderr (JAX's own handler on `jax` on some versions, Python's last-resort
+printer on others) and the cell's output is what it would be without the magic.
+
+Logger names and wording differ between JAX versions (`jax._src.pjit` up to 0.8,
+`jax._src.interpreters.partial_eval` from 0.9), so records are recognised by content.
+A handler on the `jax` logger also sees records from emitters not listed here (a
+future JAX), which are then recorded too.
+
+The explain flag costs nothing on cache hits but about 37 µs per cached entry of the
+same function on each miss (a storm of 1,000 shapes would add ~18 s), so it is turned
+off again for the rest of the capture once one function passes `EXPLAIN_LIMIT` misses.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Callable
+
+import jax
+
+# Modules that emit the records, across JAX 0.4.30–0.10 (see docs/design.md, "Recompiles").
+EMITTERS = ("jax._src.interpreters.partial_eval", "jax._src.pjit", "jax._src.compiler",
+            "jax._src.compilation_cache", "jax._src.dispatch")
+MISS_PREFIX = "TRACING CACHE MISS"
+_PERSISTENT = ("PERSISTENT COMPILATION CACHE MISS", "Persistent compilation cache hit")
+EXPLAIN_FLAG = "jax_explain_cache_misses"
+EXPLAIN_LIMIT = 100  # misses of one function before the explain flag goes off again
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One record we kept: what kind, its full text, and when (perf_counter seconds)."""
+
+    kind: str  # "miss" (tracing cache) | "persistent_miss" | "persistent_hit"
+    text: str
+    time: float
+
+
+def kind_of(message: str) -> str | None:
+    if message.startswith(MISS_PREFIX):
+        return "miss"
+    if message.startswith(_PERSISTENT[0]):
+        return "persistent_miss"
+    if message.startswith(_PERSISTENT[1]):
+        return "persistent_hit"
+    return None
+
+
+class CacheLog:
+    """Keeps JAX's cache records for one capture and hands each to `on_record`."""
+
+    def __init__(self, on_record: Callable[[LogRecord], None]):
+        self._on_record = on_record
+        self.user_wants_explanations = False  # the user turned the flag on: let records through
+        self._flag_ours = False
+
+    def install(self, stack: ExitStack) -> list[str]:
+        """Turn the flag on, add the filters and the handler; every undo goes on `stack`."""
+        notes: list[str] = []
+        try:
+            self.user_wants_explanations = bool(getattr(jax.config, EXPLAIN_FLAG))
+        except AttributeError:
+            notes.append("this JAX has no jax_explain_cache_misses: recompile reasons come from jaxmagic's own "
+                         "comparison of signatures")
+            return notes
+        if not self.user_wants_explanations:
+            jax.config.update(EXPLAIN_FLAG, True)
+            self._flag_ours = True
+            stack.callback(self._restore_flag)
+        keep = _Keep(self)
+        for name in EMITTERS:
+            logger = logging.getLogger(name)
+            logger.addFilter(keep)
+            stack.callback(logger.removeFilter, keep)
+        handler = _Handler(self)
+        jax_logger = logging.getLogger("jax")
+        jax_logger.addHandler(handler)
+        stack.callback(jax_logger.removeHandler, handler)
+        return notes
+
+    def explain_off(self) -> bool:
+        """Stop JAX's explanations for the rest of the capture (a recompile storm); True if done."""
+        if not self._flag_ours:
+            return False
+        self._restore_flag()
+        return True
+
+    def _restore_flag(self) -> None:
+        if self._flag_ours:
+            self._flag_ours = False
+            jax.config.update(EXPLAIN_FLAG, False)
+
+    def keep(self, record: logging.LogRecord) -> bool:
+        """Record it if it is one of ours; True if the record should go on to handlers."""
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is not ours to judge
+            return True
+        kind = kind_of(message)
+        if kind is None:
+            return True
+        if not getattr(record, "_jaxmagic_kept", False):  # the filter, then the `jax` handler
+            record._jaxmagic_kept = True
+            self._on_record(LogRecord(kind, message, time.perf_counter()))
+        if self.user_wants_explanations:
+            return True
+        # Persistent-cache records are warnings under jax_log_compiles too: then the user sees them anyway.
+        return kind != "miss" and bool(getattr(jax.config, "jax_log_compiles", False))
+
+
+class _Keep(logging.Filter):
+    def __init__(self, log: CacheLog):
+        super().__init__()
+        self._log = log
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self._log.keep(record)
+
+
+class _Handler(logging.Handler):
+    """Sees records from emitters not in EMITTERS (they propagate to `jax`)."""
+
+    def __init__(self, log: CacheLog):
+        super().__init__(level=logging.DEBUG)
+        self._log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._log.keep(record)

@@ -1,0 +1,287 @@
+"""Capture -> timeline document (docs/schema.md, `kind: "timeline"`): what `%%trace` shows.
+
+Calls are stored as columns of integer microseconds since the capture started: a cell
+can make 100,000 calls, and one JSON object per call would cost ten times as much.
+Lanes group calls by function *definition* (name and source line), so a lambda made
+anew on every iteration of a loop is one lane with a miss per call, which is the
+story, not a thousand lanes of one call each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..capture.monitoring import top_level
+from ..capture.record import Capture, Event, Finding, JitCall
+from .document import envelope, source_json
+
+VERSION = 1
+STORM_THRESHOLD = 5  # misses of one function (after its first compile) that make a recompile storm
+COMPILE_DOMINATES_S = 0.2  # compile time of a function worth a finding when it exceeds its run time
+_JIT_NAME = re.compile(r"^(?:jit|pjit)\((.*)\)$")
+_PHASES = ("trace", "lower", "compile")
+
+
+def _us(seconds: float, origin: float) -> int:
+    return int(round((seconds - origin) * 1e6))
+
+
+def _dur_us(seconds: float) -> int:
+    return int(round(seconds * 1e6))
+
+
+def event_function(name: str | None) -> str:
+    """JAX names lowering and compile `jit(f)` and tracing `f`: one name for all three."""
+    if not name:
+        return "(unnamed compile)"
+    m = _JIT_NAME.match(name)
+    return m.group(1) if m else name
+
+
+@dataclass
+class _Lane:
+    name: str
+    origin: str
+    source: Any = None
+    calls: int = 0
+    hits: int = 0
+    misses: int = 0
+    traces: int = 0
+    compiles: int = 0
+    phase_us: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_PHASES, 0))
+    dispatch_us: int = 0
+    device_us: int | None = None
+    device_calls: int = 0
+    miss_kinds: Counter = field(default_factory=Counter)
+    first_call: int = -1
+
+    def json(self, i: int) -> dict:
+        return {"id": f"f{i}", "name": self.name, "origin": self.origin, "source": source_json(self.source),
+                "calls": self.calls, "hits": self.hits, "misses": self.misses, "traces": self.traces,
+                "compiles": self.compiles, "trace_us": self.phase_us["trace"], "lower_us": self.phase_us["lower"],
+                "compile_us": self.phase_us["compile"], "dispatch_us": self.dispatch_us, "device_us": self.device_us,
+                "device_calls": self.device_calls}
+
+
+class _Table:
+    """Distinct items stored once, referred to by position."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._at: dict[Any, int] = {}
+
+    def add(self, key: Any, make: Any) -> int:
+        at = self._at.get(key)
+        if at is None:
+            at = self._at[key] = len(self.items)
+            self.items.append(make())
+        return at
+
+
+def _lane_key(call: JitCall) -> tuple:
+    src = call.source
+    return (call.name, src.file, src.line) if src is not None else (call.name, call.function_id)
+
+
+def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
+    """The timeline document of a capture; `storm` = misses of one function that make a recompile storm."""
+    from .reasons import miss_json
+
+    origin = capture.start
+    lanes: list[_Lane] = []
+    lane_at: dict[tuple, int] = {}
+    signatures, sites = _Table(), _Table()
+    cols = {k: [] for k in ("lane", "start", "end", "hit", "ready", "sig", "miss", "site")}
+    errors: dict[str, str] = {}
+    misses: list[dict] = []
+
+    for call in capture.calls:
+        key = _lane_key(call)
+        li = lane_at.get(key)
+        if li is None:
+            li = lane_at[key] = len(lanes)
+            lanes.append(_Lane(call.name, "call", call.source, first_call=call.index))
+        lane = lanes[li]
+        lane.calls += 1
+        phases = call.phases  # None for a plain cache hit
+        compile_s = sum(phases.get(p, 0.0) for p in _PHASES) if phases else 0.0
+        lane.dispatch_us += _dur_us(max(0.0, call.end - call.start - compile_s))
+        if call.ready is not None:
+            lane.device_us = (lane.device_us or 0) + _dur_us(max(0.0, call.ready - call.start - compile_s))
+            lane.device_calls += 1
+        cols["lane"].append(li)
+        cols["start"].append(_us(call.start, origin))
+        cols["end"].append(_us(call.end, origin))
+        cols["hit"].append(1 if call.cache_hit else 0)
+        cols["ready"].append(None if call.ready is None else _us(call.ready, origin))
+        sig = call.signature
+        cols["sig"].append(-1 if sig is None else signatures.add(sig.key, lambda s=sig: _signature_json(s)))
+        site = call.call_site
+        cols["site"].append(-1 if site is None else sites.add((site.file, site.line), lambda s=site: source_json(s)))
+        if call.error is not None:
+            errors[str(call.index)] = call.error
+        if call.cache_hit:
+            lane.hits += 1
+            cols["miss"].append(-1)
+        else:
+            lane.misses += 1
+            reason = call.miss_reason
+            miss = miss_json(call.index, reason.explanation if reason else None, reason.diff if reason else (),
+                             first_call=reason.first_call if reason else lane.calls == 1,
+                             redefined=reason.redefined if reason else False, name=call.name.rsplit(".", 1)[-1],
+                             defined_line=call.source.line if call.source else None)
+            lane.miss_kinds[miss["kind"]] += 1
+            cols["miss"].append(len(misses))
+            misses.append(miss)
+
+    spans = _spans(capture, lanes, lane_at, origin)
+    findings = _findings(capture, lanes, cols, storm)
+    n_calls = len(capture.calls)
+    n_miss = sum(l.misses for l in lanes)
+    n_compiles = sum(l.compiles for l in lanes)
+    n_fns = sum(l.origin == "call" for l in lanes)
+    title = (f"%%trace — {n_calls} call{'s' * (n_calls != 1)} of {n_fns} jitted function{'s' * (n_fns != 1)}, "
+             f"{n_miss} miss{'es' * (n_miss != 1)}, {n_compiles} compile{'s' * (n_compiles != 1)}")
+    notes = []
+    if not capture.calls and not spans["lane"]:
+        notes.append("nothing was recorded: the cell made no jitted call and JAX compiled nothing")
+    return envelope(
+        "timeline", VERSION, title, capture, notes,
+        duration_us=_dur_us(max(0.0, capture.end - capture.start)),
+        lanes=[lane.json(i) for i, lane in enumerate(lanes)],
+        calls={**cols, "errors": errors}, spans=spans, misses=misses,
+        signatures=signatures.items, sites=sites.items, findings=findings,
+        cache=_persistent_cache(capture, cols, origin),
+        options={"storm": storm, "sync": bool(capture.settings.get("sync"))})
+
+
+def _signature_json(sig: Any) -> dict:
+    return {"text": str(sig), "args": [{"path": a.path, "aval": a.aval, "weak": a.weak_type, "static": a.static,
+                                        "sharding": a.sharding} for a in sig.args]}
+
+
+def _spans(capture: Capture, lanes: list[_Lane], lane_at: dict, origin: float) -> dict:
+    """Phase spans: those inside a recorded call go to its lane; the others get a lane per name."""
+    spans = {k: [] for k in ("lane", "call", "phase", "start", "end")}
+    lane_of_call = {}
+    by_name: dict[str, list[int]] = {}
+    for i, lane in enumerate(lanes):
+        by_name.setdefault(lane.name, []).append(i)
+    for call in capture.calls:
+        lane_of_call[call.index] = lane_at[_lane_key(call)]
+    timed = [e for e in capture.events if e.phase in _PHASES]
+    inside = [e for e in timed if e.call_index is not None and e.call_index in lane_of_call]
+    outside = top_level([e for e in timed if e.call_index is None or e.call_index not in lane_of_call])
+    by_call: dict[int, list[Event]] = {}
+    for e in inside:
+        by_call.setdefault(e.call_index, []).append(e)
+    chosen: list[tuple[Event, int, int]] = []
+    for index, events in by_call.items():
+        li = lane_of_call[index]
+        for e in top_level(events) if len(events) > 3 else events:
+            chosen.append((e, li, index))
+    for e in outside:
+        name = event_function(e.fun_name)
+        short = name.rsplit(".", 1)[-1]
+        match = by_name.get(name) or [i for i, l in enumerate(lanes) if l.name.rsplit(".", 1)[-1] == short]
+        if len(match) == 1:
+            li = match[0]
+        else:
+            key = ("events", name)
+            li = lane_at.get(key)
+            if li is None:
+                li = lane_at[key] = len(lanes)
+                lanes.append(_Lane(name, "events"))
+                by_name.setdefault(name, []).append(li)
+        chosen.append((e, li, -1))
+    chosen.sort(key=lambda t: t[0].start)
+    for e, li, index in chosen:
+        lane = lanes[li]
+        lane.phase_us[e.phase] += _dur_us(e.end - e.start)
+        if e.phase == "compile":
+            lane.compiles += 1
+        elif e.phase == "trace":
+            lane.traces += 1
+        spans["lane"].append(li)
+        spans["call"].append(index)
+        spans["phase"].append(e.phase)
+        spans["start"].append(_us(e.start, origin))
+        spans["end"].append(_us(e.end, origin))
+    return spans
+
+
+def _persistent_cache(capture: Capture, cols: dict, origin: float) -> dict:
+    hits = misses = 0
+    saved = None
+    events = []
+    lane_of = cols["lane"]
+    for e in capture.events:
+        kind = "hit" if e.name.endswith("/cache_hits") else "miss" if e.name.endswith("/cache_misses") else None
+        if e.name.endswith("compile_time_saved_sec"):
+            # JAX reports a negative "saving" when retrieval took longer than the compile: not a saving.
+            saved = (saved or 0) + max(0, _dur_us(e.end - e.start))
+        if kind is None:
+            continue
+        hits += kind == "hit"
+        misses += kind == "miss"
+        lane = lane_of[e.call_index] if e.call_index is not None and e.call_index < len(lane_of) else -1
+        events.append({"t": _us(e.start, origin), "lane": lane, "kind": kind})
+    enabled = bool(capture.settings.get("persistent_cache_dir")) or bool(hits or misses)
+    return {"enabled": enabled, "hits": hits, "misses": misses, "saved_us": saved if enabled else None,
+            "events": events}
+
+
+_FIX_BY_KIND = {
+    "shape": "pad or bucket inputs to a few fixed shapes",
+    "dtype": "cast inputs to one dtype before the call",
+    "weak_type": "pass jnp arrays instead of Python scalars",
+    "static": "make the changing argument a traced one, or use few distinct static values",
+    "pytree": "keep the same pytree structure and keys between calls",
+    "sharding": "put inputs on one sharding (jax.device_put with one NamedSharding) or set in_shardings",
+    "new_function": "define and jit the function once, outside the loop",
+    "donation": "use one donation setting per function",
+    "context": "keep config flags and context managers the same around calls",
+}
+
+
+def _findings(capture: Capture, lanes: list[_Lane], cols: dict, storm: int) -> list[dict]:
+    out: list[dict] = []
+    lane_of = cols["lane"]
+    calls_of_lane: dict[int, list[int]] = {}
+    for index, li in enumerate(lane_of):
+        if cols["miss"][index] >= 0:
+            calls_of_lane.setdefault(li, []).append(index)
+    for li, lane in enumerate(lanes):
+        recompiles = lane.misses - (1 if lane.miss_kinds.get("first") else 0)
+        if lane.origin == "call" and recompiles >= storm:
+            kinds = [(k, n) for k, n in lane.miss_kinds.most_common() if k != "first"]
+            why = ", ".join(f"{n} × {k.replace('_', ' ')}" for k, n in kinds)
+            fix = _FIX_BY_KIND.get(kinds[0][0]) if kinds else None
+            out.append({"kind": "recompile_storm", "severity": "bug", "lane": li, "calls": calls_of_lane.get(li, []),
+                        "source": source_json(lane.source),
+                        "message": f"{lane.name} was compiled {lane.misses} times in this cell ({why})"
+                                   + (f": {fix}." if fix else ".")})
+        compile_s = sum(lane.phase_us.values()) / 1e6
+        run_s = ((lane.device_us if lane.device_us is not None else lane.dispatch_us) or 0) / 1e6
+        if lane.origin == "call" and compile_s >= COMPILE_DOMINATES_S and compile_s > 2 * run_s:
+            out.append({"kind": "compile_dominates", "severity": "info", "lane": li,
+                        "calls": calls_of_lane.get(li, [])[:1], "source": source_json(lane.source),
+                        "message": f"{lane.name} spent {compile_s:.2f} s compiling and {run_s:.3f} s running: "
+                                   "compiling dominates. Reuse compiled shapes, or enable JAX's persistent "
+                                   "compilation cache (jax.config.update('jax_compilation_cache_dir', ...)) "
+                                   "for programs that start often."})
+    for f in capture.findings:
+        out.append(_finding_json(f, lane_of))
+    order = {"bug": 0, "warning": 1, "info": 2}
+    out.sort(key=lambda f: order.get(f["severity"], 3))
+    return out
+
+
+def _finding_json(f: Finding, lane_of: list[int]) -> dict:
+    call = f.call if f.call is not None and 0 <= f.call < len(lane_of) else None
+    return {"kind": f.kind, "severity": f.severity, "message": f.message,
+            "lane": None if call is None else lane_of[call], "calls": [] if call is None else [call],
+            "source": source_json(f.source)}

@@ -1,0 +1,276 @@
+"""%%trace recording: every figure checked against JAX's own answer, and nothing leaks.
+
+Compile counts are compared with a `jax.monitoring` listener of the test's own; miss
+reasons with deliberate changes; timings for order and nesting.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from functools import partial
+
+import jax
+import jax.monitoring
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmagic
+from jaxmagic.capture import cache_log
+
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+ORIGINAL_PRINT = builtins.print
+
+
+class CompileCounter:
+    """The test's own monitoring listener: JAX's count of backend compiles."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, event: str, duration: float, **kwargs) -> None:
+        if event == COMPILE_EVENT:
+            self.count += 1
+
+    def __enter__(self) -> CompileCounter:
+        jax.monitoring.register_event_duration_secs_listener(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        jax.monitoring.unregister_event_duration_listener(self)
+
+
+def timeline(cap, **options) -> dict:
+    return jaxmagic.document(cap, "timeline", **options)
+
+
+def lane(doc: dict, name: str) -> dict:
+    matches = [l for l in doc["lanes"] if l["name"].endswith(name)]
+    assert len(matches) == 1, [l["name"] for l in doc["lanes"]]
+    return matches[0]
+
+
+def misses_of(doc: dict, name: str) -> list[dict]:
+    li = doc["lanes"].index(lane(doc, name))
+    return [m for m in doc["misses"] if doc["calls"]["lane"][m["call"]] == li]
+
+
+def test_compile_count_equals_jax_monitoring_and_hits_are_hits():
+    def shaped(x):
+        return jnp.sin(x) * 2
+
+    ns = {"f": jax.jit(shaped)}
+    with CompileCounter() as jax_count, jaxmagic.capture(ns) as cap:
+        f = ns["f"]  # the recorded stand-in, as a notebook cell sees its global
+        for n in (3, 3, 4, 4, 5, 3):
+            f(jnp.ones(n))
+    doc = timeline(cap)
+    lf = lane(doc, "shaped")
+    assert lf["calls"] == 6
+    assert sum(l["compiles"] for l in doc["lanes"]) == jax_count.count
+    assert lf["compiles"] == 3 and lf["misses"] == 3 and lf["hits"] == 3
+    assert doc["calls"]["hit"] == [0, 1, 0, 1, 0, 1]
+
+
+def test_timings_are_ordered_and_nested():
+    with jaxmagic.capture({}) as cap:
+        f = jax.jit(lambda x: (x @ x.T).sum())
+        g = jax.jit(lambda x: jnp.tanh(x) + 1)
+        for n in (8, 8, 16):
+            f(jnp.ones((n, n)))
+            g(jnp.ones(n))
+    doc = timeline(cap)
+    calls, spans = doc["calls"], doc["spans"]
+    assert 0 <= calls["start"][0]
+    for i in range(len(calls["start"])):
+        assert calls["start"][i] <= calls["end"][i] <= doc["duration_us"]
+        if i:
+            assert calls["end"][i - 1] <= calls["start"][i]  # calls are sequential
+    for li, call, phase, s, e in zip(spans["lane"], spans["call"], spans["phase"], spans["start"], spans["end"]):
+        assert 0 <= s <= e
+        if call >= 0:  # a phase happened inside its call, on its lane
+            assert calls["start"][call] - 1 <= s and e <= calls["end"][call] + 1
+            assert calls["lane"][call] == li
+    by_call: dict[int, list] = {}
+    for call, phase, s in zip(spans["call"], spans["phase"], spans["start"]):
+        by_call.setdefault(call, []).append((s, phase))
+    for call, phases in by_call.items():
+        if call >= 0:  # trace, then lower, then compile
+            order = [p for _, p in sorted(phases)]
+            assert order == sorted(order, key=["trace", "lower", "compile"].index)
+    for l in doc["lanes"]:
+        for key in ("trace_us", "lower_us", "compile_us", "dispatch_us"):
+            assert l[key] >= 0
+
+
+def test_dispatch_and_device_time_without_blocking_then_exact_with_sync():
+    ns = {"f": jax.jit(lambda a: a @ a @ a)}
+    a = jnp.ones((600, 600))
+    ns["f"](a).block_until_ready()
+    with jaxmagic.capture(ns) as cap:
+        f = ns["f"]
+        for _ in range(4):
+            out = f(a)
+            float(out[0, 0])  # a training loop reads its loss: the next call's poll sees it ready
+    assert all(c.ready is not None and c.ready >= c.end for c in cap.calls[:3])
+    assert cap.calls[0].ready <= cap.calls[1].start  # seen at the next call, before it started
+    with jaxmagic.capture(ns, sync=True) as cap:
+        f = ns["f"]
+        for _ in range(3):
+            f(a)
+    assert all(c.ready is not None and c.ready >= c.end for c in cap.calls)
+    doc = timeline(cap)
+    assert doc["options"]["sync"] and lane(doc, "<lambda>")["device_calls"] == 3
+
+
+def test_explanations_are_recorded_silently_and_the_flag_restored(capfd, caplog):
+    assert not jax.config.jax_explain_cache_misses
+    before = [list(logging.getLogger(n).filters) for n in cache_log.EMITTERS]
+    handlers = list(logging.getLogger("jax").handlers)
+    with jaxmagic.capture({}) as cap:
+        f = jax.jit(lambda x: x + 1)
+        f(jnp.ones(2))
+        f(jnp.ones(3))
+    out, err = capfd.readouterr()
+    # The user did not ask for them: they reach no handler and are not printed.
+    assert "TRACING CACHE MISS" not in err + out + caplog.text
+    assert any("TRACING CACHE MISS" in t for t in cap.calls[1].explanations)
+    assert not jax.config.jax_explain_cache_misses
+    assert [list(logging.getLogger(n).filters) for n in cache_log.EMITTERS] == before
+    assert logging.getLogger("jax").handlers == handlers
+
+
+def test_user_flag_on_keeps_their_output_and_their_setting(caplog):
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        with jaxmagic.capture({}) as cap:
+            f = jax.jit(lambda x: x * 2)
+            f(jnp.ones(2))
+            f(jnp.ones(5))
+        assert jax.config.jax_explain_cache_misses
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+    assert caplog.text.count("TRACING CACHE MISS") == 2  # what they would see without the magic
+    assert any("TRACING CACHE MISS" in t for t in cap.calls[1].explanations)
+
+
+def test_print_inside_jit_is_a_trace_time_finding_and_still_prints(capsys):
+    def noisy(x):
+        print("tracing noisy")  # the finding's line
+        return x * 3
+
+    with jaxmagic.capture({}) as cap:
+        f = jax.jit(noisy)
+        for _ in range(3):
+            f(jnp.ones(2))
+        print("outside")
+    out = capsys.readouterr().out
+    assert out.count("tracing noisy") == 1 and "outside" in out
+    found = [f for f in cap.findings if f.kind == "trace_time_print"]
+    assert len(found) == 1 and found[0].call == 0
+    assert found[0].source.code == 'print("tracing noisy")  # the finding\'s line'
+    assert builtins.print is ORIGINAL_PRINT
+
+
+def test_recompile_storm_finding_with_reason_and_threshold():
+    with jaxmagic.capture({}) as cap:
+        f = jax.jit(lambda x: x.sum())
+        for n in range(1, 9):
+            f(jnp.ones(n))
+    doc = timeline(cap)
+    storms = [x for x in doc["findings"] if x["kind"] == "recompile_storm"]
+    assert len(storms) == 1 and storms[0]["severity"] == "bug"
+    assert "8 times" in storms[0]["message"] and "shape" in storms[0]["message"]
+    assert not [x for x in timeline(cap, storm=20)["findings"] if x["kind"] == "recompile_storm"]
+
+
+def test_compiles_outside_recorded_calls_get_their_own_lane():
+    with jaxmagic.capture({}) as cap:
+        jnp.cos(jnp.ones(7, jnp.float32) * 3.0)  # eager ops compile small programs
+    doc = timeline(cap)
+    events = [l for l in doc["lanes"] if l["origin"] == "events"]
+    assert events and all(l["calls"] == 0 for l in events)
+    assert sum(l["compiles"] for l in events) >= 1
+    assert all(c == -1 for c in doc["spans"]["call"])
+
+
+def test_capture_holds_no_device_buffers():
+    big = jnp.ones((1000, 1000))
+    with jaxmagic.capture({}) as cap:
+        out = jax.jit(lambda x: x * 2)(big)
+    del out
+    import gc
+
+    gc.collect()
+    live = [a for a in jax.live_arrays() if a.shape == (1000, 1000)]
+    assert len(live) == 1  # only `big`: the capture kept a weak reference to the output
+
+
+def _second_miss(calls) -> dict:
+    """Run `calls()` (two calls that must differ) inside a capture; the second call's Miss."""
+    with jaxmagic.capture({}) as cap:
+        calls()
+    doc = timeline(cap)
+    assert doc["calls"]["hit"][:2] == [0, 0]
+    return doc["misses"][doc["calls"]["miss"][1]]
+
+
+@pytest.mark.parametrize("case, kind, path, before, after", [
+    ("shape", "shape", "x", "f32[3]", "f32[4]"),
+    ("dtype", "dtype", "x", "f32[3]", "i32[3]"),
+    ("weak_type", "weak_type", "x", None, None),
+    ("static_argnum", "static", "n", "2", "3"),
+    ("static_argname", "static", "mode", "'a'", "'b'"),
+    ("new_kwarg", "pytree", None, None, None),
+    ("pytree_keys", "pytree", "p", None, None),
+    ("sharding", "sharding", "x", None, None),
+])
+def test_miss_reasons_match_deliberate_changes(case, kind, path, before, after):
+    def two_calls():
+        if case == "shape":
+            f = jax.jit(lambda x: x * 2)
+            f(jnp.ones(3)), f(jnp.ones(4))
+        elif case == "dtype":
+            f = jax.jit(lambda x: x * 2)
+            f(jnp.ones(3)), f(jnp.ones(3, jnp.int32))
+        elif case == "weak_type":
+            f = jax.jit(lambda x: x * 2)
+            f(jnp.float32(1.0)), f(1.0)
+        elif case == "static_argnum":
+            f = jax.jit(lambda x, n: x * n, static_argnums=1)
+            f(jnp.ones(3), 2), f(jnp.ones(3), 3)
+        elif case == "static_argname":
+            f = jax.jit(lambda x, mode: x if mode == "a" else -x, static_argnames="mode")
+            f(jnp.ones(3), mode="a"), f(jnp.ones(3), mode="b")
+        elif case == "new_kwarg":
+            f = jax.jit(lambda x, y=None: x if y is None else x + y)
+            f(jnp.ones(3)), f(jnp.ones(3), y=jnp.ones(3))
+        elif case == "pytree_keys":
+            f = jax.jit(lambda p: sum(p.values()))
+            f({"a": jnp.ones(3), "b": jnp.ones(3)}), f({"a": jnp.ones(3), "c": jnp.ones(3)})
+        elif case == "sharding":
+            mesh = jax.make_mesh((8,), ("d",))
+            f = jax.jit(lambda x: x * 2)
+            x = jnp.arange(8.0)
+            f(x), f(jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))))
+
+    miss = _second_miss(two_calls)
+    assert miss["kind"] == kind, miss
+    assert miss["words"] and miss["fix"]
+    if path is not None:
+        assert any(c["path"] == path for c in miss["changes"]), miss["changes"]
+    if before is not None:
+        change = next(c for c in miss["changes"] if c["path"] == path)
+        assert (change["before"], change["after"]) == (before, after)
+
+
+def test_a_lambda_redefined_in_a_loop_is_one_lane_of_new_functions():
+    with jaxmagic.capture({}) as cap:
+        for _ in range(4):
+            jax.jit(lambda x: x + 1)(jnp.ones(2))
+    doc = timeline(cap)
+    assert len([l for l in doc["lanes"] if l["origin"] == "call"]) == 1
+    kinds = [m["kind"] for m in doc["misses"]]
+    assert kinds[0] == "first" and kinds[1:] == ["new_function"] * 3
+    assert "once" in doc["misses"][1]["fix"]

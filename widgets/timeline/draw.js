@@ -1,0 +1,379 @@
+/**
+ * Canvas 2D drawing of the timeline: one row per lane (name at the left), a time
+ * axis with µs/ms/s ticks, and an overview strip of the whole capture under the rows.
+ *
+ * Nothing is drawn per call. Each frame aggregates the visible lanes into 1 px
+ * buckets (model.js `aggregate`) and draws per bucket:
+ * - a bar whose stacked heights are the share of the bucket's time in each phase
+ *   (dispatch at the bottom, then the device-time extension in a lighter shade of it,
+ *   then trace, lower, compile); equal neighbours merge into one rectangle, so a long
+ *   compile is one rectangle and 100,000 short hits are at most one per pixel;
+ * - hits as teal ticks (taller for more calls), misses as orange markers, red when
+ *   a recompile-storm finding names the call;
+ * - the number of calls in each 64 px cell above dense runs.
+ * Rectangles are batched per colour (one path each). Text is fillText only: document
+ * strings are never markup here either.
+ */
+import { aggregate, bucketRow } from "./model.js";
+import { ticks } from "./time.js";
+
+/** Geometry in CSS px. */
+export const GEO = { labelW: 170, axisH: 22, rowH: 34, gapH: 8, overviewH: 24, padR: 10 };
+/** Row inner bands: count text, bars, markers (offsets from the row top). */
+const BAND = { count: 9, barY: 11, barH: 12, markY: 25, markH: 8 };
+/** Cells (px) over which call counts are written when calls are dense. */
+const COUNT_CELL = 64;
+/** A phase present in a bucket is at least this tall (px), so short spans stay visible. */
+const MIN_H = 2;
+
+/** Frame layout for a canvas `w` px wide showing `rows` lane rows. */
+export function frameLayout(w, rows) {
+  const plotX = GEO.labelW, plotW = Math.max(40, w - GEO.labelW - GEO.padR);
+  const rowsY = GEO.axisH, rowsH = rows * GEO.rowH;
+  const ovY = rowsY + rowsH + GEO.gapH;
+  return { w, plotX, plotW, rowsY, rowsH, rowH: GEO.rowH, ovY, ovH: GEO.overviewH, h: ovY + GEO.overviewH + 6 };
+}
+
+/**
+ * Colours and fonts from the theme variables in effect on `el` (theme.css, and
+ * timeline.css for the phase colours, light and dark).
+ */
+export function readPalette(el) {
+  const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+  const pal = {};
+  for (const k of ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans"]) pal[k] = cs.getPropertyValue("--jm-" + k).trim();
+  for (const k of ["trace", "lower", "compile", "exec"]) pal[k] = cs.getPropertyValue("--jm-tl-" + k).trim();
+  return pal;
+}
+
+/** `s` cut with "…" to fit `maxW` px (measureText when the context has it, else ~0.6 em a char). */
+export function fitText(ctx, s, maxW, em) {
+  const width = (x) => {
+    const m = ctx.measureText && ctx.measureText(x);
+    return m && typeof m.width === "number" ? m.width : x.length * em * 0.6;
+  };
+  if (width(s) <= maxW) return s;
+  let lo = 0, hi = s.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (width(s.slice(0, mid) + "…") <= maxW) lo = mid;
+    else hi = mid - 1;
+  }
+  return s.slice(0, lo) + "…";
+}
+
+/** Rectangles batched by style: add(key, x, y, w, h), then fill each batch as one path. */
+function batches() {
+  const m = new Map();
+  return {
+    add(key, x, y, w, h) {
+      let b = m.get(key);
+      if (!b) m.set(key, (b = []));
+      b.push(x, y, w, h);
+    },
+    fill(ctx, style) {
+      let n = 0;
+      for (const [key, b] of m) {
+        const [fill, alpha] = style(key);
+        ctx.globalAlpha = alpha;
+        ctx.fillStyle = fill;
+        ctx.beginPath();
+        for (let i = 0; i < b.length; i += 4) ctx.rect(b[i], b[i + 1], b[i + 2], b[i + 3]);
+        ctx.fill();
+        n += b.length / 4;
+      }
+      ctx.globalAlpha = 1;
+      m.clear();
+      return n;
+    },
+  };
+}
+
+/** Stack order of the bar (bottom first) and each layer's colour key and alpha. */
+const STACK = [["exec", "exec", 0.9], ["device", "exec", 0.35], ["trace", "trace", 1], ["lower", "lower", 1], ["compile", "compile", 1]];
+
+/**
+ * Bars of one aggregated row into `out` (batches keyed by STACK index): heights are the
+ * share of the bucket's time per phase, at least MIN_H when present, scaled down to
+ * `barH` when they add up to more, rounded to quarter pixels; equal neighbouring
+ * rectangles merge.
+ */
+function rowBars(agg, r, x0, bw, yBottom, barH, out, heights) {
+  const nb = agg.nb, bu = agg.bucketUs;
+  const rows = STACK.map(([f]) => bucketRow(agg, f, r));
+  const run = STACK.map(() => ({ x: 0, w: 0, y: 0, h: 0 }));
+  const flush = (i) => {
+    const q = run[i];
+    if (q.w > 0 && q.h > 0) out.add(i, q.x, q.y, q.w, q.h);
+    q.w = 0;
+  };
+  for (let b = 0; b < nb; b++) {
+    let total = 0;
+    for (let i = 0; i < STACK.length; i++) {
+      const v = rows[i][b];
+      const hgt = v > 0.001 * bu ? Math.max(MIN_H, (Math.min(v, bu) / bu) * barH) : 0;
+      heights[i] = hgt;
+      total += hgt;
+    }
+    const k = total > barH ? barH / total : 1;
+    let y = yBottom;
+    const x = x0 + b * bw;
+    for (let i = 0; i < STACK.length; i++) {
+      const hgt = Math.round(heights[i] * k * 4) / 4; // quarter px: neighbours that look equal merge
+      const q = run[i];
+      if (hgt > 0 && q.w > 0 && q.y === y - hgt && q.h === hgt && Math.abs(q.x + q.w - x) < 1e-6) q.w += bw;
+      else {
+        flush(i);
+        if (hgt > 0) Object.assign(q, { x, w: bw, y: y - hgt, h: hgt });
+      }
+      y -= hgt;
+    }
+  }
+  for (let i = 0; i < STACK.length; i++) flush(i);
+}
+
+/**
+ * Markers of one row: hit ticks (height ~ log of the count), miss triangles (red in a
+ * storm), and call counts per COUNT_CELL px where more than two calls share a cell.
+ * Returns the count labels [{x, y, text}] (drawn after the shapes).
+ */
+function rowMarks(agg, r, x0, bw, y, ticksOut, missPath, stormPath) {
+  const hits = bucketRow(agg, "hits", r), misses = bucketRow(agg, "misses", r), storm = bucketRow(agg, "storm", r);
+  const labels = [];
+  let lastMiss = -Infinity, cell = -1, cellN = 0, cellX = 0;
+  const endCell = () => {
+    if (cellN > 2) labels.push({ x: Math.min(cellX + COUNT_CELL, x0 + agg.nb * bw) - 2, y: y + BAND.count, text: `${cellN}` });
+  };
+  for (let b = 0; b < agg.nb; b++) {
+    const x = x0 + b * bw;
+    const c = Math.floor((b * bw) / COUNT_CELL);
+    if (c !== cell) {
+      endCell();
+      cell = c;
+      cellN = 0;
+      cellX = x0 + c * COUNT_CELL;
+    }
+    const nh = hits[b], nm = misses[b];
+    cellN += nh + nm;
+    if (nh) {
+      const th = Math.min(BAND.markH, 3 + 1.5 * Math.log2(nh));
+      ticksOut.add(0, x, y + BAND.markY + BAND.markH - th, Math.max(1, bw), th);
+    }
+    if (nm && x - lastMiss >= 3) {
+      const cx = x + bw / 2, ty = y + BAND.markY;
+      const p = storm[b] ? stormPath : missPath;
+      p.push(cx - 3.5, ty, cx + 3.5, ty, cx, ty + 7);
+      lastMiss = x;
+    }
+  }
+  endCell();
+  return labels;
+}
+
+/** Fill triangles given as flat [x0, y0, x1, y1, x2, y2, …] in one path. */
+function triangles(ctx, pts, fill) {
+  if (!pts.length) return;
+  ctx.fillStyle = fill;
+  ctx.beginPath();
+  for (let i = 0; i < pts.length; i += 6) {
+    ctx.moveTo(pts[i], pts[i + 1]);
+    ctx.lineTo(pts[i + 2], pts[i + 3]);
+    ctx.lineTo(pts[i + 4], pts[i + 5]);
+  }
+  ctx.fill();
+}
+
+/**
+ * Sum of all lanes' buckets over the whole capture, `width` px wide (the overview).
+ * Lanes are aggregated 32 at a time so memory stays small with many lanes.
+ */
+export function overviewAgg(tl, width, missesOnly) {
+  const nb = Math.max(1, Math.ceil(width / 2));
+  const sum = { nb, bucketUs: Math.max(1, tl.duration) / nb, phases: new Float64Array(nb), exec: new Float64Array(nb), misses: new Uint32Array(nb), storm: new Uint32Array(nb) };
+  let reuse = null;
+  for (let l0 = 0; l0 < tl.lanes.length; l0 += 32) {
+    const lanes = [];
+    for (let l = l0; l < Math.min(tl.lanes.length, l0 + 32); l++) lanes.push(l);
+    const a = aggregate(tl, lanes, 0, Math.max(1, tl.duration), width, { bucketPx: 2, missesOnly, reuse: reuse && reuse.size === lanes.length * nb ? reuse : null });
+    reuse = a;
+    for (let r = 0; r < lanes.length; r++) {
+      for (let b = 0, o = r * nb; b < nb; b++, o++) {
+        sum.phases[b] += a.trace[o] + a.lower[o] + a.compile[o];
+        sum.exec[b] += a.exec[o] + a.device[o];
+        sum.misses[b] += a.misses[o];
+        sum.storm[b] += a.storm[o];
+      }
+    }
+  }
+  return sum;
+}
+
+/**
+ * Draw one frame.
+ * @param ctx  a 2D context (or a recording stand-in)
+ * @param tl   readTimeline(doc)
+ * @param v    {w, h, dpr, t0, t1, rows: lane positions top to bottom, focus: lane|null}
+ * @param st   {selected: call|-1, brush: [a, b]|null, pick: [a, b]|null (a window being
+ *             chosen on the overview), missesOnly}
+ * @param pal  readPalette(...)
+ * @param cache object kept between frames (aggregate buffers, the overview)
+ * @returns {{agg, rects: number}} the aggregate drawn and the rectangles filled
+ */
+export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
+  const L = frameLayout(v.w, v.rows.length);
+  const { plotX, plotW, rowsY, rowH } = L;
+  const span = Math.max(1e-9, v.t1 - v.t0);
+  const xOf = (t) => plotX + ((t - v.t0) / span) * plotW;
+  const dpr = v.dpr || 1;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, v.w, v.h);
+  ctx.lineWidth = 1;
+
+  // Row backgrounds: stripes, the focused lane.
+  v.rows.forEach((l, r) => {
+    const y = rowsY + r * rowH;
+    if (l === v.focus) {
+      ctx.globalAlpha = 0.1;
+      ctx.fillStyle = pal.brand;
+      ctx.fillRect(0, y, v.w, rowH);
+    } else if (r % 2) {
+      ctx.globalAlpha = 0.5;
+      ctx.fillStyle = pal.bg2;
+      ctx.fillRect(0, y, v.w, rowH);
+    }
+    ctx.globalAlpha = 1;
+  });
+
+  // Axis: tick labels on top, grid lines through the rows.
+  ctx.font = `10.5px ${pal.sans}`;
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "center";
+  ctx.strokeStyle = pal.border2;
+  ctx.beginPath();
+  const tk = ticks(v.t0, v.t1, plotW);
+  for (const t of tk) {
+    const x = Math.round(xOf(t.t)) + 0.5;
+    ctx.moveTo(x, rowsY - 4);
+    ctx.lineTo(x, rowsY + L.rowsH);
+  }
+  ctx.moveTo(plotX - 0.5, 0);
+  ctx.lineTo(plotX - 0.5, rowsY + L.rowsH);
+  ctx.moveTo(0, rowsY - 0.5);
+  ctx.lineTo(v.w, rowsY - 0.5);
+  ctx.stroke();
+  ctx.fillStyle = pal.fg2;
+  for (const t of tk) ctx.fillText(t.label, xOf(t.t), rowsY / 2);
+
+  // Lane labels.
+  ctx.textAlign = "left";
+  v.rows.forEach((l, r) => {
+    const lane = tl.lanes[l], y = rowsY + r * rowH;
+    ctx.font = `${l === v.focus ? "600 " : ""}12px ${pal.mono}`;
+    ctx.fillStyle = l === v.focus ? pal.brand : pal.fg;
+    ctx.fillText(fitText(ctx, lane.name, GEO.labelW - 16, 12), 8, y + 11);
+    ctx.font = `10.5px ${pal.sans}`;
+    ctx.fillStyle = pal.fg2;
+    const sub = lane.origin === "events" ? `compile events · ${lane.compiles} compiles`
+      : `${lane.calls} calls · ${lane.misses} miss${lane.misses === 1 ? "" : "es"}`;
+    ctx.fillText(fitText(ctx, sub, GEO.labelW - 16, 10.5), 8, y + 25);
+  });
+
+  // Bars, ticks and markers of the visible lanes, clipped to the plot.
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(plotX, rowsY, plotW, L.rowsH);
+  ctx.clip();
+  const agg = aggregate(tl, v.rows, v.t0, v.t1, plotW, { bucketPx: 1, missesOnly: st.missesOnly, reuse: cache.agg });
+  cache.agg = agg;
+  const bw = plotW / agg.nb;
+  const bars = batches(), tickB = batches(), heights = new Float64Array(STACK.length);
+  const missPts = [], stormPts = [];
+  let labels = [];
+  for (let r = 0; r < v.rows.length; r++) {
+    const y = rowsY + r * rowH;
+    rowBars(agg, r, plotX, bw, y + BAND.barY + BAND.barH, BAND.barH, bars, heights);
+    labels = labels.concat(rowMarks(agg, r, plotX, bw, y, tickB, missPts, stormPts));
+  }
+  let rects = bars.fill(ctx, (i) => [pal[STACK[i][1]], STACK[i][2]]);
+  rects += tickB.fill(ctx, () => [pal.teal, 1]);
+  triangles(ctx, missPts, pal.grad);
+  triangles(ctx, stormPts, pal.red);
+  ctx.font = `9px ${pal.sans}`;
+  ctx.textAlign = "right";
+  ctx.textBaseline = "alphabetic";
+  ctx.fillStyle = pal.fg2;
+  for (const q of labels) ctx.fillText(q.text, q.x, q.y);
+
+  // The brushed range and the selected call.
+  if (st.brush) {
+    const a = xOf(st.brush[0]), b = xOf(st.brush[1]);
+    ctx.globalAlpha = 0.13;
+    ctx.fillStyle = pal.brand;
+    ctx.fillRect(a, rowsY, Math.max(1, b - a), L.rowsH);
+    ctx.globalAlpha = 1;
+    ctx.strokeStyle = pal.brand;
+    ctx.strokeRect(a, rowsY + 0.5, Math.max(1, b - a), L.rowsH - 1);
+  }
+  if (st.selected >= 0 && st.selected < tl.calls.n) {
+    const c = st.selected, r = v.rows.indexOf(tl.calls.lane[c]);
+    if (r >= 0) {
+      const a = xOf(tl.calls.start[c]), b = xOf(tl.effEnd[c]);
+      const w = Math.max(5, b - a), x = b - a < 5 ? (a + b) / 2 - 2.5 : a;
+      ctx.strokeStyle = pal.brand;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x - 1, rowsY + r * rowH + BAND.barY - 2, w + 2, BAND.markY + BAND.markH - BAND.barY + 3);
+      ctx.lineWidth = 1;
+    }
+  }
+  ctx.restore();
+
+  rects += drawOverview(ctx, tl, L, v, st, pal, cache);
+  return { agg, rects, labels: labels.length };
+}
+
+/** The overview strip: the whole capture summed over lanes, the window and the brush. */
+function drawOverview(ctx, tl, L, v, st, pal, cache) {
+  const key = `${L.plotW}|${st.missesOnly ? 1 : 0}|${tl.duration}`;
+  if (!cache.overview || cache.overviewKey !== key) {
+    cache.overview = overviewAgg(tl, L.plotW, st.missesOnly);
+    cache.overviewKey = key;
+  }
+  const o = cache.overview, bw = L.plotW / o.nb, y0 = L.ovY, hh = L.ovH;
+  const dur = Math.max(1, tl.duration);
+  const xOf = (t) => L.plotX + (t / dur) * L.plotW;
+  ctx.fillStyle = pal.bg2;
+  ctx.fillRect(L.plotX, y0, L.plotW, hh);
+  ctx.font = `10.5px ${pal.sans}`;
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  ctx.fillStyle = pal.fg2;
+  ctx.fillText("whole capture", 8, y0 + hh / 2);
+  const out = batches();
+  // Heights: share of the bucket busy (summed over lanes, so it may exceed one: capped).
+  for (let b = 0; b < o.nb; b++) {
+    const x = L.plotX + b * bw;
+    const he = Math.min(1, o.exec[b] / o.bucketUs), hp = Math.min(1, o.phases[b] / o.bucketUs);
+    const e = he > 0 ? Math.max(1.5, he * (hh - 8)) : 0, p = hp > 0 ? Math.max(1.5, hp * (hh - 8)) : 0;
+    if (e) out.add("exec", x, y0 + hh - e, bw, e);
+    if (p) out.add("compile", x, y0 + hh - e - p < y0 + 4 ? y0 + 4 : y0 + hh - e - p, bw, p);
+    if (o.misses[b]) out.add(o.storm[b] ? "red" : "grad", x, y0, Math.max(1, bw), 4);
+  }
+  const n = out.fill(ctx, (k) => [pal[k], k === "exec" ? 0.8 : 1]);
+  // Outside the window dimmed, the window framed, the brush shaded.
+  const a = Math.max(L.plotX, xOf(v.t0)), b = Math.min(L.plotX + L.plotW, xOf(v.t1));
+  ctx.globalAlpha = 0.12;
+  ctx.fillStyle = pal.fg;
+  if (a > L.plotX) ctx.fillRect(L.plotX, y0, a - L.plotX, hh);
+  if (b < L.plotX + L.plotW) ctx.fillRect(b, y0, L.plotX + L.plotW - b, hh);
+  ctx.globalAlpha = 1;
+  ctx.strokeStyle = pal.brand;
+  ctx.strokeRect(a + 0.5, y0 + 0.5, Math.max(2, b - a - 1), hh - 1);
+  for (const r of [st.brush, st.pick]) {
+    if (!r) continue;
+    ctx.globalAlpha = 0.25;
+    ctx.fillStyle = pal.brand;
+    ctx.fillRect(xOf(r[0]), y0, Math.max(1, xOf(r[1]) - xOf(r[0])), hh);
+    ctx.globalAlpha = 1;
+  }
+  return n;
+}
