@@ -125,7 +125,7 @@ def test_everything_is_restored_even_on_keyboard_interrupt():
     with pytest.raises(KeyboardInterrupt):
         with jaxmagic.capture(namespace):
             assert jax.jit is not ORIGINAL_JIT and namespace["jit"] is not ORIGINAL_JIT
-            assert type(namespace["f"]) is jit_patch.RecordedJit
+            assert jit_patch.is_recorded(namespace["f"])
             namespace["g"] = jax.jit(lambda x: x)
             raise KeyboardInterrupt
     assert jax.jit is ORIGINAL_JIT and namespace["jit"] is ORIGINAL_JIT

@@ -90,7 +90,7 @@ def test_diff_sharding_explicit_and_auto_meshes():
     explicit = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
     jf = jax.jit(f1)
     assert _diff(jf, (x8,), (jax.device_put(x8, NamedSharding(explicit, P("d"))),)) == (
-        Change("x", "sharding", "single device", str(P("d"))),)  # P('d',) or PartitionSpec('d',) by version
+        Change("x", "sharding", "default device", str(P("d"))),)  # P('d',) or PartitionSpec('d',) by version
     auto = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
     sharded, replicated = (jax.device_put(x8, NamedSharding(auto, P(*spec))) for spec in (("d",), ()))
     # JAX logs no explanation for this one (a compile-only miss): the diff is all there is

@@ -30,6 +30,7 @@ import functools
 import linecache
 import math
 import types
+import weakref
 from collections import Counter
 from typing import Any, Iterable, Iterator
 
@@ -76,7 +77,8 @@ def _walk(closed_jaxpr: Any) -> list[tuple[Any, tuple]]:
         if id(jaxpr) in seen:
             continue
         seen.add(id(jaxpr))
-        found.append((jaxpr, tuple(item.consts) if isinstance(item, closed_type) else ()))
+        found.append((jaxpr, tuple(jax_compat.constant_value(c) for c in item.consts)
+                          if isinstance(item, closed_type) else ()))
         for eqn in jaxpr.eqns:
             todo.extend(_sub_jaxprs(eqn))
     return found
@@ -700,17 +702,44 @@ def unrolled_loops(closed_jaxpr: Any, min_repeats: int = MIN_REPEATS, min_eqns: 
     return [_loop_finding(loop) for loop in loops[:max_findings]]
 
 
-def jaxpr_findings(fn: Any, closed_jaxpr: Any) -> tuple[list[Finding], list[str]]:
-    """Both kinds for one (function, signature), and a note for each analysis that failed.
+CONSTANTS = "baked constants"
+LOOPS = "unrolled loops"
 
-    For the capture session: a failure here costs that finding, never the capture.
+# Loop findings per live ClosedJaxpr. JAX hands back the same jaxpr object for a function and
+# signature it traced before, so a cell run again (a training cell, a benchmark) skips the
+# analysis. Only loops: they depend on the jaxpr alone, while constants are matched against
+# the globals of the moment.
+_LOOPS_SEEN: dict[int, tuple[weakref.ref, list[Finding]]] = {}
+
+
+def _remembered_loops(closed_jaxpr: Any) -> list[Finding]:
+    key = id(closed_jaxpr)
+    seen = _LOOPS_SEEN.get(key)
+    if seen is not None and seen[0]() is closed_jaxpr:
+        return list(seen[1])
+    found = unrolled_loops(closed_jaxpr)
+    try:
+        ref = weakref.ref(closed_jaxpr, lambda _, key=key: _LOOPS_SEEN.pop(key, None))
+    except TypeError:  # not weak-referenceable on this JAX: no memory
+        return found
+    _LOOPS_SEEN[key] = (ref, found)
+    return list(found)
+
+
+def jaxpr_findings(fn: Any, closed_jaxpr: Any, kinds: tuple[str, ...] = (CONSTANTS, LOOPS),
+                   ) -> tuple[list[Finding], list[str]]:
+    """The analyses named in `kinds` for one (function, signature), and a note for each that failed.
+
+    For the capture session: a failure here costs that finding, never the capture. The
+    session runs CONSTANTS right after the call (it reads the globals as they are then)
+    and LOOPS, which reads only the jaxpr, when the capture stops.
     """
+    analyses = {CONSTANTS: lambda: baked_constants(fn, closed_jaxpr), LOOPS: lambda: _remembered_loops(closed_jaxpr)}
     findings: list[Finding] = []
     notes: list[str] = []
-    for what, run in (("baked constants", lambda: baked_constants(fn, closed_jaxpr)),
-                      ("unrolled loops", lambda: unrolled_loops(closed_jaxpr))):
+    for what in kinds:
         try:
-            findings.extend(run())
+            findings.extend(analyses[what]())
         except Exception as exc:
             notes.append(f"{_function_name(fn)}: {what} not checked: {type(exc).__name__}: {exc}")
     return findings, notes

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import re
 from typing import Any, Callable
 
 import jax
+import numpy as np
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -29,8 +31,21 @@ def is_jitted_function(obj: Any) -> bool:
 
 
 def jit_info(fn: Any) -> Any:
-    """The PjitInfo record of a jitted function: static and donated argnums/argnames."""
-    return getattr(fn, "_jit_info", None)
+    """The PjitInfo record of a jitted function: static and donated argnums/argnames.
+
+    `_jit_info` on JAX 0.5 and later; on 0.4 it is only a closure variable of the
+    function's Python fallback path (`_cache_miss`). None when neither is there: static
+    arguments then show as values and argument names as positions.
+    """
+    info = getattr(fn, "_jit_info", None)
+    if info is not None:
+        return info
+    try:
+        fallback = inspect.unwrap(fn._cache_miss)
+        cells = dict(zip(fallback.__code__.co_freevars, fallback.__closure__ or ()))
+        return cells["jit_info"].cell_contents
+    except Exception:
+        return None
 
 
 def _make_trace_state_clean() -> Callable[[], bool]:
@@ -45,6 +60,36 @@ def _make_trace_state_clean() -> Callable[[], bool]:
 
 
 trace_state_clean: Callable[[], bool] = _make_trace_state_clean()
+
+
+class _CleanProbe:
+    """`.value is TOP` exactly when no JAX trace is running (the portable, slower form)."""
+
+    TOP = object()
+
+    @property
+    def value(self) -> object:
+        return self.TOP if trace_state_clean() else None
+
+
+def current_trace_probe() -> tuple[Any, Any]:
+    """`(holder, top)` such that `holder.value is top` when a jitted call would run, not be traced.
+
+    On the JAX versions with a current-trace context variable this reads it directly
+    (0.06 us against 0.3 us for `trace_state_clean()`, which also compares the named-axis
+    environment: a call under a named axis but no trace still executes, so recording
+    it is right). Elsewhere it falls back to `trace_state_clean`.
+    """
+    try:
+        from jax._src import core
+
+        holder, top = core.trace_state_strong_ref, core.eval_trace
+        if (holder.value is top) == trace_state_clean():
+            return holder, top
+    except Exception:  # older JAX: no such variable
+        pass
+    probe = _CleanProbe()
+    return probe, probe.TOP
 
 
 def aval_of(x: Any) -> Any:
@@ -144,9 +189,23 @@ def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
     return print_jaxpr
 
 
+def constant_value(value: Any) -> Any:
+    """A jaxpr constant as the array it holds.
+
+    JAX 0.8 wraps numpy constants in a `TypedNdArray` that is not an ndarray and keeps
+    the array in `.val`; later versions made it an ndarray subclass (a view of the
+    user's array). Either way the user's array is what comes back.
+    """
+    if type(value).__name__ == "TypedNdArray" and not isinstance(value, np.ndarray):
+        inner = getattr(value, "val", None)
+        if isinstance(inner, np.ndarray):
+            return inner
+    return value
+
+
 def literal_value(atom: Any) -> Any:
     """The Python value of a jaxpr Literal, or None for a Var."""
-    return getattr(atom, "val", None) if type(atom).__name__ == "Literal" else None
+    return constant_value(getattr(atom, "val", None)) if type(atom).__name__ == "Literal" else None
 
 
 def is_literal(atom: Any) -> bool:

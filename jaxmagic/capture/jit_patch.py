@@ -2,7 +2,7 @@
 
 JAX offers no hook on the C++ fast path of a jitted call, so during a capture the
 jitted functions in the user's namespace, and every function `jax.jit` makes, are
-wrapped in `RecordedJit`. With no capture running the wrapper only forwards the call
+wrapped by `record_calls`. With no capture running the wrapper only forwards the call
 (one global read); after a capture the namespace gets the original objects back.
 """
 
@@ -32,44 +32,55 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
     return previous
 
 
-class RecordedJit:
-    """Stands in for a jitted function; forwards every call and attribute to it."""
+def _recording_call(fn: Any) -> Callable:
+    """A plain function that forwards to jitted `fn`, through the running capture if any.
 
-    __slots__ = ("_jm_fn", "__dict__", "__weakref__")
+    A closure, not a class with `__call__`: calling a Python function is the cheapest
+    call CPython has, and this one sits on the hot path of every jitted call in a
+    capture (a class's `__call__` costs about 0.25 us more, 5% of a tiny jitted call).
+    """
 
-    def __init__(self, fn: Any):
-        object.__setattr__(self, "_jm_fn", fn)
-        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-            try:
-                self.__dict__[attr] = getattr(fn, attr)
-            except AttributeError:
-                pass
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def recorded_call(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         recorder = _recorder
         if recorder is None:
-            return self._jm_fn(*args, **kwargs)
-        return recorder.record(self._jm_fn, args, kwargs)
+            return fn(*args, **kwargs)
+        return recorder.record(fn, args, kwargs)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._jm_fn, name)
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        # Jitted functions used as methods bind `self` like plain functions do.
-        return self if obj is None else types.MethodType(self, obj)
-
-    def __repr__(self) -> str:
-        return repr(self._jm_fn)
+    return recorded_call
 
 
-def unwrap(obj: Any) -> Any:
-    return obj._jm_fn if type(obj) is RecordedJit else obj
+_RECORDED_CODE = _recording_call(None).__code__
+
+
+def is_recorded(obj: Any) -> bool:
+    """True for a wrapper made by `record_calls` (an exact code-object test, no attribute reads)."""
+    return type(obj) is types.FunctionType and obj.__code__ is _RECORDED_CODE
+
+
+def record_calls(fn: Any) -> Callable:
+    """Stand-in for jitted `fn` that reports each call; `fn`'s API (`lower`, `trace`,
+    `eval_shape`, `clear_cache`, `__wrapped__`, ...) is reachable on it unchanged."""
+    call = _recording_call(fn)
+    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+        try:
+            setattr(call, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    for attr in dir(fn):
+        if attr.startswith("__") and attr != "__wrapped__":
+            continue
+        try:
+            setattr(call, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    call._jaxmagic_jitted = fn  # type: ignore[attr-defined]
+    return call
 
 
 def _wrap_jit_result(result: Any) -> Any:
     if jax_compat.is_jitted_function(result):
-        return RecordedJit(result)
+        return record_calls(result)
     if callable(result):  # `jax.jit(static_argnums=...)` used as a decorator factory
         @functools.wraps(result)
         def decorator(*args: Any, **kwargs: Any) -> Any:
@@ -80,7 +91,7 @@ def _wrap_jit_result(result: Any) -> Any:
 
 
 def recording_jit(original: Callable) -> Callable:
-    """A `jax.jit` that returns `RecordedJit` wrappers; otherwise identical."""
+    """A `jax.jit` that returns `record_calls` wrappers; otherwise identical."""
 
     @functools.wraps(original)
     def jit(*args: Any, **kwargs: Any) -> Any:
@@ -114,17 +125,17 @@ def patch_jit(stack: ExitStack, namespace: dict) -> None:
 def wrap_namespace(stack: ExitStack, namespace: dict) -> None:
     """Wrap the jitted functions bound in `namespace`; give originals back afterwards.
 
-    On exit every `RecordedJit` bound in the namespace (including those the cell made
+    On exit every `record_calls` wrapper bound in the namespace (including those the cell made
     with the patched `jax.jit`) is replaced by the jitted function it wraps, so code
     outside a capture runs on JAX's own objects.
     """
     for name, value in list(namespace.items()):
-        if type(value) is not RecordedJit and jax_compat.is_jitted_function(value):
-            namespace[name] = RecordedJit(value)
+        if not is_recorded(value) and jax_compat.is_jitted_function(value):
+            namespace[name] = record_calls(value)
 
     def restore() -> None:
         for name, value in list(namespace.items()):
-            if type(value) is RecordedJit:
-                namespace[name] = value._jm_fn
+            if is_recorded(value):
+                namespace[name] = value._jaxmagic_jitted
 
     stack.callback(restore)

@@ -28,7 +28,9 @@ def phase_of(event_name: str) -> str:
     return "other"
 
 
-def _unregister(kind: str) -> Callable[[Callable], None] | None:
+def unregister(kind: str) -> Callable[[Callable], None] | None:
+    """JAX's `unregister_{kind}_listener` (`kind`: "event", "event_duration"), or its private
+    form on versions without a public one (0.4); None when neither exists."""
     public = getattr(monitoring, f"unregister_{kind}_listener", None)
     if public is not None:
         return public
@@ -55,12 +57,12 @@ def listen(stack: ExitStack, on_duration: Callable[[str, float, dict], None],
         ("event_duration", monitoring.register_event_duration_secs_listener, duration_listener),
         ("event", monitoring.register_event_listener, event_listener),
     ):
-        unregister = _unregister(kind)
-        if unregister is None:
+        remove = unregister(kind)
+        if remove is None:
             notes.append(f"this JAX cannot remove a {kind} listener, so jaxmagic did not add one")
             continue
         register(listener)
-        stack.callback(unregister, listener)
+        stack.callback(remove, listener)
     return notes
 
 

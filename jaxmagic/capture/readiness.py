@@ -12,7 +12,7 @@ donated output leaves its call's device time unknown.
 Watching and polling cost about 1 µs per call, a fifth of a tiny jitted call, so they
 are sampled in time: at most one watch and one poll per `SAMPLE_S`. Calls longer than
 that (where device time matters) are all watched; in a tight loop of tiny calls about
-one in ten is, and the others' device time stays unknown (the view says how many calls
+one in twenty is, and the others' device time stays unknown (the view says how many calls
 the figure covers).
 
 With `sync=True` (the user's explicit choice, `%%trace --sync`) each call's outputs are
@@ -31,7 +31,7 @@ import jax
 # Calls under this many seconds get only the cheap first-leaf lookup (tuple, list, dict);
 # longer ones may afford a full tree flatten (custom pytrees: Flax and Equinox states).
 _CHEAP_BELOW_S = 1e-3
-SAMPLE_S = 50e-6  # at most one watch and one poll per this many seconds
+SAMPLE_S = 100e-6  # at most one watch and one poll per this many seconds
 
 
 def _first_leaf(out: Any) -> Any:
@@ -71,26 +71,17 @@ class ReadyWatch:
         self._clock = clock
         self.pending: deque[tuple[int, Any]] = deque()
         self.ready: dict[int, float] = {}  # call index -> ready-by time (clock seconds)
-        self.next_watch = 0.0  # clock time before which calls are not watched (sampling)
-        self.next_poll = 0.0
 
-    def maybe_watch(self, index: int, out: Any, start: float, end: float) -> None:
-        """Watch this call's outputs unless one was watched less than SAMPLE_S ago."""
-        if start < self.next_watch:
-            return
-        array = output_array(out, end - start)
+    def watch(self, index: int, out: Any, seconds: float) -> bool:
+        """Keep a weak reference to one of this call's outputs; False when none can be watched."""
+        array = output_array(out, seconds)
         if array is None:
-            return
+            return False
         try:
             self.pending.append((index, weakref.ref(array)))
         except TypeError:  # not weak-referenceable: unknown
-            return
-        self.next_watch = start + SAMPLE_S
-
-    def maybe_poll(self, now: float) -> None:
-        if now >= self.next_poll:
-            self.next_poll = now + SAMPLE_S
-            self.poll(now)
+            return False
+        return True
 
     def poll(self, now: float | None = None) -> None:
         """Settle calls in order until one is still running (later ones queue behind it)."""

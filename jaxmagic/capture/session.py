@@ -23,12 +23,16 @@ from .signature import signature_of
 # Cache hits get a signature (and a graph, for functions compiled before the capture)
 # for this many calls per function; after that only misses do. Flattening the
 # arguments of every call would cost more than JAX's own dispatch.
-SIGNATURE_BUDGET_PER_FUNCTION = 32
+SIGNATURE_BUDGET_PER_FUNCTION = 8
 
 _COMPILE_PHASES = ("trace", "lower", "compile")
+# Whether `Lowered.compile()` after a call compiles again (JAX 0.4) or hits the call's
+# cache (0.5+): None until the first artefact compile in this process shows it.
+_AOT_COMPILE_RECOMPILES: bool | None = None
 
 jax_compat.hide_from_jax(source.PACKAGE_DIR)
 _trace_state_clean = jax_compat.trace_state_clean
+_CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
 
 
@@ -50,7 +54,7 @@ class _FunctionState:
     source: SourceLocation | None
     calls: int = 0
     misses: int = 0
-    hot: bool = False  # past the signature budget: hits take the fast path
+    function_id: int = 0  # id() of the jitted function, as JitCall.function_id
     artifacts: dict[tuple, Artifacts] = field(default_factory=dict)
     last_signature: Signature | None = None  # of the latest call with one: what a miss is compared with
 
@@ -58,7 +62,7 @@ class _FunctionState:
     def of(cls, fn: Any) -> _FunctionState:
         target = getattr(fn, "__wrapped__", fn)
         name = getattr(target, "__qualname__", None) or getattr(fn, "__name__", "<jitted>")
-        return cls(name=name, source=source.function_location(fn))
+        return cls(name=name, source=source.function_location(fn), function_id=id(fn))
 
 
 class CaptureSession:
@@ -73,6 +77,8 @@ class CaptureSession:
         self._stack = ExitStack()
         self._functions: dict[int, _FunctionState] = {}
         self._collecting = False  # our own artefact tracing: its events are not the user's
+        self._own_compiles = 0  # backend compiles our artefact collection caused
+        self._aot_noted = False
         self._running = False
         # One row per call, in order: a JitCall, or (state, start, end) for a fast-path cache
         # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call).
@@ -80,9 +86,13 @@ class CaptureSession:
         self._logs: list[cache_log.LogRecord] = []  # JAX's cache records, in order
         self._cache_log = cache_log.CacheLog(self._logs.append)
         self._ready = readiness.ReadyWatch(_clock)
+        self._next_sample = 0.0  # clock time of the next call whose readiness is sampled
+        self._hot: dict[int, _FunctionState] = {}  # functions past the signature budget, by id
+        self._events = self.capture.events
         self._definitions: dict[tuple, set[int]] = {}  # definition site -> ids of jitted functions made there
         self._explain_stopped = False
         self._analysed: set[int] = set()  # functions whose jaxpr findings were looked for
+        self._deferred_findings: list[tuple[Any, Any, int]] = []  # (fn, jaxpr, call) for `stop`
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Capture:
@@ -121,11 +131,27 @@ class CaptureSession:
         self.capture.logs = [(r.kind, r.text, r.time) for r in self._logs]
         if error is not None and self.capture.error is None:
             self.capture.error = source.cell_error(error)
+        self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         return self.capture
+
+    def _run_deferred_findings(self) -> None:
+        deferred, self._deferred_findings = self._deferred_findings, []
+        if not deferred:
+            return
+        from . import findings
+
+        for fn, closed_jaxpr, index in deferred:
+            try:
+                self._add_findings(fn, closed_jaxpr, index, findings.LOOPS)
+            except Exception as exc:  # our failure never becomes the user's
+                self.capture.notes.append(f"unrolled loops not checked: {type(exc).__name__}: {exc}")
 
     # -- monitoring ------------------------------------------------------------------
     def _on_duration(self, name: str, duration: float, kwargs: dict) -> None:
-        if self._collecting or not self._running:
+        if self._collecting:
+            self._own_compiles += monitoring.phase_of(name) == "compile"
+            return
+        if not self._running:
             return
         end = time.perf_counter()
         self.capture.events.append(Event(
@@ -142,26 +168,27 @@ class CaptureSession:
 
     # -- calls -------------------------------------------------------------------------
     def record(self, fn: Any, args: tuple, kwargs: dict) -> Any:
-        """Run one call of jitted `fn` and record it. Called by RecordedJit.
+        """Run one call of jitted `fn` and record it. Called by the `jit_patch.record_calls` wrappers.
 
-        The common case, a cache hit of a function already seen many times, costs two
-        clock reads, a readiness poll and one tuple; signatures and artefacts are taken
-        only on misses and on the first calls of each function.
+        The common case, a cache hit of a function already seen a few times, costs a trace
+        check, two clock reads and one tuple (about 1.2 us in all, bench/trace.py);
+        signatures and artefacts are taken only on misses and on the first calls of each
+        function.
         """
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        if not _trace_state_clean():
+        if _CURRENT_TRACE.value is not _NO_TRACE:
             # Under a JAX trace: a call nested in a recorded call's tracing, a call under
             # grad/vmap, or our own artefact tracing. It is part of that computation.
             return fn(*args, **kwargs)
-        rows = self._rows
-        events = self.capture.events
+        events = self._events
         n_events = len(events)
         n_logs = len(self._logs)
+        rows = self._rows
         index = len(rows)
-        ready = self._ready
         start = _clock()
-        if ready.pending:
-            ready.maybe_poll(start)
+        sampled = start >= self._next_sample  # readiness is polled and watched once per SAMPLE_S
+        if sampled:
+            self._ready.poll(start)
         try:
             out = fn(*args, **kwargs)
         except BaseException as exc:
@@ -169,16 +196,21 @@ class CaptureSession:
             self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, exc)
             raise
         end = _clock()
-        if self.sync:
-            ready.wait(index, out)
-        elif start >= ready.next_watch:
-            ready.maybe_watch(index, out, start, end)
-        state = self._functions.get(id(fn))
-        if state is not None and state.hot and len(events) == n_events:
-            rows.append((state, id(fn), start, end))
+        if sampled:
+            self._watch(index, out, start, end)
+        state = self._hot.get(id(fn))
+        if state is not None and len(events) == n_events:
+            rows.append((state, start, end))
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
         return out
+
+    def _watch(self, index: int, out: Any, start: float, end: float) -> None:
+        """Wait for this call's outputs (`sync`), or keep a weak reference to poll later."""
+        if self.sync:
+            self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
+        elif self._ready.watch(index, out, end - start):
+            self._next_sample = start + readiness.SAMPLE_S
 
     def _materialize_calls(self) -> None:
         calls = self.capture.calls
@@ -186,8 +218,8 @@ class CaptureSession:
         for index in range(len(calls), len(self._rows)):
             row = self._rows[index]
             if type(row) is tuple:
-                state, fid, start, end = row
-                row = JitCall(index, state.name, fid, state.source, None, None, True, start, end)
+                state, start, end = row
+                row = JitCall(index, state.name, state.function_id, state.source, None, None, True, start, end)
             row.ready = ready.get(index)
             calls.append(row)
 
@@ -205,7 +237,8 @@ class CaptureSession:
         if new_function:
             state = self._functions[id(fn)] = _FunctionState.of(fn)
         state.calls += 1
-        state.hot = state.calls >= SIGNATURE_BUDGET_PER_FUNCTION
+        if state.calls >= SIGNATURE_BUDGET_PER_FUNCTION:
+            self._hot[id(fn)] = state  # later cache hits take the fast path in `record`
 
         events = self.capture.events[n_events:]  # calls are synchronous: these fired during it
         for event in events:
@@ -264,15 +297,27 @@ class CaptureSession:
                     "cached entry); later reasons come from jaxmagic's comparison of signatures")
 
     def _jaxpr_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
-        """Globals frozen in as constants and Python loops unrolled, once per new signature."""
-        from . import findings  # first use only: `%load_ext` stays fast
+        """Globals frozen in as constants now; Python loops unrolled when the capture stops.
 
-        # Once per function: its globals and loops rarely differ between signatures, and the
-        # analysis costs about a tenth of a trace (0.5 s at 50k eqns), so a storm would pay it each time.
+        Once per function: its globals and loops rarely differ between signatures, and the
+        analysis costs about a tenth of a trace (0.5 s at 50k eqns), so a storm would pay it
+        each time. Constants are matched against the globals as they are right after the
+        call (a global reassigned later in the cell is exactly the stale-constant bug); the
+        loop analysis reads only the jaxpr, so it waits for `stop` and stays out of the
+        user's loop (70% of the cost).
+        """
         if id(fn) in self._analysed:
             return
         self._analysed.add(id(fn))
-        found, notes = findings.jaxpr_findings(fn, closed_jaxpr)
+        from . import findings  # first use only: `%load_ext` stays fast
+
+        self._add_findings(fn, closed_jaxpr, index, findings.CONSTANTS)
+        self._deferred_findings.append((fn, closed_jaxpr, index))
+
+    def _add_findings(self, fn: Any, closed_jaxpr: Any, index: int, kind: str) -> None:
+        from . import findings
+
+        found, notes = findings.jaxpr_findings(fn, closed_jaxpr, (kind,))
         state = self._functions.get(id(fn))
         name = state.name if state is not None else None
         known = {(f.kind, f.message) for f in self.capture.findings}
@@ -310,7 +355,7 @@ class CaptureSession:
                 traced = fn.trace(*args, **kwargs)
                 artifacts.jaxpr = traced.jaxpr
                 artifacts.lowered = traced.lower()
-                artifacts.compiled = artifacts.lowered.compile()
+                artifacts.compiled = self._compiled(artifacts.lowered)
             except Exception as exc:
                 artifacts.error = f"{type(exc).__name__}: {exc}"
             if artifacts.jaxpr is not None:
@@ -324,6 +369,29 @@ class CaptureSession:
         finally:
             self._collecting = False
         return artifacts
+
+
+    def _compiled(self, lowered: Any) -> Any:
+        """`lowered.compile()` when JAX answers it from the cache the call filled, else None.
+
+        JAX 0.5 and later do (0.01 ms); 0.4 compiles the program a second time, which would
+        double the cell's compile time. The first compile jaxmagic asks for in a process
+        tells which (no version check); after that, on such a JAX, compiled text and cost
+        are left out with a note.
+        """
+        global _AOT_COMPILE_RECOMPILES
+        if _AOT_COMPILE_RECOMPILES:
+            if not self._aot_noted:
+                self._aot_noted = True
+                self.capture.notes.append(
+                    "compiled HLO and XLA's cost figures are left out: this JAX version compiles a program "
+                    "a second time to give them")
+            return None
+        before = self._own_compiles
+        compiled = lowered.compile()
+        if _AOT_COMPILE_RECOMPILES is None:
+            _AOT_COMPILE_RECOMPILES = self._own_compiles > before
+        return compiled
 
 
 class CaptureContext:

@@ -6,6 +6,8 @@ capture): flattening every argument of every call would cost more than the call.
 
 from __future__ import annotations
 
+import functools
+
 import inspect
 from typing import Any
 
@@ -27,9 +29,20 @@ def _static_repr(value: Any) -> str:
 
 
 def _sharding_text(leaf: Any) -> str | None:
+    """The placement of an array argument: its PartitionSpec, `device 3` for one array on
+    a device other than the default one (moving it there recompiles, and JAX's explanation
+    does not say so), or None on the default device."""
     sharding = getattr(leaf, "sharding", None)
-    if sharding is None or type(sharding).__name__ == "SingleDeviceSharding":
+    if sharding is None:
         return None
+    if type(sharding).__name__ == "SingleDeviceSharding":
+        try:
+            [device] = sharding.device_set
+            if device == _default_device():
+                return None
+            return f"device {device.id}"
+        except Exception:  # an odd device set: say nothing rather than guess
+            return None
     spec = getattr(sharding, "spec", None)
     if spec is not None:
         return str(spec)
@@ -93,7 +106,18 @@ def signature_of(fn: Any, args: tuple, kwargs: dict) -> Signature:
 
 
 def _placement(spec: ArgSpec) -> str:
-    return spec.sharding or "single device"
+    return spec.sharding or "default device"
+
+
+def _default_device() -> Any:
+    """Where uncommitted arrays live: `jax_default_device` when set to a device, else the first device."""
+    configured = getattr(jax.config, "jax_default_device", None)
+    return configured if hasattr(configured, "id") else _first_device()
+
+
+@functools.lru_cache(maxsize=1)
+def _first_device() -> Any:
+    return jax.devices()[0]
 
 
 def _arg_changes(b: ArgSpec, a: ArgSpec) -> list[Change]:

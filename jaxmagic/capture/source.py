@@ -7,6 +7,7 @@ and site-packages are not the user's and are skipped when looking for "the user'
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sysconfig
@@ -34,8 +35,13 @@ def location(file: str | None, line: int | None, column: int | None = None,
     return SourceLocation(file=file, line=line, column=column, function=function, code=code_line(file, line))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_user_file(file: str) -> bool:
-    """False for jaxmagic, JAX and installed libraries; True for notebooks cells and scripts."""
+    """False for jaxmagic, JAX and installed libraries; True for notebooks cells and scripts.
+
+    Cached: it resolves symlinks (a system call per path component) and runs for every
+    frame walked up from a recorded call.
+    """
     if not file or file.startswith("<frozen"):
         return False
     real = os.path.realpath(file)

@@ -9,6 +9,8 @@ story, not a thousand lanes of one call each.
 
 from __future__ import annotations
 
+import bisect
+
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -154,7 +156,7 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
         lanes=[lane.json(i) for i, lane in enumerate(lanes)],
         calls={**cols, "errors": errors}, spans=spans, misses=misses,
         signatures=signatures.items, sites=sites.items, findings=findings,
-        cache=_persistent_cache(capture, cols, origin),
+        cache=_persistent_cache(capture, cols, spans, origin),
         options={"storm": storm, "sync": bool(capture.settings.get("sync"))})
 
 
@@ -213,11 +215,19 @@ def _spans(capture: Capture, lanes: list[_Lane], lane_at: dict, origin: float) -
     return spans
 
 
-def _persistent_cache(capture: Capture, cols: dict, origin: float) -> dict:
+def _persistent_cache(capture: Capture, cols: dict, spans: dict, origin: float) -> dict:
+    """Persistent-cache hits and misses, each on the lane of the compile that asked the cache.
+
+    An event inside a recorded call goes to that call's lane; one outside (an eager op, a
+    library's jit) to the lane of the compile span it fired in.
+    """
     hits = misses = 0
     saved = None
     events = []
     lane_of = cols["lane"]
+    compiles = sorted((start, end, lane) for start, end, lane, phase in
+                      zip(spans["start"], spans["end"], spans["lane"], spans["phase"]) if phase == "compile")
+    compile_starts = [c[0] for c in compiles]
     for e in capture.events:
         kind = "hit" if e.name.endswith("/cache_hits") else "miss" if e.name.endswith("/cache_misses") else None
         if e.name.endswith("compile_time_saved_sec"):
@@ -227,8 +237,13 @@ def _persistent_cache(capture: Capture, cols: dict, origin: float) -> dict:
             continue
         hits += kind == "hit"
         misses += kind == "miss"
-        lane = lane_of[e.call_index] if e.call_index is not None and e.call_index < len(lane_of) else -1
-        events.append({"t": _us(e.start, origin), "lane": lane, "kind": kind})
+        t = _us(e.start, origin)
+        if e.call_index is not None and e.call_index < len(lane_of):
+            lane = lane_of[e.call_index]
+        else:
+            at = bisect.bisect_right(compile_starts, t) - 1
+            lane = compiles[at][2] if at >= 0 and t <= compiles[at][1] else -1
+        events.append({"t": t, "lane": lane, "kind": kind})
     enabled = bool(capture.settings.get("persistent_cache_dir")) or bool(hits or misses)
     return {"enabled": enabled, "hits": hits, "misses": misses, "saved_us": saved if enabled else None,
             "events": events}

@@ -4,8 +4,9 @@
 import { describe, it, expect } from "vitest";
 import {
   readTimeline, aggregate, bucketRow, laneRows, sortRows, callAt, spanAt, whatChanged, stepMiss,
-  dispatchOf, deviceOf, callNumber, sortedFindings, FIELDS,
+  dispatchOf, deviceOf, callNumber, sortedFindings, persistentIn, FIELDS,
 } from "../../widgets/timeline/model.js";
+import { callTip, spanTip } from "../../widgets/timeline/details.js";
 import { fmtUs, ticks, niceStep, tickLabel } from "../../widgets/timeline/time.js";
 import { drawFrame, frameLayout, fitText } from "../../widgets/timeline/draw.js";
 import { fixture } from "./helpers.js";
@@ -352,5 +353,39 @@ describe("drawing one frame", () => {
     const cut = fitText(ctx, "a".repeat(100), 70, 12);
     expect(cut.endsWith("…")).toBe(true);
     expect(cut.length * 7).toBeLessThanOrEqual(70);
+  });
+});
+
+describe("persistent compilation cache outcomes", () => {
+  const withEvents = (events) => {
+    const doc = fixture("timeline-small");
+    return readTimeline({ ...doc, cache: { ...doc.cache, events } });
+  };
+
+  it("finds the events of one lane inside a window, and words one or several", () => {
+    const tl = withEvents([{ t: 100, lane: 0, kind: "miss" }, { t: 8600, lane: 5, kind: "hit" },
+      { t: 8700, lane: 5, kind: "hit" }, { t: 9000, lane: 5, kind: "miss" }, { t: 8600, lane: 4, kind: "hit" }]);
+    expect(persistentIn(tl, 0, 0, 8000)).toBe("miss");
+    expect(persistentIn(tl, 0, 200, 8000)).toBe("");
+    expect(persistentIn(tl, 5, 8584, 8650)).toMatch(/^hit: the executable was loaded/);
+    expect(persistentIn(tl, 5, 8584, 9284)).toBe("2 hits, 1 miss");
+    expect(persistentIn(tl, 1, 0, 1e9)).toBe("");
+  });
+
+  it("shows in the call tooltip and in the tooltip of the compile span it happened in", () => {
+    const tl = withEvents([{ t: 100, lane: 0, kind: "miss" }, { t: 8600, lane: 5, kind: "hit" }]);
+    expect(callTip(tl, 0)).toContain("persistent cache miss");
+    const compileSpan = Array.from(tl.spans.lane).findIndex((l, i) => l === 5 && tl.spans.phase[i] === 2);
+    expect(spanTip(tl, compileSpan)).toContain("persistent cache hit: the executable was loaded");
+    const traceSpan = Array.from(tl.spans.lane).findIndex((l, i) => l === 5 && tl.spans.phase[i] === 0);
+    expect(spanTip(tl, traceSpan)).not.toContain("persistent cache");
+  });
+
+  it("says nothing when the cache was off or events are malformed", () => {
+    const doc = fixture("timeline-small");
+    const off = readTimeline({ ...doc, cache: null });
+    expect(persistentIn(off, 0, 0, 1e9)).toBe("");
+    const bad = withEvents([null, { t: "x", lane: 0, kind: "hit" }, { t: 100, lane: 0, kind: "<b>" }]);
+    expect(persistentIn(bad, 0, 0, 1e9)).toBe("");
   });
 });

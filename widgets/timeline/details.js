@@ -6,7 +6,7 @@
 import { h, clear } from "../../js/src/dom.js";
 import { srcText } from "../graph/model.js";
 import { fmtUs } from "./time.js";
-import { PHASES, phasesOf, dispatchOf, deviceOf, callNumber, whatChanged, signatureOf, errorOf } from "./model.js";
+import { PHASES, phasesOf, dispatchOf, deviceOf, callNumber, whatChanged, signatureOf, errorOf, persistentIn } from "./model.js";
 
 const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
 const counts = (o) => `${o.calls} (${plural(o.hits, "hit")}, ${plural(o.misses, "miss", "misses")})`;
@@ -25,10 +25,12 @@ const callTitle = (tl, c) => {
 /** Timing rows of call `c`: start, return, each phase, dispatch and device time. */
 function timing(tl, c) {
   const { calls } = tl, ph = phasesOf(tl, c), dev = deviceOf(tl, c);
+  const disk = persistentIn(tl, calls.lane[c], calls.start[c], calls.end[c]);
   return [
     ["start", fmtUs(calls.start[c])],
     ["returned", `after ${fmtUs(calls.end[c] - calls.start[c])}`],
     ...PHASES.filter((p) => ph[p] > 0).map((p) => [p, fmtUs(ph[p])]),
+    ...(disk ? [["persistent cache", disk]] : []),
     ["dispatch", fmtUs(dispatchOf(tl, c))],
     ["device", dev == null ? "not measured" : fmtUs(dev) + (tl.options.sync ? "" : " (polled: an upper bound)")],
   ];
@@ -49,7 +51,9 @@ export function callTip(tl, c) {
 /** Tooltip text of span `i` (lanes seen only through compile events have no calls). */
 export function spanTip(tl, i) {
   const { spans } = tl, lane = tl.lanes[spans.lane[i]] || {};
+  const disk = PHASES[spans.phase[i]] === "compile" ? persistentIn(tl, spans.lane[i], spans.start[i], spans.end[i]) : "";
   return `${lane.name} · ${PHASES[spans.phase[i]]} ${fmtUs(spans.end[i] - spans.start[i])}\nstart ${fmtUs(spans.start[i])}` +
+    (disk ? `\npersistent cache ${disk}` : "") +
     (spans.call[i] < 0 ? "\nnot inside a recorded call (a library's jit or an eager op)" : "");
 }
 
@@ -106,7 +110,7 @@ export function showCall(panel, tl, c) {
     h("pre", { class: "jm-d-code" }, sig.text, panel),
     args.length ? table(panel, args.slice(0, MAX_ARGS).map((a) =>
       [a.path, a.aval, a.weak ? "weak" : "", a.static ? "static" : "", a.sharding].map((v) => String(v ?? ""))), ["argument", "aval", "weak", "static", "sharding"]) : null,
-  ] : h("div", { class: "jm-muted" }, "not recorded (a cache hit after the function's first 32 calls)", panel));
+  ] : h("div", { class: "jm-muted" }, "not recorded: after a function's first calls, cache hits are recorded without their signature to keep recording cheap", panel));
   source(panel, "Called from", tl.sites[tl.calls.site[c]]);
   source(panel, "Defined at", (tl.lanes[tl.calls.lane[c]] || {}).source);
 }

@@ -365,6 +365,23 @@ export function deviceOf(tl, c) {
   return Math.max(0, d);
 }
 
+/**
+ * Persistent compilation cache outcomes on lane `l` between t0 and t1 (µs): "hit" (the
+ * executable was loaded from the cache directory), "miss", "2 hits, 1 miss", or "" when
+ * the cache was off or not asked.
+ */
+export function persistentIn(tl, l, t0, t1) {
+  const events = tl.cache && Array.isArray(tl.cache.events) ? tl.cache.events : [];
+  let hit = 0, miss = 0;
+  for (const e of events) {
+    if (!e || e.lane !== l || !(e.t >= t0 && e.t <= t1)) continue;
+    if (e.kind === "hit") hit++;
+    else if (e.kind === "miss") miss++;
+  }
+  if (hit + miss === 1) return hit ? "hit: the executable was loaded from the cache directory" : "miss";
+  return [hit && `${hit} hit${hit > 1 ? "s" : ""}`, miss && `${miss} miss${miss > 1 ? "es" : ""}`].filter(Boolean).join(", ");
+}
+
 /** 1-based position of call `c` among its lane's calls ("call 12 of f"). */
 export function callNumber(tl, c) {
   const idx = tl.perLane[tl.calls.lane[c]]?.calls;
@@ -385,7 +402,7 @@ export function whatChanged(tl, c) {
   return { ...m, hit: false, kind: str(m.kind, "unknown"), words: str(m.words, "cache miss"), changes: arr(m.changes).filter((x) => x && typeof x === "object") };
 }
 
-/** Signature object of call `c` or null (hits after a function's first 32 calls have none). */
+/** Signature object of call `c` or null (hits after a function's first 8 calls have none). */
 export function signatureOf(tl, c) {
   const s = tl.signatures[tl.calls.sig[c]];
   return s && typeof s === "object" ? s : null;
