@@ -373,3 +373,39 @@ def dce_jaxpr(jaxpr: Any) -> Any:
         return pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))[0]
     except Exception:
         return None
+
+
+def scoped_user_context(source_info: Any, scope: str) -> Any:
+    """A context that binds ops with an eqn's traceback and name stack, plus one more scope.
+
+    Re-evaluating a user's eqn under it gives the new eqns (and every eqn JAX derives from
+    them: `jvp(...)`, `transpose(jvp(...))`) the user's source line and scopes, with `scope`
+    innermost, as `core.eval_jaxpr` does plus the scope. Falls back to `jax.named_scope`.
+    """
+    try:
+        from jax._src import source_info_util
+
+        stack = source_info_util.current_name_stack() + source_info.name_stack.extend(scope)
+        return source_info_util.user_context(source_info.traceback, name_stack=stack)
+    except Exception:
+        return jax.named_scope(scope)
+
+
+def name_stack_entries(source_info: Any) -> tuple[tuple[bool, str], ...]:
+    """(is_transform, name) for each entry of an eqn's name stack, outermost first."""
+    try:
+        return tuple((entry.__class__ is _TRANSFORM, entry.name) for entry in source_info.name_stack.stack)
+    except Exception:
+        return ()
+
+
+def drop_scopes(source_info: Any, drop: Callable[[str], bool]) -> Any:
+    """`source_info` with the name-stack scopes for which `drop(name)` is true removed (None: unchanged)."""
+    try:
+        stack = source_info.name_stack
+        kept = tuple(e for e in stack.stack if e.__class__ is _TRANSFORM or not drop(e.name))
+        if len(kept) == len(stack.stack):
+            return source_info
+        return source_info.replace(name_stack=type(stack)(kept))
+    except Exception:
+        return source_info
