@@ -126,6 +126,25 @@ def test_dispatch_and_device_time_without_blocking_then_exact_with_sync():
     assert doc["options"]["sync"] and lane(doc, "<lambda>")["device_calls"] == 3
 
 
+def test_device_time_is_known_when_the_loop_keeps_only_the_last_output():
+    """`loss, params = step(params)`-style loops drop the first output at once: the last one is watched too."""
+    import time
+
+    ns = {"f": jax.jit(lambda a: (jnp.sum(a), a @ a))}
+    a = jnp.ones((200, 200))
+    jax.block_until_ready(ns["f"](a))
+    kept = []
+    with jaxmagic.capture(ns) as cap:
+        f = ns["f"]
+        for _ in range(12):
+            _, y = f(a)  # the scalar is dropped at once
+            kept.append(y)
+            time.sleep(0.0003)  # calls further apart than the sampling interval: each one is watched
+    known = [c for c in cap.calls if c.ready is not None]
+    assert len(known) >= 10, len(known)
+    assert all(c.ready >= c.end for c in known)
+
+
 def test_explanations_are_recorded_silently_and_the_flag_restored(capfd, caplog):
     assert not jax.config.jax_explain_cache_misses
     before = [list(logging.getLogger(n).filters) for n in cache_log.EMITTERS]

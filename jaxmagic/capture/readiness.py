@@ -34,34 +34,39 @@ _CHEAP_BELOW_S = 1e-3
 SAMPLE_S = 100e-6  # at most one watch and one poll per this many seconds
 
 
-def _first_leaf(out: Any) -> Any:
+def _edge_leaf(out: Any, end: int) -> Any:
+    """The first (`end=0`) or last (`end=-1`) leaf of plain tuples, lists and dicts."""
     for _ in range(8):
         kind = type(out)
         if kind is tuple or kind is list:
             if not out:
                 return None
-            out = out[0]
+            out = out[end]
         elif kind is dict:
-            out = next(iter(out.values()), None)
+            if not out:
+                return None
+            out = next(iter(out.values())) if end == 0 else next(reversed(out.values()))
         else:
             return out
     return out
 
 
-def output_array(out: Any, seconds: float) -> Any:
-    """One device array among a call's outputs, or None."""
-    leaf = _first_leaf(out)
-    if hasattr(leaf, "is_ready"):
-        return leaf
-    if seconds < _CHEAP_BELOW_S or leaf is None:
-        return None
+def output_arrays(out: Any, seconds: float) -> list[Any]:
+    """One or two device arrays among a call's outputs (all become ready together).
+
+    The first and the last leaf: a train step returns `(loss, params)` and the loop drops
+    `loss` at once but keeps `params`, so watching both keeps most steps' device time known.
+    """
+    found = [leaf for leaf in (_edge_leaf(out, 0), _edge_leaf(out, -1)) if hasattr(leaf, "is_ready")]
+    if found or seconds < _CHEAP_BELOW_S:
+        return found[:1] if len(found) == 2 and found[0] is found[1] else found
     try:
         for leaf in jax.tree_util.tree_leaves(out):
             if hasattr(leaf, "is_ready"):
-                return leaf
+                return [leaf]
     except Exception:  # an odd output type: its device time stays unknown
-        return None
-    return None
+        return []
+    return []
 
 
 class ReadyWatch:
@@ -69,31 +74,31 @@ class ReadyWatch:
 
     def __init__(self, clock: Callable[[], float]):
         self._clock = clock
-        self.pending: deque[tuple[int, Any]] = deque()
+        self.pending: deque[tuple[int, tuple[weakref.ref, ...]]] = deque()
         self.ready: dict[int, float] = {}  # call index -> ready-by time (clock seconds)
 
     def watch(self, index: int, out: Any, seconds: float) -> bool:
-        """Keep a weak reference to one of this call's outputs; False when none can be watched."""
-        array = output_array(out, seconds)
-        if array is None:
-            return False
+        """Keep weak references to this call's outputs; False when none can be watched."""
         try:
-            self.pending.append((index, weakref.ref(array)))
+            refs = tuple(weakref.ref(array) for array in output_arrays(out, seconds))
         except TypeError:  # not weak-referenceable: unknown
             return False
+        if not refs:
+            return False
+        self.pending.append((index, refs))
         return True
 
     def poll(self, now: float | None = None) -> None:
         """Settle calls in order until one is still running (later ones queue behind it)."""
         pending = self.pending
         while pending:
-            index, ref = pending[0]
-            array = ref()
+            index, refs = pending[0]
+            array = next((a for a in (ref() for ref in refs) if a is not None), None)
             try:
                 if array is None or not array.is_ready():
                     if array is not None:
                         return
-                    pending.popleft()  # freed before we looked: unknown
+                    pending.popleft()  # every watched output freed before we looked: unknown
                     continue
             except Exception:  # deleted (donated) arrays raise: unknown
                 pending.popleft()
