@@ -11,7 +11,8 @@ from typing import Any, Iterable
 
 from .capture.record import Capture
 
-VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph", "timeline": "timeline", "trace": "timeline"}
+VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph", "timeline": "timeline", "trace": "timeline",
+                "grad": "grad", "grad_graph": "grad"}
 
 
 def _builder(view: str) -> Any:
@@ -19,8 +20,19 @@ def _builder(view: str) -> Any:
 
     kind = VIEW_ALIASES.get(view)
     if kind is None or kind not in DOCUMENT_BUILDERS:
-        raise ValueError(f"unknown jaxmagic view {view!r}; available: {', '.join(sorted(VIEW_ALIASES))}")
+        raise ValueError(f"unknown jaxmagic view {view!r}; available: {', '.join(VIEW_ALIASES)}")
     return DOCUMENT_BUILDERS[kind]
+
+
+def _drawable(capture: Capture, view: str, options: dict) -> dict:
+    """The document of a view that the widget and the static views can draw."""
+    from .model import DRAWN_KINDS
+
+    doc = document(capture, view, **options)
+    if doc.get("kind") not in DRAWN_KINDS:
+        raise ValueError(f"jaxmagic cannot draw {view!r} documents yet; jaxmagic.document(cap, {view!r}) "
+                         "gives the data (docs/schema.md)")
+    return doc
 
 
 def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
@@ -37,14 +49,14 @@ def view(capture: Capture, view: str = "graph", **options: Any) -> Any:
     """The interactive widget of one view of a capture."""
     from .views import JaxmagicWidget
 
-    return JaxmagicWidget(document(capture, view, **options))
+    return JaxmagicWidget(_drawable(capture, view, options))
 
 
 def show(capture: Capture, view: str = "graph", **options: Any) -> None:
     """Display a view in the notebook; outside IPython, print its text summary."""
     from .views import JaxmagicWidget, text_summary
 
-    doc = document(capture, view, **options)
+    doc = _drawable(capture, view, options)
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -60,7 +72,7 @@ def static_html(capture: Capture, view: str = "graph", **options: Any) -> str:
     """The script-free HTML fallback (summary and picture) of one view."""
     from .views import fallback_html
 
-    return fallback_html(document(capture, view, **options))
+    return fallback_html(_drawable(capture, view, options))
 
 
 def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Path | None = None,
@@ -72,7 +84,7 @@ def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Pat
     from .views import page
 
     items = [captures] if isinstance(captures, (Capture, dict)) else list(captures)
-    docs = [item if isinstance(item, dict) else document(item, view) for item in items]
+    docs = [item if isinstance(item, dict) else _drawable(item, view, {}) for item in items]
     text = page(docs, title=title)
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")

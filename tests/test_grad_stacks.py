@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import collections
 import json
-import time
 
 import jax
 import jax.numpy as jnp
@@ -293,15 +292,10 @@ def test_no_differentiation_is_unknown_not_guessed():
     assert regions.regions == [] and regions.residuals == [] and regions.links == {}
 
 
-def test_transformer_step_is_fast():
+def test_transformer_step_has_one_region_and_serialises():
+    """Scale as correctness (bench/grad.py times it)."""
     step, args = transformer_step(12)
-    closed = jax.make_jaxpr(step)(*args)
-    start = time.perf_counter()
-    regions = grad_regions(closed)
-    elapsed = time.perf_counter() - start
-    print(f"\ngrad_regions, 12-layer transformer step: {len(regions.eqns)} eqns, {elapsed * 1e3:.0f} ms, "
-          f"{len(regions.residuals)} residuals, {regions.residual_bytes} bytes")
-    assert elapsed < 0.5
+    regions = grad_regions(jax.make_jaxpr(step)(*args))
     assert len(regions.regions) == 1
     roles = collections.Counter(e.role for e in regions.eqns.values())
     assert roles[FORWARD] > 1000 and roles[BACKWARD] > 1000

@@ -38,6 +38,7 @@ import jax
 import numpy as np
 
 from . import jax_compat, source
+from ..units import bytes_text
 from .record import Finding, SourceLocation
 
 MIN_UNNAMED_BYTES = 1 << 20  # an array constant no user name matches is reported from this size
@@ -311,11 +312,6 @@ def _nbytes(value: Any) -> int:
         return 0
 
 
-def _size_text(n: int) -> str:
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
 
 
 def _function_name(fn: Any) -> str:
@@ -396,14 +392,14 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
                 continue
             reported.add(label)
             findings.append(Finding("global_constant", (
-                f"`{label}` ({how}, {aval}, {_size_text(size)}) is baked into the compiled program as a "
+                f"`{label}` ({how}, {aval}, {bytes_text(size)}) is baked into the compiled program as a "
                 f"constant: JAX read its value when it traced `{name}`, so giving `{label}` a new value later "
                 "changes nothing until JAX traces again, and large constants bloat the program. "
                 "Pass it as an argument instead."), where, "warning"))
         elif size >= min_unnamed_bytes and id(value) not in unnamed:
             unnamed.add(id(value))
             findings.append(Finding("global_constant", (
-                f"An array constant ({aval}, {_size_text(size)}) is baked into the compiled program of `{name}`: "
+                f"An array constant ({aval}, {bytes_text(size)}) is baked into the compiled program of `{name}`: "
                 "an array made outside the traced computation (numpy inside the function, or a value reached "
                 "through an object jaxmagic could not name). Its value is fixed until JAX traces again and it "
                 "makes the program bigger. Pass it as an argument, or build it with jnp inside the function."),

@@ -409,3 +409,24 @@ def drop_scopes(source_info: Any, drop: Callable[[str], bool]) -> Any:
         return source_info.replace(name_stack=type(stack)(kept))
     except Exception:
         return source_info
+
+
+def vmap_sizes(value: Any) -> list[int]:
+    """Axis sizes of the vmaps `value` is batched by, innermost first ([] when not batched).
+
+    Read from JAX's private batching tracer (`_trace.axis_data.size`, `batch_dim`, `val`),
+    duck-typed: another JAX gives [], not an error.
+    """
+    sizes: list[int] = []
+    tracer = value
+    for _ in range(32):  # nested vmaps
+        axis = getattr(getattr(tracer, "_trace", None), "axis_data", None)
+        if axis is None or not isinstance(getattr(axis, "size", None), int):
+            break
+        try:
+            if tracer.batch_dim is not None:
+                sizes.append(axis.size)
+            tracer = tracer.val
+        except AttributeError:
+            break
+    return sizes

@@ -184,6 +184,36 @@ class CellError:
 
 
 @dataclass
+class GradCall:
+    """One differentiation the cell made: a call of a function `jax.grad` & co. returned, or of
+    `jax.vjp` / `jax.jvp` / `jax.linearize` themselves.
+
+    Eager ones (no JAX trace running) carry JAX's exact forward/backward split of the
+    function at this call's avals (`capture/grads.py`; shared by calls with the same function
+    and avals). Ones made while JAX traces (inside a jitted train step, under vmap) carry no
+    split: their eqns are part of the enclosing program, whose recorded jaxpr tells forward
+    from backward by name stack (`capture/grad_stacks.py`); `call` is the recorded jitted call
+    they ran inside, when there is one.
+    """
+
+    index: int
+    kind: str  # "grad" | "value_and_grad" | "vjp" | "jvp" | "linearize" | "jacrev" | "jacfwd"
+    name: str  # the differentiated function's qualified name
+    source: SourceLocation | None  # where the differentiated function is defined
+    call_site: SourceLocation | None  # the user's line that made the call
+    argnums: tuple[int, ...]
+    has_aux: bool
+    args: tuple[ArgSpec, ...]  # avals of the call's arguments (metadata only)
+    traced: bool  # made while JAX was tracing (inside jit, vmap, scan...): no split of its own
+    call: int | None = None  # index of the recorded jitted call it ran inside, if any
+    batch: str | None = None  # "vmap over 32" when made under vmap (per-example gradients)
+    split: Any = None  # grads.GradSplit for eager calls; None when traced or when splitting failed
+    error: str | None = None  # why there is no split, when there should be one
+    start: float = 0.0
+    end: float = 0.0
+
+
+@dataclass
 class Capture:
     """Everything recorded about one cell (or one `with jaxmagic.capture()` block)."""
 
@@ -192,6 +222,7 @@ class Capture:
     arrays: list[Any] = field(default_factory=list)
     keys: list[Any] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    grads: list[GradCall] = field(default_factory=list)  # differentiations, in order
     error: CellError | None = None
     notes: list[str] = field(default_factory=list)
     # JAX's cache log records kept during the capture: (kind, text, perf_counter time); kind is

@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 
-from . import cache_log, jax_compat, jit_patch, miss, monitoring, readiness, source, trace_prints
+from . import cache_log, grad_patch, jax_compat, jit_patch, miss, monitoring, readiness, source, trace_prints
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import signature_of
 
@@ -109,6 +109,10 @@ class CaptureSession:
             if previous is None:  # an outer capture already patched everything
                 jit_patch.patch_jit(stack, self.namespace)
                 jit_patch.wrap_namespace(stack, self.namespace)
+            self._grads = grad_patch.GradLog(self, _recording_call)
+            previous_grads = grad_patch.set_recorder(self)
+            stack.callback(grad_patch.set_recorder, previous_grads)
+            grad_patch.patch_grads(stack, self.namespace)  # patches nothing when an outer capture did
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
             self.capture.notes.extend(self._cache_log.install(stack))
             trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,
@@ -204,6 +208,16 @@ class CaptureSession:
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
         return out
+
+    def record_grad(self, what: grad_patch.Differentiation, run: Any, args: tuple, kwargs: dict,
+                    primals: tuple, primal_kwargs: dict) -> Any:
+        """Run one differentiation (`run(*args, **kwargs)`, exactly once) and record it in `capture.grads`.
+
+        Called by the `grad_patch` stand-ins of `jax.grad` & co.; `primals` are the
+        differentiated function's arguments. Off the jitted-call path: costs nothing per jitted call.
+        """
+        __tracebackhide__ = True
+        return self._grads.record(what, run, args, kwargs, primals, primal_kwargs)
 
     def _watch(self, index: int, out: Any, start: float, end: float) -> None:
         """Wait for this call's outputs (`sync`), or keep a weak reference to poll later."""
@@ -415,6 +429,14 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     `namespace` is where jitted functions are looked up and wrapped for per-call
     recording; by default the caller's module globals, as a notebook uses its user
     namespace. Functions jitted inside the block are always recorded.
+
+    Every differentiation in the block is recorded in `cap.grads` (one `GradCall` each):
+    calls of the functions `jax.grad`, `value_and_grad`, `jacrev` and `jacfwd` return, and
+    calls of `jax.vjp`, `jvp` and `linearize`, eager or inside a jitted function or a vmap.
+    Eager reverse-mode ones also get JAX's forward/backward split, traced once per function
+    and avals right after the call (so the user's Python in the function runs once more,
+    its printing discarded). Grad functions made before the block by the unpatched
+    `jax.grad` are not seen (capture/grad_patch.py).
 
     `values=True` also records forward values: a summary (shape, dtype, min, max, mean,
     NaN/Inf counts, tiny values printed) of every variable of the first call of each

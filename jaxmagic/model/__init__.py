@@ -1,8 +1,11 @@
 """Capture -> JSON documents (docs/schema.md). Pure functions, tested without a browser."""
 
+from .grad import grad_document
 from .graph import derive_edges, function_graph, graph_document
 from .timeline import timeline_document
 
-DOCUMENT_BUILDERS = {"graph": graph_document, "timeline": timeline_document}
+DOCUMENT_BUILDERS = {"graph": graph_document, "timeline": timeline_document, "grad": grad_document}
+DRAWN_KINDS = frozenset({"graph", "timeline"})  # kinds the widget and the static views can draw
 
-__all__ = ["DOCUMENT_BUILDERS", "derive_edges", "function_graph", "graph_document", "timeline_document"]
+__all__ = ["DOCUMENT_BUILDERS", "DRAWN_KINDS", "derive_edges", "function_graph", "grad_document",
+           "graph_document", "timeline_document"]

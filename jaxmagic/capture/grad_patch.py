@@ -1,0 +1,338 @@
+"""Seeing every differentiation of a capture: `jax.grad` & co. replaced for its duration.
+
+`jax.grad`, `value_and_grad`, `jacrev` and `jacfwd` return a function; during a capture they
+return a stand-in for it that reports each call. `jax.vjp`, `jax.jvp` and `jax.linearize`
+report the call itself. Every stand-in passes `*args, **kwargs` to JAX's own object untouched
+(so `holomorphic`, `allow_int`, `reduce_axes` and any keyword a later JAX adds keep working)
+and reads `argnums` / `has_aux` from them only for the record. The user's call runs exactly
+once, first; what is recorded is worked out after it returns.
+
+Nothing here sits on the path of a jitted call: a capture with no differentiation costs
+nothing per call (patching and restoring cost about 55 us per capture). Only the `jax`
+module attributes and the namespace's aliases of them are patched, not JAX's internals:
+`jax.hessian` (which calls JAX's own `jacfwd(jacrev(...))`), grad functions made before
+the capture and modules that ran `from jax import grad` at import time are not seen.
+Functions made during a capture stay stand-ins afterwards: with no capture running they
+only forward, and a later capture records them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import sys
+import time
+import types
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import jax
+import numpy as np
+
+from . import grads, jax_compat, source
+from .record import ArgSpec, GradCall, Signature
+from .signature import _leaf_spec
+
+TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd")  # return a function; its calls are recorded
+CALLS = ("vjp", "jvp", "linearize")  # recorded when called
+SPLIT_KINDS = ("grad", "value_and_grad", "vjp")  # reverse mode: JAX's forward/backward split exists
+JACOBIAN_NOTE = "jacobians are shown as recorded calls only"
+
+_CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # the probe `CaptureSession.record` uses
+_clock = time.perf_counter
+
+
+@dataclass(frozen=True, slots=True)
+class Differentiation:
+    """What one `jax.grad(...)` (or one `jax.vjp(...)` call) differentiates, read from its arguments."""
+
+    kind: str
+    fn: Any  # the differentiated function
+    argnums: tuple[int, ...]
+    has_aux: bool
+
+    @property
+    def name(self) -> str:
+        target = getattr(self.fn, "__wrapped__", self.fn)
+        name = getattr(target, "__qualname__", None) or getattr(self.fn, "__name__", None)
+        if name is None and isinstance(self.fn, functools.partial):
+            name = getattr(self.fn.func, "__qualname__", None)
+        return name or f"<{type(self.fn).__name__}>"
+
+
+class GradRecorder(Protocol):
+    def record_grad(self, what: Differentiation, run: Callable, args: tuple, kwargs: dict,
+                    primals: tuple, primal_kwargs: dict) -> Any: ...
+
+
+_recorder: GradRecorder | None = None  # the innermost running capture session
+
+
+def set_recorder(recorder: GradRecorder | None) -> GradRecorder | None:
+    """Make `recorder` receive differentiations; returns the previous one for restoring."""
+    global _recorder
+    previous, _recorder = _recorder, recorder
+    return previous
+
+
+# ---------------------------------------------------------------------------------------------
+# The stand-ins.
+
+
+def _argnum_tuple(argnums: Any) -> tuple[int, ...]:
+    if isinstance(argnums, (int, np.integer)):
+        return (int(argnums),)
+    try:
+        return tuple(int(n) for n in argnums)
+    except Exception:  # JAX rejects it when the function is called; the record just has none
+        return ()
+
+
+def _recorded_transform(made: Callable, what: Differentiation) -> Callable:
+    """Stand-in for the function `jax.grad(...)` made: forwards, through the running capture if any.
+
+    With no capture running it costs one global read, so a `grad_fn` made in a captured cell
+    and kept stays cheap in later plain cells, and is seen again by later captures.
+    """
+
+    def recorded_transform(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+        recorder = _recorder
+        if recorder is None:
+            return made(*args, **kwargs)
+        return recorder.record_grad(what, made, args, kwargs, args, kwargs)
+
+    functools.update_wrapper(recorded_transform, made)
+    recorded_transform._jaxmagic_made = made  # type: ignore[attr-defined]
+    return recorded_transform
+
+
+@functools.lru_cache(maxsize=32)
+def _signature(original: Callable) -> inspect.Signature:
+    """Read once per process (about 40 us each): every capture patches the same seven functions."""
+    return inspect.signature(original)
+
+
+def _patched_transform(kind: str, original: Callable) -> Callable:
+    signature = _signature(original)
+
+    @functools.wraps(original)
+    def transform(*args: Any, **kwargs: Any) -> Any:
+        made = original(*args, **kwargs)  # bad arguments raise from JAX itself, as without a capture
+        try:
+            bound = signature.bind(*args, **kwargs).arguments
+        except TypeError:
+            return made
+        what = Differentiation(kind, bound["fun"], _argnum_tuple(bound.get("argnums", 0)),
+                               bool(bound.get("has_aux", False)))
+        return _recorded_transform(made, what)
+
+    transform._jaxmagic_original = original  # type: ignore[attr-defined]
+    return transform
+
+
+def _patched_call(kind: str, original: Callable) -> Callable:
+    signature = _signature(original)
+
+    @functools.wraps(original)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        recorder = _recorder
+        if recorder is None:
+            return original(*args, **kwargs)
+        try:
+            bound = signature.bind(*args, **kwargs).arguments
+            primals = bound.get("primals", ())
+            if not isinstance(primals, (tuple, list)):
+                raise TypeError("primals")  # JAX says what is wrong with them
+            primals = tuple(primals)
+            what = Differentiation(kind, bound["fun"], tuple(range(len(primals))),
+                                   bool(bound.get("has_aux", False)))
+        except (TypeError, KeyError):
+            return original(*args, **kwargs)
+        return recorder.record_grad(what, original, args, kwargs, primals, {})
+
+    call._jaxmagic_original = original  # type: ignore[attr-defined]
+    return call
+
+
+def patch_grads(stack: ExitStack, namespace: dict) -> None:
+    """Replace `jax.grad` & co. and their `from jax import grad` bindings for the capture's duration.
+
+    Each undo is registered right after its patch, so any exit restores JAX's objects. A
+    nested capture finds them patched and patches nothing.
+    """
+    patched_of: dict[Any, Any] = {}  # original -> patched (functions hash by identity)
+    for kind in (*TRANSFORMS, *CALLS):
+        original = getattr(jax, kind)
+        if getattr(original, "_jaxmagic_original", None) is not None:  # an outer capture's patch
+            continue
+        patched = (_patched_transform if kind in TRANSFORMS else _patched_call)(kind, original)
+        setattr(jax, kind, patched)
+        stack.callback(setattr, jax, kind, original)
+        patched_of[original] = patched
+    if not patched_of:
+        return
+
+    aliases: list[tuple[str, Any, Any]] = []
+    stack.callback(_restore_aliases, namespace, aliases)  # first: an interrupted rebinding is undone too
+    # One pass, type test first: a notebook namespace holds arrays, which cannot be hashed.
+    function = types.FunctionType
+    found = [(name, value) for name, value in namespace.items() if type(value) is function and value in patched_of]
+    for name, original in found:
+        aliases.append((name, original, patched_of[original]))
+        namespace[name] = patched_of[original]
+
+
+def _restore_aliases(namespace: dict, aliases: list[tuple[str, Any, Any]]) -> None:
+    for name, original, patched in aliases:
+        if namespace.get(name) is patched:
+            namespace[name] = original
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording.
+
+
+class GradLog:
+    """Appends one `GradCall` per differentiation to a session's capture.
+
+    `owner` is the capture session: its `capture` receives the records and its `_collecting`
+    flag is set while the split is traced, so JAX events and nested differentiations of our
+    own tracing are not recorded as the user's. `recording_call(frame)` gives the index of the
+    recorded jitted call a frame runs inside.
+    """
+
+    def __init__(self, owner: Any, recording_call: Callable[[Any], int | None]):
+        self._owner = owner
+        self._recording_call = recording_call
+        # (id(fn), argnums, has_aux, signature key) -> (fn, split, error): one split per function
+        # and avals; `fn` is held so its id is not reused by another function during the capture.
+        self._splits: dict[tuple, tuple[Any, Any, str | None]] = {}
+
+    def record(self, what: Differentiation, run: Callable, args: tuple, kwargs: dict,
+               primals: tuple, primal_kwargs: dict) -> Any:
+        """Call `run(*args, **kwargs)` once and return exactly its result; record it afterwards.
+
+        The record is appended before the call so that records are in the order the calls
+        started (a `grad` of a `grad` records the outer one first); its other fields are filled
+        after the call returns or raises.
+        """
+        __tracebackhide__ = True
+        owner = self._owner
+        if owner._collecting:  # our own tracing of a split runs the user's code again
+            return run(*args, **kwargs)
+        traced = _CURRENT_TRACE.value is not _NO_TRACE
+        grads_list = owner.capture.grads
+        rec = GradCall(index=len(grads_list), kind=what.kind, name=what.name, source=None, call_site=None,
+                       argnums=what.argnums, has_aux=what.has_aux, args=(), traced=traced)
+        grads_list.append(rec)
+        frame = sys._getframe(1)
+        start = _clock()
+        try:
+            out = run(*args, **kwargs)
+        except BaseException as exc:
+            rec.start, rec.end = start, _clock()
+            self._describe(rec, what, frame, primals, primal_kwargs, exc)
+            raise
+        rec.start, rec.end = start, _clock()
+        self._describe(rec, what, frame, primals, primal_kwargs, None)
+        return out
+
+    def _describe(self, rec: GradCall, what: Differentiation, frame: Any, primals: tuple,
+                  primal_kwargs: dict, error: BaseException | None) -> None:
+        """Fill the record; a failure of ours becomes a capture note, never the user's exception."""
+        try:
+            rec.source = source.function_location(what.fn)
+            rec.call_site = source.caller_location(frame)
+            rec.args = arg_specs(what.fn, primals, primal_kwargs)
+            rec.call = self._recording_call(frame)
+            if rec.traced:
+                rec.batch = batch_text(primals, primal_kwargs)
+            if error is not None:
+                rec.error = f"the call raised {type(error).__name__}: {error}"
+            elif what.kind in ("jacrev", "jacfwd"):
+                rec.error = None if rec.traced else JACOBIAN_NOTE
+            elif what.kind in SPLIT_KINDS and not rec.traced:
+                rec.split, rec.error = self._split(rec, what, primals, primal_kwargs)
+            # jvp / linearize: forward mode has no backward pass, so no split (the model shows the jvp graph)
+        except Exception as exc:
+            self._owner.capture.notes.append(
+                f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}")
+
+    def _split(self, rec: GradCall, what: Differentiation, primals: tuple,
+               primal_kwargs: dict) -> tuple[Any, str | None]:
+        """JAX's forward/backward split at these avals, traced once per (function, avals).
+
+        Traced on abstract values (`ShapeDtypeStruct`s), so no array of the call is kept.
+        The user's Python runs once more while it is traced: what it prints then is discarded.
+        """
+        key = (id(what.fn), what.argnums, what.has_aux, Signature(rec.args).key)
+        known = self._splits.get(key)
+        if known is not None:
+            return known[1], known[2]
+        owner = self._owner
+        split, error = None, None
+        owner._collecting = True
+        try:
+            abstract = jax.tree_util.tree_map(_abstract, (primals, primal_kwargs))
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                split = grads.grad_split(what.fn, abstract[0], abstract[1], what.argnums, what.has_aux)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            owner.capture.notes.append(f"no forward/backward split for {rec.name}: {error}")
+        finally:
+            owner._collecting = False
+        self._splits[key] = (what.fn, split, error)
+        return split, error
+
+
+def _abstract(leaf: Any) -> Any:
+    """A `ShapeDtypeStruct` for an array leaf (avals only); other leaves as they are."""
+    if isinstance(leaf, (jax.Array, np.ndarray)):
+        aval = jax_compat.aval_of(leaf)
+        return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=bool(getattr(aval, "weak_type", False)))
+    return leaf
+
+
+def _parameter_names(fn: Any) -> list[str]:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def arg_specs(fn: Any, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
+    """One `ArgSpec` per leaf of the differentiated arguments, named by `fn`'s parameters (avals only)."""
+    names = _parameter_names(fn)
+    specs: list[ArgSpec] = []
+
+    def add(path: str, value: Any) -> None:
+        for key_path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            specs.append(_leaf_spec(path + jax.tree_util.keystr(key_path), leaf, False))
+
+    for i, value in enumerate(args):
+        add(names[i] if i < len(names) else f"args[{i}]", value)
+    for name in sorted(kwargs):
+        add(name, kwargs[name])
+    return tuple(specs)
+
+
+def batch_text(args: tuple, kwargs: dict) -> str | None:
+    """"vmap over 32" when an argument is batched by vmap ("vmap over 4 × 8" for nested vmaps).
+
+    None when no argument is batched or the size is unknown: under `vmap(jit(...))` the
+    jitted body is traced unbatched and its tracers carry no axis.
+    """
+    best: list[int] = []
+    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+        sizes = jax_compat.vmap_sizes(leaf)
+        if len(sizes) > len(best):
+            best = sizes
+    if not best:
+        return None
+    return "vmap over " + " × ".join(str(n) for n in reversed(best))

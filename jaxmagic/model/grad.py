@@ -1,0 +1,382 @@
+"""Capture -> grad document (kind "grad", docs/schema.md): what each differentiation saved and did.
+
+Two origins, because JAX leaves two kinds of record:
+
+* `origin: "split"`: an eager `jax.grad` & co. call carries JAX's exact vjp split
+  (`capture/grads.py`): the forward and backward jaxprs become graph-document functions
+  (built by `model.graph.function_graph`, so the graph viewer renders them unchanged), and the
+  split's residuals, links and recomputed eqns are re-expressed as node and var ids of those
+  graphs.
+* `origin: "jit"`: a differentiation inside a recorded jitted call (a train step) has no split
+  of its own; the whole jitted jaxpr is one graph, and `capture/grad_stacks.py` tells its eqns
+  apart by name stack. Its eqn keys are joined to node ids by position: both number eqns in
+  pre-order with sub-jaxprs in sorted param order, which is checked primitive by primitive.
+
+Pure functions of a `Capture`: no IPython, no widgets; the result is plain JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+from ..capture import jax_compat
+from ..capture.grad_stacks import GradRegions, grad_regions
+from ..capture.record import Capture, GradCall, JitCall
+from ..units import bytes_text
+from .document import envelope, source_json
+from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
+
+VERSION = 1
+TOP_RESIDUALS = 5  # largest residuals reported as findings
+
+Path = tuple[int, ...]
+
+
+def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
+    """The `%%grad_graph` document for a capture: one entry per differentiation, in cell order."""
+    notes: list[str] = []
+    timed: list[tuple[float, int, Any]] = []  # (start, order, builder) so both origins interleave in cell order
+
+    splits: dict[int, list[GradCall]] = {}
+    missing: dict[tuple, int] = {}  # (kind, name, site, error) -> calls with no split and no entry
+    for call in capture.grads:
+        if call.split is not None:
+            splits.setdefault(id(call.split), []).append(call)
+        elif not call.traced:
+            key = (call.kind, call.name, _at(call.call_site), call.error)
+            missing[key] = missing.get(key, 0) + 1
+    for (kind, name, site, error), count in missing.items():
+        if error and any(error in note for note in capture.notes):
+            continue  # the capture already said why
+        why = (f": {error}" if error else ": forward mode has no backward pass" if kind in ("jvp", "linearize")
+               else "")
+        notes.append(f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no forward/backward "
+                     f"split{why}")
+    for calls in splits.values():
+        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, max_eqns, notes)))
+
+    jit_entries, _ = _function_entries(capture)
+    claimed: set[int] = set()
+    for first, calls in jit_entries:
+        indices = {c.index for c in calls}
+        traced = [g for g in capture.grads if g.traced and g.split is None and g.call in indices]
+        if first.jaxpr is None:
+            continue
+        regions = grad_regions(first.jaxpr)
+        if not regions.by_name_stack:
+            if traced:
+                claimed.update(id(g) for g in traced)
+                notes.append(f"{first.name}: {len(traced)} differentiation(s) ran inside it, but its jaxpr carries no "
+                             "jvp/transpose name stacks, so forward and backward cannot be told apart there")
+            continue
+        claimed.update(id(g) for g in traced)
+        timed.append((first.start, len(timed), lambda eid, first=first, calls=calls, regions=regions, traced=traced:
+                      _jit_entry(eid, first, calls, regions, traced, max_eqns, notes)))
+    stray = [g for g in capture.grads if g.traced and g.split is None and id(g) not in claimed]
+    if stray:
+        where = ", ".join(sorted({f"{g.kind} of {g.name}{_at(g.call_site)}" + (f" ({g.batch})" if g.batch else "")
+                                  for g in stray})[:5])
+        notes.append(f"{len(stray)} differentiation(s) ran while JAX traced something other than a recorded jitted "
+                     f"call (no graph of their own): {where}")
+
+    entries = []
+    for _, _, build in sorted(timed, key=lambda t: (t[0], t[1])):
+        entry = build(f"d{len(entries)}")
+        if entry is not None:
+            entries.append(entry)
+    total = sum(e["residual_bytes"] for e in entries)
+    if entries:
+        title = (f"%%grad_graph: {len(entries)} differentiation{'s' * (len(entries) != 1)}, "
+                 f"{bytes_text(total)} of residuals")
+    else:
+        title = "%%grad_graph: nothing was differentiated in this cell"
+    return envelope("grad", VERSION, title, capture, notes, entries=entries, residual_bytes=total,
+                    findings=_findings(entries, total))
+
+
+# ---------------------------------------------------------------------------------------------
+# Eager differentiations: JAX's exact split.
+
+
+def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str]) -> dict:
+    first = calls[0]
+    split = first.split
+    fwd = _graph(f"{eid}-forward", f"forward of {first.name}", split.forward, first, len(calls), max_eqns, notes)
+    bwd = _graph(f"{eid}-backward", f"backward of {first.name}", split.backward, first, len(calls), max_eqns, notes)
+    fwd_ids, bwd_ids = _node_ids(split.forward, fwd), _node_ids(split.backward, bwd)
+    leaf_paths = _leaf_paths(first, split)
+
+    fwd_user = _user_paths(split.links.forward_paths, split.links.nested, "forward", fwd_ids)
+    bwd_user = _user_paths(split.links.backward_paths, split.links.nested, "backward", bwd_ids)
+    user_ops = _user_ops(split.user, set(fwd_user.values()) | set(bwd_user.values()))
+    links = {"backward": _backward_to_forward(bwd_user, fwd_user, fwd, bwd, user_ops),
+             "forward": {nid: _uid(p) for nid, p in fwd_user.items()},
+             "backward_user": {nid: _uid(p) for nid, p in bwd_user.items()}}
+
+    residuals = _split_residuals(split, fwd, bwd, fwd_ids, bwd_ids, fwd_user, leaf_paths)
+    recomputed = [bwd_ids[p] for p in split.recomputed_paths if p in bwd_ids]
+    bwd_outs = bwd["groups"][0]["outvars"]
+    grads_of = []
+    for j, k in enumerate(split.diff_leaves):
+        out = bwd_outs[j] if j < len(bwd_outs) else {}
+        grads_of.append({"path": leaf_paths[k], "aval": jax_compat.short_aval(split.forward.jaxpr.invars[k].aval),
+                         "output": j, "var": out.get("var"), **({"lit": out["lit"]} if "lit" in out else {})})
+    if fwd["truncated"] or bwd["truncated"]:
+        notes.append(f"{first.name}: the forward or backward graph was cut at {max_eqns} eqns; residuals, links and "
+                     "recomputed eqns past the cut are left out")
+    return {"id": eid, "origin": "split", "kind": first.kind, "name": first.name, "source": source_json(first.source),
+            "call_site": source_json(first.call_site), "calls": len(calls), "argnums": list(first.argnums),
+            "has_aux": first.has_aux, "batch": first.batch, "n_out": split.n_out, "n_aux": split.n_aux,
+            "forward": fwd, "backward": bwd, "residuals": residuals,
+            "residual_bytes": sum(r["bytes"] for r in residuals), "user_ops": user_ops, "links": links,
+            "recomputed": recomputed, "grads_of": grads_of}
+
+
+def _graph(fid: str, name: str, closed: Any, call: GradCall, calls: int, max_eqns: int, notes: list[str]) -> dict:
+    fn = function_graph(fid, name, closed, max_eqns, notes=notes)
+    fn.update(signature=", ".join(jax_compat.short_aval(a) for a in closed.in_avals),
+              source=source_json(call.source), calls=calls)
+    return fn
+
+
+def _node_paths(closed: Any, limit: int) -> list[Path]:
+    """Path of each eqn in `function_graph`'s node order: (i,) top level, (i, k, j, ...) for eqn j of the
+    k-th sub-jaxpr (sorted param order) of eqn i: the path form of `GradLinks.nested`."""
+    out: list[Path] = []
+
+    def walk(jaxpr: Any, prefix: Path) -> None:
+        for i, eqn in enumerate(jaxpr.eqns):
+            if len(out) >= limit:
+                return
+            out.append((*prefix, i))
+            for k, (_, sub) in enumerate(sub_jaxprs(eqn)):
+                walk(_open(sub), (*prefix, i, k))
+
+    walk(_open(closed), ())
+    return out
+
+
+def _node_ids(closed: Any, fn: dict) -> dict[Path, str]:
+    return {path: node["id"] for path, node in zip(_node_paths(closed, len(fn["nodes"])), fn["nodes"])}
+
+
+def _user_paths(top: list, nested: dict, side: str, ids: dict[Path, str]) -> dict[str, Path]:
+    """Node id -> the user eqn path it comes from, for the nodes that have one."""
+    out = {}
+    for path, nid in ids.items():
+        user = top[path[0]] if len(path) == 1 else nested.get((side, path))
+        if user is not None:
+            out[nid] = tuple(user)
+    return out
+
+
+def _uid(path: Path) -> str:
+    return "u" + ".".join(map(str, path))
+
+
+def _user_ops(user: Any, paths: set[Path]) -> list[dict]:
+    """The user's eqns that links point at: a path names eqn p[-1] of the `jaxpr` bodies along p."""
+    out = []
+    for path in sorted(paths):
+        jaxpr, eqn = _open(user), None
+        try:
+            for depth, i in enumerate(path):
+                if depth:
+                    jaxpr = _open(eqn.params["jaxpr"])
+                eqn = jaxpr.eqns[i]
+        except (KeyError, IndexError):
+            continue
+        stack = jax_compat.name_stack_text(eqn.source_info)
+        out.append({"id": _uid(path), "path": list(path), "prim": eqn.primitive.name,
+                    "scope": [p for p in stack.split("/") if p] if stack else [], "src": _eqn_source(eqn)})
+    return out
+
+
+def _backward_to_forward(bwd_user: dict[str, Path], fwd_user: dict[str, Path], fwd: dict, bwd: dict,
+                         user_ops: list[dict]) -> dict[str, str]:
+    """The forward node each backward node differentiates: among the forward nodes of the same user eqn,
+    the one doing the user's own primitive (the `tanh` rather than its `1 - y`), else the one with the
+    backward node's primitive, else the first. A user eqn with no forward node falls back to its holder."""
+    by_user: dict[Path, list[dict]] = {}
+    fwd_nodes = {n["id"]: n for n in fwd["nodes"]}
+    for nid, path in fwd_user.items():
+        by_user.setdefault(path, []).append(fwd_nodes[nid])
+    user_prim = {tuple(u["path"]): u["prim"] for u in user_ops}
+    bwd_prim = {n["id"]: n["prim"] for n in bwd["nodes"]}
+    out = {}
+    for nid, path in bwd_user.items():
+        while path and path not in by_user:
+            path = path[:-1]
+        if not path:
+            continue
+        candidates = by_user[path]
+        pick = (next((n for n in candidates if n["prim"] == user_prim.get(path)), None)
+                or next((n for n in candidates if n["prim"] == bwd_prim[nid]), None) or candidates[0])
+        out[nid] = pick["id"]
+    return out
+
+
+def _split_residuals(split: Any, fwd: dict, bwd: dict, fwd_ids: dict[Path, str], bwd_ids: dict[Path, str],
+                     fwd_user: dict[str, Path], leaf_paths: list[str]) -> list[dict]:
+    """One record per value saved (a value JAX hands to the backward twice is stored once)."""
+    fj = split.forward.jaxpr
+    fwd_outs, bwd_ins = fwd["groups"][0]["outvars"], bwd["groups"][0]["invars"]
+    fwd_nodes = {n["id"]: n for n in fwd["nodes"]}
+    records: dict[Any, dict] = {}
+    for r in split.residuals:
+        atom = fj.outvars[split.n_primal_out + r.index]
+        key = ("literal", r.index) if jax_compat.is_literal(atom) else atom
+        operand = fwd_outs[split.n_primal_out + r.index] if split.n_primal_out + r.index < len(fwd_outs) else {}
+        record = records.get(key)
+        if record is None:
+            producer: Any
+            if isinstance(r.producer, int):
+                producer = fwd_ids.get((r.producer,))
+            elif r.producer[0] == "input":
+                producer = {"input": r.producer[1], "path": leaf_paths[r.producer[1]]}
+            elif r.producer[0] == "literal":
+                producer = {"literal": operand.get("lit", "")}
+            else:
+                producer = {"const": r.producer[1]}
+            record = records[key] = {
+                "id": f"r{len(records)}", "aval": r.aval, "bytes": r.bytes, "producer": producer,
+                "forward_var": operand.get("var"), "backward_vars": [], "consumers": [],
+                "source": fwd_nodes[producer]["src"] if isinstance(producer, str) else None,
+                "user": _uid(fwd_user[producer]) if isinstance(producer, str) and producer in fwd_user else None}
+        if r.index < len(bwd_ins):
+            record["backward_vars"].append(bwd_ins[r.index])
+        for c in r.consumers:
+            nid = bwd_ids.get((c,))
+            if nid is not None and nid not in record["consumers"]:
+                record["consumers"].append(nid)
+    return list(records.values())
+
+
+def _leaf_paths(call: GradCall, split: Any) -> list[str]:
+    """Pytree path of every input leaf (`params['w1']`): the call's own argument specs (named by the
+    function's parameters) where they cover the leaves, else positions in the split's input tree
+    (`args[0]['w1']`)."""
+    n = split.in_tree.num_leaves
+    specs = [a for a in call.args if not a.static]
+    if len(specs) == n:
+        return [a.path for a in specs]
+    out = _positional_paths(split.in_tree)
+    if len(specs) == len(split.diff_leaves):  # specs of the differentiated arguments only
+        for k, spec in zip(split.diff_leaves, specs):
+            out[k] = spec.path
+    return out
+
+
+def _positional_paths(in_tree: Any) -> list[str]:
+    n = in_tree.num_leaves
+    placeholder = jax.tree_util.tree_unflatten(in_tree, list(range(n)))
+    out = []
+    for keys, _ in jax.tree_util.tree_flatten_with_path(placeholder)[0]:
+        where, rest = keys[0], keys[1:]
+        if getattr(where, "idx", None) == 0:  # positional arguments
+            head = f"args[{rest[0].idx}]"
+        else:
+            head = str(getattr(rest[0], "key", rest[0]))
+        out.append(head + jax.tree_util.keystr(tuple(rest[1:])))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Differentiations inside a recorded jitted call: roles by name stack.
+
+
+def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegions, traced: list[GradCall],
+               max_eqns: int, notes: list[str]) -> dict | None:
+    program = function_graph(f"{eid}-program", first.name, first.jaxpr, max_eqns, notes=notes)
+    program.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
+                   cache_hits=sum(c.cache_hit for c in calls))
+    node_of: dict[tuple, str] = {}
+    for key, node in zip(regions.eqns, program["nodes"]):
+        if node["prim"] != regions.eqns[key].primitive:
+            notes.append(f"{first.name}: the eqn walk of the graph and of the name-stack roles disagree at "
+                         f"{node['id']} ({node['prim']} vs {regions.eqns[key].primitive}); no grad entry")
+            return None
+        node_of[key] = node["id"]
+    if program["truncated"]:
+        notes.append(f"{first.name}: the program graph was cut at {max_eqns} eqns; roles, residuals and links past "
+                     "the cut are left out")
+    roles = {node_of[k]: e.role for k, e in regions.eqns.items() if k in node_of}
+    out_regions = []
+    for region in regions.regions:
+        residuals = []
+        for n, index in enumerate(region.residuals):
+            r = regions.residuals[index]
+            producer = node_of.get(r.producer) if r.producer is not None else None
+            residuals.append({"id": f"r{region.index}.{n}", "aval": r.aval, "bytes": r.nbytes, "origin": r.origin,
+                              "producer": producer,
+                              "consumers": [node_of[c] for c in r.consumers if c in node_of],
+                              "source": _node_src(program, producer)})
+        members = set(region.backward)
+        links = {node_of[b]: {"forward": [node_of[f] for f in link.forward if f in node_of], "kind": link.kind,
+                              "source": link.source}
+                 for b, link in regions.links.items() if b in members and b in node_of}
+        recomputed = [node_of[k] for k in region.backward if k in node_of and regions.eqns[k].recomputed]
+        owner = region.container[:-1] if region.container else None
+        out_regions.append({"index": region.index, "prefix": region.prefix, "occurrence": region.occurrence,
+                            "container": node_of.get(owner) if owner else None,
+                            "n_forward": len(region.forward), "n_backward": len(region.backward),
+                            "n_recomputed": region.recomputed, "residuals": residuals,
+                            "residual_bytes": region.residual_bytes, "links": links, "recomputed": recomputed})
+    notes.extend(f"{first.name}: {note}" for note in regions.notes)
+    sites: dict[tuple, dict] = {}
+    for g in traced:
+        site = source_json(g.call_site)
+        key = (g.kind, g.name, None if site is None else (site["file"], site["line"]))
+        entry = sites.setdefault(key, {"kind": g.kind, "name": g.name, "site": site, "batch": g.batch, "count": 0})
+        entry["count"] += 1
+    counts = {role: 0 for role in ("forward", "backward", "other", "unknown")}
+    for role in roles.values():
+        counts[role] = counts.get(role, 0) + 1
+    return {"id": eid, "origin": "jit", "name": first.name, "source": source_json(first.source),
+            "call_site": source_json(first.call_site), "calls": len(calls), "program": program, "roles": roles,
+            "regions": out_regions, "grad_calls": len(traced), "grad_sites": list(sites.values()),
+            "residual_bytes": sum(r["residual_bytes"] for r in out_regions),
+            "totals": {"n_regions": len(out_regions), "n_residuals": sum(len(r["residuals"]) for r in out_regions),
+                       **{f"n_{role}": n for role, n in counts.items()},
+                       "n_recomputed": sum(r["n_recomputed"] for r in out_regions)}}
+
+
+def _node_src(fn: dict, nid: str | None) -> dict | None:
+    if nid is None:
+        return None
+    return fn["nodes"][int(nid[1:])]["src"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Findings.
+
+
+def _findings(entries: list[dict], total: int) -> list[dict]:
+    found = []
+    for entry in entries:
+        residuals = (entry["residuals"] if entry["origin"] == "split"
+                     else [r for region in entry["regions"] for r in region["residuals"]])
+        found.extend((r["bytes"], entry, r) for r in residuals)
+    out = []
+    if found:
+        count = len(found)
+        out.append({"kind": "residual_memory", "severity": "info", "entry": None, "residual": None, "source": None,
+                    "message": f"{count} residual{'s' * (count != 1)} hold {bytes_text(total)} between the forward "
+                               "and the backward pass"})
+    found.sort(key=lambda t: -t[0])
+    for nbytes, entry, r in found[:TOP_RESIDUALS]:
+        if nbytes <= 0:
+            break
+        where = f" ({r['source']['file']}:{r['source']['line']})" if r.get("source") else ""
+        out.append({"kind": "large_residual", "severity": "info", "entry": entry["id"], "residual": r["id"],
+                    "source": r.get("source"),
+                    "message": f"{entry['name']}: residual {r['aval']} holds {bytes_text(nbytes)}{where}"})
+    return out
+
+
+
+
+def _at(site: Any) -> str:
+    return f" at {site.file}:{site.line}" if site is not None else ""

@@ -1,0 +1,378 @@
+"""The grad document (`model/grad.py`): every residual, link and gradient checked against JAX's own answers.
+
+Residuals are compared with `saved_residuals` (what JAX's vjp keeps for the backward pass) as
+multisets of avals and in total bytes; every id the document names must be a real node or var of
+the graph it points into, and the var a residual names must be what that node produces or reads.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmagic
+from bench.programs import transformer_step
+from jaxmagic.capture import jax_compat
+from jaxmagic.capture.grads import grad_split
+from jaxmagic.capture.record import ArgSpec, Capture, GradCall, SourceLocation
+from jaxmagic.model.grad import grad_document
+from tests.grad_programs import block_args, block_loss, remat_loss, stacked_blocks
+
+try:  # the public name moved between JAX versions; the function is the same
+    from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined]
+except ImportError:
+    from jax._src.ad_checkpoint import saved_residuals
+
+SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs
+
+
+def mlp_loss(params, x):
+    h = x
+    for name in ("w1", "w2", "w3"):
+        h = jnp.tanh(h @ params[name] + params["b"])
+    return jnp.mean(h ** 2)
+
+
+def mlp_args():
+    ks = jax.random.split(jax.random.key(0), 3)
+    params = {f"w{i + 1}": jax.random.normal(k, (6, 6)) * 0.3 for i, k in enumerate(ks)}
+    params["b"] = jnp.full(6, 0.1)
+    return params, jax.random.normal(jax.random.key(1), (4, 6))
+
+
+
+
+
+
+
+
+def remat_args():
+    return jnp.ones((4, 4)) * 0.3, jnp.ones((3, 4))
+
+
+CASES = {"mlp": (mlp_loss, mlp_args), "transformer_block": (block_loss, block_args), "remat": (remat_loss, remat_args)}
+
+
+def arg_specs(names, args) -> tuple[ArgSpec, ...]:
+    """One spec per leaf, named as the capture names arguments (`params['w1']`)."""
+    return tuple(ArgSpec(path=name + jax.tree_util.keystr(kp), aval=jax_compat.short_aval(jax.typeof(leaf)))
+                 for name, value in zip(names, args) for kp, leaf in jax.tree_util.tree_flatten_with_path(value)[0])
+
+
+def grad_call(f, args, name=None, names=("params", "x"), index=0, specs=True, split=None) -> GradCall:
+    return GradCall(index=index, kind="grad", name=name or f.__name__, source=None, call_site=None, argnums=(0,),
+                    has_aux=False, args=arg_specs(names, args) if specs else (), traced=False,
+                    split=split if split is not None else grad_split(f, args))
+
+
+def split_entry(f, args, **kw) -> dict:
+    doc = grad_document(Capture(grads=[grad_call(f, args, **kw)]))
+    assert [e["origin"] for e in doc["entries"]] == ["split"]
+    return doc["entries"][0]
+
+
+def jax_residuals(f, *args) -> collections.Counter:
+    """JAX's residuals as avals, less those "from a literal": a constant known at trace time stays
+    inline in the backward eqn that reads it (see docs/design.md), so no memory holds it."""
+    return collections.Counter(jax_compat.short_aval(aval) for aval, src in saved_residuals(f, *args)
+                               if src != "from a literal")
+
+
+def nbytes(aval_text: str) -> int:
+    dtype, dims = re.fullmatch(r"(\w+)\[([\d,]*)\]", aval_text).groups()
+    size = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "f64": 8, "bool": 1}[dtype]
+    return size * int(np.prod([int(d) for d in dims.split(",") if d], dtype=np.int64))
+
+
+def by_id(items):
+    return {item["id"]: item for item in items}
+
+
+# ---------------------------------------------------------------------------------------------
+# Eager splits
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_split_residuals_equal_saved_residuals(name):
+    f, make = CASES[name]
+    args = make()
+    entry = split_entry(f, args, names=("w", "x") if name == "remat" else ("params", "x"))
+    kept = [r for r in entry["residuals"] if not (isinstance(r["producer"], dict) and "literal" in r["producer"])]
+    theirs = jax_residuals(lambda p: f(p, *args[1:]), args[0])
+    assert collections.Counter(r["aval"] for r in kept) == theirs
+    assert sum(r["bytes"] for r in kept) == sum(nbytes(a) * n for a, n in theirs.items()) > 0
+    assert entry["residual_bytes"] == sum(r["bytes"] for r in entry["residuals"])
+
+    fwd, bwd = entry["forward"], entry["backward"]
+    fwd_nodes, bwd_nodes = by_id(fwd["nodes"]), by_id(bwd["nodes"])
+    fwd_vars, bwd_vars = by_id(fwd["vars"]), by_id(bwd["vars"])
+    fwd_outs = [o.get("var") for o in fwd["groups"][0]["outvars"]]
+    bwd_ins = bwd["groups"][0]["invars"]
+    for r in entry["residuals"]:
+        assert r["backward_vars"] and all(v in bwd_ins and bwd_vars[v]["aval"] == r["aval"] for v in r["backward_vars"])
+        if isinstance(r["producer"], str):  # a forward node makes it, and its output is what the forward returns
+            assert r["forward_var"] in fwd_nodes[r["producer"]]["outs"] and r["forward_var"] in fwd_outs
+            assert fwd_vars[r["forward_var"]]["aval"] == r["aval"] and r["source"] is not None
+        elif "input" in r["producer"]:
+            k = r["producer"]["input"]
+            assert fwd["groups"][0]["invars"][k] == r["forward_var"]
+        for c in r["consumers"]:  # every consumer is a backward node reading it
+            assert any(op.get("var") in r["backward_vars"] for op in bwd_nodes[c]["ins"])
+        assert r["consumers"] or any(o.get("var") in r["backward_vars"] for o in bwd["groups"][0]["outvars"])
+
+
+def test_mlp_links_every_backward_node_to_a_forward_node():
+    entry = split_entry(mlp_loss, mlp_args())
+    fwd_nodes, bwd_nodes = by_id(entry["forward"]["nodes"]), by_id(entry["backward"]["nodes"])
+    links, users = entry["links"], by_id(entry["user_ops"])
+    assert set(links["backward"]) == set(bwd_nodes) and len(bwd_nodes) > 20
+    assert set(links["forward"]) == set(fwd_nodes)
+    assert set(links["forward"].values()) | set(links["backward_user"].values()) <= set(users)
+    for b, f in links["backward"].items():
+        assert f in fwd_nodes
+        # the backward node and its forward node come from the same user op
+        assert links["backward_user"][b] == links["forward"][f]
+        if bwd_nodes[b]["prim"] == "dot_general":
+            assert fwd_nodes[f]["prim"] == "dot_general"
+        if users[links["forward"][f]]["prim"] == "tanh":
+            assert fwd_nodes[f]["prim"] == "tanh"  # the user's op, not the `1 - y` JAX adds beside it
+    dots = {b for b, n in bwd_nodes.items() if n["prim"] == "dot_general"}
+    assert len(dots) >= 5  # x @ w differentiates into two dot_generals per layer, less the unneeded first dx
+    for u in entry["user_ops"]:
+        assert u["src"] is not None and u["src"]["func"] == "mlp_loss"
+
+
+def test_checkpointed_block_marks_recomputed_backward_nodes():
+    entry = split_entry(remat_loss, remat_args(), names=("w", "x"))
+    bwd_nodes = by_id(entry["backward"]["nodes"])
+    assert entry["recomputed"] and all(n in bwd_nodes for n in entry["recomputed"])
+    groups = by_id(entry["backward"]["groups"])
+    # recomputation happens inside the backward's checkpoint body, never at its top level
+    assert all(bwd_nodes[n]["group"] != entry["backward"]["root"] for n in entry["recomputed"])
+    owners = {groups[bwd_nodes[n]["group"]]["node"] for n in entry["recomputed"]}
+    assert all(bwd_nodes[o]["prim"] in ("remat2", "checkpoint") or bwd_nodes[o]["group"] != entry["backward"]["root"]
+               for o in owners)
+    # what is recomputed is forward work of the checkpointed body, and never the user's sin itself: its
+    # output is "a", which the policy saves (its derivative cos is recomputed, as is -sin for the cos)
+    users = by_id(entry["user_ops"])
+    remat = next(u["path"][0] for u in entry["user_ops"] if u["prim"] in ("remat2", "checkpoint"))
+    for n in entry["recomputed"]:
+        user = users[entry["links"]["backward_user"][n]]
+        assert user["path"][0] == remat and len(user["path"]) == 2
+        assert (user["prim"], bwd_nodes[n]["prim"]) != ("sin", "sin")
+    assert {bwd_nodes[n]["prim"] for n in entry["recomputed"]} & {"cos", "tanh", "exp"}
+    assert split_entry(mlp_loss, mlp_args())["recomputed"] == []
+
+
+def test_grads_of_names_each_param_leaf_with_its_aval():
+    params, x = mlp_args()
+    entry = split_entry(mlp_loss, (params, x))
+    want = {f"params[{name!r}]": jax_compat.short_aval(jax.typeof(v)) for name, v in params.items()}
+    got = {g["path"]: g["aval"] for g in entry["grads_of"]}
+    assert got == want
+    outs = entry["backward"]["groups"][0]["outvars"]
+    bwd_vars = by_id(entry["backward"]["vars"])
+    for g in entry["grads_of"]:
+        assert outs[g["output"]]["var"] == g["var"] and bwd_vars[g["var"]]["aval"] == g["aval"]
+    # without the call's argument specs, paths fall back to positions in the same pytree
+    entry = split_entry(mlp_loss, (params, x), specs=False)
+    assert {g["path"] for g in entry["grads_of"]} == {f"args[0][{name!r}]" for name in params}
+    inputs = [r["producer"] for r in entry["residuals"] if isinstance(r["producer"], dict) and "input" in r["producer"]]
+    assert "args[1]" in {p["path"] for p in inputs}  # x, saved for dw
+
+
+def test_calls_sharing_a_split_are_one_entry_and_errors_are_notes():
+    params, x = mlp_args()
+    first = grad_call(mlp_loss, (params, x))
+    again = grad_call(mlp_loss, (params, x), index=1, split=first.split)
+    failed = GradCall(index=2, kind="vjp", name="broken", source=None, argnums=(0,), has_aux=False, args=(),
+                      traced=False, call_site=SourceLocation("cell.py", 7), error="TypeError: not differentiable")
+    stray = GradCall(index=3, kind="grad", name="per_example", source=None, call_site=None, argnums=(0,),
+                     has_aux=False, args=(), traced=True, batch="vmap over 32")
+    doc = grad_document(Capture(grads=[first, again, failed, stray]))
+    assert [(e["origin"], e["calls"]) for e in doc["entries"]] == [("split", 2)]
+    assert any("broken at cell.py:7" in n and "not differentiable" in n for n in doc["notes"])
+    assert any("per_example" in n for n in doc["notes"])
+    assert jaxmagic.document(Capture(grads=[first]), "grad_graph")["kind"] == "grad"
+    empty = jaxmagic.document(Capture(), "grad")
+    assert empty["entries"] == [] and empty["findings"] == [] and "nothing" in empty["title"]
+
+
+def test_findings_name_the_largest_residuals_and_the_total():
+    entry_doc = grad_document(Capture(grads=[grad_call(block_loss, block_args())]))
+    findings = entry_doc["findings"]
+    total = [f for f in findings if f["kind"] == "residual_memory"]
+    large = [f for f in findings if f["kind"] == "large_residual"]
+    assert len(total) == 1 and len(large) == 5
+    residuals = by_id(entry_doc["entries"][0]["residuals"])
+    sizes = sorted((r["bytes"] for r in residuals.values()), reverse=True)
+    assert [residuals[f["residual"]]["bytes"] for f in large] == sizes[:5]
+    assert entry_doc["residual_bytes"] == sum(sizes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Jitted train step
+
+
+def sgd(params, grads):
+    with jax.named_scope("sgd"):
+        return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+@jax.jit
+def train_step(params, x):
+    loss, grads = jax.value_and_grad(mlp_loss)(params, x)
+    return loss, sgd(params, grads)
+
+
+def test_jitted_train_step_roles_residuals_and_links():
+    params, x = mlp_args()
+    with jaxmagic.capture() as cap:
+        train_step(params, x)
+        train_step(params, x)
+    call = cap.calls[0]
+    if not cap.grads:  # before capture/grad_patch.py records them, the traced call is made by hand
+        cap.grads.append(GradCall(index=0, kind="value_and_grad", name="mlp_loss", source=None, argnums=(0,),
+                                  has_aux=False, args=(), traced=True, call=call.index,
+                                  call_site=SourceLocation(__file__, 200)))
+    doc = grad_document(cap)
+    assert [e["origin"] for e in doc["entries"]] == ["jit"]
+    entry = doc["entries"][0]
+    program, roles = entry["program"], entry["roles"]
+    nodes = by_id(program["nodes"])
+    # traced once (the second call hits the cache): one differentiation ran inside, at one site
+    assert entry["calls"] == 2 and entry["grad_calls"] == len(cap.grads) == 1
+    assert entry["grad_sites"][0]["count"] == 1 and entry["grad_sites"][0]["kind"] == "value_and_grad"
+    assert set(roles) == set(nodes) and set(roles.values()) == {"forward", "backward", "other"}
+    # the optimizer is "other": exactly the eqns of the update traced alone (the recorded jaxpr is the
+    # step's own body, with no jit eqn around it)
+    others = [n for n, role in roles.items() if role == "other"]
+    update_alone = jax.make_jaxpr(sgd)(params, params)
+    assert len(others) == len(update_alone.jaxpr.eqns)
+    assert all(roles[n["id"]] == "other" for n in program["nodes"] if n["scope"][:1] == ["sgd"])
+    assert entry["totals"]["n_other"] == len(others)
+
+    (region,) = entry["regions"]
+    assert region["container"] is None  # value_and_grad ran at the top level of the step
+    avals = collections.Counter(r["aval"] for r in region["residuals"])
+    assert avals == jax_residuals(lambda p: mlp_loss(p, x), params)
+    assert region["residual_bytes"] == entry["residual_bytes"] == sum(r["bytes"] for r in region["residuals"])
+    for r in region["residuals"]:
+        if r["origin"] == "forward":
+            assert roles[r["producer"]] == "forward" and r["source"] is not None
+        assert r["consumers"] and all(roles[c] == "backward" for c in r["consumers"])
+    assert region["links"]
+    for b, link in region["links"].items():
+        assert roles[b] == "backward" and link["forward"] and all(roles[f] == "forward" for f in link["forward"])
+        if nodes[b]["prim"] == "dot_general" and link["kind"] == "exact":
+            assert any(nodes[f]["prim"] == "dot_general" for f in link["forward"])
+
+
+def test_jit_without_differentiation_gets_no_entry():
+    with jaxmagic.capture() as cap:
+        jax.jit(mlp_loss)(*mlp_args())
+    assert grad_document(cap)["entries"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON, hostile strings, schema, size
+
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+def emitted_fields(doc: dict) -> set[str]:
+    """Every field name the grad document adds (graph-document functions are documented with %%jaxpr)."""
+    fields = set(doc)
+    for entry in doc["entries"]:
+        fields |= set(entry)
+        for key in ("residuals", "grads_of", "user_ops", "regions", "grad_sites"):
+            for item in entry.get(key, []):
+                fields |= set(item)
+        fields |= set(entry.get("links", {})) | set(entry.get("totals", {}))
+        for r in entry.get("residuals", []):
+            if isinstance(r["producer"], dict):
+                fields |= set(r["producer"])
+        for region in entry.get("regions", []):
+            for item in region["residuals"]:
+                fields |= set(item)
+            for link in region["links"].values():
+                fields |= set(link)
+    for finding in doc["findings"]:
+        fields |= set(finding)
+    return fields
+
+
+def test_document_is_json_hostile_names_stay_text_and_schema_documents_every_field():
+    params, x = mlp_args()
+    with jaxmagic.capture() as cap:
+        train_step(params, x)
+    cap.grads[:] = [grad_call(mlp_loss, (params, x), name=HOSTILE),
+                    grad_call(remat_loss, remat_args(), names=("w", "x"), index=1)]
+    doc = grad_document(cap)
+    text = json.dumps(doc, allow_nan=False)
+    assert json.loads(text) == doc
+    entry = doc["entries"][0]
+    assert entry["name"] == HOSTILE and entry["forward"]["name"] == f"forward of {HOSTILE}"
+    assert {"split", "jit"} == {e["origin"] for e in doc["entries"]}
+    assert doc["schema"] == "jaxmagic" and doc["kind"] == "grad" and doc["version"] == 1
+
+    section = SCHEMA.read_text().split("## Grad documents (version 1)", 1)[1]
+    # field names written in code: table keys (`residuals`), object shapes (`{forward: node id[], kind}`)
+    # and the document's outline block
+    code = re.findall(r"```(.*?)```", section, re.S) + re.findall(r"`([^`\n]+)`", section)
+    documented = set(re.findall(r"[A-Za-z_]+", " ".join(code)))
+    missing = emitted_fields(doc) - documented
+    assert not missing, f"fields emitted but not in docs/schema.md: {sorted(missing)}"
+
+
+def test_cut_graphs_keep_every_id_real():
+    doc = grad_document(Capture(grads=[grad_call(block_loss, block_args())]), max_eqns=40)
+    entry = doc["entries"][0]
+    assert entry["forward"]["truncated"] and any("cut at 40" in n for n in doc["notes"])
+    fwd, bwd = by_id(entry["forward"]["nodes"]), by_id(entry["backward"]["nodes"])
+    assert len(fwd) == len(bwd) == 40
+    for r in entry["residuals"]:
+        assert r["producer"] is None or isinstance(r["producer"], dict) or r["producer"] in fwd
+        assert all(c in bwd for c in r["consumers"])
+    assert all(b in bwd and f in fwd for b, f in entry["links"]["backward"].items())
+
+
+
+
+def test_stacked_transformer_documents_stay_compact_and_complete():
+    """Scale as correctness: sizes per eqn bounded, every node placed (bench/grad.py times it)."""
+    loss, args = stacked_blocks(12)
+    doc = grad_document(Capture(grads=[grad_call(loss, args, name="loss")]))
+    entry = doc["entries"][0]
+    eqns = entry["forward"]["n_eqns"] + entry["backward"]["n_eqns"]
+    assert len(json.dumps(doc, allow_nan=False)) / eqns < 2000
+    assert len(entry["links"]["backward"]) == len({n["id"] for n in entry["backward"]["nodes"]})
+
+    with jaxmagic.capture() as cap:  # jitted inside the block, so recorded
+        step, step_args = transformer_step(2)
+        step(*step_args)
+    entry = grad_document(cap)["entries"][0]
+    assert len(json.dumps(entry, allow_nan=False)) / entry["program"]["n_eqns"] < 2000
+    assert set(entry["roles"]) == {n["id"] for n in entry["program"]["nodes"]}
+
+
+def test_views_that_cannot_be_drawn_yet_say_so_and_point_at_the_document():
+    from jaxmagic.capture.record import Capture
+
+    cap = Capture()
+    assert jaxmagic.document(cap, "grad")["kind"] == "grad"
+    for call in (jaxmagic.view, jaxmagic.static_html, jaxmagic.show):
+        with pytest.raises(ValueError, match=r"cannot draw 'grad' documents yet; jaxmagic.document\(cap, 'grad'\)"):
+            call(cap, "grad")
