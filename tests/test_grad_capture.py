@@ -73,7 +73,7 @@ CASES = {
 def test_each_kind_recorded_with_identical_results(case):
     call, name, argnums, has_aux = CASES[case]
     expected = call()
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         result = call()
     _assert_same(result, expected)
     _assert_originals()
@@ -101,7 +101,7 @@ def test_keywords_of_the_originals_pass_through():
     f = lambda z: jnp.abs(z) ** 2  # noqa: E731
     z = jnp.array(1.0 + 2.0j)
     expected = jax.grad(f, holomorphic=False, allow_int=False)(z)
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         got = jax.grad(f, holomorphic=False, allow_int=False)(z)
         ints = jax.grad(lambda n, y: y * 2.0, argnums=(0, 1), allow_int=True)(3, 1.0)
     _assert_same(got, expected)
@@ -113,7 +113,7 @@ def test_eager_split_matches_jax_saved_residuals():
     def f(w, x):
         return jnp.sum(jnp.sin(x @ w) * jnp.cos(x @ w))
 
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         jax.grad(f)(W, X)
     [rec] = cap.grads
     theirs = jax_saved_residuals(lambda w: f(w, X), W)  # `jax.ad_checkpoint.print_saved_residuals`
@@ -122,7 +122,7 @@ def test_eager_split_matches_jax_saved_residuals():
 
 
 def test_split_shared_per_function_and_avals():
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         jax.grad(loss)(W, X)
         jax.grad(loss)(W + 1.0, X)  # a new grad function, the same differentiated function and avals
         g = jax.grad(loss)
@@ -143,7 +143,7 @@ def test_split_traced_once_per_function_and_avals():
         runs.append(1)
         return loss(w, x)
 
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         for _ in range(3):
             jax.grad(counted)(W, X)
     # JAX runs the function once per grad call; the split runs it once more, for the first call only.
@@ -156,7 +156,7 @@ def test_split_output_is_not_the_users(capsys):
         print("in loud")
         return loss(w, x)
 
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         jax.grad(loud)(W, X)
     assert capsys.readouterr().out == "in loud\n"  # once, as without a capture
     assert cap.grads[0].split is not None
@@ -178,7 +178,7 @@ def test_grad_inside_jitted_step_is_traced_and_tied_to_its_call():
         return x + 1
 
     expected = jax.jit(_make_step())(W, X)
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         jax.jit(warmup)(X)  # call 0
         step = jax.jit(_make_step())
         got = step(W, X)
@@ -196,7 +196,7 @@ def test_per_example_gradients_under_vmap():
     xs = jnp.linspace(0.0, 1.0, 7 * 4 * 3).reshape(7, 4, 3)
     per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0))
     expected = per_example(W, xs)
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         got = jax.vmap(jax.grad(loss), in_axes=(None, 0))(W, xs)
         nested = jax.vmap(jax.vmap(jax.grad(loss), in_axes=(None, 0)), in_axes=(None, 0))(W, xs.reshape(7, 1, 4, 3))
         jitted = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0)))(W, xs)
@@ -217,7 +217,7 @@ def test_user_exception_unchanged_and_no_split():
         raise Boom("from the user")
 
     with pytest.raises(Boom) as info:
-        with jaxmagic.capture({}) as cap:
+        with jaxmagic.capture({}, grads=True) as cap:
             jax.grad(bad)(W)
     assert str(info.value) == "from the user"
     _assert_originals()
@@ -231,7 +231,7 @@ def test_failed_split_is_a_note_not_the_users_error():
         return jnp.sum(w) * sum(range(n))  # `n` must be concrete: our abstract trace of it fails
 
     expected = jax.grad(uses_python_int)(W, 3)
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         got = jax.grad(uses_python_int)(W, 3)
     _assert_same(got, expected)
     [rec] = cap.grads
@@ -243,7 +243,7 @@ def test_failed_split_is_a_note_not_the_users_error():
 def test_patches_restored_on_exception(exc_type):
     namespace = {"grad": ORIGINALS["grad"], "vjp": ORIGINALS["vjp"], "other": 1}
     with pytest.raises(exc_type):
-        with jaxmagic.capture(namespace):
+        with jaxmagic.capture(namespace, grads=True):
             assert jax.grad is not ORIGINALS["grad"] and namespace["grad"] is jax.grad
             assert namespace["vjp"] is jax.vjp is not ORIGINALS["vjp"]
             raise exc_type("stop")
@@ -253,17 +253,17 @@ def test_patches_restored_on_exception(exc_type):
 
 def test_from_jax_import_alias_recorded_and_restored():
     namespace = {"grad": ORIGINALS["grad"]}
-    with jaxmagic.capture(namespace) as cap:
+    with jaxmagic.capture(namespace, grads=True) as cap:
         namespace["grad"](loss)(W, X)
     assert namespace["grad"] is ORIGINALS["grad"]
     assert [r.kind for r in cap.grads] == ["grad"]
 
 
 def test_nested_captures_patch_once_and_record_innermost():
-    with jaxmagic.capture({}) as outer:
+    with jaxmagic.capture({}, grads=True) as outer:
         patched = jax.grad
         jax.grad(loss)(W, X)
-        with jaxmagic.capture({}) as inner:
+        with jaxmagic.capture({}, grads=True) as inner:
             assert jax.grad is patched  # not wrapped twice
             jax.vjp(loss, W, X)
         assert jax.grad is patched
@@ -274,11 +274,11 @@ def test_nested_captures_patch_once_and_record_innermost():
 
 
 def test_grad_function_kept_after_capture_only_forwards():
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         g = jax.grad(loss)
     _assert_same(g(W, X), ORIGINALS["grad"](loss)(W, X))  # outside: forwards, records nothing
     assert cap.grads == []
-    with jaxmagic.capture({}) as later:
+    with jaxmagic.capture({}, grads=True) as later:
         g(W, X)
     assert [r.kind for r in later.grads] == ["grad"]
 
@@ -290,7 +290,7 @@ def test_capture_holds_no_device_buffers():
     def f(w, x):
         return jnp.sum(jnp.tanh(x @ w))
 
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}, grads=True) as cap:
         out = jax.grad(f)(big, x)
         out2 = jax.vjp(f, big, x)
     del out, out2
@@ -298,3 +298,23 @@ def test_capture_holds_no_device_buffers():
     live = [a for a in jax.live_arrays() if a.shape == (300, 400)]
     assert len(live) == 1  # only `big`
     assert cap.grads[0].split is not None
+
+
+def test_without_grads_the_function_runs_once_and_the_record_says_why_there_is_no_split():
+    runs = []
+
+    def loss(w):
+        runs.append(1)  # a Python side effect: must happen exactly as often as without a capture
+        return jnp.sum(jnp.sin(w) ** 2)
+
+    with jaxmagic.capture({}) as cap:
+        g = jax.grad(loss)(jnp.ones(3))
+    assert len(runs) == 1
+    np.testing.assert_allclose(g, jax.grad(loss)(jnp.ones(3)))
+    [rec] = cap.grads
+    assert rec.kind == "grad" and rec.split is None and "jaxmagic.capture(grads=True)" in rec.error
+
+    runs.clear()
+    with jaxmagic.capture({}, grads=True) as cap:
+        jax.grad(loss)(jnp.ones(3))
+    assert len(runs) == 2 and cap.grads[0].split is not None  # traced once more, as documented

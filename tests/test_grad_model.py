@@ -238,7 +238,7 @@ def train_step(params, x):
 
 def test_jitted_train_step_roles_residuals_and_links():
     params, x = mlp_args()
-    with jaxmagic.capture() as cap:
+    with jaxmagic.capture(grads=True) as cap:
         train_step(params, x)
         train_step(params, x)
     call = cap.calls[0]
@@ -280,7 +280,7 @@ def test_jitted_train_step_roles_residuals_and_links():
 
 
 def test_jit_without_differentiation_gets_no_entry():
-    with jaxmagic.capture() as cap:
+    with jaxmagic.capture(grads=True) as cap:
         jax.jit(mlp_loss)(*mlp_args())
     assert grad_document(cap)["entries"] == []
 
@@ -316,7 +316,7 @@ def emitted_fields(doc: dict) -> set[str]:
 
 def test_document_is_json_hostile_names_stay_text_and_schema_documents_every_field():
     params, x = mlp_args()
-    with jaxmagic.capture() as cap:
+    with jaxmagic.capture(grads=True) as cap:
         train_step(params, x)
     cap.grads[:] = [grad_call(mlp_loss, (params, x), name=HOSTILE),
                     grad_call(remat_loss, remat_args(), names=("w", "x"), index=1)]
@@ -360,7 +360,7 @@ def test_stacked_transformer_documents_stay_compact_and_complete():
     assert len(json.dumps(doc, allow_nan=False)) / eqns < 2000
     assert len(entry["links"]["backward"]) == len({n["id"] for n in entry["backward"]["nodes"]})
 
-    with jaxmagic.capture() as cap:  # jitted inside the block, so recorded
+    with jaxmagic.capture(grads=True) as cap:  # jitted inside the block, so recorded
         step, step_args = transformer_step(2)
         step(*step_args)
     entry = grad_document(cap)["entries"][0]

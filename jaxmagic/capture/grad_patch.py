@@ -39,6 +39,8 @@ from .signature import _leaf_spec
 TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd")  # return a function; its calls are recorded
 CALLS = ("vjp", "jvp", "linearize")  # recorded when called
 SPLIT_KINDS = ("grad", "value_and_grad", "vjp")  # reverse mode: JAX's forward/backward split exists
+SPLIT_OFF_NOTE = ("no forward/backward split: it traces the function again (its Python runs once more), "
+                  "so it is taken only when asked: %%grad_graph, or jaxmagic.capture(grads=True)")
 JACOBIAN_NOTE = "jacobians are shown as recorded calls only"
 
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # the probe `CaptureSession.record` uses
@@ -256,8 +258,10 @@ class GradLog:
                 rec.error = f"the call raised {type(error).__name__}: {error}"
             elif what.kind in ("jacrev", "jacfwd"):
                 rec.error = None if rec.traced else JACOBIAN_NOTE
-            elif what.kind in SPLIT_KINDS and not rec.traced:
+            elif what.kind in SPLIT_KINDS and not rec.traced and self._owner.grads:
                 rec.split, rec.error = self._split(rec, what, primals, primal_kwargs)
+            elif what.kind in SPLIT_KINDS and not rec.traced:
+                rec.error = SPLIT_OFF_NOTE
             # jvp / linearize: forward mode has no backward pass, so no split (the model shows the jvp graph)
         except Exception as exc:
             self._owner.capture.notes.append(

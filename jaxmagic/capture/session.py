@@ -68,8 +68,10 @@ class _FunctionState:
 class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
-    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False):
+    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
+                 grads: bool = False):
         self.namespace = namespace if namespace is not None else {}
+        self.grads = grads  # trace each differentiated function again for JAX's forward/backward split
         self.values = values  # evaluate each new signature's jaxpr again for forward values
         self.vmap = vmap  # trace vmapped programs again with one more element for batch dimensions
         self.sync = sync  # wait for each call's outputs (exact device time; changes the program's timing)
@@ -411,8 +413,9 @@ class CaptureSession:
 class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
-    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False):
-        self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync)
+    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
+                 grads: bool = False):
+        self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync, grads=grads)
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -423,7 +426,7 @@ class CaptureContext:
 
 
 def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False,
-            sync: bool = False) -> CaptureContext:
+            sync: bool = False, grads: bool = False) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
@@ -433,9 +436,10 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     Every differentiation in the block is recorded in `cap.grads` (one `GradCall` each):
     calls of the functions `jax.grad`, `value_and_grad`, `jacrev` and `jacfwd` return, and
     calls of `jax.vjp`, `jvp` and `linearize`, eager or inside a jitted function or a vmap.
-    Eager reverse-mode ones also get JAX's forward/backward split, traced once per function
-    and avals right after the call (so the user's Python in the function runs once more,
-    its printing discarded). Grad functions made before the block by the unpatched
+    With `grads=True` (what %%grad_graph uses) eager reverse-mode ones also get JAX's
+    forward/backward split, traced once per function and avals right after the call: the
+    user's Python in the function runs once more (its printing discarded), which is why it
+    is opt-in like `values` and `vmap`. Grad functions made before the block by the unpatched
     `jax.grad` are not seen (capture/grad_patch.py).
 
     `values=True` also records forward values: a summary (shape, dtype, min, max, mean,
@@ -454,4 +458,4 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync)
+    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads)
