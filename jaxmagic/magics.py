@@ -22,8 +22,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from . import api
 from .capture.session import CaptureSession
 
-# magic name -> the view it shows (later issues add grad_graph, trace, sharding, prng)
-MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline"}
+# magic name -> the view it shows (later issues add sharding, prng)
+MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad"}
+GRAD_MAGICS = frozenset({"grad_graph"})  # magics whose capture takes the exact vjp split of eager grads
 _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
@@ -47,6 +48,15 @@ def _graph_options(fn: Callable) -> Callable:
     return _shared_options(fn)
 
 
+def _grad_options(fn: Callable) -> Callable:
+    fn = argument("--values", action="store_true",
+                  help="also record gradient values: the forward and backward passes of each eager grad / "
+                       "value_and_grad (and the first call of each jitted function) are evaluated again on "
+                       "the call's arguments, eqn by eqn (up to about 2 s each), and every cotangent and "
+                       "gradient is summarised (shape, min/max/mean/norm, NaN/Inf counts)")(fn)
+    return _shared_options(fn)
+
+
 def _trace_options(fn: Callable) -> Callable:
     fn = argument("--storm", type=int, default=None, metavar="N",
                   help="call it a recompile storm when one function recompiles N times or more (default 5)")(fn)
@@ -65,9 +75,9 @@ def _check(args: Any) -> Any:
     return args
 
 
-def _session(args: Any, namespace: dict) -> CaptureSession:
+def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
     return CaptureSession(namespace, values=getattr(args, "values", False), vmap=getattr(args, "vmap", False),
-                          sync=getattr(args, "sync", False))
+                          sync=getattr(args, "sync", False), grads=magic in GRAD_MAGICS)
 
 
 @dataclass
@@ -96,7 +106,7 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
 
 @magics_class
 class JaxMagics(Magics):
-    """`%%jaxpr`, `%%trace` and `%jaxmagic`."""
+    """`%%jaxpr`, `%%trace`, `%%grad_graph` and `%jaxmagic`."""
 
     def __init__(self, shell: Any):
         super().__init__(shell)
@@ -129,9 +139,24 @@ class JaxMagics(Magics):
         """
         self._run_fallback("trace", line, cell)
 
+    @_grad_options
+    @cell_magic
+    def grad_graph(self, line: str, cell: str) -> None:
+        """Run the cell and show the forward and backward graph of every differentiation in it.
+
+        Eager jax.grad, value_and_grad and vjp calls get JAX's exact split: the forward
+        pass, the backward pass (mirrored, gradients flowing right to left) and the
+        residuals saved between them, each backward op linked to the forward op it
+        differentiates, recomputed (checkpointed) eqns marked. Differentiation inside a
+        jitted train step is shown in the step's own graph, forward and backward told
+        apart by JAX's name stacks. --values adds the cotangent of every edge and the
+        gradient of every input leaf, with NaN/Inf, vanishing and exploding findings.
+        """
+        self._run_fallback("grad_graph", line, cell)
+
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
         args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage
-        session = _session(args, self.shell.user_ns)
+        session = _session(magic, args, self.shell.user_ns)
         session.start()
         error: BaseException | None = None
         try:
@@ -170,7 +195,7 @@ class JaxMagics(Magics):
         parsed = parse_magic_line(raw, self) if raw else None
         if parsed is None:
             return
-        session = _session(parsed[1], self.shell.user_ns)
+        session = _session(parsed[0], parsed[1], self.shell.user_ns)
         try:
             session.start()
         except Exception as exc:

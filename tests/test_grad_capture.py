@@ -203,10 +203,13 @@ def test_per_example_gradients_under_vmap():
     _assert_same(got, expected)
     assert nested.shape == (7, 1, 3, 2) and jitted.shape == (7, 3, 2)
     first, second, third = cap.grads
-    assert first.traced and first.batch == "vmap over 7" and first.split is None
+    assert first.traced and first.batch == "vmap over 7"
     assert [a.aval for a in first.args] == ["f32[3,2]", "f32[4,3]"]  # per-example avals
-    assert second.batch == "vmap over 7 × 1"
-    assert third.traced and third.batch == "vmap over 7" and third.call == 0
+    # Under vmap alone the per-example function gets its own exact split, on per-example avals.
+    assert [str(v.aval) for v in first.split.forward.jaxpr.invars] == ["float32[3,2]", "float32[4,3]"]
+    assert second.batch == "vmap over 7 × 1" and second.split is first.split  # same function and avals
+    # Inside a recorded jit, the jitted program is the record (its jaxpr has the roles): no split.
+    assert third.traced and third.batch == "vmap over 7" and third.call == 0 and third.split is None
 
 
 def test_user_exception_unchanged_and_no_split():

@@ -185,7 +185,7 @@ def test_integer_and_bool_values():
     (doubled, greater), artifacts = record(f, x)
     outs = artifacts.jaxpr.jaxpr.outvars
     assert artifacts.values[outs[0]] | {"value": None} == {
-        "shape": [5], "dtype": "int32", "min": 0, "max": 8, "mean": 4.0, "nan": 0, "inf": 0, "value": None}
+        "shape": [5], "dtype": "int32", "min": 0, "max": 8, "mean": 4.0, "norm": None, "nan": 0, "inf": 0, "value": None}
     assert artifacts.values[outs[1]]["mean"] == pytest.approx(0.6) and artifacts.values[outs[1]]["dtype"] == "bool"
 
 

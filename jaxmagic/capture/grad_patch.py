@@ -32,7 +32,7 @@ from typing import Any, Callable, Protocol
 import jax
 import numpy as np
 
-from . import grads, jax_compat, source
+from . import grad_values, grads, jax_compat, source
 from .record import ArgSpec, GradCall, Signature
 from .signature import _leaf_spec
 
@@ -254,13 +254,18 @@ class GradLog:
             rec.call = self._recording_call(frame)
             if rec.traced:
                 rec.batch = batch_text(primals, primal_kwargs)
+            # Under vmap alone (no recorded jit around it) the per-example function has a split of
+            # its own: traced on the per-example avals the batch tracers carry.
+            splittable = not rec.traced or (rec.batch is not None and rec.call is None)
             if error is not None:
                 rec.error = f"the call raised {type(error).__name__}: {error}"
             elif what.kind in ("jacrev", "jacfwd"):
                 rec.error = None if rec.traced else JACOBIAN_NOTE
-            elif what.kind in SPLIT_KINDS and not rec.traced and self._owner.grads:
-                rec.split, rec.error = self._split(rec, what, primals, primal_kwargs)
-            elif what.kind in SPLIT_KINDS and not rec.traced:
+            elif what.kind in SPLIT_KINDS and splittable and self._owner.grads:
+                rec.split, rec.error, fresh = self._split(rec, what, primals, primal_kwargs)
+                if fresh and rec.split is not None and self._owner.values and not rec.traced:
+                    rec.values = grad_values.split_values(what.kind, rec.split, primals, primal_kwargs)
+            elif what.kind in SPLIT_KINDS and splittable:
                 rec.error = SPLIT_OFF_NOTE
             # jvp / linearize: forward mode has no backward pass, so no split (the model shows the jvp graph)
         except Exception as exc:
@@ -268,8 +273,9 @@ class GradLog:
                 f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}")
 
     def _split(self, rec: GradCall, what: Differentiation, primals: tuple,
-               primal_kwargs: dict) -> tuple[Any, str | None]:
-        """JAX's forward/backward split at these avals, traced once per (function, avals).
+               primal_kwargs: dict) -> tuple[Any, str | None, bool]:
+        """JAX's forward/backward split at these avals, traced once per (function, avals):
+        (split, error, whether it was traced now rather than found).
 
         Traced on abstract values (`ShapeDtypeStruct`s), so no array of the call is kept.
         The user's Python runs once more while it is traced: what it prints then is discarded.
@@ -277,7 +283,7 @@ class GradLog:
         key = (id(what.fn), what.argnums, what.has_aux, Signature(rec.args).key)
         known = self._splits.get(key)
         if known is not None:
-            return known[1], known[2]
+            return known[1], known[2], False
         owner = self._owner
         split, error = None, None
         owner._collecting = True
@@ -291,7 +297,7 @@ class GradLog:
         finally:
             owner._collecting = False
         self._splits[key] = (what.fn, split, error)
-        return split, error
+        return split, error, True
 
 
 def _abstract(leaf: Any) -> Any:

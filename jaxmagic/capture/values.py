@@ -46,16 +46,16 @@ class _Stop(Exception):
 
 
 def summarize(aval: Any, value: Any) -> dict:
-    """{shape, dtype, min, max, mean, nan, inf, value} of one array, as plain Python data.
+    """{shape, dtype, min, max, mean, norm, nan, inf, value} of one array, as plain Python data.
 
-    min/max/mean are over the finite elements only (null when there are none, and for
+    min/max/mean and the L2 norm (floats only) are over the finite elements only (null when there are none, and for
     non-numeric dtypes such as keys), so a summary is always valid JSON; `nan` and `inf`
     count the rest. `value` is numpy's printed text for arrays of at most 16 elements.
     """
     shape = [int(d) for d in getattr(aval, "shape", ())]
     dtype = getattr(aval, "dtype", None)
     summary: dict[str, Any] = {"shape": shape, "dtype": str(dtype), "min": None, "max": None, "mean": None,
-                               "nan": 0, "inf": 0, "value": None}
+                               "norm": None, "nan": 0, "inf": 0, "value": None}
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
         if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and int(np.prod(shape)) <= MAX_PRINTED_ELEMENTS:
             summary["value"] = _printed(np.asarray(jax.random.key_data(value)))
@@ -76,6 +76,7 @@ def summarize(aval: Any, value: Any) -> dict:
         if finite.size:
             summary["min"], summary["max"] = float(finite.min()), float(finite.max())
             summary["mean"] = float(finite.mean(dtype=np.float64))
+            summary["norm"] = float(np.sqrt(np.sum(np.square(finite, dtype=np.float64))))
     elif kind in "iub" and array.size:
         summary["min"], summary["max"] = int(array.min()), int(array.max())
         summary["mean"] = float(array.mean(dtype=np.float64))
@@ -265,38 +266,50 @@ def forward_values(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: fl
     raises: a guard or failure midway keeps the values found so far and says why. Limits
     default to the module constants, read at call time.
     """
+    values, note, _ = evaluate(closed_jaxpr, flat_args, call_seconds, budget_s, max_eqns, max_arg_elements)
+    return values, note
+
+
+def evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | None = None,
+             budget_s: float | None = None, max_eqns: int | None = None,
+             max_arg_elements: int | None = None) -> tuple[dict[Any, dict] | None, str | None, list | None]:
+    """`forward_values` plus the jaxpr's outputs (None unless the evaluation ran to the end).
+
+    The outputs are what a caller chains into a second program (the backward pass of a vjp
+    split reads the forward's residuals); they are arrays, so callers drop them promptly.
+    """
     try:
-        return _forward_values(closed_jaxpr, flat_args, call_seconds,
-                               TIME_BUDGET_S if budget_s is None else budget_s,
-                               MAX_EQNS if max_eqns is None else max_eqns,
-                               MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements)
+        return _evaluate(closed_jaxpr, flat_args, call_seconds,
+                         TIME_BUDGET_S if budget_s is None else budget_s,
+                         MAX_EQNS if max_eqns is None else max_eqns,
+                         MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements)
     except Exception as exc:  # noqa: BLE001 - our failure is never the user's
-        return None, f"values could not be computed: {type(exc).__name__}: {exc}"
+        return None, f"values could not be computed: {type(exc).__name__}: {exc}", None
 
 
-def _forward_values(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | None, budget_s: float,
-                    max_eqns: int, max_arg_elements: int) -> tuple[dict[Any, dict] | None, str | None]:
+def _evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | None, budget_s: float,
+              max_eqns: int, max_arg_elements: int) -> tuple[dict[Any, dict] | None, str | None, list | None]:
     jaxpr = closed_jaxpr.jaxpr
     effects = closed_jaxpr.effects or jaxpr.effects
     if effects:
         names = ", ".join(sorted({type(e).__name__ for e in effects}))
         return None, (f"no values: the program has side effects ({names}: prints, callbacks or io) "
-                      "that evaluating it again would repeat")
+                      "that evaluating it again would repeat"), None
     if len(flat_args) != len(jaxpr.invars):
-        return None, f"no values: {len(flat_args)} arguments for {len(jaxpr.invars)} inputs"
+        return None, f"no values: {len(flat_args)} arguments for {len(jaxpr.invars)} inputs", None
     if any(_deleted(leaf) for leaf in flat_args):
-        return None, "no values: an argument was donated (the call deleted its buffer)"
+        return None, "no values: an argument was donated (the call deleted its buffer)", None
     elements = sum(int(np.prod(getattr(v.aval, "shape", ()))) for v in jaxpr.invars)
     if elements > max_arg_elements:
         return None, (f"no values: the arguments have {elements:,} elements "
-                      f"(values are computed up to {max_arg_elements:,})")
+                      f"(values are computed up to {max_arg_elements:,})"), None
     if call_seconds is not None and call_seconds > budget_s:
         return None, (f"no values: the call ran for {call_seconds:.1f} s; evaluating it again "
-                      f"would exceed the {budget_s:g} s budget")
+                      f"would exceed the {budget_s:g} s budget"), None
     interpreter = _Interpreter(time.perf_counter() + budget_s, max_eqns, budget_s)
-    notes = []
+    notes, outputs = [], None
     try:
-        interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
+        outputs = interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
     except _Stop as stop:
         notes.append(f"values are partial: {stop}")
     except Exception as exc:  # noqa: BLE001 - keep what was found
@@ -311,4 +324,4 @@ def _forward_values(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: f
                      "the same signature) have no values: they differ per use")
     if interpreter.unsummarized:
         notes.append(f"{interpreter.unsummarized} variables could not be summarised")
-    return interpreter.values, "; ".join(notes) or None
+    return interpreter.values, "; ".join(notes) or None, outputs

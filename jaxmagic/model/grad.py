@@ -23,13 +23,13 @@ import jax
 
 from ..capture import jax_compat
 from ..capture.grad_stacks import GradRegions, grad_regions
-from ..capture.record import Capture, GradCall, JitCall
+from ..capture.record import Artifacts, Capture, GradCall, JitCall
 from ..units import bytes_text
 from .document import envelope, source_json
+from .grad_findings import grad_findings
 from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
 
 VERSION = 1
-TOP_RESIDUALS = 5  # largest residuals reported as findings
 
 Path = tuple[int, ...]
 
@@ -39,11 +39,11 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
     notes: list[str] = []
     timed: list[tuple[float, int, Any]] = []  # (start, order, builder) so both origins interleave in cell order
 
-    splits: dict[int, list[GradCall]] = {}
+    splits: dict[tuple, list[GradCall]] = {}  # (split, batch): per-example calls are an entry of their own
     missing: dict[tuple, int] = {}  # (kind, name, site, error) -> calls with no split and no entry
     for call in capture.grads:
         if call.split is not None:
-            splits.setdefault(id(call.split), []).append(call)
+            splits.setdefault((id(call.split), call.batch), []).append(call)
         elif not call.traced:
             key = (call.kind, call.name, _at(call.call_site), call.error)
             missing[key] = missing.get(key, 0) + 1
@@ -93,7 +93,14 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
     else:
         title = "%%grad_graph: nothing was differentiated in this cell"
     return envelope("grad", VERSION, title, capture, notes, entries=entries, residual_bytes=total,
-                    findings=_findings(entries, total))
+                    values=_values_requested(capture), findings=grad_findings(entries, total))
+
+
+def _values_requested(capture: Capture) -> bool:
+    """Whether the capture recorded values (`--values`): a grad call or a jitted call carries them."""
+    return (any(g.values is not None for g in capture.grads)
+            or any(c.artifacts is not None and (c.artifacts.values is not None or c.artifacts.values_note)
+                   for c in capture.calls))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,8 +110,11 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
 def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str]) -> dict:
     first = calls[0]
     split = first.split
-    fwd = _graph(f"{eid}-forward", f"forward of {first.name}", split.forward, first, len(calls), max_eqns, notes)
-    bwd = _graph(f"{eid}-backward", f"backward of {first.name}", split.backward, first, len(calls), max_eqns, notes)
+    values = first.values
+    fwd = _graph(f"{eid}-forward", f"forward of {first.name}", split.forward, first, len(calls), max_eqns, notes,
+                 None if values is None else Artifacts(values=values.forward, values_note=values.forward_note))
+    bwd = _graph(f"{eid}-backward", f"backward of {first.name}", split.backward, first, len(calls), max_eqns, notes,
+                 None if values is None else Artifacts(values=values.backward, values_note=values.backward_note))
     fwd_ids, bwd_ids = _node_ids(split.forward, fwd), _node_ids(split.backward, bwd)
     leaf_paths = _leaf_paths(first, split)
 
@@ -118,11 +128,14 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
     residuals = _split_residuals(split, fwd, bwd, fwd_ids, bwd_ids, fwd_user, leaf_paths)
     recomputed = [bwd_ids[p] for p in split.recomputed_paths if p in bwd_ids]
     bwd_outs = bwd["groups"][0]["outvars"]
+    cotangents = bwd.get("values") or {}
     grads_of = []
     for j, k in enumerate(split.diff_leaves):
         out = bwd_outs[j] if j < len(bwd_outs) else {}
+        value = cotangents.get(out.get("var"))
         grads_of.append({"path": leaf_paths[k], "aval": jax_compat.short_aval(split.forward.jaxpr.invars[k].aval),
-                         "output": j, "var": out.get("var"), **({"lit": out["lit"]} if "lit" in out else {})})
+                         "output": j, "var": out.get("var"), **({"lit": out["lit"]} if "lit" in out else {}),
+                         **({"value": value} if value is not None else {})})
     if fwd["truncated"] or bwd["truncated"]:
         notes.append(f"{first.name}: the forward or backward graph was cut at {max_eqns} eqns; residuals, links and "
                      "recomputed eqns past the cut are left out")
@@ -131,11 +144,12 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
             "has_aux": first.has_aux, "batch": first.batch, "n_out": split.n_out, "n_aux": split.n_aux,
             "forward": fwd, "backward": bwd, "residuals": residuals,
             "residual_bytes": sum(r["bytes"] for r in residuals), "user_ops": user_ops, "links": links,
-            "recomputed": recomputed, "grads_of": grads_of}
+            "recomputed": recomputed, "grads_of": grads_of, "cotangent": values.cotangent if values else None}
 
 
-def _graph(fid: str, name: str, closed: Any, call: GradCall, calls: int, max_eqns: int, notes: list[str]) -> dict:
-    fn = function_graph(fid, name, closed, max_eqns, notes=notes)
+def _graph(fid: str, name: str, closed: Any, call: GradCall, calls: int, max_eqns: int, notes: list[str],
+           values: Artifacts | None = None) -> dict:
+    fn = function_graph(fid, name, closed, max_eqns, artifacts=values, notes=notes, levels=False)
     fn.update(signature=", ".join(jax_compat.short_aval(a) for a in closed.in_avals),
               source=source_json(call.source), calls=calls)
     return fn
@@ -289,7 +303,8 @@ def _positional_paths(in_tree: Any) -> list[str]:
 
 def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegions, traced: list[GradCall],
                max_eqns: int, notes: list[str]) -> dict | None:
-    program = function_graph(f"{eid}-program", first.name, first.jaxpr, max_eqns, notes=notes)
+    program = function_graph(f"{eid}-program", first.name, first.jaxpr, max_eqns, artifacts=first.artifacts,
+                             notes=notes, levels=False)
     program.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
                    cache_hits=sum(c.cache_hit for c in calls))
     node_of: dict[tuple, str] = {}
@@ -347,35 +362,6 @@ def _node_src(fn: dict, nid: str | None) -> dict | None:
     if nid is None:
         return None
     return fn["nodes"][int(nid[1:])]["src"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Findings.
-
-
-def _findings(entries: list[dict], total: int) -> list[dict]:
-    found = []
-    for entry in entries:
-        residuals = (entry["residuals"] if entry["origin"] == "split"
-                     else [r for region in entry["regions"] for r in region["residuals"]])
-        found.extend((r["bytes"], entry, r) for r in residuals)
-    out = []
-    if found:
-        count = len(found)
-        out.append({"kind": "residual_memory", "severity": "info", "entry": None, "residual": None, "source": None,
-                    "message": f"{count} residual{'s' * (count != 1)} hold {bytes_text(total)} between the forward "
-                               "and the backward pass"})
-    found.sort(key=lambda t: -t[0])
-    for nbytes, entry, r in found[:TOP_RESIDUALS]:
-        if nbytes <= 0:
-            break
-        where = f" ({r['source']['file']}:{r['source']['line']})" if r.get("source") else ""
-        out.append({"kind": "large_residual", "severity": "info", "entry": entry["id"], "residual": r["id"],
-                    "source": r.get("source"),
-                    "message": f"{entry['name']}: residual {r['aval']} holds {bytes_text(nbytes)}{where}"})
-    return out
-
-
 
 
 def _at(site: Any) -> str:

@@ -143,13 +143,15 @@ class _FunctionBuilder:
 
 
 def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION,
-                   artifacts: Artifacts | None = None, notes: list[str] | None = None) -> dict:
+                   artifacts: Artifacts | None = None, notes: list[str] | None = None,
+                   levels: bool = True) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
 
     With the call's `artifacts`, also what the capture recorded about it: the linked
     StableHLO/HLO texts and XLA's cost figures, forward values and vmap batch dimensions
     (keyed by the jaxpr's Vars, joined here to var ids). What could not be linked is
-    appended to `notes`.
+    appended to `notes`. `levels=False` leaves the StableHLO/HLO texts out (a grad document's
+    graphs carry values but are not programs of their own).
     """
     builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns)
     fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,
@@ -160,8 +162,9 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
     extras = [("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
               ("cost estimates", lambda: _attach_costs(fn, closed_jaxpr))]
     if artifacts is not None:
-        extras += [("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)),
-                   ("StableHLO/HLO links", lambda: _attach_levels(fn, closed_jaxpr, artifacts, notes))]
+        extras.append(("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)))
+        if levels:
+            extras.append(("StableHLO/HLO links", lambda: _attach_levels(fn, closed_jaxpr, artifacts, notes)))
     for what, attach in extras:
         try:
             attach()

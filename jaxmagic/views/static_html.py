@@ -8,43 +8,31 @@ offline. Every string from a document is escaped.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from pathlib import Path
 
-from .wire import encode_document
+from .html_parts import error_html, error_text, esc as _esc, svg_img
+from .static_grad import grad_html, grad_text
 from .static_svg import function_svg
 from .static_timeline import timeline_html, timeline_text
+from .wire import encode_document
 
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
 MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
+STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, grad_text)}  # kind -> (html, text)
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def fallback_html(doc: dict) -> str:
     """Summary and collapsed top-level picture of each function, for script-free hosts."""
-    if doc.get("kind") == "timeline":
-        return timeline_html(doc)
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>"]
-    error = doc.get("error")
-    if error:
-        where = f" (line {_esc(error['line'])}: <code>{_esc(error['code'] or '')}</code>)" if error.get("line") else ""
-        parts.append(f"<p>Cell raised <b>{_esc(error['type'])}</b>: {_esc(error['message'])}{where}</p>")
+    if doc.get("kind") in STATIC_VIEWS:
+        return STATIC_VIEWS[doc["kind"]][0](doc)
+    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc)]
     for fn in doc.get("functions", []):
         parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {fn['n_eqns']} eqns, "
                      f"{fn['calls']} calls, {fn['cache_hits']} cache hits</p>")
-        try:
-            svg = function_svg(fn)
-        except Exception as exc:  # a picture we cannot draw is no reason to lose the summary
-            parts.append(f"<p>(no picture: {_esc(type(exc).__name__)})</p>")
-            continue
-        data = base64.b64encode(svg.encode()).decode()
-        parts.append(f'<img alt="graph of {_esc(fn["name"])}" style="max-width:100%" '
-                     f'src="data:image/svg+xml;base64,{data}"/>')
+        parts.append(svg_img(lambda fn=fn: function_svg(fn), f"graph of {fn['name']}"))
     for note in doc.get("notes", []):
         parts.append(f"<p><i>{_esc(note)}</i></p>")
     parts.append("</div>")
@@ -53,11 +41,9 @@ def fallback_html(doc: dict) -> str:
 
 def text_summary(doc: dict) -> str:
     """text/plain: the title and each function's jaxpr text (timelines: the summary and the misses)."""
-    if doc.get("kind") == "timeline":
-        return timeline_text(doc)
-    lines = [doc.get("title", "jaxmagic")]
-    if doc.get("error"):
-        lines.append(f"Cell raised {doc['error']['type']}: {doc['error']['message']}")
+    if doc.get("kind") in STATIC_VIEWS:
+        return STATIC_VIEWS[doc["kind"]][1](doc)
+    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
     for fn in doc.get("functions", []):
         text = fn["text"].split("\n")
         if len(text) > MAX_TEXT_LINES:  # a 50k-eqn jaxpr would put megabytes into every saved notebook

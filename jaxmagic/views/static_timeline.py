@@ -7,9 +7,9 @@ picture aggregates calls into at most `COLUMNS` time columns per lane, so a cell
 
 from __future__ import annotations
 
-import base64
-import html
 from xml.sax.saxutils import escape
+
+from .html_parts import error_html, error_text, esc as _esc, findings_html, svg_img
 
 COLUMNS = 240  # time columns of the static picture
 MAX_LANES = 40  # lanes drawn and listed; the rest are counted
@@ -17,10 +17,6 @@ MAX_MISSES = 30  # misses listed in words
 LANE_H, LABEL_W, PLOT_W, PAD = 22, 180, 720, 8
 COLOURS = {"trace": "#7b61ff", "lower": "#2f80ed", "compile": "#e8710a", "hit": "#12a4a4", "miss": "#d93025"}
 FONT = "ui-sans-serif, system-ui, sans-serif"
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def fmt_us(us: float | None) -> str:
@@ -102,13 +98,7 @@ def persistent_cache_line(doc: dict) -> str | None:
 
 
 def timeline_html(doc: dict) -> str:
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>"]
-    error = doc.get("error")
-    if error:
-        parts.append(f"<p>Cell raised <b>{_esc(error['type'])}</b>: {_esc(error['message'])}</p>")
-    for f in doc.get("findings", []):
-        where = f" (line {_esc(f['source']['line'])})" if f.get("source") else ""
-        parts.append(f"<p>{_esc(f['severity'])}: {_esc(f['message'])}{where}</p>")
+    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc), findings_html(doc)]
     rows = _lane_rows(doc)
     parts.append("<table><tr><th>function</th><th>calls</th><th>hits</th><th>misses</th><th>compiles</th>"
                  "<th>trace</th><th>lower</th><th>compile</th><th>dispatch</th><th>until ready</th></tr>")
@@ -123,11 +113,7 @@ def timeline_html(doc: dict) -> str:
         parts.append(f"<p>{_esc(disk)}</p>")
     if len(rows) > MAX_LANES:
         parts.append(f"<p>… and {len(rows) - MAX_LANES} more functions</p>")
-    try:
-        data = base64.b64encode(timeline_svg(doc).encode()).decode()
-        parts.append(f'<img alt="timeline" style="max-width:100%" src="data:image/svg+xml;base64,{data}"/>')
-    except Exception as exc:  # a picture we cannot draw is no reason to lose the summary
-        parts.append(f"<p>(no picture: {_esc(type(exc).__name__)})</p>")
+    parts.append(svg_img(lambda: timeline_svg(doc), "timeline"))
     misses = [m for m in doc.get("misses", []) if m["kind"] != "first"]
     if misses:
         parts.append("<p><b>Why it recompiled</b></p><ul>")
@@ -147,9 +133,7 @@ def timeline_html(doc: dict) -> str:
 
 
 def timeline_text(doc: dict) -> str:
-    lines = [doc.get("title", "jaxmagic")]
-    if doc.get("error"):
-        lines.append(f"Cell raised {doc['error']['type']}: {doc['error']['message']}")
+    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
     for f in doc.get("findings", []):
         lines.append(f"{f['severity']}: {f['message']}")
     for lane in _lane_rows(doc)[:MAX_LANES]:
