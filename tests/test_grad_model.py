@@ -368,3 +368,44 @@ def test_stacked_transformer_documents_stay_compact_and_complete():
     assert set(entry["roles"]) == {n["id"] for n in entry["program"]["nodes"]}
 
 
+
+
+def test_custom_rules_are_named_with_the_nodes_they_became():
+    @jax.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    def clip_fwd(x):
+        return x, None
+
+    def clip_bwd(_, g):
+        return (jnp.clip(g, -1.0, 1.0),)
+
+    clip_gradient.defvjp(clip_fwd, clip_bwd)
+
+    @jax.custom_jvp
+    def softplus(x):
+        return jnp.log1p(jnp.exp(x))
+
+    @softplus.defjvp
+    def softplus_jvp(primals, tangents):
+        return softplus(primals[0]), tangents[0] * jax.nn.sigmoid(primals[0])
+
+    def f(w):
+        return jnp.sum(softplus(clip_gradient(jnp.sin(w) * 10.0)) ** 2)
+
+    entry = split_entry(f, (jnp.arange(3.0),), names=("w",))
+    rules = {r["prim"]: r for r in entry["custom_rules"]}
+    assert set(rules) == {"custom_vjp_call", "custom_jvp_call"}
+    users = by_id(entry["user_ops"])
+    assert all(users[r["user"]]["prim"] == prim for prim, r in rules.items())
+    fwd, bwd = by_id(entry["forward"]["nodes"]), by_id(entry["backward"]["nodes"])
+    # The bwd rule's clip became max/min in the backward, found by the rule's own lines.
+    vjp = rules["custom_vjp_call"]
+    assert vjp["rules"] == ["test_custom_rules_are_named_with_the_nodes_they_became.<locals>.clip_bwd"]
+    assert {"max", "min"} <= {bwd[n]["prim"] for n in vjp["backward"]}
+    assert all(bwd[n]["src"] is None or bwd[n]["src"]["func"].endswith("clip_bwd") or
+               entry["links"]["backward_user"].get(n) == vjp["user"] for n in vjp["backward"])
+    # The jvp rule's sigmoid is in the forward, linked to the custom_jvp op.
+    jvp = rules["custom_jvp_call"]
+    assert "logistic" in {fwd[n]["prim"] for n in jvp["forward"]}

@@ -21,7 +21,7 @@ from typing import Any
 
 import jax
 
-from ..capture import jax_compat
+from ..capture import jax_compat, source
 from ..capture.grad_stacks import GradRegions, grad_regions
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
 from ..units import bytes_text
@@ -30,6 +30,7 @@ from .grad_findings import grad_findings
 from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
 
 VERSION = 1
+CUSTOM_RULE_PRIMS = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
 
 Path = tuple[int, ...]
 
@@ -120,7 +121,8 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
 
     fwd_user = _user_paths(split.links.forward_paths, split.links.nested, "forward", fwd_ids)
     bwd_user = _user_paths(split.links.backward_paths, split.links.nested, "backward", bwd_ids)
-    user_ops = _user_ops(split.user, set(fwd_user.values()) | set(bwd_user.values()))
+    custom_paths = {(i,) for i, eqn in enumerate(_open(split.user).eqns) if eqn.primitive.name in CUSTOM_RULE_PRIMS}
+    user_ops = _user_ops(split.user, set(fwd_user.values()) | set(bwd_user.values()) | custom_paths)
     links = {"backward": _backward_to_forward(bwd_user, fwd_user, fwd, bwd, user_ops),
              "forward": {nid: _uid(p) for nid, p in fwd_user.items()},
              "backward_user": {nid: _uid(p) for nid, p in bwd_user.items()}}
@@ -144,7 +146,53 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
             "has_aux": first.has_aux, "batch": first.batch, "n_out": split.n_out, "n_aux": split.n_aux,
             "forward": fwd, "backward": bwd, "residuals": residuals,
             "residual_bytes": sum(r["bytes"] for r in residuals), "user_ops": user_ops, "links": links,
-            "recomputed": recomputed, "grads_of": grads_of, "cotangent": values.cotangent if values else None}
+            "recomputed": recomputed, "grads_of": grads_of, "cotangent": values.cotangent if values else None,
+            "custom_rules": _custom_rules(split, sorted(custom_paths), fwd, bwd, fwd_user, bwd_user)}
+
+
+def _custom_rules(split: Any, paths: list[Path], fwd: dict, bwd: dict, fwd_user: dict[str, Path],
+                  bwd_user: dict[str, Path]) -> list[dict]:
+    """The user's `custom_jvp` / `custom_vjp` functions and the nodes their rules became.
+
+    JAX inlines the rules: the forward holds the jvp rule's (or custom_vjp fwd rule's) eqns under
+    the user op's tag. A custom_vjp bwd rule runs at transpose time, outside any tag, so its nodes
+    are found by source: nodes whose user line lies inside the bwd function's own code.
+    """
+    user = _open(split.user)
+    out = []
+    for path in paths:
+        eqn = user.eqns[path[0]]
+        rules = [f for f in (_rule_function(eqn.params.get(k))
+                             for k in ("jvp_jaxpr_fun", "jvp_jaxpr_thunk", "fwd_jaxpr_thunk", "bwd"))
+                 if f is not None and source.is_user_file(f.__code__.co_filename)]  # not JAX's own wrappers
+        names = [getattr(f, "__qualname__", getattr(f, "__name__", "")) for f in rules if f is not None]
+        spans = [span for span in map(_code_span, rules) if span is not None]
+        backward = [nid for nid, p in bwd_user.items() if p[:1] == path]
+        backward += [n["id"] for n in bwd["nodes"] if n["id"] not in bwd_user and _inside(n["src"], spans)]
+        out.append({"user": _uid(path), "prim": eqn.primitive.name,
+                    "rules": [n for n in names if n and not n.startswith("<")],
+                    "forward": [nid for nid, p in fwd_user.items() if p[:1] == path], "backward": backward})
+    return out
+
+
+def _rule_function(wrapped: Any) -> Any:
+    """The user's Python function inside JAX's `WrappedFun` (its `.f`, unwrapped), or None."""
+    fn = getattr(wrapped, "f", None)
+    while fn is not None and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn if callable(fn) and hasattr(fn, "__code__") else None
+
+
+def _code_span(fn: Any) -> tuple[str, int, int] | None:
+    if fn is None:
+        return None
+    code = fn.__code__
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return (code.co_filename, min(lines, default=code.co_firstlineno), max(lines, default=code.co_firstlineno))
+
+
+def _inside(src: dict | None, spans: list[tuple[str, int, int]]) -> bool:
+    return src is not None and any(src["file"] == f and lo <= src["line"] <= hi for f, lo, hi in spans)
 
 
 def _graph(fid: str, name: str, closed: Any, call: GradCall, calls: int, max_eqns: int, notes: list[str],
