@@ -7,6 +7,8 @@ against `jax.make_jaxpr(jax.grad(f))` alone, measured in the same run.
    (`capture/grads.py`) and the grad document (`model/grad.py`).
 2. A 12-layer transformer train step under jit: forward/backward regions by name stack
    (`capture/grad_stacks.py`) and the document.
+3. A whole `%%grad_graph` cell with one eager `jax.grad` of the 12-layer stack, with and without
+   `--values`, against the same call without a capture.
 Best of a few repeats; nothing here is a pass/fail test.
 """
 
@@ -93,6 +95,29 @@ def jitted_step() -> None:
           f"{entry['program']['n_eqns']} eqns, {len(json.dumps(doc)) / entry['program']['n_eqns']:.0f} B/eqn")
 
 
+def whole_cell() -> None:
+    """What `%%grad_graph` adds to a cell that calls `jax.grad` once, against the plain call (both warm:
+    the user's own call is compiled already, as it would be from an earlier cell), with and without
+    `--values` (the split evaluated again, eqn by eqn, on the call's arguments)."""
+    loss, args = stacked_layers()
+    grad_fn = jax.grad(loss)
+    jax.block_until_ready(grad_fn(*args))  # warm JAX's eager caches for the plain call
+    plain, _ = best(lambda: jax.block_until_ready(grad_fn(*args)))
+
+    def captured(values: bool) -> dict:
+        with jaxmagic.capture({}, grads=True, values=values) as cap:
+            jax.block_until_ready(jax.grad(loss)(*args))
+        return jaxmagic.document(cap, "grad")
+
+    captured(True)  # the first evaluation compiles each primitive once; later cells reuse them
+    split_s, _ = best(lambda: captured(False))
+    values_s, doc = best(lambda: captured(True))
+    print(f"12-layer transformer, one jax.grad call in a cell: plain {plain * 1e3:.0f} ms; %%grad_graph "
+          f"{split_s:.2f} s ({split_s / plain:.1f}x); %%grad_graph --values {values_s:.2f} s "
+          f"({values_s / plain:.1f}x); {len(doc['entries'][0]['backward']['values'])} cotangents summarised")
+
+
 if __name__ == "__main__":
     eager_split()
     jitted_step()
+    whole_cell()
