@@ -61,7 +61,36 @@ def remat_args():
     return jnp.ones((4, 4)) * 0.3, jnp.ones((3, 4))
 
 
-CASES = {"mlp": (mlp_loss, mlp_args), "transformer_block": (block_loss, block_args), "remat": (remat_loss, remat_args)}
+def tanh_chain(params, x):
+    for _ in range(6):
+        x = jnp.tanh(x * params["scale"] + params["shift"])
+    return jnp.sum(x)
+
+
+def tanh_args():
+    return {"scale": jnp.full(5, 1.5), "shift": jnp.linspace(-1.0, 1.0, 5)}, jnp.linspace(-2.0, 2.0, 5)
+
+
+@jax.custom_jvp
+def _softplus(x):
+    return jnp.log1p(jnp.exp(x))
+
+
+@_softplus.defjvp
+def _softplus_jvp(primals, tangents):
+    return _softplus(primals[0]), tangents[0] * jax.nn.sigmoid(primals[0])
+
+
+def custom_jvp_loss(params, x):
+    return jnp.mean(_softplus(x @ params["w"]) ** 2)
+
+
+def custom_jvp_args():
+    return {"w": jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)}, jnp.ones((2, 4))
+
+
+CASES = {"mlp": (mlp_loss, mlp_args), "transformer_block": (block_loss, block_args), "remat": (remat_loss, remat_args),
+         "tanh_chain": (tanh_chain, tanh_args), "custom_jvp": (custom_jvp_loss, custom_jvp_args)}
 
 
 def arg_specs(names, args) -> tuple[ArgSpec, ...]:
