@@ -12,6 +12,7 @@ from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jaxmagic.export import notebook_html
+from jaxmagic.magics import MAGIC_VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -26,7 +27,10 @@ def execute(nb, tmp_path):
 
 def magic_outputs(nb):
     return [(cell, [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})])
-            for cell in nb.cells if cell.cell_type == "code" and cell.source.startswith("%%jaxpr")]
+            for cell in nb.cells if cell.cell_type == "code" and cell.source.startswith(MAGIC_PREFIXES)]
+
+
+MAGIC_PREFIXES = tuple(f"%%{magic}" for magic in MAGIC_VIEWS)
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +46,13 @@ def test_demo_runs_and_every_magic_cell_has_the_widget_and_fallbacks(demo):
         assert len(outputs) == 1, cell.source  # exactly one widget per magic cell
         data = outputs[0]["data"]
         assert "data:image/svg+xml;base64," in data["text/html"]
-        assert data["text/plain"].startswith("%%jaxpr:")
+        magic = cell.source.split()[0][2:]
+        assert data["text/plain"].startswith(f"%%{magic}")
         doc = state[data[WIDGET_VIEW]["model_id"]]["state"]["doc"]
-        assert doc["kind"] == "graph" and doc["functions"], cell.source
+        assert doc["kind"] == MAGIC_VIEWS[magic], cell.source
+        assert doc.get("functions") or doc.get("entries") or doc.get("lanes"), cell.source
         assert not [o for o in cell.outputs if o.output_type == "error"]
+    assert {cell.source.split()[0] for cell, _ in cells} == set(MAGIC_PREFIXES)  # every magic is shown
 
 
 def test_demo_export_embeds_every_view(demo):
