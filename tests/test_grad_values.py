@@ -20,27 +20,14 @@ from jaxmagic.capture import values
 from jaxmagic.model.grad_findings import EXPLODE_RMS
 from jaxmagic.views.static_html import fallback_html, text_summary
 from tests.grad_programs import block_args, block_loss, remat_loss
-from tests.test_grad_model import by_id, mlp_args, mlp_loss
-
-
-def softplus_custom():
-    @jax.custom_jvp
-    def softplus(x):
-        return jnp.log1p(jnp.exp(x))
-
-    @softplus.defjvp
-    def softplus_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return softplus(x), t * jax.nn.sigmoid(x)
-
-    return lambda w, x: jnp.sum(softplus(x @ w) * jnp.sin(w).sum())
+from tests.test_grad_model import by_id, custom_jvp_args, custom_jvp_loss, mlp_args, mlp_loss
 
 
 CASES = {
     "mlp": (mlp_loss, mlp_args),
     "transformer_block": (block_loss, block_args),
     "remat": (remat_loss, lambda: (jnp.ones((4, 4)) * 0.3, jnp.ones((3, 4)))),
-    "custom_jvp": (softplus_custom(), lambda: (jnp.linspace(-1, 1, 12).reshape(4, 3), jnp.ones((2, 4)))),
+    "custom_jvp": (custom_jvp_loss, custom_jvp_args),
 }
 
 
