@@ -27,7 +27,7 @@ from tests.test_grad_model import by_id, custom_jvp_args, custom_jvp_loss, mlp_a
 def generous_budget(monkeypatch):
     """The 2 s evaluation budget is a guard for users (tested in test_values.py); here a slow CI
     machine compiling each primitive for the first time must not turn values into a partial note."""
-    monkeypatch.setattr(values, "TIME_BUDGET_S", 120.0)
+    monkeypatch.setattr(values, "GRAD_TIME_BUDGET_S", 120.0)
 
 
 CASES = {

@@ -53,12 +53,12 @@ def split_values(kind: str, split: Any, primals: tuple, primal_kwargs: dict) -> 
 
 def _split_values(split: Any, primals: tuple, primal_kwargs: dict) -> GradValues:
     leaves = jax.tree_util.tree_leaves((tuple(primals), primal_kwargs))
-    forward, forward_note, outputs = values.evaluate(split.forward, leaves)
+    forward, forward_note, outputs = values.evaluate(split.forward, leaves, budget_s=values.GRAD_TIME_BUDGET_S)
     if outputs is None:
         why = "the forward pass could not be evaluated" + (f" ({forward_note})" if forward_note else "")
         return GradValues(forward, None, forward_note, f"no cotangents: {why}", None)
     residuals = outputs[split.n_primal_out:]
     del outputs
     seeds = [jnp.ones(v.aval.shape, v.aval.dtype) for v in split.backward.jaxpr.invars[len(residuals):]]
-    backward, backward_note, _ = values.evaluate(split.backward, [*residuals, *seeds])
+    backward, backward_note, _ = values.evaluate(split.backward, [*residuals, *seeds], budget_s=values.GRAD_TIME_BUDGET_S)
     return GradValues(forward, backward, forward_note, backward_note, SEED_TEXT)

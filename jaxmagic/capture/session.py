@@ -381,7 +381,8 @@ class CaptureSession:
                 if batch is not None:
                     artifacts.batch_dims, artifacts.batch_size, artifacts.batch_note = batch.dims, batch.size, batch.note
             if artifacts.jaxpr is not None and self.values:
-                artifacts.values, artifacts.values_note = values.call_values(fn, traced, args, kwargs, execute_s)
+                artifacts.values, artifacts.values_note = values.call_values(
+                    fn, traced, args, kwargs, execute_s, values.GRAD_TIME_BUDGET_S if self.grads else None)
         finally:
             self._collecting = False
         return artifacts

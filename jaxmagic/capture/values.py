@@ -29,6 +29,10 @@ from .signature import _as_set, _parameter_names
 MAX_ARG_ELEMENTS = 1 << 24  # arguments larger than this (16.8M elements) are not evaluated twice
 MAX_EQNS = 5_000  # bound eqns evaluated per call; past this the rest get no values
 TIME_BUDGET_S = 2.0  # wall clock per call, checked between eqns
+# With grads (`%%grad_graph --values`) the values are the point of the request, and the first
+# evaluation of a train step compiles each primitive once (about 4 s for a 175-eqn transformer
+# block step on 2 CPU cores, then 40 ms): a longer budget there.
+GRAD_TIME_BUDGET_S = 10.0
 MAX_PRINTED_ELEMENTS = 16  # arrays up to this size also get their printed value
 
 # Call-like primitives whose body is evaluated eqn by eqn: primitive name -> param holding the body.
@@ -226,8 +230,8 @@ def _deleted(leaf: Any) -> bool:
         return False
 
 
-def call_values(jitted: Any, traced: Any, args: tuple, kwargs: dict,
-                call_seconds: float | None = None) -> tuple[dict[Any, dict] | None, str | None]:
+def call_values(jitted: Any, traced: Any, args: tuple, kwargs: dict, call_seconds: float | None = None,
+                budget_s: float | None = None) -> tuple[dict[Any, dict] | None, str | None]:
     """Values of one call `jitted(*args, **kwargs)` whose `jax.stages.Traced` is `traced`."""
     try:
         flat_args = call_arguments(jitted, traced, args, kwargs)
@@ -237,7 +241,7 @@ def call_values(jitted: Any, traced: Any, args: tuple, kwargs: dict,
         why = "they do not match the traced inputs"
     if flat_args is None:
         return None, f"no values: the call's arguments could not be flattened ({why})"
-    return forward_values(traced.jaxpr, flat_args, call_seconds)
+    return forward_values(traced.jaxpr, flat_args, call_seconds, budget_s)
 
 
 def call_arguments(jitted: Any, traced: Any, args: tuple, kwargs: dict) -> list | None:
