@@ -24,7 +24,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "..");
 const out = resolve(repo, "jaxmagic/static/jaxmagic.js");
 const minify = !process.argv.includes("--no-minify");
-const LIMIT_KB = 72; // docs/design.md: why 72 and not the first 50
+const LIMIT_KB = 80; // docs/design.md: why 80 and not the first 50
 
 const common = {
   bundle: true,

@@ -11,6 +11,7 @@ import { h, clear } from "../js/src/dom.js";
 import { acquireLayout } from "../js/src/layout-client.js";
 import { graphView } from "./graph/view.js";
 import { timelineView } from "./timeline/view.js";
+import { gradView } from "./grad/view.js";
 import { decodeDocument } from "./graph/decode.js";
 import css from "./styles.js";
 
@@ -18,11 +19,15 @@ import css from "./styles.js";
 const GRAPH_VERSIONS = [1, 2];
 /** Timeline document versions this front end draws. */
 const TIMELINE_VERSIONS = [1];
+/** Grad document versions this front end draws. */
+const GRAD_VERSIONS = [1];
 
 /** Views by document kind. Each takes (root, doc, engine) and returns a cleanup. */
-const VIEWS = { graph: graphView, timeline: timelineView };
+const VIEWS = { graph: graphView, timeline: timelineView, grad: gradView };
 /** Versions each kind's view reads. */
-const VERSIONS = { graph: GRAPH_VERSIONS, timeline: TIMELINE_VERSIONS };
+const VERSIONS = { graph: GRAPH_VERSIONS, timeline: TIMELINE_VERSIONS, grad: GRAD_VERSIONS };
+/** Kinds whose views lay out graphs: they share one layout engine (a worker). */
+const LAID_OUT = new Set(["graph", "grad"]);
 
 /** Box shown for documents this version cannot draw. */
 function messageBox(root, text, cls = "jm-unsupported") {
@@ -58,7 +63,7 @@ export function mount(el, doc) {
     return messageBox(root, `This jaxmagic version cannot show ${doc.kind} documents of version ${String(doc.version)} (it knows version${known.length > 1 ? "s" : ""} ${known.join(", ")}).`);
   }
   const unwatch = watchWidth(root);
-  const engine = doc.kind === "graph" ? acquireLayout() : null; // only graphs are laid out (starts a worker)
+  const engine = LAID_OUT.has(doc.kind) ? acquireLayout() : null; // only graphs are laid out (starts a worker)
   let stop = () => {};
   let disposed = false;
   const draw = (logical) => {

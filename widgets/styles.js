@@ -7,5 +7,6 @@ import theme from "../js/src/theme.css";
 import graph from "./graph/graph.css";
 import scale from "./graph/scale.css";
 import timeline from "./timeline/timeline.css";
+import grad from "./grad/grad.css";
 
-export default theme + "\n" + graph + "\n" + scale + "\n" + timeline;
+export default theme + "\n" + graph + "\n" + scale + "\n" + timeline + "\n" + grad;

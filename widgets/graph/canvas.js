@@ -15,7 +15,7 @@
  *
  * Colours come from the theme's CSS variables, read once per scene (`readPalette`).
  */
-import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, F_TINY, HEAD_G, textW, chipW } from "./metrics.js";
+import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, F_TINY, F_BADGE, HEAD_G, textW, chipW, badgeBox } from "./metrics.js";
 import { traceCurve, pieceSet } from "./curve.js";
 
 /** Text smaller than this on screen (px) is not drawn. */
@@ -50,15 +50,15 @@ export function readPalette(el) {
     const al = a[3] * p + b[3] * (1 - p) || 1;
     return s([0, 1, 2].map((i) => Math.round((a[i] * a[3] * p + b[i] * b[3] * (1 - p)) / al)).concat(al));
   };
-  const [bg, bg1, bg2, fg, fg1, fg2, border, border2, brand, teal, tealText] =
-    ["bg", "bg1", "bg2", "fg", "fg1", "fg2", "border", "border2", "brand", "teal", "teal-text"].map(v);
+  const [bg, bg1, bg2, fg, fg1, fg2, border, border2, brand, teal, tealText, label, mark] =
+    ["bg", "bg1", "bg2", "fg", "fg1", "fg2", "border", "border2", "brand", "teal", "teal-text", "edge-label", "mark"].map(v);
   return {
     mono: cs.getPropertyValue("--jm-mono").trim() || "monospace",
     frame: mix(fg, null, 0.025), frameStroke: s(border), rootFrame: s(bg1), rootStroke: s(border2),
     ownerFrame: mix(fg, null, 0.03), ownerStroke: mix(fg2, null, 0.6), headTitle: s(fg), muted: s(fg2),
     box: s(bg1), boxStroke: s(border), strong: s(fg2), bg2: s(bg2), prim: s(fg), text1: s(fg1), avals: s(tealText),
     port: mix(teal, bg1, 0.13), portStroke: s(teal), edge: mix(teal, bg, 0.62), arrow: mix(teal, bg, 0.75),
-    halo: s(bg1), brand: s(brand), match: mix(brand, bg1, 0.18),
+    halo: s(bg1), brand: s(brand), match: mix(brand, bg1, 0.18), label: s(label), mark: s(mark),
   };
 }
 
@@ -152,7 +152,8 @@ export function hitTest(geo, x, y) {
 /**
  * Draw one frame of `geo` on `ctx` for view `v` = {x, y, k, w, h, dpr} (pan/zoom
  * transform and canvas size in CSS px). `paint` = {sel: key|null, hl: Set of edge
- * indices, match: Map key -> "match"|"has"}; `decorate(key)` -> {fill}|null.
+ * indices, match: Map key -> "match"|"has", marks?: Map key -> classes, markEdges?:
+ * Map edge index -> classes}; `decorate(key)` -> {fill, stroke, dash, badge}|null.
  * Returns counts of what was drawn (for tests and profiling).
  */
 export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
@@ -205,32 +206,34 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
     }
   }
 
-  // Edges: one path per colour; highlighted ones last, on top.
+  // Edges: one path per colour; marked, then highlighted ones last, on top.
   const simple = k < SIMPLE_EDGES_K;
-  const lists = [[], []];
-  geo.edges.forEach((e, i) => overlaps(e, r) && lists[paint.hl.has(i) ? 1 : 0].push(e));
-  stats.edges = lists[0].length + lists[1].length;
-  lists.forEach((list, hl) => {
+  const lists = [[], [], []];
+  const markEdges = paint.markEdges || new Map();
+  geo.edges.forEach((e, i) => overlaps(e, r) && lists[paint.hl.has(i) ? 2 : markEdges.has(i) ? 1 : 0].push(e));
+  stats.edges = lists[0].length + lists[1].length + lists[2].length;
+  lists.forEach((list, tier) => {
     if (!list.length) return;
+    const colour = [pal.edge, pal.mark, pal.brand][tier], head = [pal.arrow, pal.mark, pal.brand][tier];
     ctx.beginPath();
     const seen = pieceSet();
     for (const e of list) {
-      if (!simple) traceCurve(e.pts, ctx, e.ox, e.oy, r, seen);
+      if (!simple) traceCurve(e.pts, ctx, e.ox, e.oy, r, seen, e.dir);
       else polyline(ctx, e, r);
     }
-    stroke(hl ? pal.brand : pal.edge, hl ? 2 : 1.3);
+    stroke(colour, tier ? 2 : 1.3);
     if (simple) return;
     // No closePath(): fill() closes each triangle anyway, and Chromium's closePath
     // costs time linear in the path so far (20k arrowheads: 1.4 s instead of 2 ms).
     ctx.beginPath();
     for (const e of list) {
-      const z = e.pts[e.pts.length - 1], x = z[0] + e.ox, y = z[1] + e.oy;
+      const z = e.pts[e.pts.length - 1], x = z[0] + e.ox, y = z[1] + e.oy, back = 8 * (e.dir || 1);
       if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
       ctx.moveTo(x, y);
-      ctx.lineTo(x - 8, y - 3.4);
-      ctx.lineTo(x - 8, y + 3.4);
+      ctx.lineTo(x - back, y - 3.4);
+      ctx.lineTo(x - back, y + 3.4);
     }
-    ctx.fillStyle = hl ? pal.brand : pal.arrow;
+    ctx.fillStyle = head;
     ctx.fill();
   });
   if (legible(F_TINY)) {
@@ -246,7 +249,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
         const x = l.x + gr.x, y = l.y + gr.y;
         if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
         ctx.strokeText(l.text, x, y + 3.5);
-        text(l.text, x, y + 3.5, pal.muted);
+        text(l.text, x, y + 3.5, pal.label);
       }
     }
     ctx.textAlign = "start";
@@ -313,6 +316,21 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
       chip(l.x + mb.x, l.y + mb.y, mb.w, mb.h, f.marker, "", F_SMALL);
     }
   }
+  // Decoration badges, across the top edge of their box.
+  for (const l of decorate ? leaves : []) {
+    const d = decorate(l.key);
+    if (!d || !d.badge) continue;
+    const b = badgeBox(d.badge, l.w);
+    ctx.beginPath();
+    rr(l.x + b.x, l.y + b.y, b.w, b.h, b.h / 2);
+    ctx.fillStyle = pal.halo;
+    ctx.fill();
+    stroke(d.stroke || pal.strong, 1);
+    if (legible(F_BADGE)) {
+      font(F_BADGE);
+      text(d.badge, l.x + b.x + 5, l.y + b.y + b.h - 3.5, pal.text1);
+    }
+  }
   ctx.setLineDash([]);
   return stats;
 }
@@ -339,6 +357,12 @@ function boxStyle(l, ix, paint, decorate, pal) {
   }
   const d = decorate && decorate(k);
   if (d && d.fill) fill = d.fill;
+  if (d && d.stroke) line = d.stroke;
+  if (d && d.dash) dash = d.dash;
+  if (paint.marks && paint.marks.has(k)) {
+    line = pal.mark;
+    width = 2.5;
+  }
   const m = paint.match.get(k);
   if (m) {
     line = pal.brand;

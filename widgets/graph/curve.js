@@ -6,13 +6,14 @@
 
 /**
  * Control polygon of an edge: dagre's bend points (which avoid boxes) plus short
- * horizontal stubs at both ends, so edges leave and enter boxes left-to-right.
+ * horizontal stubs at both ends, so edges leave and enter boxes left-to-right
+ * (right-to-left with `dir` -1: a mirrored drawing, mirror.js).
  */
-export function controlPoints(pts) {
+export function controlPoints(pts, dir = 1) {
   const n = pts.length;
   if (n < 2) return pts;
   const [a, z] = [pts[0], pts[n - 1]];
-  const stub = Math.min(14, Math.abs(z[0] - a[0]) / 4);
+  const stub = dir * Math.min(14, Math.abs(z[0] - a[0]) / 4);
   return [a, [a[0] + stub, a[1]], ...pts.slice(1, -1), [z[0] - stub, z[1]], z];
 }
 
@@ -29,14 +30,15 @@ export function controlPoints(pts) {
  * frames of big drawings slow). With `seen` (a `pieceSet()`), a piece already handed
  * over is left out: values sharing a route (a band of residuals between a forward
  * and a backward pass) share their pieces, drawn once instead of once per value.
+ * `dir` -1: the end stubs point right-to-left (a mirrored drawing, mirror.js).
  */
-export function traceCurve(pts, out, ox = 0, oy = 0, clip = null, seen = null) {
+export function traceCurve(pts, out, ox = 0, oy = 0, clip = null, seen = null, dir = 1) {
   // The control polygon of controlPoints(pts), read in place: a big frame traces
   // thousands of edges, and an array per edge was most of its garbage.
   const n = pts.length;
   if (n < 2) return;
   const a = pts[0], z = pts[n - 1], m = n + 2;
-  const stub = Math.min(14, Math.abs(z[0] - a[0]) / 4);
+  const stub = dir * Math.min(14, Math.abs(z[0] - a[0]) / 4);
   const X = (j) => {
     if (j <= 0) return a[0];
     if (j >= m - 1) return z[0];
@@ -111,13 +113,13 @@ export function pieceSet() {
 }
 
 /** The same spline as an SVG path `d` (coordinates rounded to 0.1 px), shifted by (ox, oy). */
-export function curve(pts, ox = 0, oy = 0) {
+export function curve(pts, ox = 0, oy = 0, dir = 1) {
   const f = (v) => Math.round(v * 10) / 10;
   let d = "";
   traceCurve(pts, {
     moveTo: (x, y) => (d += `M${f(x)},${f(y)}`),
     lineTo: (x, y) => (d += `L${f(x)},${f(y)}`),
     bezierCurveTo: (a, b, c, e, x, y) => (d += `C${f(a)},${f(b)} ${f(c)},${f(e)} ${f(x)},${f(y)}`),
-  }, ox, oy);
+  }, ox, oy, null, null, dir);
   return d;
 }

@@ -31,6 +31,13 @@ export const cut = (s, n) => (String(s).length > n ? String(s).slice(0, n - 1) +
 /** Width of a literal chip. */
 export const chipW = (t) => textW(t, F_TINY) + 8;
 
+export const F_BADGE = 9; // decoration badges ("custom rule")
+/** A decoration badge on a box `w` wide: a pill across its top edge at the right, relative to the box. */
+export const badgeBox = (t, w) => {
+  const bw = textW(t, F_BADGE) + 10;
+  return { x: Math.max(4, w - bw - 6), y: -7, w: bw, h: 13 };
+};
+
 /** Everything drawn on an eqn box; computed once and used for both size and drawing. */
 export function eqnFace(ix, node, { collapsed = false, expanded = false } = {}) {
   const prim = cut(node.prim || "?", 32);

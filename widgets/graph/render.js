@@ -38,7 +38,7 @@ export function drawSvg(layers, geo, ix, markerId) {
       const vv = ix.vars.get(v);
       return vv ? `${vv.name}: ${vv.aval}` : v;
     }).join("\n");
-    const d = curve(e.pts, e.ox, e.oy);
+    const d = curve(e.pts, e.ox, e.oy, e.dir);
     layers.edges.appendChild(
       s("g", { class: "jm-edge", "data-from": e.from, "data-to": e.to }, [
         s("title", null, tip),

@@ -71,6 +71,9 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null, update =
   const last = update ? lastScene.get(ix) : null;
   let diff = null;
   if (last && last.prefix === prefix && last.labelOf === labelOf) diff = toggledKeys(last.expanded, expanded);
+  // A port bundle changes the items of its group itself, not a box inside it: the
+  // group's segments cannot be kept, so such a toggle builds afresh.
+  if (diff && diff.some((k) => k.startsWith("Q:"))) diff = null;
   const scene = diff && !diff.length ? last.scene : construct(ix, expanded, prefix, labelOf, diff ? last.scene : null, diff);
   lastScene.set(ix, { prefix, labelOf, expanded: new Set(expanded), scene });
   return scene;
@@ -168,7 +171,9 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
     faces.set(pk, f);
     if (!open(pk)) closed.push(pk);
     c.items.push({ id: pk, role: side, w: f.w, h: f.h });
-    if (open(pk)) for (const x of ix.virt.get(pk).ports) c.items.push(portItem(x, side));
+    if (!open(pk)) return;
+    for (const x of ix.virt.get(pk).ports) c.items.push(portItem(x, side));
+    (c.openBundles ||= []).push(pk); // part of the cache key: the ports change the layout
   };
   const item = (k) => {
     if (k.startsWith("G:") || open(k)) {
@@ -224,30 +229,38 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
   };
   const { routes, byVar } = routesOf(ix);
   const P = ix.parent;
+  // A drawn port inside a port bundle sits in its group's port column (the bundle is
+  // open, or the port would not be drawn): the bundle is no container on its way.
+  const inQ = (k) => {
+    const p = P.get(k);
+    return p !== undefined && p.charCodeAt(0) === 81 && p.charCodeAt(1) === 58; // "Q:"
+  };
+  const par = (k) => (inQ(k) ? P.get(P.get(k)) : P.get(k));
+  const dep = (k) => (depth.has(k) ? depth.get(k) - (inQ(k) ? 1 : 0) : null);
   /** Climb to the lowest common container: up = s … (below the source's top box), down = t … likewise. */
   const climb = (s, t) => {
-    let a = s, b = t, da = depth.get(s), db = depth.get(t);
+    let a = s, b = t, da = dep(s), db = dep(t);
     if (da == null || db == null) return null;
     const up = [], down = [];
-    for (; da > db; da--) up.push(a), (a = P.get(a));
-    for (; db > da; db--) down.push(b), (b = P.get(b));
-    while (a !== b && P.get(a) !== P.get(b)) up.push(a), down.push(b), (a = P.get(a)), (b = P.get(b));
-    const lca = P.get(a);
+    for (; da > db; da--) up.push(a), (a = par(a));
+    for (; db > da; db--) down.push(b), (b = par(b));
+    while (a !== b && par(a) !== par(b)) up.push(a), down.push(b), (a = par(a)), (b = par(b));
+    const lca = par(a);
     if (a === b || lca == null) return null; // malformed: skip
     // A chain is fixed by its ends, and by the var when a border on the way has an
     // entry/exit per var.
-    const keyed = up.some((x) => byVar(P.get(x), 1)) || down.some((x) => byVar(P.get(x), 0));
+    const keyed = up.some((x) => byVar(par(x), 1)) || down.some((x) => byVar(par(x), 0));
     return { keyed, up, down, a, b, lca, cid: s + "\n" + t, path: null, paths: keyed ? new Map() : null };
   };
   /** The chain's segments, [container, segment id, v, w] flat: exits, one segment, entries. */
   const pathOf = (r, v) => {
     const out = [];
     const seg = (ck, sv, sw) => out.push(ck, sv + ">" + sw, sv, sw);
-    for (const x of r.up) seg(P.get(x), x, VOUT + (byVar(P.get(x), 1) ? v : "@" + x));
+    for (const x of r.up) seg(par(x), x, VOUT + (byVar(par(x), 1) ? v : "@" + x));
     seg(r.lca, r.a, r.b);
     for (let j = r.down.length - 1; j >= 0; j--) {
       const x = r.down[j];
-      seg(P.get(x), VIN + (byVar(P.get(x), 0) ? v : "@" + x), x);
+      seg(par(x), VIN + (byVar(par(x), 0) ? v : "@" + x), x);
     }
     return out;
   };
@@ -331,12 +344,12 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
     c.items.push(...[...outs].map((id) => ({ id, role: "out", w: 2, h: 8, virtual: true })));
   }
 
-  // Cache keys: a container's layout depends only on what is open below it (a
-  // reused container keeps its key).
+  // Cache keys: a container's layout depends only on what is open below it, open
+  // port bundles included (a reused container keeps its key).
   const keyOf = (c) => {
     if (c.key) return c.key;
     const inner = c.items.filter((it) => it.child).map((it) => keyOf(it.child));
-    c.key = prefix + c.id + (inner.length ? "{" + inner.join(",") + "}" : "");
+    c.key = prefix + c.id + (c.openBundles ? "[" + c.openBundles.join(",") + "]" : "") + (inner.length ? "{" + inner.join(",") + "}" : "");
     return c.key;
   };
   if (root) keyOf(root);

@@ -10,6 +10,9 @@
  * view hears `onSelect(key|null)` and `onToggle(key)`.
  *
  * `.jm-canvas[data-renderer="svg"|"canvas"]` tells which renderer drew the scene.
+ *
+ * Embedding views (the grad view) add `mirrored` (draw right to left, mirror.js) and
+ * paint `marks` (named highlights of elements and of the edges carrying given vars).
  */
 import { h, s, clear } from "../../js/src/dom.js";
 import { createPanZoom } from "../../js/src/panzoom.js";
@@ -18,6 +21,8 @@ import { placeScene } from "./place.js";
 import { drawSvg } from "./render.js";
 import { createCanvasRenderer } from "./canvas.js";
 import { createMinimap } from "./minimap.js";
+import { mirrorGeometry } from "./mirror.js";
+import { badgeBox } from "./metrics.js";
 
 /** More drawn elements than this: draw on a canvas instead of SVG. */
 export const CANVAS_THRESHOLD = 1500;
@@ -25,9 +30,9 @@ export const CANVAS_THRESHOLD = 1500;
 /**
  * @param root  the widget root (owner document for new elements)
  * @param uid   page-unique id prefix (the SVG arrow marker id)
- * @param on    {onSelect(key|null), onToggle(key)}
+ * @param on    {onSelect(key|null), onToggle(key), mirrored: flip the drawing left-right}
  */
-export function createStage(root, uid, { onSelect, onToggle }) {
+export function createStage(root, uid, { onSelect, onToggle, mirrored = false }) {
   const layers = {
     boxes: s("g", { class: "jm-layer-boxes" }, null, root),
     edges: s("g", { class: "jm-layer-edges" }, null, root),
@@ -50,7 +55,7 @@ export function createStage(root, uid, { onSelect, onToggle }) {
   let geo = null, ix = null, elements = new Map(), edgeEls = [];
   let renderer = null;
   let decorate = null;
-  let painted = { sel: [], match: [], hl: [], fills: [] };
+  let painted = { sel: [], match: [], hl: [], fills: [], marks: [] };
   let lastPaint = null;
   let draws = 0;
 
@@ -79,8 +84,9 @@ export function createStage(root, uid, { onSelect, onToggle }) {
   const draw = (scene, results, index) => {
     ix = index;
     geo = placeScene(scene, results);
+    if (mirrored) geo = mirrorGeometry(geo);
     for (const l of Object.values(layers)) clear(l);
-    painted = { sel: [], match: [], hl: [], fills: [] };
+    painted = { sel: [], match: [], hl: [], fills: [], marks: [] };
     const n = geo.leaves.length + geo.conts.length + geo.edges.length;
     const r = n > CANVAS_THRESHOLD ? canvasRenderer() : null;
     if (r) {
@@ -114,8 +120,25 @@ export function createStage(root, uid, { onSelect, onToggle }) {
   // ---- painting ---------------------------------------------------------------------
 
   /**
+   * Marks to paint: `marks` is a Map cls -> {keys, vars}; an element key stands for
+   * its visible representative (a collapsed box hiding a marked node is marked), and
+   * a drawn edge carrying one of `vars` is marked. Returns {leaves: Map rep -> [cls],
+   * edges: Map edge index -> [cls]}.
+   */
+  const markedOf = (marks, pix, expanded) => {
+    const leaves = new Map(), edges = new Map();
+    const add = (m, k, cls) => (m.get(k) || m.set(k, []).get(k)).push(cls);
+    for (const [cls, m] of marks || []) {
+      for (const k of m.keys || []) add(leaves, visibleRep(pix, k, expanded), cls);
+      const vars = m.vars && m.vars.size ? m.vars : null;
+      if (vars) geo.edges.forEach((e, i) => e.vars.some((v) => vars.has(v)) && add(edges, i, cls));
+    }
+    return { leaves, edges };
+  };
+
+  /**
    * Paint selection (and the edges at it), search matches (a collapsed box hiding a
-   * match is marked "has match") and decorations, for the current expansion.
+   * match is marked "has match"), marks and decorations, for the current expansion.
    */
   const paint = (state) => {
     lastPaint = state;
@@ -128,18 +151,29 @@ export function createStage(root, uid, { onSelect, onToggle }) {
       const r = visibleRep(pix, k, expanded);
       if (match.get(r) !== "match") match.set(r, r === k ? "match" : "has");
     }
+    const marked = markedOf(state.marks, pix, expanded);
     if (mode === "canvas") {
       const hl = new Set();
       if (rep) geo.edges.forEach((e, i) => (e.from === rep || e.to === rep) && hl.add(i));
-      renderer.setPaint({ sel: rep, hl, match });
+      renderer.setPaint({ sel: rep, hl, match, marks: marked.leaves, markEdges: marked.edges });
       return;
     }
     for (const el of painted.sel) el.classList.remove("jm-selected");
     for (const el of painted.hl) el.classList.remove("jm-edge-hl");
     for (const el of painted.match) el.classList.remove("jm-match", "jm-has-match");
+    for (const [el, cls] of painted.marks) el.classList.remove(...cls);
     painted.sel = [];
     painted.hl = [];
     painted.match = [];
+    painted.marks = [];
+    const markEl = (el, cls, base) => {
+      if (!el) return;
+      const all = [base, ...cls];
+      el.classList.add(...all);
+      painted.marks.push([el, all]);
+    };
+    for (const [k, cls] of marked.leaves) markEl(elements.get(k), cls, "jm-mark");
+    for (const [i, cls] of marked.edges) markEl(edgeEls[i], cls, "jm-edge-mark");
     const el = rep && elements.get(rep);
     if (el) {
       el.classList.add("jm-selected");
@@ -161,19 +195,39 @@ export function createStage(root, uid, { onSelect, onToggle }) {
     }
   };
 
-  /** `fn(key) -> {fill?} | null` colours node boxes (cost overlay); null = none. */
+  /**
+   * `fn(key) -> {fill?, stroke?, dash?, badge?} | null` decorates node boxes (cost
+   * overlay, grad roles): fill and stroke colours, a dash pattern ("4,2"), and a short
+   * badge text on the box's top-right corner; null = none.
+   */
   const setDecorations = (fn) => {
     decorate = fn || null;
     if (mode === "canvas") return renderer && renderer.setDecorations(decorate);
-    for (const box of painted.fills) box.style.removeProperty("fill");
+    for (const x of painted.fills) {
+      if (x.classList.contains("jm-badge")) x.remove();
+      else for (const p of ["fill", "stroke", "stroke-dasharray"]) x.style.removeProperty(p);
+    }
     painted.fills = [];
     if (!decorate || !geo) return;
     for (const l of geo.leaves) {
       const d = decorate(l.key);
-      const box = d && d.fill ? elements.get(l.key)?.querySelector(":scope > .jm-box") : null;
+      const el = d && elements.get(l.key);
+      const box = el && el.querySelector(":scope > .jm-box");
       if (!box) continue;
-      box.style.fill = d.fill;
+      if (d.fill) box.style.fill = d.fill;
+      if (d.stroke) box.style.stroke = d.stroke;
+      if (d.dash) box.style.strokeDasharray = d.dash.replace(",", " ");
       painted.fills.push(box);
+      if (d.badge) {
+        const b = badgeBox(d.badge, l.w);
+        const pill = s("rect", { width: b.w, height: b.h, rx: b.h / 2 }, null, root);
+        if (d.stroke) pill.style.stroke = d.stroke;
+        const g = s("g", { class: "jm-badge", transform: `translate(${b.x},${b.y})` }, [
+          pill, s("text", { x: 5, y: b.h - 3.5 }, d.badge, root),
+        ], root);
+        el.appendChild(g);
+        painted.fills.push(g);
+      }
     }
   };
 

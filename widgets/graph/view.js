@@ -31,10 +31,25 @@ const instance = Math.random().toString(36).slice(2, 7);
 
 /**
  * Mount a graph view for `doc` into `root`.
+ *
+ * Other views embed it (the grad view draws a forward and a backward pass with it):
+ * `opts.compact` leaves out the document header, the function tabs, the label-mode
+ * switch and the side panel (the host shows its own details); `opts.mirrored` draws
+ * right to left (mirror.js); `opts.tone` ("backward") recolours values for that pass
+ * (a class, `.jm-tone-backward`, that both renderers read through CSS variables);
+ * `opts.onSelect(key, ix)` hears every selection; `opts.label` names the drawing.
+ *
  * @param {{run: Function}} engine layout engine (see js/src/layout-client.js)
- * @returns {() => void} cleanup
+ * @returns {() => void} cleanup, carrying the controller of the view for hosts:
+ *   `dispose()`, `select(key)` (reveal, select, centre; null clears), `selected()`,
+ *   `highlight(keys, cls, vars)` (mark elements, and edges carrying `vars`, with class
+ *   `cls`; empty keys and vars remove it), `reveal(keys)` (open what hides them and
+ *   bring them into view), `setMode(m)`, `setDecorations(fn)` (shown while the cost
+ *   overlay is off), `fit()` (frame it as the first view does: whole, or readable),
+ *   `index()` (the current function's index, model.js).
  */
-export function graphView(root, doc, engine) {
+export function graphView(root, doc, engine, opts = {}) {
+  const compact = !!opts.compact;
   const uid = `jm${instance}${++viewCounter}`;
   const fns = Array.isArray(doc.functions) ? doc.functions : [];
   const states = new Map(); // function index -> per-function state
@@ -42,6 +57,7 @@ export function graphView(root, doc, engine) {
   let disposed = false;
   let seq = 0;
   let drawn = null; // {boxes, bbox}
+  let whenDrawn = []; // a host's requests made before the first drawing (controller)
   let elements = new Map(); // element key -> drawn element (SVG renderer only)
   let labelMode = "aval", labelOf = null; // edge labels: setLabelMode(name, fn)
   let mode = "trace"; // edge labels: trace | forward | vmap (modes.js)
@@ -65,7 +81,8 @@ export function graphView(root, doc, engine) {
   const bHelp = btn("?", "Keyboard shortcuts (?)", null, "jm-btn-quiet jm-help-btn");
   const modes = modeControl(root, (m) => setMode(m));
   // Drawing surface: SVG or canvas renderer, pan/zoom, minimap, clicks (stage.js).
-  const stage = createStage(root, uid, { onSelect: (k) => select(k), onToggle: (k) => toggle(k) });
+  const stage = createStage(root, uid, { onSelect: (k) => select(k), onToggle: (k) => toggle(k), mirrored: !!opts.mirrored });
+  if (opts.label) stage.svg.setAttribute("aria-label", String(opts.label));
   const svg = stage.svg;
   const hood = createHood({
     ref: root, state: () => stateOf(current), relayout: (after) => relayout(after), pz: stage.pz,
@@ -74,7 +91,7 @@ export function graphView(root, doc, engine) {
   const toolbar = h("div", { class: "jm-toolbar" }, [
     bFit, bExpand, bCollapse,
     h("div", { class: "jm-search-wrap" }, [searchBox, bPrev, bNext, matchCount], root),
-    modes.el, overlayControl(root, (m) => setOverlay(m)), hood.control,
+    compact ? null : modes.el, overlayControl(root, (m) => setOverlay(m)), hood.control,
     h("span", { class: "jm-spacer" }, null, root),
     h("span", { class: "jm-muted jm-export-label" }, "Export", root), bSvg, bPng, bJson, bHelp,
   ], root);
@@ -89,7 +106,9 @@ export function graphView(root, doc, engine) {
   const side = h("div", { class: "jm-side" }, [details, panes.el], root);
   const main = h("div", { class: "jm-main" }, [canvas, side], root);
   const tabsSlot = h("div", { class: "jm-tabs-slot" }, null, root);
-  const view = h("div", { class: "jm-graph" }, [docHeader(doc, root), tabsSlot, toolbar, main], root);
+  const cls = "jm-graph" + (compact ? " jm-compact" : "") + (opts.tone ? " jm-tone-" + opts.tone : "");
+  const view = h("div", { class: cls }, [compact ? null : docHeader(doc, root), compact ? null : tabsSlot, toolbar, main], root);
+  if (compact) side.remove();
   root.appendChild(view);
 
   if (!fns.length) {
@@ -106,7 +125,7 @@ export function graphView(root, doc, engine) {
     if (!states.has(i)) {
       const ix = timed("index", () => indexFunction(fns[i]));
       states.set(i, {
-        ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1,
+        ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1, marks: new Map(),
         records: null, transform: null, prefix: `${uid}:${i}:`, // records: on the first search
       });
     }
@@ -135,6 +154,7 @@ export function graphView(root, doc, engine) {
       paintSelection();
       paintMatches();
       if (after) after();
+      for (const f of whenDrawn.splice(0)) f();
     }, (err) => {
       if (disposed || my !== seq) return;
       status.classList.remove("jm-busy");
@@ -178,17 +198,24 @@ export function graphView(root, doc, engine) {
   /** Selection, the edges at it, and search matches, in whichever renderer drew (stage.js). */
   const paintSelection = () => {
     const st = stateOf(current);
-    stage.paint({ ix: st.ix, expanded: st.expanded, selected: st.selected, matches: st.matches });
+    stage.paint({ ix: st.ix, expanded: st.expanded, selected: st.selected, matches: st.matches, marks: st.marks });
   };
 
-  /** Select an element key (node, port, container) or null; update details, panes, path. */
-  const select = (key) => {
+  /**
+   * Select an element key (node, port, container) or null; update details, panes,
+   * path. `report` false: the selection is only re-applied (a new layout, a new
+   * mode), so a host's onSelect does not hear it again.
+   */
+  const select = (key, report = true) => {
     const st = stateOf(current);
     st.selected = key;
     paintSelection();
-    showDetails(details, st.ix, key, { mode });
-    panes.highlight(key);
+    if (!compact) {
+      showDetails(details, st.ix, key, { mode });
+      panes.highlight(key);
+    }
     crumbs.update(st.ix, key);
+    if (report && opts.onSelect) opts.onSelect(key, st.ix);
   };
 
   /** Select `key`, opening whatever hides it, and centre it. */
@@ -251,14 +278,14 @@ export function graphView(root, doc, engine) {
     modes.update(fns[i], mode);
     searchBox.value = st.query;
     runSearch();
-    select(st.selected);
+    select(st.selected, false);
     drawn = null;
     applyLabels();
     applyOverlay();
     relayout(() => {
       if (st.transform) pz.set(st.transform.x, st.transform.y, st.transform.k);
       else firstView();
-      select(st.selected);
+      select(st.selected, false);
     });
   };
 
@@ -312,7 +339,7 @@ export function graphView(root, doc, engine) {
     mode = m;
     modes.update(fns[current], mode);
     applyLabels();
-    select(stateOf(current).selected); // details show values / batch dims per mode
+    select(stateOf(current).selected, false); // details show values / batch dims per mode
   };
   /** Edge labels of the current mode for the current function (modes.js). */
   const applyLabels = () => setLabelMode(mode, labelFor(mode, stateOf(current).ix));
@@ -320,10 +347,11 @@ export function graphView(root, doc, engine) {
     overlay = m;
     applyOverlay();
   };
+  let hostDecorate = null; // a host's decorations (controller), shown while the overlay is off
   /** Cost colours and their legend for the current function (overlay.js). */
   const applyOverlay = () => {
     const ov = costOverlay(stateOf(current).ix, overlay);
-    setDecorations(ov && ov.decorate);
+    setDecorations(ov ? ov.decorate : hostDecorate);
     clear(legendSlot);
     if (ov) legendSlot.appendChild(legend(ov, root));
   };
@@ -352,12 +380,65 @@ export function graphView(root, doc, engine) {
 
   show(0);
 
-  return () => {
+  // ---- controller for hosts embedding the view (see the doc comment above) ----
+  /**
+   * Open what hides `keys`, then bring them into view: all of them when they fit at a
+   * readable zoom, else the first (callers put the most telling key first).
+   */
+  const revealKeys = (keys) => {
+    if (hood.active() && (keys || []).some((k) => !stateOf(current).ix.parent.has(k))) hood.exit(); // not in the neighbourhood
+    const st = stateOf(current);
+    const known = (keys || []).filter((k) => st.ix.parent.has(k));
+    if (!known.length) return;
+    let changed = false;
+    for (const k of known) changed = reveal(st.ix, st.expanded, k) || changed;
+    const go = () => {
+      if (!drawn) return;
+      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, first = null;
+      for (const k of known) {
+        const b = drawn.boxes.get(visibleRep(st.ix, k, st.expanded));
+        if (!b) continue;
+        const w = Math.min(b.w, 360), hh = Math.min(b.h, 42); // open boxes: their header
+        first ||= { x: b.x + w / 2, y: b.y + hh / 2 };
+        x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y); x1 = Math.max(x1, b.x + w); y1 = Math.max(y1, b.y + hh);
+      }
+      if (!first) return;
+      const vp = svg.getBoundingClientRect(), k = Math.max(pz.transform.k, 0.5);
+      const fitK = Math.min((vp.width - 40) / (x1 - x0 + 1), (vp.height - 40) / (y1 - y0 + 1));
+      if (fitK >= k) pz.centerOn((x0 + x1) / 2, (y0 + y1) / 2, k);
+      else if (fitK >= 0.4) pz.fit({ x: x0 - 20, y: y0 - 20, w: x1 - x0 + 40, h: y1 - y0 + 40 }, { max: 1 });
+      else pz.centerOn(first.x, first.y, 0.7); // too far apart to read at once
+    };
+    if (changed) relayout(go);
+    else go();
+  };
+  const dispose = () => {
     disposed = true;
     stage.dispose();
     panes.dispose();
     unbindKeys();
   };
+  /** Run `f` now when drawn, else once the first drawing is there (centring needs boxes). */
+  const onceDrawn = (f) => (drawn ? f() : whenDrawn.push(f));
+  return Object.assign(dispose, {
+    dispose,
+    select: (key) => (key ? onceDrawn(() => focus(key)) : select(null)),
+    selected: () => stateOf(current).selected,
+    highlight(keys, cls, vars) {
+      const st = stateOf(current);
+      if ((keys && keys.length) || (vars && vars.length)) st.marks.set(cls, { keys: keys || [], vars: new Set(vars || []) });
+      else st.marks.delete(cls);
+      paintSelection();
+    },
+    reveal: (keys) => onceDrawn(() => revealKeys(keys)),
+    setMode,
+    setDecorations(fn) {
+      hostDecorate = fn || null;
+      applyOverlay();
+    },
+    fit: firstView,
+    index: () => stateOf(current).ix,
+  });
 }
 
 /**

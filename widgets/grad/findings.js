@@ -1,0 +1,31 @@
+/**
+ * The grad findings (`doc.findings`): one button per finding, warnings (NaN, Inf,
+ * vanishing or exploding gradients) before infos (residual memory), each with its
+ * kind and message. A click asks the view to select what the finding names: its
+ * entry and residual, or its entry and node.
+ */
+import { h } from "../../js/src/dom.js";
+import { sortFindings } from "./model.js";
+
+/** Findings shown before a "N more" line. */
+export const MAX_FINDINGS = 40;
+
+/** `ul.jm-grad-findings` (null when there are none); `onPick(finding)`. */
+export function findingsList(ref, findings, onPick) {
+  const all = sortFindings(findings);
+  if (!all.length) return null;
+  const items = all.slice(0, MAX_FINDINGS).map((f) => {
+    const sev = ["bug", "warning", "info"].includes(f.severity) ? f.severity : "info";
+    const b = h("button", {
+      type: "button", class: `jm-grad-finding jm-grad-sev-${sev}`, "data-kind": String(f.kind ?? ""), "data-severity": sev,
+      title: f.entry ? "click: show where" : false,
+    }, [
+      h("span", { class: "jm-grad-sev" }, String(f.kind ?? sev).replace(/_/g, " "), ref),
+      h("span", { class: "jm-grad-finding-msg" }, " " + String(f.message ?? ""), ref),
+    ], ref);
+    b.addEventListener("click", () => onPick(f));
+    return h("li", null, b, ref);
+  });
+  if (all.length > MAX_FINDINGS) items.push(h("li", { class: "jm-muted" }, `… ${all.length - MAX_FINDINGS} more`, ref));
+  return h("ul", { class: "jm-grad-findings", "aria-label": "findings" }, items, ref);
+}

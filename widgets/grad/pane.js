@@ -1,0 +1,71 @@
+/**
+ * Building blocks the grad entry views share: a titled graph pane holding one
+ * embedded graph viewer (widgets/graph/view.js, compact), the "values" toggle, and
+ * the legend line of the entry toolbar.
+ */
+import { h } from "../../js/src/dom.js";
+import { graphView } from "../graph/view.js";
+import { graphDoc, RECOMPUTED_STROKE, CUSTOM_STROKE, plural } from "./model.js";
+
+/**
+ * `section.jm-grad-pane[data-graph]`: a title line and a focusable host with a
+ * compact graph viewer of `fn` (keys typed in it go to that graph only).
+ * Returns {el, view} (view: the graph viewer's controller), after mounting into `parent`.
+ */
+export function graphPane(parent, { fn, graph, title, sub, engine, opts = {} }) {
+  const ref = parent;
+  const host = h("div", { class: "jm-grad-host" }, null, ref);
+  const el = h("section", { class: "jm-grad-pane", "data-graph": graph }, [
+    h("div", { class: "jm-grad-pane-head" }, [
+      h("span", { class: "jm-grad-pane-title" }, title, ref),
+      sub ? h("span", { class: "jm-muted" }, " " + sub, ref) : null,
+    ], ref),
+    host,
+  ], ref);
+  parent.appendChild(el);
+  const view = graphView(host, graphDoc(fn, title), engine, { compact: true, label: title, ...opts });
+  return { el, view };
+}
+
+export const VALUES_WHY = "No gradient values were recorded: run the cell with `%%grad_graph --values`.";
+
+/** Mark a toolbar toggle button pressed or not (`.jm-active`, aria-pressed). */
+export function press(b, on) {
+  b.classList.toggle("jm-active", on);
+  b.setAttribute("aria-pressed", on ? "true" : "false");
+}
+
+/**
+ * The values toggle (`button.jm-grad-values`, aria-pressed): disabled, with a tooltip
+ * saying how to get values, when the entry has none. `onChange(on)` after it flipped.
+ */
+export function valuesToggle(ref, available, on, onChange) {
+  const b = h("button", {
+    type: "button", class: "jm-btn jm-grad-values", disabled: !available,
+    title: available ? "Edge labels and gradients: summaries of the recorded values (cotangents in the backward pass)" : VALUES_WHY,
+  }, "values", ref);
+  press(b, on && available);
+  b.addEventListener("click", () => {
+    const next = b.getAttribute("aria-pressed") !== "true";
+    press(b, next);
+    onChange(next);
+  });
+  return b;
+}
+
+/** Legend items for recomputed (checkpoint) and custom-rule nodes, when there are any. */
+export const markLegend = (recomputed, customs) => [
+  { text: "lit up", line: "var(--jm-mark)" },
+  recomputed ? { key: "recomputed", text: `↻ ${plural(recomputed, "eqn")} recomputed under checkpoint`, line: RECOMPUTED_STROKE, cls: "jm-grad-swatch-dash" } : null,
+  customs ? { key: "custom", text: plural(customs, "custom rule"), line: CUSTOM_STROKE } : null,
+];
+
+/** `span.jm-grad-legend`: items [{text, swatch?: css colour, line?: css colour, cls?}]. */
+export function legendLine(ref, items) {
+  return h("span", { class: "jm-grad-legend" }, items.filter(Boolean).map((it) => {
+    const sw = h("span", { class: "jm-grad-swatch" + (it.line ? " jm-grad-swatch-line" : "") + (it.cls ? " " + it.cls : "") }, null, ref);
+    if (it.swatch) sw.style.background = it.swatch;
+    if (it.line) sw.style.borderColor = it.line;
+    return h("span", { class: "jm-grad-legend-item", "data-legend": it.key || false }, [sw, it.text], ref);
+  }), ref);
+}
