@@ -321,3 +321,18 @@ def test_without_grads_the_function_runs_once_and_the_record_says_why_there_is_n
     with jaxmagic.capture({}, grads=True) as cap:
         jax.grad(loss)(jnp.ones(3))
     assert len(runs) == 2 and cap.grads[0].split is not None  # traced once more, as documented
+
+
+def test_grad_of_grad_records_the_inner_call_as_part_of_the_outer():
+    second = jax.grad(jax.grad(jnp.sin))
+    expected = second(1.0)
+    with jaxmagic.capture({}, grads=True) as cap:
+        got = jax.grad(jax.grad(jnp.sin))(1.0)
+    assert float(got) == float(expected)
+    outer, inner = cap.grads
+    assert outer.inside is None and outer.split is not None and not outer.traced
+    assert inner.inside == outer.index and inner.traced and inner.split is None
+    doc = jaxmagic.document(cap, "grad")
+    assert len(doc["entries"]) == 1
+    assert any("ran inside grad of sin" in note for note in doc["notes"])
+    assert not any("traced something other" in note for note in doc["notes"])

@@ -214,6 +214,7 @@ class GradLog:
         # (id(fn), argnums, has_aux, signature key) -> (fn, split, error): one split per function
         # and avals; `fn` is held so its id is not reused by another function during the capture.
         self._splits: dict[tuple, tuple[Any, Any, str | None]] = {}
+        self._running: list[GradCall] = []  # records whose call is in progress: `grad(grad(f))` nests
 
     def record(self, what: Differentiation, run: Callable, args: tuple, kwargs: dict,
                primals: tuple, primal_kwargs: dict) -> Any:
@@ -229,17 +230,22 @@ class GradLog:
             return run(*args, **kwargs)
         traced = _CURRENT_TRACE.value is not _NO_TRACE
         grads_list = owner.capture.grads
+        running = self._running
         rec = GradCall(index=len(grads_list), kind=what.kind, name=what.name, source=None, call_site=None,
-                       argnums=what.argnums, has_aux=what.has_aux, args=(), traced=traced)
+                       argnums=what.argnums, has_aux=what.has_aux, args=(), traced=traced,
+                       inside=running[-1].index if running else None)
         grads_list.append(rec)
         frame = sys._getframe(1)
         start = _clock()
+        running.append(rec)
         try:
             out = run(*args, **kwargs)
         except BaseException as exc:
             rec.start, rec.end = start, _clock()
             self._describe(rec, what, frame, primals, primal_kwargs, exc)
             raise
+        finally:
+            running.pop()
         rec.start, rec.end = start, _clock()
         self._describe(rec, what, frame, primals, primal_kwargs, None)
         return out

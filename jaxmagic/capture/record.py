@@ -209,6 +209,7 @@ class GradCall:
     batch: str | None = None  # "vmap over 32" when made under vmap (per-example gradients)
     split: Any = None  # grads.GradSplit for eager calls; None when traced or when splitting failed
     error: str | None = None  # why there is no split, when there should be one
+    inside: int | None = None  # index of the differentiation whose call this one ran in (grad of grad)
     values: Any = None  # grad_values.GradValues of the first call with this split (only with values=True)
     start: float = 0.0
     end: float = 0.0

@@ -75,6 +75,13 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
         claimed.update(id(g) for g in traced)
         timed.append((first.start, len(timed), lambda eid, first=first, calls=calls, regions=regions, traced=traced:
                       _jit_entry(eid, first, calls, regions, traced, max_eqns, notes)))
+    nested = [g for g in capture.grads if g.traced and g.split is None and g.inside is not None
+              and id(g) not in claimed]
+    for g in nested:
+        outer = capture.grads[g.inside]
+        notes.append(f"{g.kind} of {g.name}{_at(g.call_site)} ran inside {outer.kind} of {outer.name}"
+                     f"{_at(outer.call_site)}: its ops are part of that differentiation's graphs")
+    claimed.update(id(g) for g in nested)
     stray = [g for g in capture.grads if g.traced and g.split is None and id(g) not in claimed]
     if stray:
         where = ", ".join(sorted({f"{g.kind} of {g.name}{_at(g.call_site)}" + (f" ({g.batch})" if g.batch else "")
