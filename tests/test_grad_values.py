@@ -270,3 +270,36 @@ def test_grad_graph_magic_runs_the_cell_and_records_values(ip, capsys):
         result = ip.run_cell(f"{line}\nran = True\n", store_history=True)
         assert not result.success and ip.user_ns["ran"] is False, line
     assert ip.run_cell("%%grad_graph --static\nimport jax\njax.grad(jax.numpy.sin)(1.0)\n").success
+
+
+def test_jitted_step_lists_each_gradient_with_its_path_and_jax_grad_value():
+    params, h = block_args()
+    with jaxmagic.capture({}, grads=True, values=True) as cap:
+        @jax.jit
+        def step(p, h):
+            loss, grads = jax.value_and_grad(block_loss)(p, h)
+            return jax.tree.map(lambda a, b: a - 0.1 * b, p, grads), loss
+
+        step(params, h)
+    (entry,) = jaxmagic.document(cap, "grad")["entries"]
+    theirs = jax.grad(block_loss)(params, h)
+    assert [g["path"] for g in entry["grads_of"]] == [f"p['{k}']" for k in sorted(theirs)]
+    defined_by = {v: n["id"] for n in entry["program"]["nodes"] for v in n["outs"]}
+    for g in entry["grads_of"]:
+        assert entry["roles"][defined_by[g["var"]]] == "backward"
+        assert_summary_of(g["value"], theirs[g["path"][3:-2]])
+
+
+def test_jitted_step_finds_an_exploding_leaf_in_its_program():
+    def loss(p, x):
+        return jnp.sum(jnp.exp(p["hot"] * x)) + jnp.sum(p["cool"] * x)
+
+    params, x = {"hot": jnp.full(2, 8.0), "cool": jnp.ones(2)}, jnp.full(2, 3.0)
+    with jaxmagic.capture({}, grads=True, values=True) as cap:
+        step = jax.jit(lambda p, x: jax.grad(loss)(p, x))
+        step(params, x)
+    doc = jaxmagic.document(cap, "grad")
+    (exploding,) = [f for f in doc["findings"] if f["kind"] == "exploding_gradient"]
+    program = doc["entries"][0]["program"]
+    assert exploding["path"] == "p['hot']" and exploding["graph"] == "program"
+    assert by_id(program["nodes"])[exploding["node"]]["prim"] == "exp"

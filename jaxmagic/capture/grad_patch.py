@@ -248,6 +248,11 @@ class GradLog:
             running.pop()
         rec.start, rec.end = start, _clock()
         self._describe(rec, what, frame, primals, primal_kwargs, None)
+        if rec.traced and rec.call is not None and what.kind in ("grad", "value_and_grad"):
+            try:
+                rec.gradient_vars = gradient_vars(what, rec.args, primals, out)
+            except Exception:  # noqa: BLE001 - without them the entry lists no gradients, nothing else
+                rec.gradient_vars = ()
         return out
 
     def _describe(self, rec: GradCall, what: Differentiation, frame: Any, primals: tuple,
@@ -304,6 +309,29 @@ class GradLog:
             owner._collecting = False
         self._splits[key] = (what.fn, split, error)
         return split, error, True
+
+
+def gradient_vars(what: Differentiation, specs: tuple[ArgSpec, ...], primals: tuple,
+                  out: Any) -> tuple[tuple[str, str, Any], ...]:
+    """(path, aval, jaxpr Var) of each gradient leaf a `grad` traced inside a jitted function returned.
+
+    While `jit` traces, the returned leaves are tracers whose Var is the one the recorded jaxpr
+    binds (`jax_compat.tracer_var`), so the jitted program's graph can show which value is the
+    gradient of `params['w']`. Leaves are those of `args[argnums]`, in that order.
+    """
+    grads = out[1] if what.kind == "value_and_grad" else (out[0] if what.has_aux else out)
+    counts = [len(jax.tree_util.tree_leaves(a)) for a in primals]
+    starts = np.cumsum([0, *counts])
+    paths = [spec for n in what.argnums for spec in specs[starts[n % len(primals)]:starts[n % len(primals)] + counts[n % len(primals)]]]
+    leaves = jax.tree_util.tree_leaves(grads)
+    if len(leaves) != len(paths):
+        return ()
+    found = []
+    for spec, leaf in zip(paths, leaves):
+        var = jax_compat.tracer_var(leaf)
+        if var is not None:
+            found.append((spec.path, spec.aval, var))
+    return tuple(found)
 
 
 def _abstract(leaf: Any) -> Any:

@@ -212,6 +212,16 @@ def is_literal(atom: Any) -> bool:
     return type(atom).__name__ == "Literal"
 
 
+def tracer_var(tracer: Any) -> Any:
+    """The jaxpr Var a tracer of a jaxpr-building trace (jit, make_jaxpr) stands for, or None.
+
+    On JAX 0.10 `DynamicJaxprTracer.val` is that Var, the same object the finished jaxpr binds;
+    elsewhere (other tracers, other versions) None, and callers go without.
+    """
+    var = getattr(tracer, "val", None)
+    return var if type(var).__name__ == "Var" and hasattr(var, "aval") else None
+
+
 def is_dropvar(var: Any) -> bool:
     return type(var).__name__ == "DropVar"
 

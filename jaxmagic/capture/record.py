@@ -210,6 +210,8 @@ class GradCall:
     split: Any = None  # grads.GradSplit for eager calls; None when traced or when splitting failed
     error: str | None = None  # why there is no split, when there should be one
     inside: int | None = None  # index of the differentiation whose call this one ran in (grad of grad)
+    # Inside a recorded jitted call: (path, aval, jaxpr Var) of each gradient leaf in that call's jaxpr.
+    gradient_vars: tuple = ()
     values: Any = None  # grad_values.GradValues of the first call with this split (only with values=True)
     start: float = 0.0
     end: float = 0.0

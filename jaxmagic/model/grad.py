@@ -358,8 +358,9 @@ def _positional_paths(in_tree: Any) -> list[str]:
 
 def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegions, traced: list[GradCall],
                max_eqns: int, notes: list[str]) -> dict | None:
+    var_ids: dict = {}
     program = function_graph(f"{eid}-program", first.name, first.jaxpr, max_eqns, artifacts=first.artifacts,
-                             notes=notes, levels=False)
+                             notes=notes, levels=False, var_ids=var_ids)
     program.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
                    cache_hits=sum(c.cache_hit for c in calls))
     node_of: dict[tuple, str] = {}
@@ -401,12 +402,21 @@ def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegi
         key = (g.kind, g.name, None if site is None else (site["file"], site["line"]))
         entry = sites.setdefault(key, {"kind": g.kind, "name": g.name, "site": site, "batch": g.batch, "count": 0})
         entry["count"] += 1
+    values = program.get("values") or {}
+    grads_of = []
+    for g in traced:  # the gradient leaves each grad returned while the step was traced
+        for path, aval, var in g.gradient_vars:
+            vid = var_ids.get(var)
+            if vid is not None:
+                grads_of.append({"path": path, "aval": aval, "var": vid, "site": g.index,
+                                 **({"value": values[vid]} if vid in values else {})})
     counts = {role: 0 for role in ("forward", "backward", "other", "unknown")}
     for role in roles.values():
         counts[role] = counts.get(role, 0) + 1
     return {"id": eid, "origin": "jit", "name": first.name, "source": source_json(first.source),
             "call_site": source_json(first.call_site), "calls": len(calls), "program": program, "roles": roles,
             "regions": out_regions, "grad_calls": len(traced), "grad_sites": list(sites.values()),
+            "grads_of": grads_of,
             "residual_bytes": sum(r["residual_bytes"] for r in out_regions),
             "totals": {"n_regions": len(out_regions), "n_residuals": sum(len(r["residuals"]) for r in out_regions),
                        **{f"n_{role}": n for role, n in counts.items()},

@@ -86,8 +86,7 @@ def _value_findings(entry: dict) -> list[dict]:
         finding = _first_bad(entry, graphs, kind, word, bad)
         if finding is not None:
             out.append(finding)
-    if entry["origin"] == "split":
-        out.extend(_leaf_findings(entry))
+    out.extend(_leaf_findings(entry))
     return out
 
 
@@ -118,14 +117,13 @@ def _first_bad(entry: dict, graphs: list[tuple[str, dict]], kind: str, word: str
 
 
 def _leaf_findings(entry: dict) -> list[dict]:
-    """Vanishing and exploding gradients of the differentiated leaves, each with its first op."""
+    """Vanishing and exploding gradients of the differentiated leaves, each with its first op
+    (a jitted step's leaves are the gradients each `grad` returned while the step was traced)."""
     leaves = [(g, _rms(g["value"])) for g in entry.get("grads_of", []) if g.get("value")]
     finite = [r for _, r in leaves if r is not None]
     if not finite:
         return []
     typical = statistics.median(finite)
-    backward = entry["backward"]
-    values = backward.get("values") or {}
     out = []
     for g, rms in leaves:
         if rms is None:
@@ -155,7 +153,11 @@ def _leaf_findings(entry: dict) -> list[dict]:
 def _origin(entry: dict, var: str, bad: Callable[[dict], bool]) -> tuple[str | None, dict | None]:
     """Where the backward value `var` first turns bad: the first backward op on its way that makes it
     so, or, when a residual brings it in already bad (exp overflowed, tanh saturated), the first
-    forward op on the way to that residual."""
+    forward op on the way to that residual. A jitted step is one graph: its first op on the way."""
+    if entry["origin"] == "jit":
+        program = entry["program"]
+        node = _first_node(program, program.get("values") or {}, bad, nodes=_ordered(program, _ancestors(program, var)))
+        return ("program", node) if node is not None else (None, None)
     backward, forward = entry["backward"], entry["forward"]
     bvals, fvals = backward.get("values") or {}, forward.get("values") or {}
     upstream = _ancestors(backward, var)

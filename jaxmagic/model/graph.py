@@ -144,16 +144,19 @@ class _FunctionBuilder:
 
 def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION,
                    artifacts: Artifacts | None = None, notes: list[str] | None = None,
-                   levels: bool = True) -> dict:
+                   levels: bool = True, var_ids: dict | None = None) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
 
     With the call's `artifacts`, also what the capture recorded about it: the linked
     StableHLO/HLO texts and XLA's cost figures, forward values and vmap batch dimensions
     (keyed by the jaxpr's Vars, joined here to var ids). What could not be linked is
     appended to `notes`. `levels=False` leaves the StableHLO/HLO texts out (a grad document's
-    graphs carry values but are not programs of their own).
+    graphs carry values but are not programs of their own). `var_ids`, when given, receives
+    {jaxpr Var: var id} for callers that join their own records to the graph.
     """
     builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns)
+    if var_ids is not None:
+        var_ids.update(builder.var_ids)
     fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,
           **builder.document()}
     notes = notes if notes is not None else []

@@ -273,6 +273,20 @@ describe("grad view: jit entries, tabs, findings", () => {
     expect(el.querySelector(".jm-grad-details").textContent).toContain("by source line");
   });
 
+  it("lists the step's gradients by pytree path; a row selects the program node that makes it", async () => {
+    const d = fixture("grad-jit"), e = d.entries[0];
+    const el = render(d);
+    await ready(el);
+    const rows = [...el.querySelectorAll(".jm-grad-leaf")];
+    expect(rows.map((b) => b.getAttribute("data-path"))).toEqual(e.grads_of.map((g) => g.path));
+    const g = e.grads_of[0];
+    const maker = e.program.nodes.find((n) => n.outs.includes(g.var));
+    expect(e.roles[maker.id]).toBe("backward");
+    click(rows[0]);
+    await settle(el);
+    expect(ids(pane(el, "program"), "jm-selected")).toEqual([maker.id]);
+  });
+
   it("tabs switch entries and keep the values choice; the vmap badge shows", async () => {
     const d = fixture("grad-multi");
     const el = render(d);

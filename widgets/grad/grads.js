@@ -1,8 +1,9 @@
 /**
- * The gradients list of a split entry: one row per differentiated input leaf
+ * The gradients list of an entry: one row per differentiated input leaf
  * (`entry.grads_of`) with its pytree path and aval, and in values mode its gradient's
  * min / max / mean / L2 norm, with NaN / Inf counts in the warning colour. A click
- * selects the backward output port carrying that gradient.
+ * selects what carries that gradient: the backward's output port, or in a jitted step
+ * the node that makes it.
  */
 import { h } from "../../js/src/dom.js";
 import { gradRows } from "./model.js";

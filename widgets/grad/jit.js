@@ -8,10 +8,11 @@
  * by source line, said in the details), a forward node the backward nodes linked to
  * it. Beside: the details panel and where `grad` was called.
  */
-import { h } from "../../js/src/dom.js";
+import { h, clear } from "../../js/src/dom.js";
 import { nKey, srcText } from "../graph/model.js";
 import { linkMaps, residualTargets, residualById, decorator, roleCounts, ROLE_FILL, customNodes, hasValues, bytesText, plural } from "./model.js";
 import { residualChips } from "./bridge.js";
+import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend } from "./pane.js";
 
@@ -42,7 +43,8 @@ export function jitEntry(slot, entry, ctx) {
       ...markLegend(recomputed.size, customs),
     ]),
   ], ref);
-  const body = h("div", { class: "jm-grad-body" }, [graphs, h("div", { class: "jm-grad-aside" }, [details, sites], ref)], ref);
+  const gradsSlot = h("div", null, null, ref);
+  const body = h("div", { class: "jm-grad-body" }, [graphs, h("div", { class: "jm-grad-aside" }, [details, gradsSlot, sites], ref)], ref);
   slot.appendChild(h("div", { class: "jm-grad-entry", "data-origin": "jit", "data-entry-id": String(entry.id) }, [bar, body], ref));
 
   let residual = null;
@@ -102,14 +104,22 @@ export function jitEntry(slot, entry, ctx) {
     view.reveal(t.keys);
     residualDetails(details, dctx(), r);
   };
+  const renderGrads = () => {
+    clear(gradsSlot);
+    if ((entry.grads_of || []).length) {
+      gradsSlot.appendChild(gradList(ref, entry, { values: st.values && withValues, onPick: (row) => row.key && view.select(row.key) }));
+    }
+  };
   const setValues = (on) => {
     st.values = on;
     ctx.onState();
     view.setMode(mode());
+    renderGrads();
     if (!residual) showNode(shown);
   };
 
   ready = true;
+  renderGrads();
   if (st.values && withValues) view.setMode("forward");
   showNode(null);
 

@@ -226,14 +226,18 @@ export function gradValue(v) {
 }
 
 /**
- * One row per differentiated leaf: {path, aval, key (the backward output port that
- * carries it), value (gradValue, when recorded), lit}.
+ * One row per differentiated leaf: {path, aval, key, value (gradValue, when recorded), lit}.
+ * `key` selects what carries the gradient: the backward's output port (split), or the
+ * program node that makes it (a jitted step, whose gradients are inner values).
  */
 export function gradRows(entry) {
-  const root = rootGroup(entry.backward);
+  const root = entry.origin === "jit" ? null : rootGroup(entry.backward);
+  const made = new Map();
+  if (entry.origin === "jit") for (const n of (entry.program && entry.program.nodes) || []) for (const v of n.outs || []) made.set(v, n.id);
+  const keyOf = (g) => (entry.origin === "jit" ? (made.has(g.var) ? nKey(made.get(g.var)) : null)
+    : root && Number.isInteger(g.output) ? oKey(root.id, g.output) : null);
   return (entry.grads_of || []).map((g) => ({
-    path: String(g.path ?? "?"), aval: String(g.aval ?? "?"),
-    key: root && Number.isInteger(g.output) ? oKey(root.id, g.output) : null,
+    path: String(g.path ?? "?"), aval: String(g.aval ?? "?"), key: keyOf(g),
     value: gradValue(g.value), lit: g.lit != null ? String(g.lit) : null,
   }));
 }
