@@ -2,7 +2,7 @@
 
 Small differentiated programs, each recorded with `jaxmagic.capture(grads=True)` and
 turned into a `kind: "grad"` document (docs/schema.md): an MLP under value_and_grad,
-a checkpointed block, a custom_jvp rule, a cell mixing grad / vjp / jvp / vmap with an
+a checkpointed block, custom_jvp and custom_vjp rules, a cell mixing grad / vjp / jvp / vmap with an
 Inf gradient, and a jitted train step. Run by `node dev/make-grad-fixtures.mjs`, which
 writes the files; prints {name: document} as JSON.
 """
@@ -52,7 +52,18 @@ def custom() -> None:
         (x,), (tx,) = primals, tangents
         return softplus(x), tx * jax.nn.sigmoid(x)
 
-    jax.grad(lambda x: jnp.sum(softplus(x) * jnp.sin(x)))(jnp.arange(4.0))
+    @jax.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    def clip_fwd(x):
+        return x, None
+
+    def clip_bwd(_, g):
+        return (jnp.clip(g, -1.0, 1.0),)
+
+    clip_gradient.defvjp(clip_fwd, clip_bwd)
+    jax.grad(lambda x: jnp.sum(softplus(clip_gradient(x * 3.0)) * jnp.sin(x)))(jnp.arange(4.0))
 
 
 def multi() -> None:

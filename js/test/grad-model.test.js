@@ -5,7 +5,7 @@ import { describe, it, expect } from "vitest";
 import { fixture } from "./helpers.js";
 import {
   bytesText, shortName, entryTab, residualOrder, producerText, chipParts, residualTargets, linkMaps, userOpOf,
-  roleCounts, decorator, sortFindings, gradValue, gradRows, hasValues, residualById, jitResiduals, nodeOf, rootGroup,
+  roleCounts, decorator, customNodes, sortFindings, gradValue, gradRows, hasValues, residualById, jitResiduals, nodeOf, rootGroup,
 } from "../../widgets/grad/model.js";
 import { indexFunction, nKey, pKey, oKey } from "../../widgets/graph/model.js";
 import { allCollapsibles } from "../../widgets/graph/expansion.js";
@@ -150,6 +150,13 @@ describe("roles, decorations, findings, values", () => {
     const owner = c.forward.nodes.find((n) => n.prim === "custom_jvp_call");
     expect(owner).toBeTruthy();
     expect(decorator(c.forward)(nKey(owner.id)).badge).toBe("custom rule");
+    // A custom_vjp bwd rule is inlined into the backward: its nodes come from custom_rules.
+    const vjp = c.custom_rules.find((r) => r.prim === "custom_vjp_call");
+    expect(vjp.backward.length).toBeGreaterThan(0);
+    const marked = customNodes(c.backward, c, "backward");
+    expect(marked).toEqual(expect.arrayContaining(vjp.backward));
+    const deco = decorator(c.backward, { custom: marked });
+    for (const id of vjp.backward) expect(deco(nKey(id)).badge).toBe("custom rule");
   });
 
   it("findings: warnings first, document order within a severity", () => {

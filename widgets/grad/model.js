@@ -184,21 +184,31 @@ export function roleCounts(entry) {
  * (jit), dashed violet stroke and "↻" badge for recomputed nodes, "custom rule" badge.
  * `roles` may be null (split graphs); `recomputed` a Set of node ids.
  */
-export function decorator(fn, { roles = null, recomputed = new Set() } = {}) {
+export function decorator(fn, { roles = null, recomputed = new Set(), custom = null } = {}) {
+  const customs = new Set(custom || customNodes(fn));
   return (key) => {
     if (!key.startsWith("N:")) return null;
-    const id = key.slice(2), n = nodeOf(fn, id);
+    const id = key.slice(2);
     const d = {};
     const fill = roles ? ROLE_FILL[roles[id]] : null;
     if (fill) d.fill = fill;
     if (recomputed.has(id)) Object.assign(d, { stroke: RECOMPUTED_STROKE, dash: "4,2", badge: "↻ recomputed" });
-    if (n && CUSTOM_PRIMS.has(n.prim)) Object.assign(d, { stroke: CUSTOM_STROKE, badge: "custom rule" });
+    if (customs.has(id)) Object.assign(d, { stroke: CUSTOM_STROKE, badge: "custom rule" });
     return Object.keys(d).length ? d : null;
   };
 }
 
-/** Custom-rule node ids of a graph, in order. */
-export const customNodes = (fn) => ((fn && fn.nodes) || []).filter((n) => CUSTOM_PRIMS.has(n.prim)).map((n) => n.id);
+/**
+ * Custom-rule node ids of one graph of an entry, in order: nodes whose primitive is a custom
+ * call, and the nodes the rules became (`entry.custom_rules[].forward / .backward`: JAX inlines
+ * the jvp rule into the forward and a custom_vjp bwd rule into the backward).
+ * `side`: "forward" | "backward" | "program".
+ */
+export function customNodes(fn, entry = null, side = null) {
+  const made = new Set();
+  for (const r of (entry && entry.custom_rules) || []) for (const id of r[side] || []) made.add(id);
+  return ((fn && fn.nodes) || []).filter((n) => CUSTOM_PRIMS.has(n.prim) || made.has(n.id)).map((n) => n.id);
+}
 
 const SEVERITY = { bug: 0, warning: 1, info: 2 };
 /** Findings with warnings (and bugs) before infos; document order within a severity. */

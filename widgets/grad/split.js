@@ -33,7 +33,8 @@ export function splitEntry(slot, entry, ctx) {
   const recomputed = new Set(entry.recomputed || []);
   const withValues = hasValues(entry);
   const mode = () => (st.values && withValues ? "forward" : "trace");
-  const customs = customNodes(entry.forward).length + customNodes(entry.backward).length;
+  const custom = { forward: customNodes(entry.forward, entry, "forward"), backward: customNodes(entry.backward, entry, "backward") };
+  const customs = custom.forward.length + custom.backward.length;
 
   const graphs = h("div", { class: "jm-grad-graphs jm-grad-" + st.arrangement }, null, ref);
   const details = h("div", { class: "jm-details jm-grad-details", "aria-label": "details" }, null, ref);
@@ -88,8 +89,8 @@ export function splitEntry(slot, entry, ctx) {
   const view = { forward: fwd.view, backward: bwd.view };
   const other = (graph) => view[graph === "forward" ? "backward" : "forward"];
   quiet = false;
-  fwd.view.setDecorations(decorator(entry.forward));
-  bwd.view.setDecorations(decorator(entry.backward, { recomputed }));
+  fwd.view.setDecorations(decorator(entry.forward, { custom: custom.forward }));
+  bwd.view.setDecorations(decorator(entry.backward, { recomputed, custom: custom.backward }));
 
   const dctx = (graph) => ({
     entry, graph, ix: view[graph].index(), mode: mode(), links, recomputed,
