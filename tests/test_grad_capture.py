@@ -86,14 +86,15 @@ def test_each_kind_recorded_with_identical_results(case):
     assert rec.source is not None and rec.source.function == name
     assert rec.traced is False and rec.call is None and rec.batch is None
     assert 0 < rec.start <= rec.end
-    if kind in ("grad", "value_and_grad", "vjp"):
-        assert rec.error is None and rec.split is not None
+    if kind in ("grad", "value_and_grad", "vjp", "jacrev"):  # reverse mode: JAX's split
+        assert rec.error is None and rec.split is not None and rec.tangent is None
         assert rec.split.n_aux == (1 if has_aux else 0)
         assert len(rec.split.diff_leaves) == len(argnums)
-    elif kind in ("jacrev", "jacfwd"):
-        assert rec.split is None and rec.error == grad_patch.JACOBIAN_NOTE
-    else:  # forward mode: no backward pass
-        assert rec.split is None and rec.error is None
+    else:  # forward mode: no backward pass, one program pushing tangents
+        assert rec.split is None and rec.error is None and rec.tangent is not None
+        assert len(rec.tangent.diff_leaves) == len(argnums)
+        tangent_avals = [str(v.aval) for v in rec.tangent.program.jaxpr.invars[rec.tangent.n_inputs:]]
+        assert tangent_avals == [["float32[3,2]", "float32[4,3]"][n] for n in argnums]
     assert not cap.notes
 
 
@@ -239,7 +240,7 @@ def test_failed_split_is_a_note_not_the_users_error():
     _assert_same(got, expected)
     [rec] = cap.grads
     assert rec.split is None and rec.error is not None
-    assert any(note.startswith("no forward/backward split for") for note in cap.notes)
+    assert any(note.startswith("no graph of grad of") for note in cap.notes)
 
 
 @pytest.mark.parametrize("exc_type", [RuntimeError, KeyboardInterrupt])

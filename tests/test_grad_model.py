@@ -430,3 +430,31 @@ def test_custom_rules_are_named_with_the_nodes_they_became():
     # The jvp rule's sigmoid is in the forward, linked to the custom_jvp op.
     jvp = rules["custom_jvp_call"]
     assert "logistic" in {fwd[n]["prim"] for n in jvp["forward"]}
+
+
+def test_forward_mode_is_one_program_with_primal_and_tangent_nodes():
+    def f(x):
+        return jnp.sin(x) * x
+
+    x, t = jnp.arange(3.0), jnp.ones(3)
+    with jaxmagic.capture({}, grads=True) as cap:
+        out, tangent_out = jax.jvp(f, (x,), (t,))
+        jax.jacfwd(f)(x)
+    jvp, jacfwd = jaxmagic.document(cap, "grad")["entries"]
+    assert jvp["origin"] == jacfwd["origin"] == "tangent" and "one pass" in jvp["note"]
+    program = jvp["program"]
+    nodes = by_id(program["nodes"])
+    # JAX's own jvp program, and every node reading the tangent (or a tangent result) is a tangent node.
+    expected = jax.make_jaxpr(lambda x, t: jax.jvp(f, (x,), (t,)))(x, t)
+    assert [n["prim"] for n in program["nodes"]] == [e.primitive.name for e in expected.jaxpr.eqns]
+    tangent_vars = {jvp["tangents_of"][0]["var"]}
+    for n in program["nodes"]:
+        reads = any(op.get("var") in tangent_vars for op in n["ins"])
+        assert jvp["roles"][n["id"]] == ("tangent" if reads else "primal"), n
+        if reads:
+            tangent_vars.update(n["outs"])
+    assert {nodes[k]["prim"] for k, r in jvp["roles"].items() if r == "primal"} >= {"sin", "cos"}
+    assert jvp["totals"] == {"n_primal": sum(r == "primal" for r in jvp["roles"].values()),
+                             "n_tangent": sum(r == "tangent" for r in jvp["roles"].values())}
+    assert jvp["tangents_of"][0]["path"] == "x" and jvp["residual_bytes"] == 0
+    assert "once per element" in jacfwd["note"]

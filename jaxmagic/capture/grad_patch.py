@@ -38,10 +38,9 @@ from .signature import _leaf_spec
 
 TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd")  # return a function; its calls are recorded
 CALLS = ("vjp", "jvp", "linearize")  # recorded when called
-SPLIT_KINDS = ("grad", "value_and_grad", "vjp")  # reverse mode: JAX's forward/backward split exists
+SPLIT_KINDS = ("grad", "value_and_grad", "vjp", "jacrev")  # reverse mode: JAX's forward/backward split exists
 SPLIT_OFF_NOTE = ("no forward/backward split: it traces the function again (its Python runs once more), "
                   "so it is taken only when asked: %%grad_graph, or jaxmagic.capture(grads=True)")
-JACOBIAN_NOTE = "jacobians are shown as recorded calls only"
 
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # the probe `CaptureSession.record` uses
 _clock = time.perf_counter
@@ -270,28 +269,30 @@ class GradLog:
             splittable = not rec.traced or (rec.batch is not None and rec.call is None)
             if error is not None:
                 rec.error = f"the call raised {type(error).__name__}: {error}"
-            elif what.kind in ("jacrev", "jacfwd"):
-                rec.error = None if rec.traced else JACOBIAN_NOTE
-            elif what.kind in SPLIT_KINDS and splittable and self._owner.grads:
-                rec.split, rec.error, fresh = self._split(rec, what, primals, primal_kwargs)
+            elif not splittable:
+                pass  # part of the program JAX is tracing: the recorded jitted call shows it
+            elif not self._owner.grads:
+                rec.error = SPLIT_OFF_NOTE
+            elif what.kind in SPLIT_KINDS:
+                rec.split, rec.error, fresh = self._trace_once(rec, what, primals, primal_kwargs, grads.grad_split)
                 if fresh and rec.split is not None and self._owner.values and not rec.traced:
                     rec.values = grad_values.split_values(what.kind, rec.split, primals, primal_kwargs)
-            elif what.kind in SPLIT_KINDS and splittable:
-                rec.error = SPLIT_OFF_NOTE
-            # jvp / linearize: forward mode has no backward pass, so no split (the model shows the jvp graph)
+            else:  # forward mode has no backward pass: the one program pushing tangents forward
+                rec.tangent, rec.error, _ = self._trace_once(rec, what, primals, primal_kwargs, grads.tangent_program)
         except Exception as exc:
             self._owner.capture.notes.append(
                 f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}")
 
-    def _split(self, rec: GradCall, what: Differentiation, primals: tuple,
-               primal_kwargs: dict) -> tuple[Any, str | None, bool]:
-        """JAX's forward/backward split at these avals, traced once per (function, avals):
-        (split, error, whether it was traced now rather than found).
+    def _trace_once(self, rec: GradCall, what: Differentiation, primals: tuple, primal_kwargs: dict,
+                    make: Callable) -> tuple[Any, str | None, bool]:
+        """`make(fn, args, kwargs, argnums, has_aux)` (JAX's forward/backward split, or the tangent
+        program of forward mode) at these avals, traced once per (function, avals): (result, error,
+        whether it was traced now rather than found).
 
         Traced on abstract values (`ShapeDtypeStruct`s), so no array of the call is kept.
         The user's Python runs once more while it is traced: what it prints then is discarded.
         """
-        key = (id(what.fn), what.argnums, what.has_aux, Signature(rec.args).key)
+        key = (make.__name__, id(what.fn), what.argnums, what.has_aux, Signature(rec.args).key)
         known = self._splits.get(key)
         if known is not None:
             return known[1], known[2], False
@@ -301,10 +302,10 @@ class GradLog:
         try:
             abstract = jax.tree_util.tree_map(_abstract, (primals, primal_kwargs))
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                split = grads.grad_split(what.fn, abstract[0], abstract[1], what.argnums, what.has_aux)
+                split = make(what.fn, abstract[0], abstract[1], what.argnums, what.has_aux)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            owner.capture.notes.append(f"no forward/backward split for {rec.name}: {error}")
+            owner.capture.notes.append(f"no graph of {what.kind} of {rec.name}: {error}")
         finally:
             owner._collecting = False
         self._splits[key] = (what.fn, split, error)

@@ -166,6 +166,58 @@ def grad_split(fn: Callable, args: tuple, kwargs: dict | None = None, argnums: i
                      recomputed_paths=recomputed_paths, in_tree=in_tree, out_tree=trees["out"])
 
 
+@dataclasses.dataclass(frozen=True)
+class TangentProgram:
+    """Forward mode (`jvp`, `linearize`, `jacfwd`): one program computing outputs and their tangents."""
+
+    program: Any
+    """ClosedJaxpr: inputs = every input leaf, then one tangent per differentiated leaf;
+    outputs = the outputs, then their tangents."""
+    n_inputs: int
+    diff_leaves: tuple[int, ...]
+    n_out: int
+    in_tree: Any
+
+
+def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
+                    argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> TangentProgram:
+    """Trace `jax.jvp` of `fn` in `args[argnums]` (avals only, like `grad_split`).
+
+    There is no backward pass in forward mode: JAX pushes tangents forward alongside the
+    primal computation, and this is that one program. `linearize` is the same program split
+    into a primal part evaluated now and a linear part kept; `jacfwd` runs the tangent part
+    once per input element (vmapped).
+    """
+    kwargs = kwargs or {}
+    argnum_tuple = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    leaves, in_tree = jax.tree_util.tree_flatten((tuple(args), kwargs))
+    diff_leaves = _leaf_indices(args, kwargs, argnum_tuple)
+    n = len(leaves)
+    trees: dict[str, Any] = {}
+
+    def jvp_fn(*flat_and_tangents: Any) -> list:
+        flat, tangents = list(flat_and_tangents[:n]), list(flat_and_tangents[n:])
+
+        def of_diff(*diff: Any) -> list:
+            full = list(flat)
+            for k, value in zip(diff_leaves, diff):
+                full[k] = value
+            call_args, call_kwargs = jax.tree_util.tree_unflatten(in_tree, full)
+            result = fn(*call_args, **call_kwargs)
+            out = result[0] if has_aux else result
+            out_leaves, trees["out"] = jax.tree_util.tree_flatten(out)
+            return out_leaves
+
+        outs, out_tangents = jax.jvp(of_diff, [flat[k] for k in diff_leaves], tangents)
+        return [*outs, *out_tangents]
+
+    tangent_shapes = [_cotangent_shape(jax_compat.aval_of(leaves[k]) if isinstance(leaves[k], jax.Array)
+                                       else leaves[k]) for k in diff_leaves]
+    program = jax.make_jaxpr(jvp_fn)(*leaves, *tangent_shapes)
+    return TangentProgram(program=program, n_inputs=n, diff_leaves=tuple(diff_leaves),
+                          n_out=trees["out"].num_leaves, in_tree=in_tree)
+
+
 def _leaf_indices(args: tuple, kwargs: dict, argnums: tuple[int, ...]) -> list[int]:
     """Flat indices (in the order of `tree_flatten((args, kwargs))`) of the leaves of `args[argnums]`."""
     counts = [len(jax.tree_util.tree_leaves(a)) for a in args]

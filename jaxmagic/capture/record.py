@@ -207,7 +207,8 @@ class GradCall:
     traced: bool  # made while JAX was tracing (inside jit, vmap, scan...): no split of its own
     call: int | None = None  # index of the recorded jitted call it ran inside, if any
     batch: str | None = None  # "vmap over 32" when made under vmap (per-example gradients)
-    split: Any = None  # grads.GradSplit for eager calls; None when traced or when splitting failed
+    split: Any = None  # grads.GradSplit for eager reverse mode; None when traced or when splitting failed
+    tangent: Any = None  # grads.TangentProgram for eager forward mode (jvp, linearize, jacfwd)
     error: str | None = None  # why there is no split, when there should be one
     inside: int | None = None  # index of the differentiation whose call this one ran in (grad of grad)
     # Inside a recorded jitted call: (path, aval, jaxpr Var) of each gradient leaf in that call's jaxpr.

@@ -40,23 +40,28 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
     notes: list[str] = []
     timed: list[tuple[float, int, Any]] = []  # (start, order, builder) so both origins interleave in cell order
 
-    splits: dict[tuple, list[GradCall]] = {}  # (split, batch): per-example calls are an entry of their own
+    # (kind, split, batch): grad and vjp of one function share JAX's split but are entries of their own, and
+    # so are per-example calls
+    splits: dict[tuple, list[GradCall]] = {}
+    tangents: dict[tuple, list[GradCall]] = {}  # the same for forward mode's tangent programs
     missing: dict[tuple, int] = {}  # (kind, name, site, error) -> calls with no split and no entry
     for call in capture.grads:
         if call.split is not None:
-            splits.setdefault((id(call.split), call.batch), []).append(call)
+            splits.setdefault((call.kind, id(call.split), call.batch), []).append(call)
+        elif call.tangent is not None:
+            tangents.setdefault((call.kind, id(call.tangent), call.batch), []).append(call)
         elif not call.traced:
             key = (call.kind, call.name, _at(call.call_site), call.error)
             missing[key] = missing.get(key, 0) + 1
     for (kind, name, site, error), count in missing.items():
         if error and any(error in note for note in capture.notes):
             continue  # the capture already said why
-        why = (f": {error}" if error else ": forward mode has no backward pass" if kind in ("jvp", "linearize")
-               else "")
-        notes.append(f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no forward/backward "
-                     f"split{why}")
+        notes.append(f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no graph"
+                     f"{f': {error}' if error else ''}")
     for calls in splits.values():
         timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, max_eqns, notes)))
+    for calls in tangents.values():
+        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _tangent_entry(eid, calls, max_eqns, notes)))
 
     jit_entries, _ = _function_entries(capture)
     claimed: set[int] = set()
@@ -150,11 +155,88 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
                      "recomputed eqns past the cut are left out")
     return {"id": eid, "origin": "split", "kind": first.kind, "name": first.name, "source": source_json(first.source),
             "call_site": source_json(first.call_site), "calls": len(calls), "argnums": list(first.argnums),
-            "has_aux": first.has_aux, "batch": first.batch, "n_out": split.n_out, "n_aux": split.n_aux,
+            "has_aux": first.has_aux, "batch": first.batch, "note": MODE_NOTES.get(first.kind),
+            "n_out": split.n_out, "n_aux": split.n_aux,
             "forward": fwd, "backward": bwd, "residuals": residuals,
             "residual_bytes": sum(r["bytes"] for r in residuals), "user_ops": user_ops, "links": links,
             "recomputed": recomputed, "grads_of": grads_of, "cotangent": values.cotangent if values else None,
             "custom_rules": _custom_rules(split, sorted(custom_paths), fwd, bwd, fwd_user, bwd_user)}
+
+
+MODE_NOTES = {
+    "jvp": "forward mode: tangents are pushed forward alongside the outputs, in one pass; no residuals are saved",
+    "linearize": ("forward mode: JAX evaluates the primal part of this program now and keeps the tangent part as "
+                  "the linear function it returns"),
+    "jacfwd": ("forward mode: the tangent part runs once per element of the differentiated inputs (JAX vmaps it "
+               "over the standard basis)"),
+    "jacrev": ("reverse mode: the backward runs once per element of the output (JAX vmaps it over the standard "
+               "basis of cotangents)"),
+}
+
+
+def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str]) -> dict:
+    """Forward mode (`jvp`, `linearize`, `jacfwd`): one program, each node a primal or a tangent op.
+
+    A node is `tangent` when a tangent input reaches it through the graph's operands (inside
+    call-like sub-jaxprs, through the positions they bind); other nodes compute the primal.
+    """
+    first = calls[0]
+    tp = first.tangent
+    program = _graph(f"{eid}-program", f"jvp of {first.name}", tp.program, first, len(calls), max_eqns, notes)
+    roots = program["groups"][0]
+    tangent_in = set(roots["invars"][tp.n_inputs:])
+    roles = _tangent_roles(program, tangent_in)
+    leaf_paths = _positional_paths(tp.in_tree)
+    specs = [a for a in first.args if not a.static]
+    if len(specs) == tp.n_inputs:
+        leaf_paths = [a.path for a in specs]
+    counts = {"primal": 0, "tangent": 0}
+    for role in roles.values():
+        counts[role] += 1
+    return {"id": eid, "origin": "tangent", "kind": first.kind, "name": first.name,
+            "source": source_json(first.source), "call_site": source_json(first.call_site), "calls": len(calls),
+            "argnums": list(first.argnums), "has_aux": first.has_aux, "batch": first.batch,
+            "note": MODE_NOTES.get(first.kind), "program": program, "roles": roles, "n_inputs": tp.n_inputs,
+            "n_out": tp.n_out, "tangents_of": [{"path": leaf_paths[k], "var": roots["invars"][tp.n_inputs + j]}
+                                               for j, k in enumerate(tp.diff_leaves)],
+            "residual_bytes": 0, "totals": {"n_primal": counts["primal"], "n_tangent": counts["tangent"]}}
+
+
+def _tangent_roles(fn: dict, tangent_in: set[str]) -> dict[str, str]:
+    """Node id -> "tangent" if a tangent input flows into it, else "primal".
+
+    Group by group in evaluation order: a sub-group's inputs take the tangent-ness of its owner's
+    operands by position, and the owner's outputs that of the sub-group's outputs when the arities
+    match (a jitted body holds both parts of its jvp); otherwise a tangent operand makes them all
+    tangent.
+    """
+    tangent = set(tangent_in)
+    groups = {g["id"]: g for g in fn["groups"]}
+    members: dict[str, list[dict]] = {}
+    for node in fn["nodes"]:
+        members.setdefault(node["group"], []).append(node)
+    roles: dict[str, str] = {}
+
+    def walk(gid: str) -> None:
+        for node in members.get(gid, []):
+            ins = [op.get("var") for op in node["ins"]]
+            hot = any(v in tangent for v in ins if v)
+            outs_from_body: set[str] | None = None
+            for sub in node["subgroups"]:
+                group = groups[sub]
+                if len(group["invars"]) == len(ins):
+                    tangent.update(b for b, v in zip(group["invars"], ins) if v in tangent)
+                elif hot:
+                    tangent.update(group["invars"])
+                walk(sub)
+                outvars = [o.get("var") for o in group["outvars"]]
+                if len(outvars) == len(node["outs"]) and len(node["subgroups"]) == 1:
+                    outs_from_body = {o for o, v in zip(node["outs"], outvars) if v in tangent}
+            roles[node["id"]] = "tangent" if hot else "primal"
+            tangent.update(outs_from_body if outs_from_body is not None else node["outs"] if hot else ())
+
+    walk(fn["root"])
+    return roles
 
 
 def _custom_rules(split: Any, paths: list[Path], fwd: dict, bwd: dict, fwd_user: dict[str, Path],

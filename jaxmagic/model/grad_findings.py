@@ -49,7 +49,7 @@ def _residual_findings(entries: list[dict], total: int) -> list[dict]:
     found = []
     for entry in entries:
         residuals = (entry["residuals"] if entry["origin"] == "split"
-                     else [r for region in entry["regions"] for r in region["residuals"]])
+                     else [r for region in entry.get("regions", []) for r in region["residuals"]])
         found.extend((r["bytes"], entry, r) for r in residuals)
     out = []
     if found:

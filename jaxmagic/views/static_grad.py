@@ -3,7 +3,7 @@
 For hosts that run no scripts (GitHub, nbviewer, email) and for `text/plain`: the findings,
 then for each entry the residual table (largest first), the gradient of each input leaf
 (with values), and collapsed pictures of the forward and backward graphs (a jitted train
-step: its program, with counts by role). Every document string is escaped.
+step or a forward-mode call: its one program, with counts by role). Every document string is escaped.
 """
 
 from __future__ import annotations
@@ -65,15 +65,21 @@ def _heading(entry: dict) -> str:
     where = f" (line {site['line']})" if site else ""
     calls = f", {entry['calls']} calls" if entry.get("calls", 1) > 1 else ""
     batch = f", per example: {entry['batch']}" if entry.get("batch") else ""
-    return f"{what} {entry['name']}{where}{calls}{batch}: {bytes_text(entry['residual_bytes'])} of residuals"
+    saved = "forward mode, nothing saved" if entry["origin"] == "tangent" else \
+        f"{bytes_text(entry['residual_bytes'])} of residuals"
+    return f"{what} {entry['name']}{where}{calls}{batch}: {saved}"
 
 
 def _facts(entry: dict) -> list[str]:
+    if entry["origin"] == "tangent":
+        t = entry["totals"]
+        return [f"{t['n_primal']} primal and {t['n_tangent']} tangent eqns; {entry['note']}"]
     if entry["origin"] == "jit":
         t = entry["totals"]
         return [f"{t['n_forward']} forward, {t['n_backward']} backward, {t['n_other']} other eqns; "
                 f"{t['n_regions']} differentiation(s), {t['n_residuals']} residuals, {t['n_recomputed']} recomputed"]
-    out = [f"forward {entry['forward']['n_eqns']} eqns, backward {entry['backward']['n_eqns']} eqns, "
+    out = [entry["note"]] if entry.get("note") else []
+    out += [f"forward {entry['forward']['n_eqns']} eqns, backward {entry['backward']['n_eqns']} eqns, "
            f"{len(entry['residuals'])} residuals, {len(entry['links']['backward'])} backward eqns linked to forward ones"]
     if entry.get("recomputed"):
         out.append(f"{len(entry['recomputed'])} backward eqns recompute forward work (checkpoint/remat)")
@@ -89,7 +95,7 @@ def _residual_rows(entry: dict) -> list[tuple]:
     if entry["origin"] == "split":
         residuals, fn = entry["residuals"], entry["forward"]
     else:
-        residuals, fn = [r for region in entry["regions"] for r in region["residuals"]], entry["program"]
+        residuals, fn = [r for region in entry.get("regions", []) for r in region["residuals"]], entry["program"]
     prims = {n["id"]: n["prim"] for n in fn["nodes"]}
     rows = []
     for r in sorted(residuals, key=lambda r: -r["bytes"]):
@@ -123,6 +129,6 @@ def _num(x: float | None) -> str:
 
 
 def _graphs(entry: dict) -> list[tuple[str, dict]]:
-    if entry["origin"] == "jit":
+    if entry["origin"] != "split":
         return [("program", entry["program"])]
     return [("forward", entry["forward"]), ("backward", entry["backward"])]

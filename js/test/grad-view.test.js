@@ -303,6 +303,31 @@ describe("grad view: jit entries, tabs, findings", () => {
     expect(el.querySelector(".jm-grad-tab.jm-tab-active")).toBe(el.querySelectorAll(".jm-grad-tab")[d.entries.length - 1]);
   });
 
+  it("forward mode (jvp) is one program, each node filled as primal or tangent, with the mode's note", async () => {
+    const d = fixture("grad-multi");
+    const k = d.entries.findIndex((x) => x.origin === "tangent");
+    const e = d.entries[k];
+    const el = render(d);
+    await ready(el);
+    click(el.querySelectorAll(".jm-grad-tab")[k]);
+    await ready(el);
+    expect(el.querySelector(".jm-grad-entry").getAttribute("data-origin")).toBe("tangent");
+    expect(el.querySelectorAll(".jm-grad-pane").length).toBe(1);
+    expect(el.querySelector('[data-legend="tangent"]').textContent).toBe(`tangent ${e.totals.n_tangent}`);
+    expect(el.querySelector(".jm-grad-mode-note").textContent).toBe(e.note);
+    const fillOf = (id) => nodeEl(el, "program", id).querySelector(":scope > .jm-box").style.fill;
+    const byRole = { primal: new Set(), tangent: new Set() };
+    for (const n of e.program.nodes) if (nodeEl(el, "program", n.id)) byRole[e.roles[n.id]].add(fillOf(n.id));
+    expect(byRole.primal.size).toBe(1);
+    expect(byRole.tangent.size).toBe(1);
+    expect([...byRole.primal][0]).not.toBe([...byRole.tangent][0]);
+    const row = el.querySelector(".jm-grad-leaf");
+    expect(row.textContent).toBe(`tangent of ${e.tangents_of[0].path}`);
+    click(row);
+    await settle(el);
+    expect(pane(el, "program").querySelector("g.jm-port.jm-selected").getAttribute("data-port-id")).toBe(`P:${e.tangents_of[0].var}`);
+  });
+
   it("a residual finding selects its entry's chip", async () => {
     const d = fixture("grad-mlp");
     const el = render(d);

@@ -32,6 +32,10 @@ export const shortName = (name) => String(name ?? "?").replace(/^.*<locals>\./, 
 export function entryTab(entry) {
   const calls = Number(entry.calls) || 0;
   const stats = [plural(calls, "call"), `${bytesText(entry.residual_bytes)} residuals`];
+  if (entry.origin === "tangent") {
+    return { title: `${entry.kind || "jvp"} of ${shortName(entry.name)}`, stats: `${plural(calls, "call")} · forward mode`,
+      badge: entry.batch ? String(entry.batch) : null };
+  }
   if (entry.origin === "jit") {
     const kinds = [...new Set((entry.grad_sites || []).map((g) => String(g.kind)))];
     const n = (entry.regions || []).length;
@@ -184,13 +188,13 @@ export function roleCounts(entry) {
  * (jit), dashed violet stroke and "↻" badge for recomputed nodes, "custom rule" badge.
  * `roles` may be null (split graphs); `recomputed` a Set of node ids.
  */
-export function decorator(fn, { roles = null, recomputed = new Set(), custom = null } = {}) {
+export function decorator(fn, { roles = null, recomputed = new Set(), custom = null, fills = ROLE_FILL } = {}) {
   const customs = new Set(custom || customNodes(fn));
   return (key) => {
     if (!key.startsWith("N:")) return null;
     const id = key.slice(2);
     const d = {};
-    const fill = roles ? ROLE_FILL[roles[id]] : null;
+    const fill = roles ? fills[roles[id]] : null;
     if (fill) d.fill = fill;
     if (recomputed.has(id)) Object.assign(d, { stroke: RECOMPUTED_STROKE, dash: "4,2", badge: "↻ recomputed" });
     if (customs.has(id)) Object.assign(d, { stroke: CUSTOM_STROKE, badge: "custom rule" });

@@ -22,10 +22,14 @@ import { entryTab } from "./model.js";
 import { findingsList } from "./findings.js";
 import { splitEntry } from "./split.js";
 import { jitEntry } from "./jit.js";
+import { tangentEntry } from "./tangent.js";
+
+/** The view of each entry origin (docs/schema.md, grad documents). */
+const ENTRY_VIEWS = { split: splitEntry, jit: jitEntry, tangent: tangentEntry };
 
 /** Mount the grad view of `doc` into `root`; returns the cleanup. */
 export function gradView(root, doc, engine) {
-  const entries = (Array.isArray(doc.entries) ? doc.entries : []).filter((e) => e && (e.origin === "jit" ? e.program : e.forward && e.backward));
+  const entries = (Array.isArray(doc.entries) ? doc.entries : []).filter((e) => e && (e.origin === "split" ? e.forward && e.backward : e.program));
   const state = { values: false, arrangement: "stacked" };
   let current = -1, ctrl = null;
 
@@ -65,7 +69,7 @@ export function gradView(root, doc, engine) {
     clear(slot);
     const e = entries[i];
     const ctx = { engine, state, onState: () => {} };
-    ctrl = (e.origin === "jit" ? jitEntry : splitEntry)(slot, e, ctx);
+    ctrl = (ENTRY_VIEWS[e.origin] || splitEntry)(slot, e, ctx);
   };
 
   /** Select what a finding names: its entry, then its residual or node. */
