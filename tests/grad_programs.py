@@ -43,3 +43,45 @@ def stacked_blocks(n: int = 12):
         return jnp.mean(h ** 2)
 
     return loss, (params, h)
+
+
+def small_mlp():
+    """(loss, params, x) of a two-layer tanh MLP with a nested params dict (`params['layer1']['w']`)."""
+    params = {"layer1": {"w": jnp.ones((4, 8)) * 0.1, "b": jnp.zeros(8)},
+              "layer2": {"w": jnp.ones((8, 1)) * 0.1, "b": jnp.zeros(1)}}
+    x = jnp.linspace(-1, 1, 12).reshape(3, 4)
+
+    def loss(params, x):
+        h = jnp.tanh(x @ params["layer1"]["w"] + params["layer1"]["b"])
+        y = h @ params["layer2"]["w"] + params["layer2"]["b"]
+        return jnp.mean(y ** 2)
+
+    return loss, params, x
+
+
+@jax.custom_jvp
+def softplus(x):
+    """A custom_jvp rule: JAX inlines its jvp (the sigmoid) into the forward."""
+    return jnp.log1p(jnp.exp(x))
+
+
+@softplus.defjvp
+def _softplus_jvp(primals, tangents):
+    return softplus(primals[0]), tangents[0] * jax.nn.sigmoid(primals[0])
+
+
+@jax.custom_vjp
+def clip_gradient(x):
+    """Identity forward, gradient clipped to [-1, 1]: a custom_vjp bwd rule inlined into the backward."""
+    return x
+
+
+def _clip_fwd(x):
+    return x, None
+
+
+def clip_bwd(_, g):
+    return (jnp.clip(g, -1.0, 1.0),)
+
+
+clip_gradient.defvjp(_clip_fwd, clip_bwd)

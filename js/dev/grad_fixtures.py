@@ -22,19 +22,11 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import jaxmagic  # noqa: E402
-from grad_programs import block_args, block_loss, remat_loss  # noqa: E402
+from grad_programs import block_args, block_loss, clip_gradient, remat_loss, small_mlp, softplus  # noqa: E402
 
 
 def mlp() -> None:
-    params = {"layer1": {"w": jnp.ones((4, 8)) * 0.1, "b": jnp.zeros(8)},
-              "layer2": {"w": jnp.ones((8, 1)) * 0.1, "b": jnp.zeros(1)}}
-    x = jnp.linspace(-1, 1, 12).reshape(3, 4)
-
-    def loss(params, x):
-        h = jnp.tanh(x @ params["layer1"]["w"] + params["layer1"]["b"])
-        y = h @ params["layer2"]["w"] + params["layer2"]["b"]
-        return jnp.mean(y ** 2)
-
+    loss, params, x = small_mlp()
     jax.value_and_grad(loss)(params, x)
 
 
@@ -43,26 +35,6 @@ def remat() -> None:
 
 
 def custom() -> None:
-    @jax.custom_jvp
-    def softplus(x):
-        return jnp.log1p(jnp.exp(x))
-
-    @softplus.defjvp
-    def softplus_jvp(primals, tangents):
-        (x,), (tx,) = primals, tangents
-        return softplus(x), tx * jax.nn.sigmoid(x)
-
-    @jax.custom_vjp
-    def clip_gradient(x):
-        return x
-
-    def clip_fwd(x):
-        return x, None
-
-    def clip_bwd(_, g):
-        return (jnp.clip(g, -1.0, 1.0),)
-
-    clip_gradient.defvjp(clip_fwd, clip_bwd)
     jax.grad(lambda x: jnp.sum(softplus(clip_gradient(x * 3.0)) * jnp.sin(x)))(jnp.arange(4.0))
 
 

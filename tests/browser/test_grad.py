@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxmagic
-from tests.grad_programs import stacked_blocks
+from tests.grad_programs import small_mlp, stacked_blocks
 
 from .harness import GuardedPage, poll
 
@@ -30,15 +30,7 @@ BACKWARD_ORANGE = "rgb(180, 83, 9)"  # --jm-grad-text on a light page (js/src/th
 
 
 def _mlp_page(tmp_path: Path, values: bool) -> tuple[Path, dict]:
-    params = {"layer1": {"w": jnp.ones((4, 8)) * 0.1, "b": jnp.zeros(8)},
-              "layer2": {"w": jnp.ones((8, 1)) * 0.1, "b": jnp.zeros(1)}}
-    x = jnp.linspace(-1, 1, 12).reshape(3, 4)
-
-    def loss(params, x):
-        h = jnp.tanh(x @ params["layer1"]["w"] + params["layer1"]["b"])
-        y = h @ params["layer2"]["w"] + params["layer2"]["b"]
-        return jnp.mean(y ** 2)
-
+    loss, params, x = small_mlp()
     with jaxmagic.capture({}, grads=True, values=values) as cap:
         jax.value_and_grad(loss)(params, x)
     doc = jaxmagic.document(cap, "grad")
