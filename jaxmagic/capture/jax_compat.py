@@ -112,6 +112,15 @@ def short_aval(aval: Any) -> str:
         return str(aval)
 
 
+def short_dtype(dtype: Any) -> str:
+    """`f32`, `bf16`, `key<fry>`: a dtype as the jaxpr printer writes it in types."""
+    try:
+        text = short_aval(jax.core.ShapedArray((), dtype))
+    except Exception:
+        return str(dtype)
+    return text[:-2] if text.endswith("[]") else text
+
+
 def user_frame(source_info: Any) -> Any:
     """The innermost user frame of an eqn's source_info (file, function, line, column)."""
     try:

@@ -224,7 +224,9 @@ class Capture:
 
     calls: list[JitCall] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    arrays: list[Any] = field(default_factory=list)
+    arrays: list[Any] = field(default_factory=list)  # sharding.ArrayRecord (with shardings=True / %%sharding)
+    meshes: list[Any] = field(default_factory=list)  # sharding.MeshRecord: meshes bound or set in the cell
+    devices: list[tuple[int, str, str]] = field(default_factory=list)  # (id, platform, device kind), %%sharding
     keys: list[Any] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     grads: list[GradCall] = field(default_factory=list)  # differentiations, in order

@@ -69,8 +69,10 @@ class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
     def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False):
+                 grads: bool = False, shardings: bool = False):
         self.namespace = namespace if namespace is not None else {}
+        self.shardings = shardings  # record where arrays live: namespace arrays at stop, jitted outputs
+        self._outputs_seen: set[int] = set()  # artifacts whose call's outputs were recorded
         self.grads = grads  # trace each differentiated function again for JAX's forward/backward split
         self.values = values  # evaluate each new signature's jaxpr again for forward values
         self.vmap = vmap  # trace vmapped programs again with one more element for batch dimensions
@@ -137,8 +139,29 @@ class CaptureSession:
         self.capture.logs = [(r.kind, r.text, r.time) for r in self._logs]
         if error is not None and self.capture.error is None:
             self.capture.error = source.cell_error(error)
+        if self.shardings:
+            self._record_placement()
         self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         return self.capture
+
+    def _record_placement(self) -> None:
+        """Arrays bound in the namespace and the meshes in use, as the cell left them."""
+        if getattr(self, "_placed", False):
+            return
+        self._placed = True
+        try:
+            from . import sharding
+
+            arrays, extra = sharding.namespace_arrays(self.namespace)
+            self.capture.arrays[:] = sharding.merge_outputs(self.capture.arrays, arrays, self.namespace)
+            if extra:
+                self.capture.notes.append(f"{extra} more arrays in the namespace were not recorded (the first "
+                                          f"{sharding.MAX_ARRAYS} were)")
+            self.capture.meshes.extend(sharding.namespace_meshes(self.namespace))
+            self.capture.devices.extend((int(d.id), str(d.platform), str(getattr(d, "device_kind", "")))
+                                        for d in jax.devices())
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"array placement not recorded: {type(exc).__name__}: {exc}")
 
     def _run_deferred_findings(self) -> None:
         deferred, self._deferred_findings = self._deferred_findings, []
@@ -209,7 +232,22 @@ class CaptureSession:
             rows.append((state, start, end))
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
+        if self.shardings:
+            self._record_outputs(index, out)
         return out
+
+    def _record_outputs(self, index: int, out: Any) -> None:
+        """Where the outputs of the first call of each signature live (`%%sharding`)."""
+        try:
+            artifacts = self._rows[index].artifacts
+            if artifacts is None or id(artifacts) in self._outputs_seen:
+                return
+            self._outputs_seen.add(id(artifacts))
+            from . import sharding
+
+            self.capture.arrays.extend(sharding.output_arrays(out, index, self._rows[index].name))
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"outputs of call {index} not placed: {type(exc).__name__}: {exc}")
 
     def record_grad(self, what: grad_patch.Differentiation, run: Any, args: tuple, kwargs: dict,
                     primals: tuple, primal_kwargs: dict) -> Any:
@@ -415,8 +453,9 @@ class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
     def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False):
-        self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync, grads=grads)
+                 grads: bool = False, shardings: bool = False):
+        self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync, grads=grads,
+                                       shardings=shardings)
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -427,7 +466,7 @@ class CaptureContext:
 
 
 def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False,
-            sync: bool = False, grads: bool = False) -> CaptureContext:
+            sync: bool = False, grads: bool = False, shardings: bool = False) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
@@ -453,10 +492,15 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     with one more element per vmap, so Python side effects inside it run again
     (capture/batching.py).
 
+    `shardings=True` (what %%sharding uses) also records where arrays live: every `jax.Array`
+    bound in the namespace when the block ends (inside dicts, lists and tuples too) and the
+    outputs of the first call of each jitted function and signature, as `ArrayRecord`s in
+    `cap.arrays` (mesh, PartitionSpec, shards: metadata only), and the meshes in `cap.meshes`.
+
     `sync=True` waits for each call's outputs right after the call (`block_until_ready`),
     so `JitCall.ready` is the exact time the device finished; this changes the program's
     timing. By default outputs are polled without blocking and `ready` is an upper bound.
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads)
+    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings)

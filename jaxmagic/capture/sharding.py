@@ -1,0 +1,361 @@
+"""Where every array lives: meshes, shardings and shards, read from JAX's own objects.
+
+`%%sharding` records, for arrays bound in the user namespace when the cell ends and arrays a
+recorded jitted call returned, what JAX itself says about placement: the sharding object
+(NamedSharding with its mesh and PartitionSpec, SingleDeviceSharding, or any other kind,
+described generically through `devices_indices_map`), and each addressable shard's device,
+index and replica id. Only metadata is kept (ints and strings), never a buffer: a cell making
+1 GB arrays still gives a small capture.
+
+Blocks are the unit of the picture: shards with the same index are one block held by several
+devices (replication), so an array sharded over 256 devices is at most 256 records, and a
+replicated one is one block with 256 holders.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import jax
+import numpy as np
+
+from . import jax_compat
+
+MAX_ARRAYS = 500  # arrays recorded per cell; the rest are counted in a note
+
+
+@dataclass(frozen=True)
+class MeshRecord:
+    """A device mesh: axis names and sizes, axis types, and the device id at every mesh position."""
+
+    axis_names: tuple[str, ...]
+    shape: tuple[int, ...]
+    axis_types: tuple[str, ...]  # "Auto" | "Explicit" | "Manual" (JAX's AxisType names); () when unknown
+    device_ids: tuple[int, ...]  # row-major over `shape`; () for an abstract mesh (no devices)
+    abstract: bool = False
+
+    @property
+    def key(self) -> tuple:
+        return (self.axis_names, self.shape, self.device_ids)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One distinct piece of an array: its index range per dimension and every device holding a copy."""
+
+    index: tuple[tuple[int, int], ...]  # [start, stop) per dimension
+    devices: tuple[int, ...]  # device ids, in the order JAX lists the shards
+    replicas: tuple[int, ...]  # replica id of each of those shards (addressable shards only; -1 unknown)
+
+
+@dataclass(frozen=True)
+class ShardingRecord:
+    kind: str  # "named" | "single_device" | another sharding class name, e.g. "GSPMDSharding"
+    text: str  # repr, for the details panel
+    mesh: MeshRecord | None
+    spec: tuple[Any, ...] | None  # PartitionSpec entries: None, an axis name, or a tuple of axis names
+    memory_kind: str | None
+    device_ids: tuple[int, ...]  # every device of the sharding's device set, sorted
+    fully_replicated: bool
+
+
+@dataclass
+class ArrayRecord:
+    """One array as JAX placed it (metadata only; `ref`, a weak reference used to tell that an output
+    is also bound in the namespace, is dropped when the capture stops)."""
+
+    name: str | None  # name in the user namespace, or a path under it ("params['w']")
+    origin: str  # "namespace" | "output"
+    call: int | None  # index of the recorded jitted call that returned it
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+    sharding: ShardingRecord
+    blocks: tuple[Block, ...]
+    addressable: bool = True  # all shards addressable from this process (single-host: always)
+    ref: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class ShardingLog:
+    """What a `%%sharding` capture collects besides the calls (kept on `Capture.arrays`)."""
+
+    arrays: list[ArrayRecord] = field(default_factory=list)
+    skipped: int = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading JAX's objects.
+
+
+def mesh_record(mesh: Any) -> MeshRecord | None:
+    """A `Mesh` or `AbstractMesh` as plain data (None for anything else)."""
+    try:
+        names = tuple(str(n) for n in mesh.axis_names)
+        shape = tuple(int(n) for n in (mesh.axis_sizes if hasattr(mesh, "axis_sizes") else mesh.devices.shape))
+    except Exception:
+        return None
+    types = tuple(_axis_type_name(t) for t in (getattr(mesh, "axis_types", None) or ()))
+    if not names:
+        return None  # the empty mesh JAX reports when none is set
+    try:
+        devices = mesh.devices
+    except Exception:  # AbstractMesh raises: it has no devices
+        devices = None
+    if isinstance(devices, np.ndarray) and devices.size and all(d is not None for d in devices.flat):
+        return MeshRecord(names, shape, types, tuple(int(d.id) for d in devices.flat))
+    return MeshRecord(names, shape, types, (), abstract=True)
+
+
+def _axis_type_name(axis_type: Any) -> str:
+    name = getattr(axis_type, "name", None) or str(axis_type)
+    return name.rsplit(".", 1)[-1]
+
+
+def _spec(spec: Any) -> tuple[Any, ...]:
+    out = []
+    for entry in tuple(spec):
+        if entry is None or isinstance(entry, str):
+            out.append(entry)
+        elif isinstance(entry, (tuple, list)):
+            out.append(tuple(str(e) for e in entry))
+        else:  # P.UNCONSTRAINED and future markers: shown as JAX prints them
+            out.append(str(entry))
+    return tuple(out)
+
+
+def sharding_record(sharding: Any, shape: tuple[int, ...]) -> ShardingRecord:
+    """Any `jax.sharding.Sharding`: named ones with their mesh and spec, every kind through its
+    device set and replication as JAX reports them."""
+    kind = type(sharding).__name__
+    mesh = spec = None
+    if kind == "NamedSharding":
+        kind, mesh, spec = "named", mesh_record(sharding.mesh), _spec(sharding.spec)
+    elif kind == "SingleDeviceSharding":
+        kind = "single_device"
+    try:
+        device_ids = tuple(sorted(int(d.id) for d in sharding.device_set))
+    except Exception:
+        device_ids = ()
+    try:
+        replicated = bool(sharding.is_fully_replicated)
+    except Exception:
+        replicated = False
+    return ShardingRecord(kind=kind, text=repr(sharding), mesh=mesh, spec=spec,
+                          memory_kind=getattr(sharding, "memory_kind", None), device_ids=device_ids,
+                          fully_replicated=replicated)
+
+
+def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    out = []
+    for dim, piece in zip(shape, tuple(index) + (slice(None),) * (len(shape) - len(tuple(index)))):
+        start, stop, _ = piece.indices(dim) if isinstance(piece, slice) else (int(piece), int(piece) + 1, 1)
+        out.append((int(start), int(stop)))
+    return tuple(out)
+
+
+def blocks_of(array: Any) -> tuple[Block, ...]:
+    """Distinct shards of `array` with their holders, from `addressable_shards` (device, index,
+    replica id), and for devices this process cannot address, from `devices_indices_map`."""
+    shape = tuple(int(d) for d in array.shape)
+    found: dict[tuple, tuple[list[int], list[int]]] = {}
+    seen: set[int] = set()
+    for shard in array.addressable_shards:
+        index = _index(shard.index, shape)
+        devices, replicas = found.setdefault(index, ([], []))
+        devices.append(int(shard.device.id))
+        replicas.append(int(shard.replica_id))
+        seen.add(int(shard.device.id))
+    if len(seen) < len(array.sharding.device_set):
+        for device, index in array.sharding.devices_indices_map(shape).items():
+            if int(device.id) not in seen:
+                devices, replicas = found.setdefault(_index(index, shape), ([], []))
+                devices.append(int(device.id))
+                replicas.append(-1)
+    return tuple(Block(index, tuple(d), tuple(r)) for index, (d, r) in found.items())
+
+
+def array_record(value: Any, name: str | None, origin: str, call: int | None = None) -> ArrayRecord | None:
+    """An `ArrayRecord` of a concrete `jax.Array` (None for tracers, deleted or non-arrays)."""
+    if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
+        return None
+    try:
+        if value.is_deleted():
+            return None
+        shape = tuple(int(d) for d in value.shape)
+        dtype = value.dtype
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys: placed like their key data
+            nbytes = int(np.prod(shape, dtype=np.int64)) * 8
+        else:
+            nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        return ArrayRecord(name=name, origin=origin, call=call, shape=shape, dtype=jax_compat.short_dtype(dtype),
+                           nbytes=nbytes, sharding=sharding_record(value.sharding, shape), blocks=blocks_of(value),
+                           addressable=bool(getattr(value, "is_fully_addressable", True)))
+    except Exception:
+        return None
+
+
+def namespace_arrays(namespace: dict, skip: Iterable[str] = ()) -> tuple[list[ArrayRecord], int]:
+    """Arrays bound in the namespace (and inside lists, tuples and dicts bound there: params), by
+    path; (records, how many more there were past `MAX_ARRAYS`)."""
+    skipped = set(skip)
+    records: list[ArrayRecord] = []
+    extra = 0
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or name in skipped or isinstance(value, type):
+            continue
+        try:
+            leaves = jax.tree_util.tree_flatten_with_path(value)[0] if _is_container(value) else [((), value)]
+        except Exception:
+            continue
+        for path, leaf in leaves:
+            if not isinstance(leaf, jax.Array):
+                continue
+            if len(records) >= MAX_ARRAYS:
+                extra += 1
+                continue
+            record = array_record(leaf, name + jax.tree_util.keystr(tuple(path)), "namespace")
+            if record is not None:
+                record.ref = weakref.ref(leaf)
+                records.append(record)
+    return records, extra
+
+
+def _is_container(value: Any) -> bool:
+    """Plain pytrees of arrays (params dicts, lists of layers); other objects are not walked."""
+    return isinstance(value, (dict, list, tuple)) and not isinstance(value, str)
+
+
+def output_arrays(out: Any, call: int, function: str) -> list[ArrayRecord]:
+    """The arrays a recorded jitted call returned, named by function and output path (`step → out[0]`)."""
+    records = []
+    for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
+        record = array_record(leaf, f"{function} → out{jax.tree_util.keystr(tuple(path))}", "output", call)
+        if record is not None:
+            try:
+                record.ref = weakref.ref(leaf)
+            except TypeError:
+                pass
+            records.append(record)
+    return records
+
+
+def merge_outputs(outputs: list[ArrayRecord], bound: list[ArrayRecord], namespace: dict) -> list[ArrayRecord]:
+    """One record per array: an output still bound in the namespace takes its name there (and keeps
+    the call that made it); weak references are dropped, so the capture holds no array."""
+    by_object: dict[int, ArrayRecord] = {}
+    for record in outputs:
+        obj = record.ref() if record.ref is not None else None
+        if obj is not None:
+            by_object[id(obj)] = record
+    merged = list(outputs)
+    for record in bound:
+        obj = record.ref() if record.ref is not None else None
+        made = by_object.get(id(obj)) if obj is not None else None
+        if made is not None:
+            made.name, made.origin = record.name, "namespace"
+        else:
+            merged.append(record)
+    for record in merged:
+        record.ref = None
+    return merged
+
+
+def namespace_meshes(namespace: dict) -> list[MeshRecord]:
+    """Meshes bound in the namespace, and the mesh set by `jax.set_mesh` / `use_mesh` if any."""
+    out = []
+    for name, value in list(namespace.items()):
+        if type(value).__name__ in ("Mesh", "AbstractMesh") and not name.startswith("_"):
+            record = mesh_record(value)
+            if record is not None:
+                out.append(record)
+    for getter in ("get_mesh", "get_abstract_mesh"):
+        try:
+            current = getattr(jax.sharding, getter)()
+        except Exception:
+            continue
+        record = mesh_record(current) if current is not None else None
+        if record is not None:
+            out.append(record)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# shard_map bodies in a recorded jaxpr.
+
+COLLECTIVE_PRIMITIVES = ("psum", "psum_invariant", "pmax", "pmin", "pmean", "all_gather", "all_gather_invariant",
+                         "ppermute", "all_to_all", "psum_scatter", "reduce_scatter", "pbroadcast", "axis_index")
+
+
+@dataclass(frozen=True)
+class ExplicitCollective:
+    """A collective the user wrote inside a shard_map body (`psum`, `all_gather`, `ppermute`...)."""
+
+    primitive: str
+    axes: tuple[str, ...]
+    avals: tuple[str, ...]  # per-shard operand avals
+    params: str  # the rest of its params, short
+    source: Any  # SourceLocation-like (file, line, function) or None
+
+
+@dataclass(frozen=True)
+class ShardMapRecord:
+    mesh: MeshRecord | None
+    in_specs: tuple[str, ...]
+    out_specs: tuple[str, ...]
+    in_avals: tuple[str, ...]  # global avals of the operands
+    shard_avals: tuple[str, ...]  # per-shard avals of the body's inputs
+    out_avals: tuple[str, ...]
+    collectives: tuple[ExplicitCollective, ...]
+    path: tuple[int, ...]  # eqn indices from the top of the jaxpr (nested bodies)
+
+
+def shard_maps(closed_jaxpr: Any) -> list[ShardMapRecord]:
+    """Every shard_map eqn in a jaxpr (inside jit bodies too), with its specs and explicit collectives."""
+    out: list[ShardMapRecord] = []
+
+    def walk(jaxpr: Any, path: tuple[int, ...]) -> None:
+        for i, eqn in enumerate(jaxpr.eqns):
+            subs = [getattr(v, "jaxpr", v) for v in _sub_jaxprs(eqn)]
+            if eqn.primitive.name == "shard_map" and subs:
+                body = subs[0]
+                out.append(ShardMapRecord(
+                    mesh=mesh_record(eqn.params.get("mesh")),
+                    in_specs=tuple(str(s) for s in eqn.params.get("in_specs", ())),
+                    out_specs=tuple(str(s) for s in eqn.params.get("out_specs", ())),
+                    in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
+                    shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
+                    out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),
+                    collectives=tuple(_explicit(body)), path=(*path, i)))
+            for sub in subs:
+                walk(sub, (*path, i))
+
+    walk(closed_jaxpr.jaxpr, ())
+    return out
+
+
+def _explicit(jaxpr: Any) -> Iterable[ExplicitCollective]:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in COLLECTIVE_PRIMITIVES:
+            axes = eqn.params.get("axes", eqn.params.get("axis_name", ()))
+            axes = tuple(str(a) for a in (axes if isinstance(axes, (tuple, list)) else (axes,)))
+            rest = {k: v for k, v in eqn.params.items() if k not in ("axes", "axis_name", "axis_index_groups")}
+            frame = jax_compat.user_frame(eqn.source_info)
+            yield ExplicitCollective(
+                primitive=eqn.primitive.name, axes=axes,
+                avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars if hasattr(v, "aval")),
+                params=", ".join(f"{k}={v}" for k, v in rest.items())[:200],
+                source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name))
+        for sub in _sub_jaxprs(eqn):
+            yield from _explicit(getattr(sub, "jaxpr", sub))
+
+
+def _sub_jaxprs(eqn: Any):
+    types = jax_compat.jaxpr_types()
+    for key in sorted(eqn.params):
+        value = eqn.params[key]
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, types):
+                yield item

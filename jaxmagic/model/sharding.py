@@ -1,0 +1,255 @@
+"""Capture -> sharding document (kind "sharding", docs/schema.md): where every array lives, what
+each jitted call expected and produced, and the communication the compiler inserted.
+
+Meshes are deduplicated by (axis names, shape, device ids) and referenced by id. Arrays carry
+their blocks (distinct index ranges with every holder), so a replicated array over 256 devices
+is one block with 256 holders and the front end never needs one element per array element.
+Jitted calls are read from their recorded stages: `compiled.input_shardings` /
+`output_shardings`, collectives parsed from `compiled.as_text()`, the shardings written into
+the lowered program (Shardy or GSPMD attributes), and the shard_map bodies of the jaxpr.
+
+Pure functions of a `Capture`: no IPython, no widgets; the result is plain JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+
+from ..capture import collectives as hlo
+from ..capture import sharding as placement
+from ..capture.record import Capture, JitCall
+from ..units import bytes_text
+from .document import envelope, source_json
+from .graph import _function_entries
+
+VERSION = 1
+REPLICATED_BYTES = 1 << 20  # a fully replicated array this big on several devices is a finding
+ALL_GATHER_BYTES = 1 << 20  # an all-gather producing this much per device is a finding
+
+
+def sharding_document(capture: Capture) -> dict:
+    notes: list[str] = []
+    meshes = _Meshes()
+    for record in capture.meshes:
+        meshes.id_of(record)
+    arrays = [_array(f"a{i}", a, meshes) for i, a in enumerate(capture.arrays)]
+    calls = []
+    for first, same in _function_entries(capture)[0]:
+        if first.artifacts is None:
+            continue
+        try:
+            calls.append(_call(f"c{len(calls)}", first, same, meshes, notes))
+        except Exception as exc:  # one call we cannot read costs that call, with a note
+            notes.append(f"{first.name}: shardings not read: {type(exc).__name__}: {exc}")
+    devices = sorted({d for m in meshes.records for d in m["devices"] or ()}
+                     | {d for a in arrays for d in a["sharding"]["devices"]})
+    findings = _findings(arrays, calls)
+    n_dev = len(devices)
+    if arrays or calls:
+        title = (f"%%sharding: {len(arrays)} array{'s' * (len(arrays) != 1)} on {n_dev} device{'s' * (n_dev != 1)}"
+                 f", {len(meshes.records)} mesh{'es' * (len(meshes.records) != 1)}, "
+                 f"{len(calls)} jitted function{'s' * (len(calls) != 1)}")
+    else:
+        title = "%%sharding: no arrays and no jitted calls were recorded in this cell"
+    info = {int(d[0]): {"id": int(d[0]), "platform": d[1], "kind": d[2]} for d in capture.devices}
+    return envelope("sharding", VERSION, title, capture, notes,
+                    devices=[info.get(d, {"id": d, "platform": capture.backend, "kind": None}) for d in devices],
+                    meshes=meshes.records, arrays=arrays, calls=calls, findings=findings)
+
+
+class _Meshes:
+    """Meshes by identity of content; an abstract mesh matching a concrete one is that one."""
+
+    def __init__(self) -> None:
+        self.records: list[dict] = []
+        self._ids: dict[tuple, str] = {}
+
+    def id_of(self, mesh: placement.MeshRecord | None) -> str | None:
+        if mesh is None:
+            return None
+        if mesh.abstract:
+            for record in self.records:
+                if record["axis_names"] == list(mesh.axis_names) and record["shape"] == list(mesh.shape):
+                    return record["id"]
+        key = mesh.key
+        if key not in self._ids:
+            mid = self._ids[key] = f"m{len(self.records)}"
+            self.records.append({"id": mid, "axis_names": list(mesh.axis_names), "shape": list(mesh.shape),
+                                 "axis_types": list(mesh.axis_types),
+                                 "devices": list(mesh.device_ids) if not mesh.abstract else None,
+                                 "abstract": mesh.abstract})
+        return self._ids[key]
+
+
+def _sharding(s: placement.ShardingRecord, meshes: _Meshes) -> dict:
+    return {"kind": s.kind, "text": s.text, "mesh": meshes.id_of(s.mesh),
+            "spec": None if s.spec is None else [list(e) if isinstance(e, tuple) else e for e in s.spec],
+            "memory_kind": s.memory_kind, "devices": list(s.device_ids), "fully_replicated": s.fully_replicated}
+
+
+def _array(aid: str, a: placement.ArrayRecord, meshes: _Meshes) -> dict:
+    blocks = [{"index": [list(r) for r in b.index], "devices": list(b.devices), "replicas": list(b.replicas)}
+              for b in a.blocks]
+    itemsize = a.nbytes // max(1, math.prod(a.shape)) if a.shape else a.nbytes
+    per_device: dict[int, int] = {}
+    for b in a.blocks:
+        size = math.prod(stop - start for start, stop in b.index) * itemsize if b.index else a.nbytes
+        for d in b.devices:
+            per_device[d] = per_device.get(d, 0) + size
+    return {"id": aid, "name": a.name, "origin": a.origin, "call": a.call, "shape": list(a.shape), "dtype": a.dtype,
+            "bytes": a.nbytes, "sharding": _sharding(a.sharding, meshes), "blocks": blocks,
+            "bytes_per_device": {str(d): n for d, n in sorted(per_device.items())},
+            "replication": max((len(b.devices) for b in a.blocks), default=0), "addressable": a.addressable}
+
+
+def _spec_text(sharding: Any) -> str | None:
+    """What a sharding says about placement, in the form the call signature records for arguments."""
+    if sharding is None:
+        return None
+    if type(sharding).__name__ == "SingleDeviceSharding":
+        return None
+    spec = getattr(sharding, "spec", None)
+    return str(spec) if spec is not None else type(sharding).__name__
+
+
+def _leaf(path: str, aval: str, sharding: Any, meshes: _Meshes) -> dict:
+    mesh = placement.mesh_record(getattr(sharding, "mesh", None)) if sharding is not None else None
+    spec = getattr(sharding, "spec", None)
+    return {"path": path, "aval": aval, "kind": type(sharding).__name__ if sharding is not None else None,
+            "text": repr(sharding) if sharding is not None else None, "mesh": meshes.id_of(mesh),
+            "spec": None if spec is None else [list(e) if isinstance(e, tuple) else e
+                                               for e in placement._spec(spec)]}
+
+
+def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes: list[str]) -> dict:
+    art = first.artifacts
+    compiled = art.compiled
+    inputs, outputs = [], []
+    specs = [a for a in (first.signature.args if first.signature else ()) if not a.static]
+    if compiled is not None:
+        expected = jax.tree_util.tree_leaves(compiled.input_shardings, is_leaf=_is_sharding)
+        jaxpr_in = list(art.jaxpr.in_avals) if art.jaxpr is not None else []
+        consts = len(jaxpr_in) - len(specs)
+        for k, sharding in enumerate(expected):
+            spec = specs[k] if k < len(specs) else None
+            aval = spec.aval if spec else (str(jaxpr_in[consts + k]) if consts + k < len(jaxpr_in) else "?")
+            leaf = _leaf(spec.path if spec else f"arg{k}", aval, sharding, meshes)
+            want = _spec_text(sharding)
+            given = spec.sharding if spec else None
+            leaf["given"] = given
+            leaf["mismatch"] = bool(spec is not None and given != want and not (given is None and _replicated(sharding)
+                                                                                and _single(sharding)))
+            inputs.append(leaf)
+        out_avals = list(art.jaxpr.out_avals) if art.jaxpr is not None else []
+        out_leaves = jax.tree_util.tree_flatten_with_path(compiled.output_shardings, is_leaf=_is_sharding)[0]
+        for k, (path, sharding) in enumerate(out_leaves):
+            aval = _short(out_avals[k]) if k < len(out_avals) else "?"
+            outputs.append(_leaf("out" + jax.tree_util.keystr(tuple(path)), aval, sharding, meshes))
+    else:
+        notes.append(f"{first.name}: not compiled in the capture ({art.error or 'no compiled stage'}); "
+                     "in/out shardings and collectives unknown")
+    found = hlo.collectives(art.compiled_text)
+    lowered = hlo.lowered_shardings(art.lowered_text)
+    maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
+    return {"id": cid, "call": first.index, "name": first.name, "signature": str(first.signature or ""),
+            "calls": len(calls), "source": source_json(first.source), "call_site": source_json(first.call_site),
+            "inputs": inputs, "outputs": outputs, "lowered": lowered,
+            "collectives": [_collective(c) for c in found],
+            "shard_maps": [_shard_map(m, meshes) for m in maps]}
+
+
+def _is_sharding(x: Any) -> bool:
+    return isinstance(x, jax.sharding.Sharding)
+
+
+def _replicated(sharding: Any) -> bool:
+    try:
+        return bool(sharding.is_fully_replicated)
+    except Exception:
+        return False
+
+
+def _single(sharding: Any) -> bool:
+    try:
+        return len(sharding.device_set) == 1
+    except Exception:
+        return False
+
+
+def _short(aval: Any) -> str:
+    from ..capture import jax_compat
+
+    return jax_compat.short_aval(aval)
+
+
+def _collective(c: hlo.Collective) -> dict:
+    return {"kind": c.kind, "name": c.name, "computation": c.computation, "result": c.result,
+            "result_bytes": c.result_bytes, "operands": list(c.operands), "operand_bytes": c.operand_bytes,
+            "groups": [list(g) for g in c.groups], "groups_text": c.groups_text, "pairs": [list(p) for p in c.pairs],
+            "dimensions": list(c.dimensions), "op_name": c.op_name}
+
+
+def _shard_map(m: placement.ShardMapRecord, meshes: _Meshes) -> dict:
+    return {"mesh": meshes.id_of(m.mesh), "in_specs": list(m.in_specs), "out_specs": list(m.out_specs),
+            "in_avals": list(m.in_avals), "shard_avals": list(m.shard_avals), "out_avals": list(m.out_avals),
+            "path": list(m.path),
+            "collectives": [{"primitive": c.primitive, "axes": list(c.axes), "avals": list(c.avals),
+                             "params": c.params,
+                             "source": None if c.source is None else
+                             {"file": c.source[0], "line": c.source[1], "func": c.source[2]}}
+                            for c in m.collectives]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Findings.
+
+
+def _findings(arrays: list[dict], calls: list[dict]) -> list[dict]:
+    out = []
+    for c in calls:
+        for leaf in c["inputs"]:
+            if leaf.get("mismatch"):
+                out.append(_finding("resharding", "warning",
+                                    f"{c['name']}: argument {leaf['path']} arrives as {leaf['given'] or 'one device'} but "
+                                    f"the compiled program expects {leaf['text']}: JAX copies it to that sharding on "
+                                    "every call", call=c["id"]))
+        for k, col in enumerate(c["collectives"]):
+            if col["kind"] == "all-gather" and col["result_bytes"] >= ALL_GATHER_BYTES:
+                cause = f" (from {col['op_name']})" if col["op_name"] else ""
+                out.append(_finding("large_all_gather", "warning",
+                                    f"{c['name']}: all-gather of {', '.join(col['operands'])} into {col['result']} "
+                                    f"({bytes_text(col['result_bytes'])} per device){cause}: a sharded operand is "
+                                    "gathered whole on each device of its group", call=c["id"], collective=k))
+    for a in arrays:
+        s = a["sharding"]
+        n = len(s["devices"])
+        if s["fully_replicated"] and n > 1 and a["bytes"] >= REPLICATED_BYTES:
+            out.append(_finding("replicated", "warning",
+                                f"{a['name']} ({a['dtype']}{a['shape']}, {bytes_text(a['bytes'])}) is fully "
+                                f"replicated on {n} devices: {bytes_text(a['bytes'] * n)} in all", array=a["id"]))
+        uneven = _uneven_dims(a)
+        if uneven:
+            dims = ", ".join(f"dim {d} ({a['shape'][d]} into blocks of {sizes})" for d, sizes in uneven)
+            out.append(_finding("uneven", "info",
+                                f"{a['name']}: {dims} does not divide evenly: the last blocks are smaller and XLA "
+                                "pads them to the largest block's size", array=a["id"]))
+    order = {"warning": 0, "info": 1}
+    return sorted(out, key=lambda f: order.get(f["severity"], 2))
+
+
+def _uneven_dims(a: dict) -> list[tuple[int, str]]:
+    out = []
+    for d in range(len(a["shape"])):
+        sizes = sorted({b["index"][d][1] - b["index"][d][0] for b in a["blocks"]}, reverse=True)
+        if len(sizes) > 1:
+            out.append((d, "/".join(str(s) for s in sizes)))
+    return out
+
+
+def _finding(kind: str, severity: str, message: str, array: str | None = None, call: str | None = None,
+             collective: int | None = None) -> dict:
+    return {"kind": kind, "severity": severity, "message": message, "array": array, "call": call,
+            "collective": collective}

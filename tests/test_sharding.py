@@ -1,0 +1,245 @@
+"""%%sharding capture and document, checked against JAX's own answers on 8 simulated devices.
+
+Blocks must equal `addressable_shards` (device, index, replica id) for every sharding kind and
+rank; collectives must be the ones `compiled.as_text()` holds; lowered shardings must parse in
+both the Shardy and the GSPMD form; replica groups in all three of XLA's notations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+
+import jaxmagic
+from jaxmagic.capture import collectives, sharding
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "docs" / "schema.md"
+COLLECTIVE_LINE = re.compile(r"=\s.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
+
+
+def auto_mesh(shape, names):
+    return jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
+
+
+def placements():
+    mesh2 = auto_mesh((2, 4), ("x", "y"))
+    mesh1 = auto_mesh((8,), ("d",))
+    mesh3 = auto_mesh((2, 2, 2), ("a", "b", "c"))
+    return [
+        ("1-D split", jnp.arange(16.0), NamedSharding(mesh1, P("d"))),
+        ("2-D both axes", jnp.ones((8, 12)), NamedSharding(mesh2, P("x", "y"))),
+        ("2-D one axis, replicated over the other", jnp.ones((8, 3)), NamedSharding(mesh2, P("x"))),
+        ("2-D two axes on one dim", jnp.ones((16, 2)), NamedSharding(mesh2, P(("x", "y")))),
+        ("fully replicated", jnp.ones((4, 4)), NamedSharding(mesh2, P())),
+        ("3-D", jnp.ones((4, 8, 6)), NamedSharding(mesh2, P(None, "y", "x"))),
+        ("4-D on a 3-D mesh", jnp.ones((2, 4, 2, 3)), NamedSharding(mesh3, P("a", "b", "c", None))),
+        ("one device", jnp.ones((3, 5)), SingleDeviceSharding(jax.devices()[3])),
+        ("scalar", jnp.float32(2.0), NamedSharding(mesh1, P())),
+    ]
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_blocks_equal_addressable_shards(case):
+    label, value, where = placements()[case]
+    array = jax.device_put(value, where)
+    record = sharding.array_record(array, "x", "namespace")
+    assert record is not None, label
+    theirs = {}
+    for shard in array.addressable_shards:
+        index = tuple((s.indices(d)[0], s.indices(d)[1]) for s, d in zip(shard.index, array.shape))
+        theirs.setdefault(index, []).append((shard.device.id, shard.replica_id))
+    ours = {b.index: list(zip(b.devices, b.replicas)) for b in record.blocks}
+    assert ours == theirs, label
+    assert record.sharding.fully_replicated == array.sharding.is_fully_replicated
+    assert record.sharding.device_ids == tuple(sorted(d.id for d in array.sharding.device_set))
+    assert record.nbytes == array.nbytes and record.shape == array.shape
+
+
+def test_replication_and_bytes_per_device_in_the_document():
+    mesh = auto_mesh((2, 4), ("x", "y"))
+    ns = {"mesh": mesh, "rows": jax.device_put(jnp.ones((8, 3)), NamedSharding(mesh, P("x"))),
+          "everywhere": jax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P()))}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        pass
+    doc = jaxmagic.document(cap, "sharding")
+    arrays = {a["name"]: a for a in doc["arrays"]}
+    rows, everywhere = arrays["rows"], arrays["everywhere"]
+    assert len(rows["blocks"]) == 2 and rows["replication"] == 4
+    assert len(everywhere["blocks"]) == 1 and everywhere["replication"] == 8
+    assert rows["bytes_per_device"] == {str(d): 4 * 3 * 4 for d in range(8)}
+    (m,) = doc["meshes"]
+    assert m["axis_names"] == ["x", "y"] and m["shape"] == [2, 4]
+    assert m["devices"] == [int(d.id) for d in mesh.devices.flat] and m["axis_types"] == ["Auto", "Auto"]
+    assert rows["sharding"]["mesh"] == m["id"] and rows["sharding"]["spec"] == ["x"]
+    assert [d["id"] for d in doc["devices"]] == list(range(8))
+
+
+def test_jitted_call_shardings_collectives_and_outputs():
+    mesh = auto_mesh((2, 4), ("x", "y"))
+    ns = {"w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("x", "y"))),
+          "b": jax.device_put(jnp.ones(64), NamedSharding(mesh, P("x")))}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        @jax.jit
+        def step(w, b):
+            return (w @ w).sum(0) + b.sum()
+
+        ns["out"] = step(ns["w"], ns["b"])
+        step(ns["w"], ns["b"])  # a hit: no second record of its outputs
+    doc = jaxmagic.document(cap, "sharding")
+    (call,) = doc["calls"]
+    compiled = step.lower(ns["w"], ns["b"]).compile()
+    expected = jax.tree_util.tree_leaves(compiled.input_shardings)
+    assert [leaf["text"] for leaf in call["inputs"]] == [repr(s) for s in expected]
+    assert [leaf["path"] for leaf in call["inputs"]] == ["w", "b"]
+    assert [leaf["spec"] for leaf in call["outputs"]] == [list(compiled.output_shardings.spec)]
+    hlo_text = compiled.as_text()
+    assert len(call["collectives"]) == len(COLLECTIVE_LINE.findall(hlo_text)) > 0
+    assert {c["kind"] for c in call["collectives"]} <= set(collectives.KINDS)
+    for c in call["collectives"]:
+        assert sorted(d for g in c["groups"] for d in g) == list(range(8)) or c["pairs"]
+    # The output is bound as `out`: one record, named there, made by the call.
+    outs = [a for a in doc["arrays"] if a["call"] == call["call"]]
+    assert [a["name"] for a in outs] == ["out"] and outs[0]["origin"] == "namespace"
+    assert call["lowered"]["args"][0] is not None
+
+
+def test_shard_map_specs_shard_avals_and_explicit_collectives():
+    mesh = auto_mesh((8,), ("d",))
+    x = jax.device_put(jnp.ones((4, 16)), NamedSharding(mesh, P(None, "d")))
+    with jaxmagic.capture({}, shardings=True) as cap:
+        @jax.jit
+        def matmul(x, w):
+            def body(x, w):
+                return jax.lax.psum(x @ w, "d")
+
+            return jax.shard_map(body, mesh=mesh, in_specs=(P(None, "d"), P("d")), out_specs=P())(x, w)
+
+        matmul(x, jnp.ones((16, 3)))
+    (call,) = jaxmagic.document(cap, "sharding")["calls"]
+    (smap,) = call["shard_maps"]
+    assert smap["in_specs"] == ["P(None, 'd')", "P('d',)"] and smap["out_specs"] == ["P()"]
+    assert [a.split("{")[0] for a in smap["shard_avals"]] == ["f32[4,2]", "f32[2,3]"]
+    assert smap["in_avals"] == ["f32[4,16]", "f32[16,3]"]
+    assert [c["primitive"] for c in smap["collectives"]][0].startswith("psum")
+    assert smap["collectives"][0]["axes"] == ["d"] and smap["collectives"][0]["source"]["line"] > 0
+    assert any(c["kind"] == "all-reduce" for c in call["collectives"])
+
+
+def test_replica_groups_in_every_notation():
+    assert collectives.replica_groups("{{0,1},{2,3}}") == ((0, 1), (2, 3))
+    assert collectives.replica_groups("[2,4]<=[8]") == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert collectives.replica_groups("[4,2]<=[2,4]T(1,0)") == ((0, 4), (1, 5), (2, 6), (3, 7))
+    assert collectives.replica_groups("mesh['axis_0'=2,'axis_1'=4] {'axis_0'}") == ((0, 4), (1, 5), (2, 6), (3, 7))
+    assert collectives.replica_groups("mesh['axis_0'=2,'axis_1'=4] {'axis_1'}") == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert collectives.replica_groups("") == ()
+    assert collectives.shape_bytes("(f32[2]{0}, bf16[4,4])") == 8 + 32
+
+
+def test_lowered_shardings_parse_shardy_and_gspmd(monkeypatch):
+    mesh = auto_mesh((2, 4), ("x", "y"))
+    a = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("x", "y")))
+    f = jax.jit(lambda a: a * 2)
+    shardy = collectives.lowered_shardings(f.lower(a).as_text())["args"][0]
+    assert collectives.sdy_dims(shardy) == [["x"], ["y"]]
+    previous = jax.config.jax_use_shardy_partitioner
+    try:
+        jax.config.update("jax_use_shardy_partitioner", False)
+        gspmd = collectives.lowered_shardings(jax.jit(lambda a: a * 3).lower(a).as_text())["args"][0]
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", previous)
+    assert gspmd.startswith("{devices=[2,4]")
+
+
+def test_findings_replicated_resharding_and_large_all_gather():
+    mesh = auto_mesh((8,), ("d",))
+    big = jax.device_put(jnp.ones((1024, 512)), NamedSharding(mesh, P()))
+    sharded = jax.device_put(jnp.ones((1024, 512)), NamedSharding(mesh, P("d")))
+    ns = {"big": big, "sharded": sharded}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        gather = jax.jit(lambda s: s.sum(0) * s[0], out_shardings=NamedSharding(mesh, P()))
+        gather(sharded)
+        wants_sharded = jax.jit(lambda v: v * 2, in_shardings=NamedSharding(mesh, P("d")))
+        wants_sharded(jnp.ones((64, 4)))  # arrives on one device: moved on every call
+    doc = jaxmagic.document(cap, "sharding")
+    kinds = [f["kind"] for f in doc["findings"]]
+    assert "replicated" in kinds and "resharding" in kinds
+    replicated = next(f for f in doc["findings"] if f["kind"] == "replicated")
+    assert next(a for a in doc["arrays"] if a["id"] == replicated["array"])["name"] == "big"
+    resharding = next(f for f in doc["findings"] if f["kind"] == "resharding")
+    call = next(c for c in doc["calls"] if c["id"] == resharding["call"])
+    assert any(leaf["mismatch"] for leaf in call["inputs"])
+    assert [f["severity"] for f in doc["findings"]] == sorted((f["severity"] for f in doc["findings"]),
+                                                                key=lambda s: s != "warning")
+
+
+def test_document_is_json_names_stay_text_and_schema_documents_every_field():
+    mesh = auto_mesh((2, 4), ("x", "y"))
+    ns = {"<img src=x onerror=alert(1)>": jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("x", "y")))}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        jax.jit(lambda a: a + 1)(ns["<img src=x onerror=alert(1)>"])
+    doc = jaxmagic.document(cap, "sharding")
+    text = json.dumps(doc, allow_nan=False)
+    assert "<img src=x onerror=alert(1)>" in [a["name"] for a in doc["arrays"]]
+    section = SCHEMA.read_text().split("## Sharding documents (version 1)", 1)[1]
+    code = re.findall(r"```(.*?)```", section, re.S) + re.findall(r"`([^`\n]+)`", section)
+    documented = set(re.findall(r"[A-Za-z_]+", " ".join(code)))
+
+    def fields(value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not k.isdigit():
+                    yield k
+                yield from fields(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from fields(v)
+
+    missing = set(fields(doc)) - documented - {"schema", "version", "kind", "title", "notes", "error", "type",
+                                               "message", "file", "line", "code", "func", "col"}
+    assert not missing, f"fields emitted but not in docs/schema.md: {sorted(missing)}"
+    assert len(text) < 100_000
+
+
+def test_no_capture_of_placement_unless_asked_and_nothing_held():
+    ns = {"x": jnp.ones(3)}
+    with jaxmagic.capture(ns) as cap:
+        pass
+    assert cap.arrays == [] and cap.meshes == []
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        pass
+    assert all(a.ref is None for a in cap.arrays)  # no reference to any array survives the capture
+
+
+def test_256_devices_in_a_fresh_process():
+    script = textwrap.dedent("""
+        import json, os
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=256"
+        import jax, jax.numpy as jnp, jaxmagic
+        from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+        mesh = jax.make_mesh((16, 16), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+        ns = {"w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("data", "model"))),
+              "r": jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P()))}
+        with jaxmagic.capture(ns, shardings=True) as cap:
+            pass
+        doc = jaxmagic.document(cap, "sharding")
+        a = {x["name"]: x for x in doc["arrays"]}
+        print(json.dumps([len(doc["devices"]), len(a["w"]["blocks"]), a["r"]["replication"], len(json.dumps(doc))]))
+    """)
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=256", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    devices, blocks, replication, size = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (devices, blocks, replication) == (256, 256, 256)
+    assert size < 200_000
