@@ -22,8 +22,8 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from . import api
 from .capture.session import CaptureSession
 
-# magic name -> the view it shows (later issues add sharding, prng)
-MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad"}
+# magic name -> the view it shows (a later issue adds prng)
+MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding"}
 GRAD_MAGICS = frozenset({"grad_graph"})  # magics whose capture takes the exact vjp split of eager grads
 _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
@@ -77,7 +77,8 @@ def _check(args: Any) -> Any:
 
 def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
     return CaptureSession(namespace, values=getattr(args, "values", False), vmap=getattr(args, "vmap", False),
-                          sync=getattr(args, "sync", False), grads=magic in GRAD_MAGICS)
+                          sync=getattr(args, "sync", False), grads=magic in GRAD_MAGICS,
+                          shardings=magic == "sharding")
 
 
 @dataclass
@@ -106,7 +107,7 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
 
 @magics_class
 class JaxMagics(Magics):
-    """`%%jaxpr`, `%%trace`, `%%grad_graph` and `%jaxmagic`."""
+    """`%%jaxpr`, `%%trace`, `%%grad_graph`, `%%sharding` and `%jaxmagic`."""
 
     def __init__(self, shell: Any):
         super().__init__(shell)
@@ -153,6 +154,20 @@ class JaxMagics(Magics):
         gradient of every input leaf, with NaN/Inf, vanishing and exploding findings.
         """
         self._run_fallback("grad_graph", line, cell)
+
+    @_shared_options
+    @cell_magic
+    def sharding(self, line: str, cell: str) -> None:
+        """Run the cell and show where every array lives and what each jitted call communicates.
+
+        The meshes (axis names, sizes, devices); every jax.Array bound in the notebook at the
+        end of the cell or returned by a jitted call, as a grid of its blocks coloured by the
+        device holding each (replicated blocks show every holder); for each jitted function its
+        input and output shardings (compiled.input_shardings / output_shardings) and the
+        collectives XLA inserted (all-gather, all-reduce, reduce-scatter, all-to-all,
+        collective-permute) with sizes and replica groups; shard_map bodies with their specs.
+        """
+        self._run_fallback("sharding", line, cell)
 
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
         args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage

@@ -14,7 +14,8 @@ export default defineConfig({
       enforce: "pre",
       resolveId(id, importer) {
         if (id === "virtual:layout-worker") return "\0jm-worker";
-        if (id.endsWith(".css") && importer) return "\0jm-css:" + new URL(id, "file://" + importer).pathname;
+        // ".js" last: an id ending in ".css" is emptied by vitest's own CSS handling.
+        if (id.endsWith(".css") && importer) return "\0jm-css:" + new URL(id, "file://" + importer).pathname + ".js";
         return null;
       },
       load(id) {
@@ -22,7 +23,7 @@ export default defineConfig({
           const layout = JSON.stringify(new URL("./src/layout.js", import.meta.url).pathname);
           return `import * as L from ${layout}; export default function jmLayoutWorker() { return L; }`;
         }
-        if (id.startsWith("\0jm-css:")) return "export default " + JSON.stringify(readFileSync(id.slice(8), "utf8")) + ";";
+        if (id.startsWith("\0jm-css:")) return "export default " + JSON.stringify(readFileSync(id.slice(8, -3), "utf8")) + ";";
         return null;
       },
     },

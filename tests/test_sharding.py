@@ -243,3 +243,76 @@ def test_256_devices_in_a_fresh_process():
     devices, blocks, replication, size = json.loads(out.stdout.strip().splitlines()[-1])
     assert (devices, blocks, replication) == (256, 256, 256)
     assert size < 200_000
+
+
+def test_static_and_text_views_list_meshes_arrays_and_collectives():
+    from jaxmagic.views.static_html import fallback_html, text_summary
+
+    mesh = auto_mesh((2, 4), ("x", "y"))
+    ns = {"w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("x", "y"))),
+          "</td><script>alert(1)</script>": jax.device_put(jnp.ones(8), NamedSharding(mesh, P()))}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        jax.jit(lambda w: (w @ w).sum(0))(ns["w"])
+    doc = jaxmagic.document(cap, "sharding")
+    page = fallback_html(doc)
+    assert "<script>" not in page and "&lt;/td&gt;&lt;script&gt;" in page
+    assert page.count("<img") == len(doc["meshes"]) + len(doc["arrays"])
+    text = text_summary(doc)
+    assert "mesh m0: x=2 × y=4" in text and "w: f32[64, 64] P('x', 'y'), 8 blocks, 1 copies" in text
+    (call,) = doc["calls"]
+    assert text.count("\n  all-") + text.count("\n  reduce-scatter") == len(call["collectives"])
+
+
+@pytest.fixture(scope="module")
+def ip():
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython() or get_ipython()  # noqa: F821 - the test shell is a process-wide singleton
+    shell.run_line_magic("load_ext", "jaxmagic")
+    yield shell
+    shell.run_line_magic("unload_ext", "jaxmagic")
+
+
+def test_sharding_magic_runs_the_cell_and_records_placement(ip, capsys):
+    cell = ("%%sharding --name scap\n"
+            "import jax, jax.numpy as jnp\n"
+            "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
+            "m = jax.make_mesh((8,), ('d',), axis_types=(AxisType.Auto,))\n"
+            "xs = jax.device_put(jnp.arange(16.0), NamedSharding(m, P('d')))\n"
+            "total = jax.jit(lambda v: v.sum())(xs)\n"
+            "print('total', float(total))\n"
+            "total\n")
+    result = ip.run_cell(cell, store_history=True)
+    assert result.success and float(result.result) == 120.0
+    assert "total 120.0" in capsys.readouterr().out
+    doc = jaxmagic.document(ip.user_ns["scap"], "sharding")
+    names = {a["name"] for a in doc["arrays"]}
+    assert {"xs", "total"} <= names
+    assert doc["meshes"][0]["axis_names"] == ["d"]
+    ip.user_ns["ran"] = False
+    result = ip.run_cell("%%sharding --values\nran = True\n", store_history=True)
+    assert not result.success and ip.user_ns["ran"] is False
+    assert ip.run_cell("%%sharding --static\nimport jax\njax.numpy.ones(3)\n").success
+
+
+def test_replica_groups_are_device_ids_on_a_permuted_mesh():
+    order = [1, 0, 2, 3, 4, 5, 6, 7]  # columns (1, 4), (0, 5): not the logical (0, 4), (1, 5)
+    devices = np.array(jax.devices())[order].reshape(2, 4)
+    mesh = jax.sharding.Mesh(devices, ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("x", "y")))
+    with jaxmagic.capture({"a": a}, shardings=True) as cap:
+        jax.jit(lambda a: a.sum(0))(a)
+    (call,) = jaxmagic.document(cap, "sharding")["calls"]
+    reduce = next(c for c in call["collectives"] if c["kind"] == "all-reduce")
+    # Summing over `x` pairs the devices in the same mesh column.
+    columns = {tuple(sorted(int(d.id) for d in devices[:, j])) for j in range(4)}
+    assert {tuple(sorted(g)) for g in reduce["groups"]} == columns
+
+
+def test_arrays_the_cell_binds_come_before_those_earlier_cells_left():
+    ns = {"old": jnp.ones(2), "kept": jnp.ones(3)}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        ns["new"] = jnp.zeros(4)
+        ns["old"] = jnp.zeros(5)  # rebound in this cell
+    names = [a.name for a in cap.arrays]
+    assert sorted(names[:2]) == ["new", "old"] and names[2:] == ["kept"]

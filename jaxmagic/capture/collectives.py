@@ -84,7 +84,7 @@ def collectives(hlo_text: str | None) -> list[Collective]:
             found.append((kind, name, computation, shape, rest))
     out = []
     for kind, name, computation, shape, rest in found:
-        args = rest.split(")", 1)[0]
+        args = re.sub(r"/\*.*?\*/", "", rest).split(")", 1)[0]
         operand_names = [a.strip().lstrip("%").split(" ")[-1].lstrip("%") for a in args.split(",") if a.strip()]
         operands = tuple(_strip_layout(shapes.get(o, "?")) for o in operand_names)
         groups_text = _attribute(rest, "replica_groups")

@@ -124,6 +124,8 @@ class CaptureSession:
         except BaseException:
             stack.close()
             raise
+        if self.shardings:  # which names the cell binds anew: their arrays are listed first
+            self._bound_before = {name: id(value) for name, value in self.namespace.items()}
         self._running = True
         self.capture.start = time.perf_counter()
         return self.capture
@@ -152,7 +154,7 @@ class CaptureSession:
         try:
             from . import sharding
 
-            arrays, extra = sharding.namespace_arrays(self.namespace)
+            arrays, extra = sharding.namespace_arrays(self.namespace, getattr(self, "_bound_before", {}))
             self.capture.arrays[:] = sharding.merge_outputs(self.capture.arrays, arrays, self.namespace)
             if extra:
                 self.capture.notes.append(f"{extra} more arrays in the namespace were not recorded (the first "

@@ -24,6 +24,7 @@ import numpy as np
 from . import jax_compat
 
 MAX_ARRAYS = 500  # arrays recorded per cell; the rest are counted in a note
+IPYTHON_HISTORY = frozenset({"In", "Out"})  # IPython's input and output caches: aliases, not arrays of the user
 
 
 @dataclass(frozen=True)
@@ -197,14 +198,21 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
         return None
 
 
-def namespace_arrays(namespace: dict, skip: Iterable[str] = ()) -> tuple[list[ArrayRecord], int]:
+def namespace_arrays(namespace: dict, before: dict[str, int] | None = None) -> tuple[list[ArrayRecord], int]:
     """Arrays bound in the namespace (and inside lists, tuples and dicts bound there: params), by
-    path; (records, how many more there were past `MAX_ARRAYS`)."""
-    skipped = set(skip)
+    path; (records, how many more there were past `MAX_ARRAYS`).
+
+    Names the cell bound anew (absent from `before`, {name: id of its value} when the cell
+    started, or bound to another object) come first: in a notebook, the arrays of this cell
+    are what its view is about, the ones earlier cells left follow.
+    """
+    before = before or {}
+    items = list(namespace.items())
+    items.sort(key=lambda kv: before.get(kv[0]) == id(kv[1]))  # stable: this cell's names first
     records: list[ArrayRecord] = []
     extra = 0
-    for name, value in list(namespace.items()):
-        if name.startswith("_") or name in skipped or isinstance(value, type):
+    for name, value in items:
+        if name.startswith("_") or name in IPYTHON_HISTORY or isinstance(value, type):
             continue
         try:
             leaves = jax.tree_util.tree_flatten_with_path(value)[0] if _is_container(value) else [((), value)]
@@ -251,8 +259,13 @@ def merge_outputs(outputs: list[ArrayRecord], bound: list[ArrayRecord], namespac
         if obj is not None:
             by_object[id(obj)] = record
     merged = list(outputs)
+    named: set[int] = set()  # objects already given a name: an alias is not a second array
     for record in bound:
         obj = record.ref() if record.ref is not None else None
+        if obj is not None and id(obj) in named:
+            continue
+        if obj is not None:
+            named.add(id(obj))
         made = by_object.get(id(obj)) if obj is not None else None
         if made is not None:
             made.name, made.origin = record.name, "namespace"

@@ -7,7 +7,7 @@ from .timeline import timeline_document
 
 DOCUMENT_BUILDERS = {"graph": graph_document, "timeline": timeline_document, "grad": grad_document,
                      "sharding": sharding_document}
-DRAWN_KINDS = frozenset({"graph", "timeline", "grad"})  # kinds the widget and the static views can draw
+DRAWN_KINDS = frozenset({"graph", "timeline", "grad", "sharding"})  # kinds the widget and the static views can draw
 
 __all__ = ["DOCUMENT_BUILDERS", "DRAWN_KINDS", "derive_edges", "function_graph", "grad_document",
            "graph_document", "sharding_document", "timeline_document"]

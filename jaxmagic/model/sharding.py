@@ -152,12 +152,13 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
         notes.append(f"{first.name}: not compiled in the capture ({art.error or 'no compiled stage'}); "
                      "in/out shardings and collectives unknown")
     found = hlo.collectives(art.compiled_text)
+    order = _device_order(compiled)
     lowered = hlo.lowered_shardings(art.lowered_text)
     maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
     return {"id": cid, "call": first.index, "name": first.name, "signature": str(first.signature or ""),
             "calls": len(calls), "source": source_json(first.source), "call_site": source_json(first.call_site),
             "inputs": inputs, "outputs": outputs, "lowered": lowered,
-            "collectives": [_collective(c) for c in found],
+            "collectives": [_collective(c, order) for c in found],
             "shard_maps": [_shard_map(m, meshes) for m in maps]}
 
 
@@ -185,10 +186,26 @@ def _short(aval: Any) -> str:
     return jax_compat.short_aval(aval)
 
 
-def _collective(c: hlo.Collective) -> dict:
+def _device_order(compiled: Any) -> list[int] | None:
+    """Device id of each logical id the compiled program uses (its device assignment), or None.
+
+    Replica groups in HLO name logical ids, positions in this assignment; a mesh built from a
+    permuted device list (as `make_mesh` does on TPU) makes them differ from device ids.
+    """
+    try:
+        return [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    except Exception:
+        return None
+
+
+def _collective(c: hlo.Collective, order: list[int] | None) -> dict:
+    def device(i: int) -> int:
+        return order[i] if order is not None and 0 <= i < len(order) else i
+
     return {"kind": c.kind, "name": c.name, "computation": c.computation, "result": c.result,
             "result_bytes": c.result_bytes, "operands": list(c.operands), "operand_bytes": c.operand_bytes,
-            "groups": [list(g) for g in c.groups], "groups_text": c.groups_text, "pairs": [list(p) for p in c.pairs],
+            "groups": [[device(i) for i in g] for g in c.groups], "groups_text": c.groups_text,
+            "pairs": [[device(a), device(b)] for a, b in c.pairs],
             "dimensions": list(c.dimensions), "op_name": c.op_name}
 
 

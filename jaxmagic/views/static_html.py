@@ -13,13 +13,16 @@ from pathlib import Path
 
 from .html_parts import error_html, error_text, esc as _esc, svg_img
 from .static_grad import grad_html, grad_text
+from .static_sharding import sharding_html, sharding_text
 from .static_svg import function_svg
 from .static_timeline import timeline_html, timeline_text
 from .wire import encode_document
 
+# Every kind's views: a page loads it once whatever kinds it mixes (a widget loads its kind's own: widget.py).
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
 MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
-STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, grad_text)}  # kind -> (html, text)
+STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, grad_text),
+                "sharding": (sharding_html, sharding_text)}  # kind -> (html, text)
 
 
 

@@ -1,12 +1,18 @@
-"""The widget: one anywidget class for every view; the front end dispatches on `doc.kind`.
+"""The widget: one anywidget class per document kind, each carrying only its kind's bundle.
 
-A document in, a widget out. The mime bundle also carries `text/html` (summary and
-static picture) and `text/plain` (the jaxpr text), so hosts without a widget
-front end still show something true.
+A document in, a widget out. `JaxmagicWidget(doc)` returns an instance of the subclass
+for `doc["kind"]`, whose `_esm` is `jaxmagic/static/jaxmagic-<kind>.js` (built from
+`widgets/entries/<kind>.js`): a timeline widget does not ship the graph viewer and dagre,
+and a saved notebook keeps one smaller copy per widget. A kind without its own bundle
+gets the all-kinds bundle (`BUNDLE`), whose front end says what it cannot draw.
+
+The mime bundle also carries `text/html` (summary and static picture) and `text/plain`
+(the jaxpr text), so hosts without a widget front end still show something true.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -15,12 +21,32 @@ import traitlets
 from .wire import encode_document
 from .static_html import BUNDLE, fallback_html, text_summary
 
+KIND_BUNDLE_PREFIX = "jaxmagic-"
+
+
+def kind_bundles() -> dict[str, Path]:
+    """kind -> its bundle, from the files the build wrote (one per widgets/entries/<kind>.js).
+
+    Read from the directory rather than listed here, so a new kind's entry is all it takes.
+    """
+    return {p.stem[len(KIND_BUNDLE_PREFIX):]: p for p in sorted(BUNDLE.parent.glob(f"{KIND_BUNDLE_PREFIX}*.js"))}
+
 
 class JaxmagicWidget(anywidget.AnyWidget):
-    """Renders one jaxmagic JSON document (docs/schema.md)."""
+    """Renders one jaxmagic JSON document (docs/schema.md).
+
+    Constructing this class picks the subclass of the document's kind (`KIND_WIDGETS`);
+    anywidget reads `_esm` from the class (a Path becomes the file's text), so the choice
+    of bundle is the choice of class. This class itself carries the all-kinds bundle.
+    """
 
     _esm = BUNDLE
     doc = traitlets.Dict().tag(sync=True)
+
+    def __new__(cls, doc: dict | None = None, **kwargs: Any) -> "JaxmagicWidget":
+        if cls is JaxmagicWidget and isinstance(doc, dict):
+            cls = KIND_WIDGETS.get(doc.get("kind"), cls)
+        return super().__new__(cls, doc, **kwargs)
 
     def __init__(self, doc: dict, **kwargs: Any):
         self.document = doc  # the logical document (docs/schema.md); `doc` syncs its wire form
@@ -36,3 +62,13 @@ class JaxmagicWidget(anywidget.AnyWidget):
         data["text/plain"] = text_summary(self.document)
         data["text/html"] = fallback_html(self.document)
         return data, metadata
+
+
+def _kind_widget(kind: str, bundle: Path) -> type[JaxmagicWidget]:
+    """The subclass whose `_esm` is `bundle` (named after the kind: anywidget's `_anywidget_id`)."""
+    name = "Jaxmagic" + "".join(part.capitalize() for part in kind.split("_")) + "Widget"
+    return type(name, (JaxmagicWidget,), {"_esm": bundle, "__module__": __name__, "__qualname__": name,
+                                          "__doc__": f"A {kind} document, drawn by {bundle.name} alone."})
+
+
+KIND_WIDGETS: dict[str, type[JaxmagicWidget]] = {kind: _kind_widget(kind, path) for kind, path in kind_bundles().items()}

@@ -79,11 +79,11 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
     _assert_offline_and_clean(guarded_page)
 
 
-OTHER_VIEW_MARKS = {"trace": "canvas", "grad_graph": ".jm-grad"}
+OTHER_VIEW_MARKS = {"trace": "canvas", "grad_graph": ".jm-grad", "sharding": ".jm-sharding"}
 
 
 def other_magic_cells(notebook: Path) -> list[tuple[int, str]]:
-    """(cell index, magic) of the interactive %%trace and %%grad_graph cells, in notebook order."""
+    """(cell index, magic) of the interactive cells of the other magics, in notebook order."""
     cells = json.loads(notebook.read_text())["cells"]
     out = []
     for i, cell in enumerate(cells):

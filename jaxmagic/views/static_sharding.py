@@ -1,0 +1,137 @@
+"""The script-free sharding view: the meshes, each array's blocks coloured by device, and each
+jitted call's shardings and collectives, as tables and small SVG pictures.
+
+For hosts that run no scripts (GitHub, nbviewer, email) and for `text/plain`. Arrays of rank 3
+and more are drawn as their first 2-D slice with a note; at most `MAX_ARRAYS` pictures. Every
+document string is escaped.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from xml.sax.saxutils import escape
+
+from ..units import bytes_text
+from .html_parts import error_html, error_text, esc, findings_html, svg_img
+
+MAX_ARRAYS = 12  # pictures; the rest are listed
+MAX_TITLED = 64  # blocks with a hover title per picture (a 256-device array stays small)
+CELL = 18  # px per mesh cell
+SIDE = 140  # px of the longer side of an array picture
+FONT = "ui-sans-serif, system-ui, sans-serif"
+
+
+def device_colour(device: int, n: int) -> str:
+    """A colour per device, evenly spaced in hue (the widget uses the same rule)."""
+    r, g, b = colorsys.hls_to_rgb((device % max(n, 1)) / max(n, 1), 0.62, 0.55)
+    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+
+
+def _spec_text(spec: list | None, kind: str) -> str:
+    if spec is None:
+        return kind
+    parts = ["None" if p is None else repr(p) if isinstance(p, str) else "(" + ", ".join(map(repr, p)) + ")"
+             for p in spec]
+    return f"P({', '.join(parts)})"
+
+
+def mesh_svg(mesh: dict, n: int) -> str:
+    shape = mesh["shape"] if len(mesh["shape"]) >= 2 else [1, *mesh["shape"]]
+    rows, cols = shape[0], int(len(mesh["devices"] or []) / max(shape[0], 1)) or shape[-1]
+    w, h = cols * CELL + 2, rows * CELL + 2
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="{FONT}" font-size="8">']
+    for k, device in enumerate(mesh["devices"] or []):
+        r, c = divmod(k, cols)
+        parts.append(f'<rect x="{1 + c * CELL}" y="{1 + r * CELL}" width="{CELL - 1}" height="{CELL - 1}" '
+                     f'fill="{device_colour(device, n)}"/>')
+        if cols <= 32:
+            parts.append(f'<text x="{1 + c * CELL + CELL / 2}" y="{1 + r * CELL + 12}" text-anchor="middle">{device}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def array_svg(array: dict, n: int) -> str:
+    shape = array["shape"] or [1]
+    dims = shape[-2:] if len(shape) >= 2 else [1, shape[0]]
+    scale = SIDE / max(dims[0], dims[1], 1)
+    row = scale if len(shape) >= 2 else 16.0  # a 1-D array is a strip, not a hairline
+    w, h = max(8, dims[1] * scale), max(8, dims[0] * row)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + 2:.0f}" height="{h + 2:.0f}">']
+    for block in array["blocks"]:
+        index = block["index"] or [[0, 1]]
+        if any(r[0] != 0 for r in index[:-2]):
+            continue  # rank 3+: the first slice only
+        (r0, r1), (c0, c1) = (index[-2], index[-1]) if len(index) >= 2 else ([0, 1], index[0])
+        colour = device_colour(block["devices"][0], n) if block["devices"] else "#ccc"
+        title = ""
+        if len(array["blocks"]) <= MAX_TITLED:
+            text = f"[{', '.join(f'{a}:{b}' for a, b in index)}] on devices {', '.join(map(str, block['devices']))}"
+            title = f"<title>{escape(text)}</title>"
+        parts.append(f'<rect x="{1 + c0 * scale:.1f}" y="{1 + r0 * row:.1f}" width="{(c1 - c0) * scale:.1f}" '
+                     f'height="{(r1 - r0) * row:.1f}" fill="{colour}" stroke="#fff" stroke-width="0.5">{title}</rect>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def sharding_html(doc: dict) -> str:
+    n = len(doc.get("devices", []))
+    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc), findings_html(doc)]
+    for mesh in doc.get("meshes", []):
+        axes = " × ".join(f"{a}={s}" for a, s in zip(mesh["axis_names"], mesh["shape"]))
+        parts.append(f"<p>mesh {esc(mesh['id'])}: {esc(axes)} ({esc(', '.join(mesh['axis_types']))})</p>")
+        if mesh["devices"]:
+            parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, n), f"mesh {mesh['id']}"))
+    arrays = doc.get("arrays", [])
+    if arrays:
+        parts.append("<table><tr><th>array</th><th>shape</th><th>sharding</th><th>blocks</th><th>copies</th>"
+                     "<th>bytes</th></tr>")
+        for a in arrays:
+            s = a["sharding"]
+            parts.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
+                a["name"] or a["id"], f"{a['dtype']}{a['shape']}", _spec_text(s["spec"], s["kind"]),
+                len(a["blocks"]), a["replication"], bytes_text(a["bytes"]))) + "</tr>")
+        parts.append("</table>")
+    for a in arrays[:MAX_ARRAYS]:
+        note = " (first 2-D slice)" if len(a["shape"]) > 2 else ""
+        parts.append(f"<p>{esc(a['name'] or a['id'])}{esc(note)}</p>")
+        parts.append(svg_img(lambda a=a: array_svg(a, n), f"blocks of {a['name'] or a['id']}"))
+    for c in doc.get("calls", []):
+        parts.append(f"<p><b>{esc(c['name'])}({esc(c['signature'])})</b></p><ul>")
+        parts.extend(f"<li>{esc(line)}</li>" for line in _call_lines(c))
+        parts.append("</ul>")
+    parts.extend(f"<p><i>{esc(note)}</i></p>" for note in doc.get("notes", []))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _call_lines(c: dict) -> list[str]:
+    lines = [f"in {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?')}"
+             + (f" (given {leaf['given'] or 'one device'}: moved)" if leaf.get("mismatch") else "")
+             for leaf in c["inputs"]]
+    lines += [f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?')}" for leaf in c["outputs"]]
+    for col in c["collectives"]:
+        groups = f", groups of {len(col['groups'][0])}" if col["groups"] else ""
+        lines.append(f"{col['kind']} {', '.join(col['operands'])} -> {col['result']} "
+                     f"({bytes_text(col['result_bytes'])} per device{groups})"
+                     + (f" from {col['op_name']}" if col["op_name"] else ""))
+    for m in c["shard_maps"]:
+        ops = ", ".join(f"{k['primitive']} over {', '.join(k['axes'])}" for k in m["collectives"]) or "no collectives"
+        lines.append(f"shard_map in {', '.join(m['in_specs'])} out {', '.join(m['out_specs'])}; per shard "
+                     f"{', '.join(m['shard_avals'])}; {ops}")
+    return lines
+
+
+def sharding_text(doc: dict) -> str:
+    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
+    for mesh in doc.get("meshes", []):
+        lines.append(f"mesh {mesh['id']}: " + " × ".join(f"{a}={s}" for a, s in zip(mesh["axis_names"], mesh["shape"])))
+    for a in doc.get("arrays", []):
+        s = a["sharding"]
+        lines.append(f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_spec_text(s['spec'], s['kind'])}, "
+                     f"{len(a['blocks'])} blocks, {a['replication']} copies, {bytes_text(a['bytes'])}")
+    for c in doc.get("calls", []):
+        lines.append(f"{c['name']}({c['signature']}):")
+        lines.extend("  " + line for line in _call_lines(c))
+    lines.extend(f"note: {n}" for n in doc.get("notes", []))
+    return "\n".join(lines)

@@ -1,0 +1,208 @@
+// Pure functions of the sharding view: block geometry from index ranges, facet choice,
+// mesh layout, arrow-key neighbours, device colours, spec and byte texts, hover text,
+// replicated holders, collective tags, per-device totals.
+import { describe, it, expect } from "vitest";
+import { fixture } from "./helpers.js";
+import { arrayLayout, facets, meshLayout, neighbour, planeSize, intervals, PLANE_W, FACET_W, MAX_FACETS, MESH_W } from "../../widgets/sharding/geometry.js";
+import { deviceHex, deviceOrder, devicePalette, hexLab } from "../../widgets/sharding/colors.js";
+import { bytesText, specText, sliceText, shardingText, idsText } from "../../widgets/sharding/format.js";
+import { readSharding, blockLines, holdersText, collectiveTags, deviceLines, heldArrays } from "../../widgets/sharding/model.js";
+import { cellBackground, sampleColors, STRIPES } from "../../widgets/sharding/grid.js";
+import { operandsText } from "../../widgets/sharding/calls.js";
+import { axesText, looseDevices } from "../../widgets/sharding/mesh.js";
+
+const small = () => fixture("sharding-small");
+const arr = (name) => small().arrays.find((a) => a.name === name);
+const dist = (a, b) => {
+  const x = hexLab(a), y = hexLab(b);
+  return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
+};
+const block = (index, devices = [0]) => ({ index, devices, replicas: devices.map(() => 0) });
+
+describe("block geometry", () => {
+  it("splits a 2-D array in proportion to the index ranges", () => {
+    const w = arr("w"); // 512x512, P('x', 'y') on 2x4
+    const lay = arrayLayout(w);
+    expect([lay.width, lay.height]).toEqual([PLANE_W, PLANE_W]);
+    expect(lay.items.length).toBe(w.blocks.length);
+    for (const it of lay.items) {
+      const [[r0, r1], [c0, c1]] = w.blocks[it.block].index;
+      expect(it.x).toBeCloseTo((PLANE_W * c0) / 512, 1);
+      expect(it.w).toBeCloseTo((PLANE_W * (c1 - c0)) / 512, 1);
+      expect(it.y).toBeCloseTo((PLANE_W * r0) / 512, 1);
+      expect(it.h).toBeCloseTo((PLANE_W * (r1 - r0)) / 512, 1);
+    }
+    // the blocks tile the rectangle: areas add up
+    expect(lay.items.reduce((s, it) => s + it.w * it.h, 0)).toBeCloseTo(PLANE_W * PLANE_W, 0);
+  });
+
+  it("keeps uneven blocks proportional", () => {
+    const a = { shape: [10], blocks: [block([[0, 4]]), block([[4, 8]], [1]), block([[8, 10]], [2])] };
+    const lay = arrayLayout(a);
+    expect(lay.items.map((it) => it.w)).toEqual([88, 88, 44]);
+    expect(lay.items.map((it) => it.x)).toEqual([0, 88, 176]);
+    expect(lay.height).toBe(20); // a 1-D array is a strip
+  });
+
+  it("draws a scalar as one square and sizes planes by their aspect within bounds", () => {
+    expect(arrayLayout({ shape: [], blocks: [block([])] }).items).toEqual([{ x: 0, y: 0, w: 28, h: 28, block: 0 }]);
+    expect(planeSize(64, 512, 220)).toEqual({ w: 220, h: 28 });
+    expect(planeSize(1, 100000, 220)).toEqual({ w: 220, h: 16 });
+    expect(planeSize(4096, 512, 220)).toEqual({ w: 40, h: 275 });
+    expect(planeSize(1024, 512, 220)).toEqual({ w: 138, h: 275 });
+  });
+
+  it("facets a 3-D array over its leading dimension's block ranges, each block in one facet", () => {
+    const t3 = arr("t3"); // [4,4,8] on a 2x2x2 mesh
+    const F = facets(t3);
+    expect(F.count).toBe(2);
+    expect([F.label(0), F.label(1)]).toEqual(["[0:2]", "[2:4]"]);
+    const counts = [0, 0];
+    for (const b of t3.blocks) counts[F.of(b)]++;
+    expect(counts).toEqual([4, 4]);
+    const lay = arrayLayout(t3);
+    expect(lay.items.length).toBe(8);
+    expect(lay.labels.map((l) => l.text)).toEqual(["[0:2]", "[2:4]"]);
+    for (const it of lay.items) expect(it.x + it.w).toBeLessThanOrEqual(lay.width + 0.05);
+    // a 3-D array whose leading dimension is not split is one facet, unlabelled
+    const cube = arrayLayout(arr("params['cube']"));
+    expect([cube.labels.length, cube.items.length, cube.width]).toEqual([0, 8, planeSize(8, 6, PLANE_W).w]);
+  });
+
+  it("caps facets and says how many are left out", () => {
+    const blocks = [];
+    for (let i = 0; i < 4; i++) for (let j = 0; j < 3; j++) blocks.push(block([[i, i + 1], [j * 2, j * 2 + 2], [0, 4], [0, 4]], [i * 3 + j]));
+    const a = { shape: [4, 6, 4, 4], blocks };
+    const F = facets(a);
+    expect(F.count).toBe(12);
+    expect(F.label(5)).toBe("[1:2, 4:6]");
+    const lay = arrayLayout(a);
+    expect(lay.hidden).toBe(12 - MAX_FACETS);
+    expect(lay.items.length).toBe(MAX_FACETS);
+    expect(lay.items.map((it) => it.block)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(lay.items[1].x).toBe(FACET_W + 8);
+    expect(intervals(blocks, 1)).toEqual([[0, 2], [2, 4], [4, 6]]);
+  });
+});
+
+describe("mesh layout", () => {
+  it("puts a 2-D mesh's devices row-major, rows by the first axis", () => {
+    const m = small().meshes.find((x) => x.shape.length === 2);
+    const lay = meshLayout(m);
+    expect(lay.items.map((it) => it.device)).toEqual(m.devices);
+    const cell = lay.items[0].w;
+    expect(lay.items[5]).toMatchObject({ x: cell, y: cell, pos: 5 }); // x=1, y=1
+    expect(lay.width).toBe(4 * cell);
+    expect(axesText(m)).toBe("rows: x (2) · columns: y (4)");
+  });
+
+  it("wraps a long 1-D mesh, facets a 3-D one, draws an abstract one without devices", () => {
+    const ring = meshLayout({ id: "m", axis_names: ["data"], shape: [256], devices: [...Array(256).keys()] });
+    expect(ring.items.length).toBe(256);
+    expect(ring.items[17]).toMatchObject({ x: ring.items[1].x, y: ring.items[16].y });
+    expect(ring.width).toBe(MESH_W);
+    expect(axesText({ axis_names: ["data"], shape: [256] }, true)).toBe("data (256), wrapped every 16");
+    const cube = meshLayout(small().meshes.find((x) => x.shape.length === 3));
+    expect(cube.labels.map((l) => l.text)).toEqual(["a=0", "a=1"]);
+    expect(cube.items.length).toBe(8);
+    const abstract = meshLayout({ id: "m9", axis_names: ["x"], shape: [4], devices: null, abstract: true });
+    expect(abstract.items.map((it) => it.device)).toEqual([null, null, null, null]);
+    const many = meshLayout({ id: "m", axis_names: ["a", "b", "c"], shape: [20, 2, 2], devices: [...Array(80).keys()] });
+    expect([many.items.length, many.hidden]).toEqual([64, 4]);
+  });
+
+  it("arrow keys go to the nearest cell that way", () => {
+    const items = meshLayout({ id: "m", axis_names: ["x", "y"], shape: [2, 4], devices: [...Array(8).keys()] }).items;
+    expect(neighbour(items, 0, "ArrowRight")).toBe(1);
+    expect(neighbour(items, 1, "ArrowDown")).toBe(5);
+    expect(neighbour(items, 5, "ArrowUp")).toBe(1);
+    expect(neighbour(items, 0, "ArrowLeft")).toBe(-1);
+    expect(neighbour(items, 3, "ArrowRight")).toBe(-1);
+  });
+});
+
+describe("device colours", () => {
+  it("8 devices get 8 clearly different colours", () => {
+    const pal = devicePalette(small());
+    const cs = [...pal.values()];
+    expect(cs.length).toBe(8);
+    for (const c of cs) expect(c).toMatch(/^#[0-9a-f]{6}$/);
+    let min = Infinity;
+    cs.forEach((a, i) => cs.slice(i + 1).forEach((b) => (min = Math.min(min, dist(a, b)))));
+    expect(min).toBeGreaterThan(0.08); // OKLab; about 0.02 is just noticeable
+  });
+
+  it("256 devices: every pair of mesh neighbours differs; colours are stable and follow the primary mesh", () => {
+    const n = 256;
+    const cs = [...Array(n).keys()].map((i) => deviceHex(i, n));
+    for (let i = 0; i < n; i++) {
+      if (i % 16 < 15) expect(dist(cs[i], cs[i + 1])).toBeGreaterThan(0.05);
+      if (i + 16 < n) expect(dist(cs[i], cs[i + 16])).toBeGreaterThan(0.05);
+    }
+    expect(deviceHex(5, 8)).toBe(deviceHex(5, 8));
+    const doc = { meshes: [{ devices: [3, 2] }, { devices: [7, 6, 5, 4] }], devices: [0, 1, 2, 3, 4, 5, 6, 7].map((id) => ({ id })), arrays: [] };
+    expect(deviceOrder(doc)).toEqual([7, 6, 5, 4, 0, 1, 2, 3]);
+    const d = fixture("sharding-256");
+    expect(devicePalette(d).get(d.meshes[0].devices[0])).toBe(deviceHex(0, 256));
+  });
+
+  it("stripes a replicated cell with at most STRIPES sampled holder colours", () => {
+    const cs = [...Array(256).keys()].map((i) => deviceHex(i, 256));
+    expect(sampleColors(cs).length).toBe(STRIPES);
+    expect(sampleColors(cs)[1]).toBe(cs[32]);
+    expect(cellBackground([cs[0]])).toBe(cs[0]);
+    expect(cellBackground(cs.slice(0, 2))).toBe(`repeating-linear-gradient(135deg,${cs[0]} 0px 5px,${cs[1]} 5px 10px)`);
+  });
+});
+
+describe("texts", () => {
+  it("writes specs, bytes, slices and id lists as JAX and jaxmagic do", () => {
+    expect(specText(["x", "y"])).toBe("P('x', 'y')");
+    expect(specText([null, "y", "x"])).toBe("P(None, 'y', 'x')");
+    expect(specText([["data", "model"]])).toBe("P(('data', 'model'),)");
+    expect(specText(["data"])).toBe("P('data',)");
+    expect(specText([])).toBe("P()");
+    expect(specText(null)).toBeNull();
+    expect(shardingText(arr("on3").sharding)).toBe("device 3");
+    expect(shardingText({ kind: "GSPMDSharding", spec: null, devices: [0, 1] })).toBe("GSPMDSharding");
+    expect([bytesText(48), bytesText(1536), bytesText(2 << 20), bytesText(1.1 * 2 ** 30)]).toEqual(["48 bytes", "1.5 KB", "2.0 MB", "1.1 GB"]);
+    expect(sliceText([[0, 256], [128, 256]])).toBe("[0:256, 128:256]");
+    expect(idsText([...Array(20).keys()])).toBe("0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, … (+8)");
+    expect(operandsText(["f32[8]", "f32[8]", "?"])).toBe("2 × f32[8], ?");
+  });
+
+  it("hover text of a block: name, slice, block shape and bytes, every holder", () => {
+    const out = arr("out"); // f32[512] P('y') on 2x4: 4 blocks, each on 2 devices
+    expect(blockLines(out, 1)).toEqual(["out · block 2 of 4", "index [128:256]", "f32[128] · 512 bytes", "replicated ×2 on devices 1, 5"]);
+    const w = arr("w");
+    expect(blockLines(w, 7)).toEqual(["w · block 8 of 8", "index [256:512, 384:512]", "f32[256,128] · 128.0 KB", "on device 7"]);
+    expect(holdersText([])).toBe("held by no addressable device");
+    expect(blockLines(arr("scale"), 0)[1]).toBe("index []");
+  });
+
+  it("per-device totals, the arrays a device holds, the hover text of a mesh cell", () => {
+    const d = small();
+    const m = readSharding(d);
+    for (const dev of [0, 3, 7]) {
+      const want = d.arrays.reduce((s, a) => s + (a.bytes_per_device[String(dev)] || 0), 0);
+      expect(m.totals.get(dev).bytes).toBe(want);
+      expect(m.totals.get(dev).blocks).toBe(d.arrays.reduce((s, a) => s + a.blocks.filter((b) => b.devices.includes(dev)).length, 0));
+      expect(heldArrays(m, dev).map((x) => x.array.id).sort()).toEqual(d.arrays.filter((a) => String(dev) in a.bytes_per_device).map((a) => a.id).sort());
+    }
+    const mesh = d.meshes[0];
+    const lines = deviceLines(m, mesh, { device: 6, pos: 6 });
+    expect(lines[0]).toBe("device 6 · cpu");
+    expect(lines[1]).toBe("mesh m0 position x=1, y=2");
+    expect(lines[2]).toMatch(/^holds .+: \d+ blocks of \d+ arrays$/);
+    expect(m.findings.map((f) => f.severity)).toEqual(d.findings.map((f) => f.severity).sort((a, b) => (a === "warning" ? 0 : 1) - (b === "warning" ? 0 : 1)));
+    expect(looseDevices(m)).toBeNull();
+    expect(looseDevices(readSharding({ ...d, meshes: [] })).devices).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("collective tags: group numbers for replica groups, targets for permute pairs", () => {
+    const tags = collectiveTags({ groups: [[0, 4], [1, 5]], pairs: [] });
+    expect([...tags]).toEqual([[0, "0"], [4, "0"], [1, "1"], [5, "1"]]);
+    const ring = collectiveTags({ groups: [], pairs: [[0, 1], [1, 2], [5, 6]] });
+    expect(Object.fromEntries(ring)).toEqual({ 0: "→1", 1: "→2", 2: "", 5: "→6", 6: "" });
+  });
+});

@@ -1,0 +1,26 @@
+"""A real document of every kind the front end draws, from one small capture (bundle tests)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+import jaxmagic
+from jaxmagic.model import DRAWN_KINDS
+
+from .grad_programs import small_mlp
+
+
+def documents_of_every_kind() -> dict[str, dict]:
+    """kind -> document: a jitted function called at two shapes, one `value_and_grad`, and an
+    array sharded over the simulated devices."""
+    loss, params, x = small_mlp()
+    mesh = jax.make_mesh((jax.device_count(),), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+    namespace = {"xs": jax.device_put(jnp.ones((jax.device_count(), 2)),
+                                      jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d")))}
+    with jaxmagic.capture(namespace, grads=True, shardings=True) as cap:
+        f = jax.jit(lambda x: jnp.sin(x) * 2)
+        f(jnp.ones(3))
+        f(jnp.ones(4))
+        jax.value_and_grad(loss)(params, x)
+    return {kind: jaxmagic.document(cap, kind) for kind in sorted(DRAWN_KINDS)}

@@ -1,0 +1,53 @@
+/**
+ * An array card: name, dtype[shape], total bytes, placement (spec, or the sharding's
+ * kind), mesh and replication, then its blocks (geometry.js arrayLayout), each in the
+ * colour of the device that holds it, striped when several do.
+ */
+import { h } from "../../js/src/dom.js";
+import { createGrid } from "./grid.js";
+import { arrayLayout } from "./geometry.js";
+import { blockLines, colorOf } from "./model.js";
+import { avalText, bytesText, shardingText } from "./format.js";
+
+/** `×8 replicated`, `1 copy`. */
+export const replicationText = (arr) => (arr.replication > 1 ? `×${arr.replication} replicated` : "1 copy");
+
+/**
+ * `arrayCard(ref, m, arr, on)`: on = `{pickBlock(arr, i), tip(lines | null, rect)}`.
+ * Returns `{el, grid}`; the grid's items carry `block` and `holders`.
+ */
+export function arrayCard(ref, m, arr, on) {
+  const lay = arrayLayout(arr);
+  for (const it of lay.items) it.holders = arr.blocks[it.block].devices || [];
+  const s = arr.sharding || {};
+  const name = arr.name ?? "(unnamed)";
+  const grid = createGrid(ref, lay, {
+    label: `${name}: ${arr.blocks.length} blocks`,
+    colors: (it) => (it.holders.length ? it.holders.map((d) => colorOf(m, d)) : [colorOf(m, null)]),
+    text: (it) => (it.holders.length > 1 ? `×${it.holders.length}` : String(it.holders[0] ?? "")),
+    aria: (it) => blockLines(arr, it.block).join("; "),
+    pick: (it) => on.pickBlock(arr, it.block),
+    tip: (it, rect) => on.tip(it && blockLines(arr, it.block), rect),
+  });
+  const call = arr.origin === "output" && arr.call != null ? m.calls.find((c) => c.call === arr.call) : null;
+  const meta = [
+    h("span", { class: "jm-sh-spec" }, shardingText(s), ref),
+    s.mesh != null ? ` · mesh ${s.mesh}` : "",
+    ` · ${replicationText(arr)}`,
+    call ? ` · output of ${call.name}` : "",
+    arr.addressable === false ? " · some shards not addressable here" : "",
+  ];
+  const nd = arr.shape.length;
+  const el = h("section", { class: "jm-sh-card jm-sh-array", tabindex: -1 }, [
+    h("div", { class: "jm-sh-card-head" }, [
+      h("span", { class: "jm-sh-name" }, name, ref), " ",
+      h("span", { class: "jm-sh-aval" }, avalText(arr.dtype, arr.shape), ref), " ",
+      h("span", { class: "jm-muted" }, bytesText(arr.bytes), ref),
+    ], ref),
+    h("div", { class: "jm-sh-meta" }, meta, ref),
+    grid.el,
+    nd >= 3 && lay.labels.length ? h("div", { class: "jm-sh-more jm-muted" },
+      `facets over dim${nd > 3 ? "s 0–" + (nd - 3) : " 0"}${lay.hidden ? `, +${lay.hidden} more` : ""}`, ref) : null,
+  ], ref);
+  return { el, grid };
+}

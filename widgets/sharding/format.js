@@ -1,0 +1,63 @@
+/**
+ * Text of the numbers and specs a sharding document carries, written the way JAX and
+ * the Python side write them, so the widget, the findings (jaxmagic/units.py) and the
+ * user's code read alike. Pure functions.
+ */
+
+/** `48 bytes`, `1.5 KB`, `2.0 MB` (binary units, as jaxmagic/units.py `bytes_text`). */
+export function bytesText(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
+  for (const [unit, scale] of [["GB", 2 ** 30], ["MB", 2 ** 20], ["KB", 2 ** 10]]) {
+    if (n >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
+  }
+  return `${n} bytes`;
+}
+
+/** `3 arrays`, `1 array`. */
+export const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
+
+/** `f32[512,512]`; `f32[]` for a scalar. */
+export const avalText = (dtype, shape) => `${dtype}[${(shape || []).join(",")}]`;
+
+const quoted = (s) => `'${String(s)}'`;
+
+/**
+ * A PartitionSpec as JAX prints it: `P('x', 'y')`, `P(None, 'y')`, `P(('data', 'model'),)`, `P()`.
+ * Null for no spec.
+ */
+export function specText(spec) {
+  if (!Array.isArray(spec)) return null;
+  const part = (e) => (e == null ? "None" : Array.isArray(e) ? `(${e.map(quoted).join(", ")}${e.length === 1 ? "," : ""})` : quoted(e));
+  return `P(${spec.map(part).join(", ")}${spec.length === 1 ? "," : ""})`;
+}
+
+/** How an array is placed, in one phrase: its spec, `device 3`, or the sharding's kind. */
+export function shardingText(s) {
+  if (!s || typeof s !== "object") return "?";
+  if (Array.isArray(s.spec)) return specText(s.spec);
+  if (s.kind === "single_device" && Array.isArray(s.devices) && s.devices.length === 1) return `device ${s.devices[0]}`;
+  return String(s.kind || "?");
+}
+
+/** How a jitted call's leaf is placed: its spec, `single device`, or the sharding's class. */
+export function leafText(leaf) {
+  if (Array.isArray(leaf.spec)) return specText(leaf.spec);
+  if (leaf.kind === "SingleDeviceSharding") return "single device";
+  return leaf.kind ? String(leaf.kind) : "—";
+}
+
+/** A block's index as a slice: `[0:256, 128:256]`; `[]` for a scalar. */
+export const sliceText = (index) => `[${(index || []).map((r) => `${r[0]}:${r[1]}`).join(", ")}]`;
+
+/** Device ids as a short list: `0, 4` or `0, 1, 2, … (+250)`; at most `max` ids. */
+export function idsText(ids, max = 12) {
+  const shown = ids.slice(0, max).join(", ");
+  return ids.length > max ? `${shown}, … (+${ids.length - max})` : shown;
+}
+
+/** `file.py:12` of a source record ({file, line}); "" without one. */
+export function whereText(src) {
+  if (!src || typeof src !== "object" || !src.file) return "";
+  const file = String(src.file).split(/[\\/]/).pop();
+  return src.line != null ? `${file}:${src.line}` : file;
+}

@@ -1,0 +1,187 @@
+/**
+ * Where cells go: an array's blocks from their index ranges, a mesh's devices from their
+ * positions. Pure functions returning `{width, height, items, labels, hidden}` in px:
+ * `items` are cells `{x, y, w, h, ...}`, `labels` facet captions `{x, y, text}`, `hidden`
+ * the facets left out past the cap. A cell is a block or a device, never an array
+ * element, so a 16-million-element array of 8 blocks is 8 cells.
+ */
+
+/** Width of a lone 2-D array or 1-D strip, and of a mesh, px. */
+export const PLANE_W = 220;
+/** Width of one facet when an array has several, px (three fit a row). */
+export const FACET_W = 96;
+/** Facets drawn per array; the rest is a "+N more" label. */
+export const MAX_FACETS = 6;
+/** Width of a mesh of one plane, px: 16 columns of 20 px cells, wide enough for their ids. */
+export const MESH_W = 320;
+/** Facets drawn per mesh. */
+export const MAX_MESH_FACETS = 16;
+/** A 1-D mesh wraps after this many devices. */
+export const MESH_WRAP = 16;
+const STRIP_H = 20;
+const SCALAR = 28;
+const GAP = 8;
+const LABEL_H = 15;
+
+const prod = (xs) => xs.reduce((p, x) => p * x, 1);
+const round = (x) => Math.round(x * 10) / 10;
+
+/** Distinct `[start, stop)` ranges of dimension `d` over the blocks, by start. */
+export function intervals(blocks, d) {
+  const seen = new Map();
+  for (const b of blocks) {
+    const r = b.index[d];
+    seen.set(`${r[0]}:${r[1]}`, r);
+  }
+  return [...seen.values()].sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+}
+
+/**
+ * Facets of an N-D array (N >= 3): one per combination of the leading dimensions' block
+ * ranges (every dimension but the last two), in row-major order. Blocks of a JAX sharding
+ * tile the array, so each block falls in exactly one facet: `of(block)` is its number.
+ * Arrays of fewer dimensions have one facet.
+ */
+export function facets(arr) {
+  const nd = arr.shape.length;
+  const lead = nd >= 3 ? [...Array(nd - 2).keys()] : [];
+  const lists = lead.map((d) => intervals(arr.blocks, d));
+  const keys = lists.map((l) => new Map(l.map((r, i) => [`${r[0]}:${r[1]}`, i])));
+  return {
+    count: prod(lists.map((l) => l.length)),
+    of: (b) => keys.reduce((f, k, d) => f * lists[d].length + k.get(`${b.index[d][0]}:${b.index[d][1]}`), 0),
+    /** Caption of facet f: the leading ranges as a slice, `[0:2, 4:6]`. */
+    label(f) {
+      const parts = [];
+      for (let d = lists.length - 1; d >= 0; d--) {
+        const r = lists[d][f % lists[d].length];
+        parts.unshift(`${r[0]}:${r[1]}`);
+        f = Math.floor(f / lists[d].length);
+      }
+      return `[${parts.join(", ")}]`;
+    },
+  };
+}
+
+/**
+ * Size of one plane (rows x cols elements) drawn `maxW` wide: proportional to the
+ * array up to 1.25 times as tall as wide, then narrower down to 40 px; never under 16 px
+ * tall, so a 1 x 100000 array is still a visible bar.
+ */
+export function planeSize(rows, cols, maxW) {
+  if (rows == null) return { w: maxW, h: STRIP_H };
+  const aspect = Math.max(1, rows) / Math.max(1, cols);
+  if (aspect <= 1.25) return { w: maxW, h: Math.max(16, Math.round(maxW * aspect)) };
+  const h = Math.round(maxW * 1.25);
+  return { w: Math.max(40, Math.round(h / aspect)), h };
+}
+
+/**
+ * Facet placement shared by arrays and meshes: `n` facets of `w` x `h`, `perRow` a row,
+ * each under a caption line when `labelled`. Returns the origin of facet k and the size.
+ */
+function tiles(n, w, h, perRow, labelled) {
+  const lh = labelled ? LABEL_H : 0;
+  const rows = Math.ceil(n / perRow);
+  return {
+    at: (k) => ({ x: (k % perRow) * (w + GAP), y: Math.floor(k / perRow) * (h + lh + GAP) + lh }),
+    width: Math.min(n, perRow) * (w + GAP) - GAP,
+    height: rows * (h + lh + GAP) - GAP,
+  };
+}
+
+/**
+ * Layout of an array's blocks: a scalar is one square; 1-D a strip; 2-D a rectangle
+ * split in proportion to the index ranges; 3-D and more small multiples over the leading
+ * dimensions (at most MAX_FACETS, then `hidden`). Items: `{x, y, w, h, block}` (the
+ * block's position in `arr.blocks`).
+ */
+export function arrayLayout(arr, maxW = PLANE_W) {
+  const shape = arr.shape || [];
+  const nd = shape.length;
+  const blocks = arr.blocks || [];
+  if (nd === 0) {
+    return { width: SCALAR, height: SCALAR, items: blocks.slice(0, 1).map(() => ({ x: 0, y: 0, w: SCALAR, h: SCALAR, block: 0 })), labels: [], hidden: 0 };
+  }
+  const F = facets(arr);
+  const shown = Math.min(F.count, MAX_FACETS);
+  const rowDim = nd >= 2 ? nd - 2 : null;
+  const colDim = nd - 1;
+  const ext = (d) => Math.max(1, shape[d]);
+  const { w, h } = planeSize(rowDim == null ? null : shape[rowDim], shape[colDim], shown > 1 ? FACET_W : maxW);
+  const T = tiles(shown, w, h, 3, F.count > 1);
+  const items = [];
+  blocks.forEach((b, i) => {
+    const f = F.count > 1 ? F.of(b) : 0;
+    if (!(f < shown)) return;
+    const o = T.at(f);
+    const [c0, c1] = b.index[colDim];
+    const [r0, r1] = rowDim == null ? [0, 1] : b.index[rowDim];
+    const rows = rowDim == null ? 1 : ext(rowDim);
+    const x = o.x + (w * c0) / ext(colDim), y = o.y + (h * r0) / rows;
+    items.push({ x: round(x), y: round(y), w: round((w * (c1 - c0)) / ext(colDim)), h: round((h * (r1 - r0)) / rows), block: i });
+  });
+  const labels = F.count > 1 ? [...Array(shown).keys()].map((f) => ({ x: T.at(f).x, y: T.at(f).y - LABEL_H, text: F.label(f) })) : [];
+  return { width: T.width, height: T.height, items, labels, hidden: F.count - shown };
+}
+
+/** Coordinates of row-major position p in `shape`. */
+export function unravel(p, shape) {
+  const out = new Array(shape.length);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    out[d] = p % shape[d];
+    p = Math.floor(p / shape[d]);
+  }
+  return out;
+}
+
+/**
+ * Layout of a mesh's devices: 1-D a row (wrapped every MESH_WRAP), 2-D rows by the first
+ * axis and columns by the second, 3-D and more small multiples over the leading axes
+ * (captioned `a=0, b=1`; at most MAX_MESH_FACETS). Items: `{x, y, w, h, device, pos}`,
+ * `device` null for an abstract mesh, `pos` the row-major position.
+ */
+export function meshLayout(mesh, maxW = MESH_W) {
+  const shape = mesh.shape && mesh.shape.length ? mesh.shape : [Array.isArray(mesh.devices) ? mesh.devices.length : 1];
+  const nd = shape.length;
+  const n = prod(shape);
+  const cols = nd === 1 ? Math.min(n, MESH_WRAP) : shape[nd - 1];
+  const rows = nd === 1 ? Math.ceil(n / cols) : shape[nd - 2];
+  const nf = nd > 2 ? prod(shape.slice(0, nd - 2)) : 1;
+  const shown = Math.min(nf, MAX_MESH_FACETS);
+  const cell = Math.max(12, Math.min(40, Math.floor((nf > 1 ? FACET_W : maxW) / cols)));
+  const T = tiles(shown, cols * cell, rows * cell, nf > 1 ? 3 : 1, nf > 1);
+  const per = rows * cols;
+  const items = [];
+  for (let p = 0; p < Math.min(n, shown * per); p++) {
+    const o = T.at(Math.floor(p / per)), q = p % per;
+    items.push({ x: o.x + (q % cols) * cell, y: o.y + Math.floor(q / cols) * cell, w: cell, h: cell,
+      device: Array.isArray(mesh.devices) ? mesh.devices[p] ?? null : null, pos: p });
+  }
+  const names = mesh.axis_names || [];
+  const labels = nf > 1 ? [...Array(shown).keys()].map((f) => {
+    const c = unravel(f, shape.slice(0, nd - 2));
+    return { x: T.at(f).x, y: T.at(f).y - LABEL_H, text: c.map((v, d) => `${names[d] ?? d}=${v}`).join(", ") };
+  }) : [];
+  return { width: T.width, height: T.height, items, labels, hidden: nf - shown, shape };
+}
+
+/**
+ * The cell an arrow key moves to from cell i: the nearest whose centre lies that way,
+ * off-axis distance counting double. -1 when there is none.
+ */
+export function neighbour(items, i, key) {
+  const dir = { ArrowRight: [1, 0], ArrowLeft: [-1, 0], ArrowDown: [0, 1], ArrowUp: [0, -1] }[key];
+  if (!dir || !items[i]) return -1;
+  const cx = (it) => it.x + it.w / 2, cy = (it) => it.y + it.h / 2;
+  const x = cx(items[i]), y = cy(items[i]);
+  let best = -1, bestScore = Infinity;
+  items.forEach((it, j) => {
+    const dx = cx(it) - x, dy = cy(it) - y;
+    const along = dx * dir[0] + dy * dir[1];
+    if (j === i || along <= 0.5) return;
+    const score = along + 2 * Math.abs(dir[0] ? dy : dx);
+    if (score < bestScore) [best, bestScore] = [j, score];
+  });
+  return best;
+}

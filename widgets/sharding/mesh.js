@@ -1,0 +1,68 @@
+/**
+ * A mesh card: axis names and sizes, the grid of its devices (each cell in the device's
+ * colour, with its id), and how many bytes its devices hold (least and most). Devices
+ * outside every mesh get a card of their own, drawn as a 1-D mesh without axes.
+ */
+import { h } from "../../js/src/dom.js";
+import { createGrid } from "./grid.js";
+import { meshLayout, MESH_WRAP } from "./geometry.js";
+import { colorOf, deviceLines } from "./model.js";
+import { bytesText, plural } from "./format.js";
+
+/** `rows: x (2) · columns: y (4)`: how to read the grid. */
+export function axesText(mesh, wrapped) {
+  const names = mesh.axis_names || [];
+  const shape = mesh.shape || [];
+  const ax = (d) => `${names[d] ?? "axis " + d} (${shape[d]})`;
+  const nd = shape.length;
+  if (!nd) return "";
+  if (nd === 1) return `${ax(0)}${wrapped ? `, wrapped every ${MESH_WRAP}` : ""}`;
+  const lead = nd > 2 ? `facets: ${shape.slice(0, nd - 2).map((_, d) => ax(d)).join(" × ")} · ` : "";
+  return `${lead}rows: ${ax(nd - 2)} · columns: ${ax(nd - 1)}`;
+}
+
+/**
+ * `meshCard(ref, m, mesh, on)`: on = `{pickDevice(d), tip(lines | null, rect)}`.
+ * Returns `{el, grid}`.
+ */
+export function meshCard(ref, m, mesh, on) {
+  const lay = meshLayout(mesh);
+  const named = mesh.id != null;
+  const ids = Array.isArray(mesh.devices) ? mesh.devices : [];
+  const held = ids.map((d) => (m.totals.get(d) || { bytes: 0 }).bytes);
+  const types = (mesh.axis_types || []).filter((t) => t !== "Auto").length ? ` · ${mesh.axis_types.join(", ")}` : "";
+  const grid = createGrid(ref, lay, {
+    label: named ? `mesh ${mesh.id}` : "devices outside every mesh",
+    colors: (it) => [colorOf(m, it.device)],
+    text: (it) => (it.device == null ? "" : String(it.device)),
+    aria: (it) => deviceLines(m, mesh, it).join("; "),
+    pick: (it) => it.device != null && on.pickDevice(it.device),
+    tip: (it, rect) => on.tip(it && deviceLines(m, mesh, it), rect),
+  });
+  // Small cells cannot show an id and a collective's tag side by side: the tag takes the id's place (sharding.css).
+  if (lay.items.length && lay.items[0].w < 28) grid.el.classList.add("jm-sh-small");
+  const lo = Math.min(...held), hi = Math.max(...held);
+  const el = h("section", { class: "jm-sh-card jm-sh-mesh" }, [
+    h("div", { class: "jm-sh-card-head" }, [
+      h("span", { class: "jm-sh-name" }, named ? `mesh ${mesh.id}` : "other devices", ref),
+      " ", h("span", { class: "jm-muted" }, (mesh.shape || []).join(" × ") + types, ref),
+    ], ref),
+    h("div", { class: "jm-sh-meta jm-muted" }, named ? axesText(mesh, (mesh.shape || []).length === 1 && mesh.shape[0] > MESH_WRAP) : "", ref),
+    mesh.abstract ? h("div", { class: "jm-sh-meta jm-muted" }, "abstract mesh: no devices bound", ref) : null,
+    grid.el,
+    lay.hidden > 0 ? h("div", { class: "jm-sh-more jm-muted" }, `+${lay.hidden} more`, ref) : null,
+    ids.length ? h("div", { class: "jm-sh-meta jm-muted" }, `${plural(ids.length, "device")} · ` +
+      (lo === hi ? `${bytesText(lo)} held by each` : `${bytesText(lo)} – ${bytesText(hi)} held per device`), ref) : null,
+  ], ref);
+  return { el, grid };
+}
+
+/**
+ * The devices in no concrete mesh, as a pseudo-mesh (null when every device is in one):
+ * a single-device array on a device no mesh names still has somewhere to be selected.
+ */
+export function looseDevices(m) {
+  const inMesh = new Set(m.meshes.flatMap((x) => (Array.isArray(x.devices) ? x.devices : [])));
+  const rest = [...m.colors.keys()].filter((d) => !inMesh.has(d)).sort((a, b) => a - b);
+  return rest.length ? { id: null, axis_names: [], shape: [rest.length], axis_types: [], devices: rest, abstract: false } : null;
+}
