@@ -316,3 +316,22 @@ def test_arrays_the_cell_binds_come_before_those_earlier_cells_left():
         ns["old"] = jnp.zeros(5)  # rebound in this cell
     names = [a.name for a in cap.arrays]
     assert sorted(names[:2]) == ["new", "old"] and names[2:] == ["kept"]
+
+
+def test_intermediate_shardings_constraints_and_explicit_types():
+    auto = auto_mesh((2, 4), ("a", "b"))
+    explicit = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
+    x = jax.device_put(jnp.ones((16, 4)), NamedSharding(explicit, P("d")))
+    with jaxmagic.capture({}, shardings=True) as cap:
+        constrained = jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, NamedSharding(auto, P("a"))).sum(0))
+        constrained(jnp.ones((16, 4)))
+        with jax.set_mesh(explicit):
+            typed = jax.jit(lambda v: jax.sharding.reshard(v * 2, P(None, None)).sum(0))
+            typed(x)
+    first, second = jaxmagic.document(cap, "sharding")["calls"]
+    (constraint,) = first["intermediates"]
+    assert constraint["primitive"] == "sharding_constraint" and constraint["spec"] == "P('a',)" and constraint["requested"]
+    by_prim = {i["primitive"]: i for i in second["intermediates"]}
+    assert by_prim["mul"]["aval"] == "f32[16@d,4]" and not by_prim["mul"]["requested"]
+    assert by_prim["reshard"]["requested"] and by_prim["reshard"]["spec"] == "P(None, None)"
+    assert by_prim["mul"]["source"]["line"] > 0

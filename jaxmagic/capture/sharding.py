@@ -372,3 +372,58 @@ def _sub_jaxprs(eqn: Any):
         for item in value if isinstance(value, (tuple, list)) else (value,):
             if isinstance(item, types):
                 yield item
+
+
+# ---------------------------------------------------------------------------------------------
+# Shardings of intermediates, where JAX records them.
+
+SHARDING_PRIMITIVES = ("sharding_constraint", "reshard", "mesh_cast", "device_put")
+MAX_INTERMEDIATES = 300
+
+
+@dataclass(frozen=True)
+class IntermediateSharding:
+    """A value inside a jitted program whose sharding JAX knows at trace time: the result of a
+    `with_sharding_constraint` / `reshard` / `mesh_cast`, or (explicit-sharding mode) any value
+    whose type carries its sharding (`f32[16@data,4]`)."""
+
+    primitive: str
+    aval: str
+    spec: str | None
+    requested: bool  # set by the user (a constraint or reshard) rather than carried by the type
+    source: Any  # (file, line, function) or None
+    path: tuple[int, ...]
+
+
+def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding], int]:
+    """(records, how many more past `MAX_INTERMEDIATES`), in eqn order, nested call bodies included
+    (not shard_map bodies, which are per-shard and described by their specs)."""
+    out: list[IntermediateSharding] = []
+    extra = 0
+
+    def walk(jaxpr: Any, path: tuple[int, ...]) -> None:
+        nonlocal extra
+        for i, eqn in enumerate(jaxpr.eqns):
+            name = eqn.primitive.name
+            requested = name in SHARDING_PRIMITIVES
+            for var in eqn.outvars[:1]:
+                sharding = eqn.params.get("sharding") if requested else None
+                spec = getattr(sharding, "spec", None) if sharding is not None else None
+                if spec is None:
+                    spec = getattr(getattr(var.aval, "sharding", None), "spec", None)
+                    if not requested and (spec is None or all(p is None for p in tuple(spec))):
+                        continue
+                if len(out) >= MAX_INTERMEDIATES:
+                    extra += 1
+                    continue
+                frame = jax_compat.user_frame(eqn.source_info)
+                out.append(IntermediateSharding(
+                    primitive=name, aval=jax_compat.short_aval(var.aval), spec=None if spec is None else str(spec),
+                    requested=requested, path=(*path, i),
+                    source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name)))
+            if name != "shard_map":
+                for sub in _sub_jaxprs(eqn):
+                    walk(getattr(sub, "jaxpr", sub), (*path, i))
+
+    walk(closed_jaxpr.jaxpr, ())
+    return out, extra

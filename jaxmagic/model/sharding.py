@@ -155,11 +155,17 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
     order = _device_order(compiled)
     lowered = hlo.lowered_shardings(art.lowered_text)
     maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
+    inner, more = placement.intermediate_shardings(art.jaxpr) if art.jaxpr is not None else ([], 0)
+    if more:
+        notes.append(f"{first.name}: {more} more intermediate shardings not listed (the first "
+                     f"{placement.MAX_INTERMEDIATES} are)")
     return {"id": cid, "call": first.index, "name": first.name, "signature": str(first.signature or ""),
             "calls": len(calls), "source": source_json(first.source), "call_site": source_json(first.call_site),
             "inputs": inputs, "outputs": outputs, "lowered": lowered,
             "collectives": [_collective(c, order) for c in found],
-            "shard_maps": [_shard_map(m, meshes) for m in maps]}
+            "shard_maps": [_shard_map(m, meshes) for m in maps],
+            "intermediates": [{"primitive": x.primitive, "aval": x.aval, "spec": x.spec, "requested": x.requested,
+                               "path": list(x.path), "source": _source(x.source)} for x in inner]}
 
 
 def _is_sharding(x: Any) -> bool:
@@ -215,9 +221,12 @@ def _shard_map(m: placement.ShardMapRecord, meshes: _Meshes) -> dict:
             "path": list(m.path),
             "collectives": [{"primitive": c.primitive, "axes": list(c.axes), "avals": list(c.avals),
                              "params": c.params,
-                             "source": None if c.source is None else
-                             {"file": c.source[0], "line": c.source[1], "func": c.source[2]}}
+                             "source": _source(c.source)}
                             for c in m.collectives]}
+
+
+def _source(frame: tuple | None) -> dict | None:
+    return None if frame is None else {"file": frame[0], "line": frame[1], "func": frame[2]}
 
 
 # ---------------------------------------------------------------------------------------------

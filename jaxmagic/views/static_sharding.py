@@ -114,6 +114,9 @@ def _call_lines(c: dict) -> list[str]:
         lines.append(f"{col['kind']} {', '.join(col['operands'])} -> {col['result']} "
                      f"({bytes_text(col['result_bytes'])} per device{groups})"
                      + (f" from {col['op_name']}" if col["op_name"] else ""))
+    for x in c.get("intermediates", [])[:20]:
+        where = f" (line {x['source']['line']})" if x.get("source") else ""
+        lines.append(f"{'requested ' if x['requested'] else ''}{x['primitive']} {x['aval']}: {x['spec']}{where}")
     for m in c["shard_maps"]:
         ops = ", ".join(f"{k['primitive']} over {', '.join(k['axes'])}" for k in m["collectives"]) or "no collectives"
         lines.append(f"shard_map in {', '.join(m['in_specs'])} out {', '.join(m['out_specs'])}; per shard "

@@ -141,7 +141,8 @@ def pack(wire_fn: dict) -> dict:
     return {"packed": "gzip+base64", "data": data, "bytes": len(text)}
 
 
-PACKED_FIELDS = {"timeline": ("calls", "spans"), "grad": ("entries",)}  # large blocks, per document kind
+PACKED_FIELDS = {"timeline": ("calls", "spans"), "grad": ("entries",),
+                 "sharding": ("arrays", "calls")}  # large blocks, per document kind
 
 
 def encode_document(doc: dict, compress: bool = True) -> dict:

@@ -71,6 +71,12 @@ def small(ns: dict) -> None:
 
     ns["g"] = gram(jax.device_put(jnp.ones((2048, 512)), NamedSharding(mesh, P("x", "y"))))
 
+    @jax.jit
+    def constrained(x):  # an intermediate sharding the user asked for
+        return jax.lax.with_sharding_constraint(jnp.tanh(x), NamedSharding(dmesh, P("data"))).sum(0)
+
+    constrained(ns["rep"])
+
 
 def big(ns: dict) -> None:
     mesh = _mesh((16, 16), ("data", "model"))

@@ -191,7 +191,10 @@ describe("sharding view", () => {
       for (const col of c.collectives) if (col.op_name) expect(text).toContain(`from ${col.op_name}`);
       for (const s of c.shard_maps) for (const x of s.collectives) expect(text).toContain(`${x.source.file.split("/").pop()}:${x.source.line}`);
       if (c.lowered.args.some(Boolean)) expect(card.querySelector(".jm-sh-lowered pre").textContent).toContain(c.lowered.args.find(Boolean));
+      expect(card.querySelectorAll(".jm-sh-inner tr").length).toBe((c.intermediates || []).length);
+      for (const x of c.intermediates || []) expect(text).toContain(x.spec);
     });
+    expect(d.calls.some((c) => (c.intermediates || []).some((x) => x.primitive === "sharding_constraint"))).toBe(true);
     const moved = cards[d.calls.findIndex((c) => c.inputs.some((l) => l.mismatch))].querySelector(".jm-sh-mismatch");
     expect(moved.textContent).toContain("moved on every call");
   });

@@ -120,3 +120,47 @@ def test_blocks_colours_and_device_selection(guarded_page: GuardedPage, tmp_path
     # (d) offline, no errors
     assert not guarded_page.blocked and not guarded_page.offsite_seen, guarded_page.report()
     assert not guarded_page.console_errors and not guarded_page.page_errors, guarded_page.report()
+
+
+_DOC_256 = """
+import json, os, sys
+import jax, jax.numpy as jnp, jaxmagic
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((16, 16), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+ns = {"mesh": mesh,
+      "tiles": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("data", "model"))),
+      "rows": jax.device_put(jnp.ones((32, 8)), NamedSharding(mesh, P("data"))),
+      "everywhere": jax.device_put(jnp.ones(4), NamedSharding(mesh, P()))}
+with jaxmagic.capture(ns, shardings=True) as cap:
+    pass
+json.dump(jaxmagic.document(cap, "sharding"), open(sys.argv[1], "w"))
+"""
+
+
+def test_a_256_device_mesh_renders_and_selects(guarded_page: GuardedPage, tmp_path: Path) -> None:
+    """256 simulated devices need their own process (the count is fixed when JAX starts)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    doc_path, out = tmp_path / "doc.json", tmp_path / "sharding256.html"
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=256",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run([sys.executable, "-c", _DOC_256, str(doc_path)], env=env, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(doc_path.read_text())
+    jaxmagic.to_html(doc, out)
+    page = guarded_page.page
+    page.goto(out.as_uri(), wait_until="load")
+    assert poll(lambda: page.locator(".jm-sh-array").count() == 3, 30), guarded_page.report()
+    assert page.locator(".jm-sh-mesh").first.locator(".jm-sh-cell").count() == 256
+    cells = page.evaluate(_CELLS_JS)
+    assert [len(c) for c in cells] == [len(a["blocks"]) for a in doc["arrays"]] == [256, 16, 1]
+    device = doc["meshes"][0]["devices"][37]
+    page.locator(".jm-sh-mesh").first.locator(".jm-sh-cell").nth(37).click()
+    assert poll(lambda: page.locator(".jm-sh-bar b").first.text_content().startswith(f"device {device}"), 10)
+    cells = page.evaluate(_CELLS_JS)
+    assert [sorted(c["block"] for c in card if c["lit"]) for card in cells] == _held(doc, device)
+    guarded_page.screenshot("sharding-256")

@@ -106,6 +106,26 @@ function shardMaps(ref, maps) {
   });
 }
 
+/**
+ * Values inside the program whose sharding JAX knew while tracing: constraints and reshards the
+ * user asked for first-class, then values whose type carries a sharding (explicit mode), each
+ * with its source line. Collapsed: a program can have hundreds.
+ */
+function intermediates(ref, items) {
+  const rows = list(items).map((x) => h("tr", { class: x.requested ? "jm-sh-asked" : "" }, [
+    h("td", { class: "jm-sh-kind" }, String(x.primitive ?? "?"), ref),
+    h("td", { class: "jm-sh-aval" }, String(x.aval ?? ""), ref),
+    h("td", { class: "jm-sh-spec" }, String(x.spec ?? ""), ref),
+    h("td", { class: "jm-muted" }, x.source ? whereText(x.source) : "", ref),
+  ], ref));
+  if (!rows.length) return null;
+  const asked = list(items).filter((x) => x.requested).length;
+  return h("details", { class: "jm-sh-inner" }, [
+    h("summary", null, `Intermediate shardings (${rows.length}${asked ? `, ${asked} requested` : ""})`, ref),
+    h("table", { class: "jm-sh-leaves" }, rows, ref),
+  ], ref);
+}
+
 /** The lowered program's sharding attributes, one line per parameter and result. */
 function loweredText(lowered) {
   const lines = [];
@@ -142,6 +162,7 @@ export function callCard(ref, m, call, on) {
       leafTable(ref, call.outputs, "Outputs"),
     ], ref),
     shardMaps(ref, call.shard_maps),
+    intermediates(ref, call.intermediates),
     low ? h("details", { class: "jm-sh-lowered" }, [h("summary", null, "Lowered shardings", ref), h("pre", null, low, ref)], ref) : null,
   ], ref);
   return { el, colls, rows };
