@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -28,20 +27,13 @@ import jax.numpy as jnp  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import jaxmagic  # noqa: E402
+from bench.timing import best  # noqa: E402
 from bench import programs  # noqa: E402
 from jaxmagic.capture.grad_stacks import grad_regions  # noqa: E402
 from jaxmagic.capture.grads import grad_split  # noqa: E402
 from jaxmagic.capture.record import Capture, GradCall  # noqa: E402
 from jaxmagic.model.grad import grad_document  # noqa: E402
 
-
-def best(fn, repeats: int = 3) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def stacked_layers(n: int = 12):

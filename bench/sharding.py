@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
 
 import jaxmagic  # noqa: E402
+from bench.timing import best  # noqa: E402
 from jaxmagic.views.wire import encode_document  # noqa: E402
 
 SPECS = [P("data", "model"), P("data"), P(None, "model"), P(), P(("data", "model"))]
@@ -46,14 +46,6 @@ def namespace() -> dict:
         ns[f"w{i}"] = jax.device_put(jnp.full((256, 512), float(i)), NamedSharding(mesh, SPECS[i % len(SPECS)]))
     return ns
 
-
-def best(fn, repeats: int = 3):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def capture(ns: dict, shardings: bool):

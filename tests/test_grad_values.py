@@ -13,7 +13,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from IPython.testing.globalipapp import start_ipython
 
 import jaxmagic
 from jaxmagic.capture import values
@@ -244,32 +243,25 @@ def test_widget_and_page_accept_grad_documents():
     assert jaxmagic.view(cap, "grad_graph") is not None
 
 
-@pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython() or get_ipython()  # noqa: F821 - the test shell is a process-wide singleton
-    shell.run_line_magic("load_ext", "jaxmagic")
-    yield shell
-    shell.run_line_magic("unload_ext", "jaxmagic")
 
-
-def test_grad_graph_magic_runs_the_cell_and_records_values(ip, capsys):
-    ip.user_ns["ran"] = False
+def test_grad_graph_magic_runs_the_cell_and_records_values(magic_shell, capsys):
+    magic_shell.user_ns["ran"] = False
     cell = ("%%grad_graph --values --name gcap\n"
             "import jax, jax.numpy as jnp\n"
             "g = jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0))\n"
             "print('grad', g.shape)\n"
             "g.sum()\n")
-    result = ip.run_cell(cell, store_history=True)
+    result = magic_shell.run_cell(cell, store_history=True)
     assert result.success and float(result.result) == pytest.approx(
         float(jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0)).sum()))
     assert "grad (3,)" in capsys.readouterr().out
-    doc = jaxmagic.document(ip.user_ns["gcap"], "grad")
+    doc = jaxmagic.document(magic_shell.user_ns["gcap"], "grad")
     assert doc["values"] is True and doc["entries"][0]["grads_of"][0]["value"]["shape"] == [3]
     assert jax.grad.__module__.startswith("jax")  # the patch is gone
     for line in ("%%grad_graph --storm 3", "%%grad_graph --sync"):
-        result = ip.run_cell(f"{line}\nran = True\n", store_history=True)
-        assert not result.success and ip.user_ns["ran"] is False, line
-    assert ip.run_cell("%%grad_graph --static\nimport jax\njax.grad(jax.numpy.sin)(1.0)\n").success
+        result = magic_shell.run_cell(f"{line}\nran = True\n", store_history=True)
+        assert not result.success and magic_shell.user_ns["ran"] is False, line
+    assert magic_shell.run_cell("%%grad_graph --static\nimport jax\njax.grad(jax.numpy.sin)(1.0)\n").success
 
 
 def test_jitted_step_lists_each_gradient_with_its_path_and_jax_grad_value():

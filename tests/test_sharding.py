@@ -263,17 +263,7 @@ def test_static_and_text_views_list_meshes_arrays_and_collectives():
     assert text.count("\n  all-") + text.count("\n  reduce-scatter") == len(call["collectives"])
 
 
-@pytest.fixture(scope="module")
-def ip():
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython() or get_ipython()  # noqa: F821 - the test shell is a process-wide singleton
-    shell.run_line_magic("load_ext", "jaxmagic")
-    yield shell
-    shell.run_line_magic("unload_ext", "jaxmagic")
-
-
-def test_sharding_magic_runs_the_cell_and_records_placement(ip, capsys):
+def test_sharding_magic_runs_the_cell_and_records_placement(magic_shell, capsys):
     cell = ("%%sharding --name scap\n"
             "import jax, jax.numpy as jnp\n"
             "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
@@ -282,17 +272,17 @@ def test_sharding_magic_runs_the_cell_and_records_placement(ip, capsys):
             "total = jax.jit(lambda v: v.sum())(xs)\n"
             "print('total', float(total))\n"
             "total\n")
-    result = ip.run_cell(cell, store_history=True)
+    result = magic_shell.run_cell(cell, store_history=True)
     assert result.success and float(result.result) == 120.0
     assert "total 120.0" in capsys.readouterr().out
-    doc = jaxmagic.document(ip.user_ns["scap"], "sharding")
+    doc = jaxmagic.document(magic_shell.user_ns["scap"], "sharding")
     names = {a["name"] for a in doc["arrays"]}
     assert {"xs", "total"} <= names
     assert doc["meshes"][0]["axis_names"] == ["d"]
-    ip.user_ns["ran"] = False
-    result = ip.run_cell("%%sharding --values\nran = True\n", store_history=True)
-    assert not result.success and ip.user_ns["ran"] is False
-    assert ip.run_cell("%%sharding --static\nimport jax\njax.numpy.ones(3)\n").success
+    magic_shell.user_ns["ran"] = False
+    result = magic_shell.run_cell("%%sharding --values\nran = True\n", store_history=True)
+    assert not result.success and magic_shell.user_ns["ran"] is False
+    assert magic_shell.run_cell("%%sharding --static\nimport jax\njax.numpy.ones(3)\n").success
 
 
 def test_replica_groups_are_device_ids_on_a_permuted_mesh():

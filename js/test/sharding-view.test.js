@@ -3,9 +3,9 @@
 // element per block, device colours, device and collective selection checked against the
 // document, findings, keyboard, hostile strings, the 256-device document's element count,
 // a 4,096-device document drawn on canvases, and an empty document.
-import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { describe, it, expect } from "vitest";
 import { fixture } from "./helpers.js";
-import { recorder } from "./timeline-helpers.js";
+import { useRecordingCanvas } from "./timeline-helpers.js";
 import { useSharding, bigMesh } from "./sharding-helpers.js";
 import { devicePalette } from "../../widgets/sharding/colors.js";
 import { MAX_CHIPS, MAX_GROUPS } from "../../widgets/sharding/calls.js";
@@ -16,16 +16,7 @@ const small = () => fixture("sharding-small");
 const click = (node) => node.dispatchEvent(new MouseEvent("click", { bubbles: true }));
 const key = (node, k) => node.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
 
-let realGetContext;
-beforeAll(() => {
-  realGetContext = HTMLCanvasElement.prototype.getContext;
-  HTMLCanvasElement.prototype.getContext = function () {
-    return (this.__ctx ||= recorder());
-  };
-});
-afterAll(() => {
-  HTMLCanvasElement.prototype.getContext = realGetContext;
-});
+useRecordingCanvas();
 
 const arrayCards = (el) => [...el.querySelectorAll(".jm-sh-array")];
 const meshCards = (el) => [...el.querySelectorAll(".jm-sh-mesh")];

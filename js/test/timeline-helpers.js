@@ -2,6 +2,7 @@
  * Test helpers of the timeline view: a big document built in memory (never
  * committed) and a recording 2D context (jsdom and node have no canvas).
  */
+import { beforeAll, afterAll } from "vitest";
 
 /** A 2D context that records calls: [name, ...args] and ["set:prop", value]. */
 export function recorder() {
@@ -83,4 +84,21 @@ export function bigTimeline(n = 100000, { missEvery = 1000 } = {}) {
     findings: [{ kind: "recompile_storm", severity: "bug", message: "pad was compiled many times", lane: 1, calls: storm, source: null }],
     cache: { enabled: false, hits: 0, misses: 0, saved_us: null, events: [] }, options: { sync: false, storm: 5 },
   };
+}
+
+/**
+ * jsdom has no canvas: for the tests of one file, every canvas draws on a recording context
+ * (`recorder()`), restored afterwards. Call at the top level of a test file.
+ */
+export function useRecordingCanvas() {
+  let real;
+  beforeAll(() => {
+    real = HTMLCanvasElement.prototype.getContext;
+    HTMLCanvasElement.prototype.getContext = function () {
+      return (this.__ctx ||= recorder());
+    };
+  });
+  afterAll(() => {
+    HTMLCanvasElement.prototype.getContext = real;
+  });
 }

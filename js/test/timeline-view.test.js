@@ -2,27 +2,17 @@
 // The mounted timeline view: header, status, table (sort, focus), findings, details
 // after a click on the canvas, tooltips, keyboard, brushing, the misses-only filter,
 // hostile strings, unknown versions, an empty capture and 100,000 calls.
-import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { describe, it, expect } from "vitest";
 import { fixture } from "./helpers.js";
 import { useMounting, click } from "./mounting.js";
-import { bigTimeline, recorder } from "./timeline-helpers.js";
+import { bigTimeline, useRecordingCanvas } from "./timeline-helpers.js";
 import { readTimeline, callNumber } from "../../widgets/timeline/model.js";
 import { statusText } from "../../widgets/timeline/view.js";
 
 const render = useMounting();
 const EVIL = "<img src=x onerror=alert(1)>";
 
-// jsdom has no canvas: every canvas draws on a recording context.
-let realGetContext;
-beforeAll(() => {
-  realGetContext = HTMLCanvasElement.prototype.getContext;
-  HTMLCanvasElement.prototype.getContext = function () {
-    return (this.__ctx ||= recorder());
-  };
-});
-afterAll(() => {
-  HTMLCanvasElement.prototype.getContext = realGetContext;
-});
+useRecordingCanvas();
 
 const doc = () => fixture("timeline-small");
 const canvasOf = (el) => el.querySelector(".jm-tl-canvas");
