@@ -325,3 +325,16 @@ def test_intermediate_shardings_constraints_and_explicit_types():
     assert by_prim["mul"]["aval"] == "f32[16@d,4]" and not by_prim["mul"]["requested"]
     assert by_prim["reshard"]["requested"] and by_prim["reshard"]["spec"] == "P(None, None)"
     assert by_prim["mul"]["source"]["line"] > 0
+
+
+def test_an_uneven_constraint_inside_a_program_is_a_padding_finding():
+    mesh = auto_mesh((8,), ("d",))
+    with jaxmagic.capture({}, shardings=True) as cap:
+        padded = jax.jit(lambda x: jax.lax.with_sharding_constraint(x * 2, NamedSharding(mesh, P("d"))).sum())
+        assert float(padded(jnp.ones((10, 3)))) == 60.0
+    doc = jaxmagic.document(cap, "sharding")
+    (x,) = doc["calls"][0]["intermediates"]
+    assert x["uneven"] == [[0, 10, 8]]
+    (finding,) = [f for f in doc["findings"] if f["kind"] == "uneven"]
+    assert "dim 0 of size 10 into 8" in finding["message"] and finding["call"] == doc["calls"][0]["id"]
+    assert "pad" in jax.jit(padded).lower(jnp.ones((10, 3))).compile().as_text()  # XLA does pad it

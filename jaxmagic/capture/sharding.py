@@ -393,6 +393,22 @@ class IntermediateSharding:
     requested: bool  # set by the user (a constraint or reshard) rather than carried by the type
     source: Any  # (file, line, function) or None
     path: tuple[int, ...]
+    uneven: tuple[tuple[int, int, int], ...] = ()  # (dim, size, shards) where shards do not divide size
+
+
+def _uneven(shape: tuple[int, ...], spec: Any, mesh: Any) -> tuple[tuple[int, int, int], ...]:
+    """Dimensions a spec splits into pieces that do not divide them: XLA pads those."""
+    try:
+        sizes = dict(zip(mesh.axis_names, mesh.axis_sizes if hasattr(mesh, "axis_sizes") else mesh.devices.shape))
+    except Exception:
+        return ()
+    out = []
+    for dim, (size, entry) in enumerate(zip(shape, _spec(spec))):
+        axes = (entry,) if isinstance(entry, str) else entry if isinstance(entry, tuple) else ()
+        shards = int(np.prod([sizes.get(a, 1) for a in axes], dtype=np.int64)) if axes else 1
+        if shards > 1 and int(size) % shards:
+            out.append((dim, int(size), shards))
+    return tuple(out)
 
 
 def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding], int]:
@@ -410,7 +426,8 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
                 sharding = eqn.params.get("sharding") if requested else None
                 spec = getattr(sharding, "spec", None) if sharding is not None else None
                 if spec is None:
-                    spec = getattr(getattr(var.aval, "sharding", None), "spec", None)
+                    sharding = getattr(var.aval, "sharding", None)
+                    spec = getattr(sharding, "spec", None)
                     if not requested and (spec is None or all(p is None for p in tuple(spec))):
                         continue
                 if len(out) >= MAX_INTERMEDIATES:
@@ -420,7 +437,9 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
                 out.append(IntermediateSharding(
                     primitive=name, aval=jax_compat.short_aval(var.aval), spec=None if spec is None else str(spec),
                     requested=requested, path=(*path, i),
-                    source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name)))
+                    source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
+                    uneven=_uneven(tuple(getattr(var.aval, "shape", ())), spec, getattr(sharding, "mesh", None))
+                    if spec is not None else ()))
             if name != "shard_map":
                 for sub in _sub_jaxprs(eqn):
                     walk(getattr(sub, "jaxpr", sub), (*path, i))

@@ -165,7 +165,8 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             "collectives": [_collective(c, order) for c in found],
             "shard_maps": [_shard_map(m, meshes) for m in maps],
             "intermediates": [{"primitive": x.primitive, "aval": x.aval, "spec": x.spec, "requested": x.requested,
-                               "path": list(x.path), "source": _source(x.source)} for x in inner]}
+                               "path": list(x.path), "source": _source(x.source),
+                               "uneven": [list(u) for u in x.uneven]} for x in inner]}
 
 
 def _is_sharding(x: Any) -> bool:
@@ -242,6 +243,14 @@ def _findings(arrays: list[dict], calls: list[dict]) -> list[dict]:
                                     f"{c['name']}: argument {leaf['path']} arrives as {leaf['given'] or 'one device'} but "
                                     f"the compiled program expects {leaf['text']}: JAX copies it to that sharding on "
                                     "every call", call=c["id"]))
+        for x in c.get("intermediates", []):
+            if x["uneven"]:
+                dims = ", ".join(f"dim {d} of size {size} into {n}" for d, size, n in x["uneven"])
+                where = f" (line {x['source']['line']})" if x.get("source") else ""
+                out.append(_finding("uneven", "info",
+                                    f"{c['name']}: {x['primitive']} {x['aval']} as {x['spec']}{where} splits {dims} "
+                                    "unevenly: XLA pads the blocks to the same size (compute and memory on padding)",
+                                    call=c["id"]))
         for k, col in enumerate(c["collectives"]):
             if col["kind"] == "all-gather" and col["result_bytes"] >= ALL_GATHER_BYTES:
                 cause = f" (from {col['op_name']})" if col["op_name"] else ""
