@@ -338,3 +338,25 @@ def test_an_uneven_constraint_inside_a_program_is_a_padding_finding():
     (finding,) = [f for f in doc["findings"] if f["kind"] == "uneven"]
     assert "dim 0 of size 10 into 8" in finding["message"] and finding["call"] == doc["calls"][0]["id"]
     assert "pad" in jax.jit(padded).lower(jnp.ones((10, 3))).compile().as_text()  # XLA does pad it
+
+
+def test_registered_pytrees_are_walked_and_opaque_objects_are_not():
+    import dataclasses
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Layer:  # as Flax, Equinox and Optax states are: registered pytree nodes
+        w: jax.Array
+        b: jax.Array
+
+        def __call__(self, x):
+            return x @ self.w + self.b
+
+    class Opaque:
+        def __init__(self):
+            self.hidden = jnp.ones(3)
+
+    ns = {"layer": Layer(jnp.ones((2, 2)), jnp.zeros(2)), "opaque": Opaque(), "fn": jnp.sin,
+          "mixed": [jnp.ones(1), 2.0, "text"]}
+    records, _ = sharding.namespace_arrays(ns)
+    assert [r.name for r in records] == ["layer.w", "layer.b", "mixed[0]"]

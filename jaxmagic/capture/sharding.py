@@ -14,6 +14,7 @@ replicated one is one block with 256 holders.
 
 from __future__ import annotations
 
+import types
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -232,8 +233,19 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None) -> t
 
 
 def _is_container(value: Any) -> bool:
-    """Plain pytrees of arrays (params dicts, lists of layers); other objects are not walked."""
-    return isinstance(value, (dict, list, tuple)) and not isinstance(value, str)
+    """Pytrees of arrays: params dicts, lists of layers, and any registered pytree node (Flax's
+    FrozenDict and nnx State, Equinox modules, Optax states). Looked at one level deep first, so
+    an arbitrary object (a leaf) is never walked."""
+    if isinstance(value, (dict, list, tuple)):
+        return True
+    if isinstance(value, (str, bytes, int, float, complex, type(None), types.FunctionType, types.BuiltinFunctionType,
+                          types.ModuleType, type)):
+        return False
+    try:
+        top = jax.tree_util.tree_structure(value, is_leaf=lambda x: x is not value)
+    except Exception:
+        return False
+    return not jax.tree_util.treedef_is_leaf(top)
 
 
 def output_arrays(out: Any, call: int, function: str) -> list[ArrayRecord]:
