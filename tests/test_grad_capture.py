@@ -17,7 +17,7 @@ import jaxmagic
 from jaxmagic.capture import grad_patch
 from tests.test_grads import jax_saved_residuals, our_residuals
 
-NAMES = ("grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd")
+NAMES = ("grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian")
 ORIGINALS = {name: getattr(jax, name) for name in NAMES}
 
 

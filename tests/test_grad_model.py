@@ -436,3 +436,21 @@ def test_forward_mode_is_one_program_with_primal_and_tangent_nodes():
                              "n_tangent": sum(r == "tangent" for r in jvp["roles"].values())}
     assert jvp["tangents_of"][0]["path"] == "x" and jvp["residual_bytes"] == 0
     assert "once per element" in jacfwd["note"]
+
+
+def test_hessian_is_the_jvp_of_the_gradient():
+    def f(x):
+        return jnp.sum(jnp.sin(x) * x ** 2)
+
+    x = jnp.arange(3.0)
+    expected = jax.hessian(f)(x)
+    with jaxmagic.capture({}, grads=True) as cap:
+        got = jax.hessian(f)(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    (rec,) = cap.grads  # JAX's inner jacfwd(jacrev) are its own functions: one record
+    assert rec.kind == "hessian" and rec.tangent is not None
+    (entry,) = jaxmagic.document(cap, "grad")["entries"]
+    assert entry["origin"] == "tangent" and "jvp of the gradient" in entry["note"]
+    theirs = jax.make_jaxpr(lambda x, t: jax.jvp(jax.grad(f), (x,), (t,)))(x, jnp.ones(3))
+    assert [n["prim"] for n in entry["program"]["nodes"]] == [e.primitive.name for e in theirs.jaxpr.eqns]
+    assert entry["totals"]["n_tangent"] > 0 and entry["totals"]["n_primal"] > 0

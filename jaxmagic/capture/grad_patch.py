@@ -10,7 +10,7 @@ once, first; what is recorded is worked out after it returns.
 Nothing here sits on the path of a jitted call: a capture with no differentiation costs
 nothing per call (patching and restoring cost about 55 us per capture). Only the `jax`
 module attributes and the namespace's aliases of them are patched, not JAX's internals:
-`jax.hessian` (which calls JAX's own `jacfwd(jacrev(...))`), grad functions made before
+`jax.hessian`'s inner `jacfwd(jacrev(...))` (JAX's own functions: one record, the hessian), grad functions made before
 the capture and modules that ran `from jax import grad` at import time are not seen.
 Functions made during a capture stay stand-ins afterwards: with no capture running they
 only forward, and a later capture records them again.
@@ -36,7 +36,7 @@ from . import grad_values, grads, jax_compat, source
 from .record import ArgSpec, GradCall, Signature
 from .signature import _leaf_spec
 
-TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd")  # return a function; its calls are recorded
+TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")  # return a function; its calls are recorded
 CALLS = ("vjp", "jvp", "linearize")  # recorded when called
 SPLIT_KINDS = ("grad", "value_and_grad", "vjp", "jacrev")  # reverse mode: JAX's forward/backward split exists
 SPLIT_OFF_NOTE = ("no forward/backward split: it traces the function again (its Python runs once more), "
@@ -277,6 +277,8 @@ class GradLog:
                 rec.split, rec.error, fresh = self._trace_once(rec, what, primals, primal_kwargs, grads.grad_split)
                 if fresh and rec.split is not None and self._owner.values and not rec.traced:
                     rec.values = grad_values.split_values(what.kind, rec.split, primals, primal_kwargs)
+            elif what.kind == "hessian":  # forward over reverse: the jvp of the gradient
+                rec.tangent, rec.error, _ = self._trace_once(rec, what, primals, primal_kwargs, _gradient_tangents)
             else:  # forward mode has no backward pass: the one program pushing tangents forward
                 rec.tangent, rec.error, _ = self._trace_once(rec, what, primals, primal_kwargs, grads.tangent_program)
         except Exception as exc:
@@ -333,6 +335,14 @@ def gradient_vars(what: Differentiation, specs: tuple[ArgSpec, ...], primals: tu
         if var is not None:
             found.append((spec.path, spec.aval, var))
     return tuple(found)
+
+
+def _gradient_tangents(fn: Callable, args: tuple, kwargs: dict, argnums: tuple[int, ...],
+                       has_aux: bool) -> grads.TangentProgram:
+    """`jax.hessian` is `jacfwd(jacrev(f))`: the program is the jvp of f's gradient (JAX's own grad,
+    not our stand-in), whose tangent part JAX runs once per input element."""
+    grad = getattr(jax.grad, "_jaxmagic_original", jax.grad)
+    return grads.tangent_program(grad(fn, argnums=argnums, has_aux=has_aux), args, kwargs, argnums, has_aux)
 
 
 def _abstract(leaf: Any) -> Any:

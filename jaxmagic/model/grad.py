@@ -171,6 +171,8 @@ MODE_NOTES = {
                "over the standard basis)"),
     "jacrev": ("reverse mode: the backward runs once per element of the output (JAX vmaps it over the standard "
                "basis of cotangents)"),
+    "hessian": ("forward over reverse: this program is the jvp of the gradient; its tangent part runs once per "
+                "element of the differentiated inputs (JAX vmaps it), each run giving one row of the Hessian"),
 }
 
 
