@@ -9,9 +9,9 @@ once, first; what is recorded is worked out after it returns.
 
 Nothing here sits on the path of a jitted call: a capture with no differentiation costs
 nothing per call (patching and restoring cost about 55 us per capture). Only the `jax`
-module attributes and the namespace's aliases of them are patched, not JAX's internals:
-`jax.hessian`'s inner `jacfwd(jacrev(...))` (JAX's own functions: one record, the hessian), grad functions made before
-the capture and modules that ran `from jax import grad` at import time are not seen.
+module attributes and the namespace's aliases of them are patched, not JAX's internals: the
+`jacfwd(jacrev(...))` inside `jax.hessian` (one record, the hessian), grad functions made
+before the capture and modules that ran `from jax import grad` at import time are not seen.
 Functions made during a capture stay stand-ins afterwards: with no capture running they
 only forward, and a later capture records them again.
 """
