@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from .capture.record import Capture
 
 VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph", "timeline": "timeline", "trace": "timeline",
-                "grad": "grad", "grad_graph": "grad", "sharding": "sharding"}
+                "grad": "grad", "grad_graph": "grad", "sharding": "sharding", "keys": "keys", "prng": "keys"}
 
 
 def _builder(view: str) -> Any:

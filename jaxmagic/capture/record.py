@@ -172,6 +172,7 @@ class Finding:
     severity: str = "warning"  # "info" | "warning" | "bug"
     call: int | None = None  # the call it was seen in, if any
     function: str | None = None  # the jitted function it concerns, if any
+    key: int | None = None  # the KeyRecord (Capture.keys index) it concerns, for PRNG key findings
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,49 @@ class GradCall:
 
 
 @dataclass
+class KeyUse:
+    """One operation on a PRNG key: a sampler drawing from it, a split, a fold_in... (docs/schema.md, Use)."""
+
+    kind: str  # sampler | split | fold_in | clone | data | wrap
+    name: str  # the jax.random function: "normal", "split"...
+    consuming: bool  # samplers and splits consume a key; fold_in, clone and key_data do not
+    shape: tuple[int, ...] | None = None  # what a sampler drew
+    dtype: str | None = None
+    times: int | None = 1  # repeats per program call (loop trip counts); None: a while loop, unknown
+    source: SourceLocation | None = None  # the user's line
+    via: str | None = None  # the library line in between (`flax/linen/stochastic.py:70 (__call__)`)
+    call: int | None = None  # the recorded jitted call it ran in
+    function: str | None = None
+    loop: str | None = None  # "scan ×1000" / "while"
+    branch: str | None = None  # "cond branch 1 of 2"
+    order: int = 0  # sequence number over the capture
+
+
+@dataclass
+class KeyRecord:
+    """One PRNG key (or key array) the cell touched, with its parent and uses (docs/schema.md, KeyNode)."""
+
+    id: int
+    parent: int | None
+    how: str  # seed | input | constant | wrap | split | row | fold_in | clone | loop | loop_out | mixed
+    label: str
+    detail: str
+    shape: tuple[int, ...] = ()
+    count: int | None = 1  # keys it stands for per program call (loop trip count); None: unknown
+    index: int | None = None  # row of the parent key array
+    typed: bool | None = None
+    impl: str | None = None
+    data: tuple[int, ...] | None = None  # key data words, when seen from Python
+    made: list[SourceLocation] = field(default_factory=list)
+    call: int | None = None
+    function: str | None = None
+    loop: str | None = None
+    uses: list[KeyUse] = field(default_factory=list)
+    consumed: int | None = 0  # consuming uses, repeats and whole-array uses included; None: unbounded (a while loop)
+    state: str = "unused"  # unused | consumed | reused
+
+
+@dataclass
 class Capture:
     """Everything recorded about one cell (or one `with jaxmagic.capture()` block)."""
 
@@ -227,7 +271,7 @@ class Capture:
     arrays: list[Any] = field(default_factory=list)  # sharding.ArrayRecord (with shardings=True / %%sharding)
     meshes: list[Any] = field(default_factory=list)  # sharding.MeshRecord: meshes bound or set in the cell
     devices: list[tuple[int, str, str]] = field(default_factory=list)  # (id, platform, device kind), %%sharding
-    keys: list[Any] = field(default_factory=list)
+    keys: list[KeyRecord] = field(default_factory=list)  # PRNG key lineage, parents first
     findings: list[Finding] = field(default_factory=list)
     grads: list[GradCall] = field(default_factory=list)  # differentiations, in order
     error: CellError | None = None

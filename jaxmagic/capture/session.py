@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 
-from . import cache_log, grad_patch, jax_compat, jit_patch, miss, monitoring, readiness, source, trace_prints
+from . import cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source, trace_prints
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import signature_of
 
@@ -57,6 +57,7 @@ class _FunctionState:
     function_id: int = 0  # id() of the jitted function, as JitCall.function_id
     artifacts: dict[tuple, Artifacts] = field(default_factory=dict)
     last_signature: Signature | None = None  # of the latest call with one: what a miss is compared with
+    key_program: Any = None  # key_flow.ProgramKeys of its latest program that handles PRNG keys
 
     @classmethod
     def of(cls, fn: Any) -> _FunctionState:
@@ -69,8 +70,10 @@ class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
     def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False, shardings: bool = False):
+                 grads: bool = False, shardings: bool = False, keys: bool = True):
         self.namespace = namespace if namespace is not None else {}
+        self._keys = key_log.KeyLog() if keys else None  # PRNG key lineage (%%prng)
+        self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
         self.shardings = shardings  # record where arrays live: namespace arrays at stop, jitted outputs
         self._outputs_seen: set[int] = set()  # artifacts whose call's outputs were recorded
         self.grads = grads  # trace each differentiated function again for JAX's forward/backward split
@@ -117,6 +120,9 @@ class CaptureSession:
             previous_grads = grad_patch.set_recorder(self)
             stack.callback(grad_patch.set_recorder, previous_grads)
             grad_patch.patch_grads(stack, self.namespace)  # patches nothing when an outer capture did
+            if self._keys is not None:
+                stack.callback(key_patch.set_recorder, key_patch.set_recorder(self._keys))
+                key_patch.patch_random(stack, self.namespace)  # patches nothing when an outer capture did
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
             self.capture.notes.extend(self._cache_log.install(stack))
             trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,
@@ -143,6 +149,8 @@ class CaptureSession:
             self.capture.error = source.cell_error(error)
         if self.shardings:
             self._record_placement()
+        if self._keys is not None:
+            self._record_keys()
         self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         return self.capture
 
@@ -164,6 +172,17 @@ class CaptureSession:
                                         for d in jax.devices())
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"array placement not recorded: {type(exc).__name__}: {exc}")
+
+    def _record_keys(self) -> None:
+        """The PRNG key lineage: key data is read now, once, not while the cell ran."""
+        log, self._keys = self._keys, None
+        try:
+            records, found, notes = log.finish()
+            self.capture.keys[:] = records
+            self.capture.findings.extend(found)
+            self.capture.notes.extend(notes)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"PRNG key lineage not recorded: {type(exc).__name__}: {exc}")
 
     def _run_deferred_findings(self) -> None:
         deferred, self._deferred_findings = self._deferred_findings, []
@@ -232,11 +251,23 @@ class CaptureSession:
         state = self._hot.get(id(fn))
         if state is not None and len(events) == n_events:
             rows.append((state, start, end))
+            if state.key_program is not None and self._keys is not None:
+                self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
+                self._record_key_call(out)
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
         if self.shardings:
             self._record_outputs(index, out)
+        if self._key_call is not None:
+            self._record_key_call(out)
         return out
+
+    def _record_key_call(self, out: Any) -> None:
+        key_call, self._key_call = self._key_call, None
+        try:
+            self._keys.on_call(*key_call, out)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"keys of call {key_call[0]} not recorded: {type(exc).__name__}: {exc}")
 
     def _record_outputs(self, index: int, out: Any) -> None:
         """Where the outputs of the first call of each signature live (`%%sharding`)."""
@@ -310,7 +341,8 @@ class CaptureSession:
         call_site = None
         miss_reason = None
         if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
-            signature = signature_of(fn, args, kwargs)
+            leaves: list | None = [] if self._keys is not None else None
+            signature = signature_of(fn, args, kwargs, leaves)
             call_site = source.caller_location(sys._getframe())
             if not cache_hit:
                 state.misses += 1
@@ -324,6 +356,11 @@ class CaptureSession:
                 if artifacts is None:
                     artifacts = state.artifacts[signature.key] = self._artifacts(
                         fn, args, kwargs, durations["execute"], index)
+                if self._keys is not None:
+                    program = self._keys.program(artifacts)
+                    state.key_program = program  # cache hits past the budget reuse it (`record`)
+                    if program is not None:
+                        self._key_call = (index, state.name, program, leaves, call_site)
 
         self._rows.append(JitCall(
             index=index, name=state.name, function_id=id(fn), source=state.source, call_site=call_site,
@@ -455,9 +492,9 @@ class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
     def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False, shardings: bool = False):
+                 grads: bool = False, shardings: bool = False, keys: bool = True):
         self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync, grads=grads,
-                                       shardings=shardings)
+                                       shardings=shardings, keys=keys)
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -468,7 +505,7 @@ class CaptureContext:
 
 
 def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False,
-            sync: bool = False, grads: bool = False, shardings: bool = False) -> CaptureContext:
+            sync: bool = False, grads: bool = False, shardings: bool = False, keys: bool = True) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
@@ -499,10 +536,19 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     outputs of the first call of each jitted function and signature, as `ArrayRecord`s in
     `cap.arrays` (mesh, PartitionSpec, shards: metadata only), and the meshes in `cap.meshes`.
 
+    `keys=True` (the default) records the lineage of every PRNG key the block touches in
+    `cap.keys` (one `KeyRecord` per key or key array, parents first) and key reuse in
+    `cap.findings`: eager `jax.random` calls (the module's functions are replaced for the
+    block, capture/key_patch.py) and the key flow inside recorded jitted programs, read from
+    their jaxprs (capture/key_flow.py). Key data is read once when the block ends; calls of a
+    jitted function that handles keys each get a signature (about 5 us). `keys=False` turns
+    it off.
+
     `sync=True` waits for each call's outputs right after the call (`block_until_ready`),
     so `JitCall.ready` is the exact time the device finished; this changes the program's
     timing. By default outputs are polled without blocking and `ready` is an upper bound.
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings)
+    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings,
+                          keys=keys)

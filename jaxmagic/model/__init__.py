@@ -1,13 +1,14 @@
 """Capture -> JSON documents (docs/schema.md). Pure functions, tested without a browser."""
 
 from .grad import grad_document
+from .keys import keys_document
 from .sharding import sharding_document
 from .graph import derive_edges, function_graph, graph_document
 from .timeline import timeline_document
 
 DOCUMENT_BUILDERS = {"graph": graph_document, "timeline": timeline_document, "grad": grad_document,
-                     "sharding": sharding_document}
-DRAWN_KINDS = frozenset({"graph", "timeline", "grad", "sharding"})  # kinds the widget and the static views can draw
+                     "sharding": sharding_document, "keys": keys_document}
+DRAWN_KINDS = frozenset({"graph", "timeline", "grad", "sharding", "keys"})  # kinds the widget and the static views can draw
 
 __all__ = ["DOCUMENT_BUILDERS", "DRAWN_KINDS", "derive_edges", "function_graph", "grad_document",
-           "graph_document", "sharding_document", "timeline_document"]
+           "graph_document", "keys_document", "sharding_document", "timeline_document"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .html_parts import error_html, error_text, esc as _esc, svg_img
 from .static_grad import grad_html, grad_text
+from .static_keys import keys_html, keys_text
 from .static_sharding import sharding_html, sharding_text
 from .static_svg import function_svg
 from .static_timeline import timeline_html, timeline_text
@@ -22,7 +23,7 @@ from .wire import encode_document
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
 MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
 STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, grad_text),
-                "sharding": (sharding_html, sharding_text)}  # kind -> (html, text)
+                "sharding": (sharding_html, sharding_text), "keys": (keys_html, keys_text)}  # kind -> (html, text)
 
 
 

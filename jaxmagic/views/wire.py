@@ -142,7 +142,7 @@ def pack(wire_fn: dict) -> dict:
 
 
 PACKED_FIELDS = {"timeline": ("calls", "spans"), "grad": ("entries",),
-                 "sharding": ("arrays", "calls")}  # large blocks, per document kind
+                 "sharding": ("arrays", "calls"), "keys": ("nodes",)}  # large blocks, per document kind
 
 
 def encode_document(doc: dict, compress: bool = True) -> dict:

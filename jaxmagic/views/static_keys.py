@@ -1,0 +1,126 @@
+"""The script-free key tree: findings, then each root's tree as nested lists, coloured by state.
+
+For hosts that run no scripts (GitHub, nbviewer, email) and for `text/plain`. Runs are
+folded as in the widget, wide splits list their first rows, and at most `MAX_ITEMS` keys are
+written. Every document string is escaped.
+"""
+
+from __future__ import annotations
+
+from .html_parts import error_html, error_text, esc
+
+MAX_ITEMS = 400  # keys written out; the rest are counted
+MAX_ROWS = 8  # rows of one key array listed before "N more"
+COLOURS = {"unused": "#1a9e8f", "consumed": "#e8883a", "reused": "#d62728"}  # teal, orange, red, as the widget
+
+
+def _use_text(use: dict) -> str:
+    where = f" at line {use['source']['line']}" if use.get("source") else ""
+    inside = f" in {use['function']}" if use.get("function") else ""
+    times = f" ×{use['times']}" if use.get("times") not in (1, None) else " on every iteration" if use.get("times") is None else ""
+    return f"{use['name']}{where}{inside}{times}"
+
+
+def _node_text(node: dict) -> str:
+    uses = "; ".join(_use_text(u) for u in node["uses"]) or "not used"
+    made = f" (line {node['made'][0]['line']})" if node.get("made") else ""
+    return f"{node['label']}{made} [{node['state']}]: {uses}"
+
+
+class _Tree:
+    """Children lists with runs folded: a run stands in for its nodes, its `last` hangs below it."""
+
+    def __init__(self, doc: dict) -> None:
+        self.nodes = doc.get("nodes", [])
+        self.runs = {r["id"]: r for r in doc.get("runs", [])}
+        self.children: dict[int | None, list] = {}
+        for node in self.nodes:
+            if node.get("run") is not None:
+                run = self.runs[node["run"]]
+                if node["id"] == run["first"]:
+                    self.children.setdefault(node["parent"], []).append(("run", run))
+                continue
+            parent = node["parent"]
+            for run in self.runs.values():
+                if run["last"] == node["id"]:
+                    parent = ("run", run["id"])
+            self.children.setdefault(parent, []).append(("node", node))
+
+    def kids(self, item: tuple) -> list:
+        kind, value = item
+        return self.children.get(("run", value["id"]) if kind == "run" else value["id"], [])
+
+
+def _walk(tree: _Tree, emit, budget: list[int]) -> None:
+    def visit(items: list, depth: int) -> None:
+        rows = [i for i in items if i[0] == "node" and i[1]["how"] == "row"]
+        shown = items if len(rows) <= MAX_ROWS else [i for i in items if i not in rows[MAX_ROWS:]]
+        for item in shown:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            emit(item, depth)
+            visit(tree.kids(item), depth + 1)
+        if len(shown) < len(items):
+            emit(("more", len(items) - len(shown)), depth)
+
+    visit(tree.children.get(None, []), 0)
+
+
+def keys_html(doc: dict) -> str:
+    s = doc.get("summary", {})
+    parts = [f"<p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc)]
+    for f in doc.get("findings", []):
+        lines = ", ".join(f"line {esc(src['line'])}" for src in f.get("sources", []) if src)
+        parts.append(f"<p><b>{esc(f['severity'])}</b>: {esc(f['message'])}{' (' + lines + ')' if lines else ''}</p>")
+    if not doc.get("nodes"):
+        parts.append("<p>No PRNG key was used in this cell.</p>")
+    else:
+        parts.append(f"<p>{esc(s.get('keys', 0))} keys · {esc(s.get('roots', 0))} roots · {esc(s.get('reused', 0))} "
+                     f"reused · {esc(s.get('unused', 0))} unused</p>")
+        out: list[str] = []
+        depth_now = [-1]
+
+        def emit(item: tuple, depth: int) -> None:
+            while depth_now[0] < depth:
+                out.append('<ul style="margin:0;padding-left:1.2em;list-style:none">')
+                depth_now[0] += 1
+            while depth_now[0] > depth:
+                out.append("</ul>")
+                depth_now[0] -= 1
+            kind, value = item
+            if kind == "more":
+                out.append(f"<li>… {esc(value)} more</li>")
+            elif kind == "run":
+                out.append(f'<li><span style="color:#888">●</span> ×{esc(value["length"])} steps: {esc(value["label"])}</li>')
+            else:
+                colour = COLOURS.get(value["state"], "#888")
+                out.append(f'<li><span style="color:{colour}">●</span> {esc(_node_text(value))}</li>')
+
+        budget = [MAX_ITEMS]
+        _walk(_Tree(doc), emit, budget)
+        out.extend("</ul>" for _ in range(depth_now[0] + 1))
+        parts.extend(out)
+        if budget[0] <= 0:
+            parts.append(f"<p>(the first {MAX_ITEMS} keys are listed)</p>")
+    parts.extend(f"<p><i>{esc(n)}</i></p>" for n in doc.get("notes", []))
+    return "<div>" + "".join(parts) + "</div>"
+
+
+def keys_text(doc: dict) -> str:
+    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
+
+    def emit(item: tuple, depth: int) -> None:
+        kind, value = item
+        pad = "  " * depth
+        if kind == "more":
+            lines.append(f"{pad}… {value} more")
+        elif kind == "run":
+            lines.append(f"{pad}×{value['length']} steps: {value['label']}")
+        else:
+            lines.append(pad + _node_text(value))
+
+    _walk(_Tree(doc), emit, [MAX_ITEMS])
+    lines.extend(f"note: {n}" for n in doc.get("notes", []))
+    return "\n".join(lines)
