@@ -23,7 +23,7 @@ from . import api
 from .capture.session import CaptureSession
 
 # magic name -> the view it shows (a later issue adds prng)
-MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding"}
+MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding", "prng": "keys"}
 GRAD_MAGICS = frozenset({"grad_graph"})  # magics whose capture takes the exact vjp split of eager grads
 _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
@@ -78,7 +78,7 @@ def _check(args: Any) -> Any:
 def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
     return CaptureSession(namespace, values=getattr(args, "values", False), vmap=getattr(args, "vmap", False),
                           sync=getattr(args, "sync", False), grads=magic in GRAD_MAGICS,
-                          shardings=magic == "sharding")
+                          shardings=magic == "sharding", keys=magic == "prng")
 
 
 @dataclass
@@ -107,7 +107,7 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
 
 @magics_class
 class JaxMagics(Magics):
-    """`%%jaxpr`, `%%trace`, `%%grad_graph`, `%%sharding` and `%jaxmagic`."""
+    """`%%jaxpr`, `%%trace`, `%%grad_graph`, `%%sharding`, `%%prng` and `%jaxmagic`."""
 
     def __init__(self, shell: Any):
         super().__init__(shell)
@@ -168,6 +168,21 @@ class JaxMagics(Magics):
         collective-permute) with sizes and replica groups; shard_map bodies with their specs.
         """
         self._run_fallback("sharding", line, cell)
+
+    @_shared_options
+    @cell_magic
+    def prng(self, line: str, cell: str) -> None:
+        """Run the cell and show the tree of every PRNG key it touched, with key reuse as a bug.
+
+        Roots (jax.random.key, PRNGKey, wrap_key_data, keys from earlier cells), splits,
+        fold_ins and clones, and every consumption by a sampler (normal, uniform, bernoulli,
+        categorical, ...) with its source line: eager calls and calls inside jitted functions,
+        scans and while loops (one node per loop, not per iteration). Keys are told apart by
+        their data, so typed and legacy keys of one stream, or PRNGKey(0) made twice, are one
+        key. A key consumed twice, split after use, or consumed on every iteration of a loop
+        is red. JAX's own jax_debug_key_reuse setting is left as it is.
+        """
+        self._run_fallback("prng", line, cell)
 
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
         args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage

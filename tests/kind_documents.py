@@ -12,8 +12,8 @@ from .grad_programs import small_mlp
 
 
 def documents_of_every_kind() -> dict[str, dict]:
-    """kind -> document: a jitted function called at two shapes, one `value_and_grad`, and an
-    array sharded over the simulated devices."""
+    """kind -> document: a jitted function called at two shapes, one `value_and_grad`, an
+    array sharded over the simulated devices, and a split key consumed by a sampler."""
     loss, params, x = small_mlp()
     mesh = jax.make_mesh((jax.device_count(),), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
     namespace = {"xs": jax.device_put(jnp.ones((jax.device_count(), 2)),
@@ -23,4 +23,5 @@ def documents_of_every_kind() -> dict[str, dict]:
         f(jnp.ones(3))
         f(jnp.ones(4))
         jax.value_and_grad(loss)(params, x)
+        jax.random.normal(jax.random.split(jax.random.key(0))[1], (2,))
     return {kind: jaxmagic.document(cap, kind) for kind in sorted(DRAWN_KINDS)}

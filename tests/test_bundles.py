@@ -44,10 +44,10 @@ def test_each_kind_widget_carries_the_bundle_of_its_kind(docs):
         assert widget._repr_mimebundle_()[0]["text/html"]
 
 
-def test_timeline_and_sharding_bundles_have_no_dagre_and_no_layout_worker():
+def test_timeline_sharding_and_keys_bundles_have_no_dagre_and_no_layout_worker():
     bundles = kind_bundles()
     for marker in LAYOUT_MARKERS:
-        for kind in ("timeline", "sharding"):
+        for kind in ("timeline", "sharding", "keys"):
             assert marker not in bundles[kind].read_text(encoding="utf-8"), (kind, marker)
         # the markers are real: every bundle that lays out graphs has them
         for kind in ("graph", "grad"):

@@ -386,3 +386,34 @@ def test_prng_magic_runs_the_cell_and_shows_the_tree(magic_shell, capsys):
     magic_shell.user_ns["ran"] = False
     result = magic_shell.run_cell("%%prng --bogus\nran = True\n", store_history=True)
     assert not result.success and magic_shell.user_ns["ran"] is False
+
+
+def test_eager_vmap_scan_and_grad_are_seen_through_the_programs_they_bind():
+    def run():
+        keys = jr.split(jr.key(80), 4)
+        jax.vmap(lambda k: jr.normal(k))(keys)  # every row once
+        jr.uniform(keys[0])  # row 0 again: reuse
+        k = jr.key(81)
+        jax.grad(lambda w: (w * jr.normal(k, (3,))).sum())(jnp.ones(3))
+        jr.normal(k)  # the key the gradient's function drew from: reuse
+        def body(c, _):
+            k, s = jr.split(c)
+            return k, jr.normal(s)
+
+        final, _ = jax.lax.scan(body, jr.key(82), None, length=20)
+        jr.normal(final)  # the key the scan hands back: fresh
+
+    cap = _capture(run)
+    assert sorted(r.label for r in _reused(cap)) == ["[0]", "key(81)"]
+    [loop] = [r for r in cap.keys if r.how == "loop"]
+    assert loop.count == 20
+    [after] = [r for r in cap.keys if r.how == "loop_out"]
+    assert after.state == "consumed"
+
+
+def test_evaluating_programs_again_for_values_records_no_key_use():
+    with jaxmagic.capture({}, values=True) as cap:
+        f = jax.jit(lambda k: jr.normal(k, (2,)))
+        f(jr.key(83))
+    [root] = cap.keys
+    assert root.state == "consumed" and len(root.uses) == 1

@@ -50,7 +50,8 @@ def test_demo_runs_and_every_magic_cell_has_the_widget_and_fallbacks(demo):
         assert data["text/plain"].startswith(f"%%{magic}")
         doc = state[data[WIDGET_VIEW]["model_id"]]["state"]["doc"]
         assert doc["kind"] == MAGIC_VIEWS[magic], cell.source
-        assert doc.get("functions") or doc.get("entries") or doc.get("lanes") or doc.get("arrays"), cell.source
+        assert (doc.get("functions") or doc.get("entries") or doc.get("lanes") or doc.get("arrays")
+                or doc.get("nodes")), cell.source
         assert not [o for o in cell.outputs if o.output_type == "error"]
     assert {cell.source.split()[0] for cell, _ in cells} == set(MAGIC_PREFIXES)  # every magic is shown
 

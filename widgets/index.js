@@ -17,7 +17,8 @@ import graph from "./graph/kind.js";
 import timeline from "./timeline/kind.js";
 import grad from "./grad/kind.js";
 import sharding from "./sharding/kind.js";
+import keys from "./keys/kind.js";
 
-const { mount, mountAll, widget } = frontEnd([graph, timeline, grad, sharding]);
+const { mount, mountAll, widget } = frontEnd([graph, timeline, grad, sharding, keys]);
 export { mount, mountAll };
 export default widget;

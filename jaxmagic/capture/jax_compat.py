@@ -449,3 +449,13 @@ def vmap_sizes(value: Any) -> list[int]:
         except AttributeError:
             break
     return sizes
+
+
+def source_info_now() -> Any:
+    """JAX's source info (traceback, name stack) for the current Python stack, or None."""
+    try:
+        from jax._src import source_info_util
+
+        return source_info_util.current()
+    except Exception:
+        return None

@@ -512,27 +512,77 @@ def constant_key(reader: _Reader, var: Any, value: Any, ctx: _Context) -> int | 
     return reader.key("constant", None, ctx, shape=tuple(var.aval.shape), typed=True, impl=impl, constant=words)
 
 
-def program_keys(closed_jaxpr: Any) -> ProgramKeys:
-    """The key tree of one program (a ClosedJaxpr); inputs and outputs by flat position."""
-    reader = _Reader()
-    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
-    ctx = _Context()
+def _inputs(reader: _Reader, invars: list, ctx: _Context) -> dict:
+    """Provisional input nodes: typed keys, and uint32 arrays that may be raw key data."""
     env: dict = {}
-    for i, var in enumerate(jaxpr.invars):
+    for i, var in enumerate(invars):
         aval = var.aval
         typed = _is_key_dtype(getattr(aval, "dtype", None))
         if typed or _is_raw_key_data(aval):
             shape = tuple(aval.shape if typed else aval.shape[:-1])
             env[var] = reader.key("input", None, ctx, shape=shape, typed=typed, input=i, keyed=typed)
-    reader._constants(jaxpr, closed_jaxpr, env, ctx)
-    reader.read(jaxpr, env, ctx)
+    return env
+
+
+def _finish(reader: _Reader, outvars: list, env: dict) -> ProgramKeys:
     out = reader.out
-    for i, var in enumerate(jaxpr.outvars):
+    for i, var in enumerate(outvars):
         k = None if jax_compat.is_literal(var) else env.get(var)
         if k is not None and out.keys[k].keyed:
             out.outputs[i] = k
     out.inputs = {k.input: k.id for k in out.keys if k.how == "input" and k.keyed}
     return out
+
+
+def program_keys(closed_jaxpr: Any) -> ProgramKeys:
+    """The key tree of one program (a ClosedJaxpr); inputs and outputs by flat position."""
+    reader = _Reader()
+    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
+    ctx = _Context()
+    env = _inputs(reader, jaxpr.invars, ctx)
+    reader._constants(jaxpr, closed_jaxpr, env, ctx)
+    reader.read(jaxpr, env, ctx)
+    return _finish(reader, jaxpr.outvars, env)
+
+
+class _Var:
+    """A stand-in jaxpr variable: all the reader needs of one is its aval and its identity."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: Any) -> None:
+        self.aval = aval
+
+
+@dataclass
+class _Eqn:
+    primitive: Any
+    params: dict
+    invars: list
+    outvars: list
+    source_info: Any
+
+
+def primitive_keys(primitive: Any, params: dict, in_avals: list, out_avals: list, source_info: Any) -> ProgramKeys:
+    """The key tree of one primitive applied outside any jit (an eager vmap, scan or cond):
+    read as a program of that one eqn."""
+    reader = _Reader()
+    ctx = _Context()
+    eqn = _Eqn(primitive, params, [_Var(a) for a in in_avals], [_Var(a) for a in out_avals], source_info)
+    env = _inputs(reader, eqn.invars, ctx)
+    reader.eqn(eqn, env, ctx)
+    return _finish(reader, eqn.outvars, env)
+
+
+def might_hold_keys(value: Any) -> bool:
+    """A typed key array, or a uint32 array shaped like raw key data (cheap: dtype and shape only)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    if _is_key_dtype(dtype):
+        return True
+    shape = getattr(value, "shape", ())
+    return str(dtype) == "uint32" and len(shape) >= 1 and shape[-1] in (2, 4)
 
 
 def repeats(program: ProgramKeys, use: LocalUse, key: LocalKey) -> int | None:

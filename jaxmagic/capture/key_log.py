@@ -124,6 +124,24 @@ class KeyLog:
         self._order += 1
         self._events.append(_Op(self._order, name, kind, first, out, extra, where, via))
 
+    def on_eval(self, primitive: Any, args: tuple, params: dict, out: Any) -> None:
+        """A program bound outside any jit with key arguments (an eager vmap, scan, cond)."""
+        if not any(key_flow.might_hold_keys(a) for a in args):
+            return
+        if len(self._events) >= MAX_EVENTS:
+            self.dropped += 1
+            return
+        outs = list(out) if primitive.multiple_results else [out]
+        program = key_flow.primitive_keys(primitive, params, [jax_compat.aval_of(a) for a in args],
+                                          [jax_compat.aval_of(o) for o in outs], jax_compat.source_info_now())
+        if program.empty or not program.uses and not program.outputs:
+            return
+        name = str(params.get("name") or primitive.name)
+        name = None if name.startswith("_") else name  # a jax.random sampler: the use names it
+        self._order += 1
+        self._events.append(_Call(self._order, None, name, program, {i: args[i] for i in program.inputs},
+                                  {i: outs[i] for i in program.outputs}, None))
+
     def program(self, artifacts: Any) -> Any:
         """The key flow of a recorded program, read once per signature (None: it handles no keys)."""
         key = id(artifacts)
@@ -396,7 +414,7 @@ class _Builder:
                                    call=call.index, function=call.name, loop=loop, branch=branch,
                                    order=call.order))
             if use.branch:
-                self._branches.setdefault(id(self.nodes[nodes[0]].record.uses[-1]), (call.index, use.branch))
+                self._branches.setdefault(id(self.nodes[nodes[0]].record.uses[-1]), (call.order, use.branch))
         for index, obj in call.outputs.items():
             nodes = local_to_global.get(program.outputs[index])
             impl, words = self.data(obj)
@@ -527,7 +545,7 @@ def _dtype(value: Any) -> str | None:
 
 
 def _program_label(key: Any, call: _Call, parent: KeyRecord | None, loop: str | None) -> tuple[str, str]:
-    inside = f"inside {call.name}" + (f", {loop}" if loop else "")
+    inside = (f"inside {call.name}" if call.name else "in an eager transform") + (f", {loop}" if loop else "")
     if key.how == "split":
         n = "×".join(map(str, key.shape)) or "1"
         return f"split {n}", f"split {inside}"

@@ -12,12 +12,13 @@ at call time (Flax, Equinox, Optax) are seen, JAX's internals are not.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
 import types
 from contextlib import ExitStack
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import jax
 
@@ -30,8 +31,18 @@ _SKIP = frozenset({"key_impl", "key_dtype", "default_prng_impl"})  # read a key'
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()
 
 
+# Primitives that, applied outside any jit, may carry keys through a program: what eager
+# vmap, grad, scan, fori_loop and cond of key-handling code bind (samplers are jitted, so an
+# eager vmap of `normal` binds a batched `jit`).
+WATCHED = frozenset({"jit", "pjit", "scan", "while", "cond", "closed_call", "remat", "checkpoint",
+                     "custom_jvp_call", "custom_vjp_call", "random_split", "random_bits", "random_fold_in"})
+_inside = [0]  # >0 while one of our stand-ins runs JAX's function: its binds are that call's
+
+
 class KeyRecorder(Protocol):
     def on_random(self, name: str, kind: str, args: tuple, kwargs: dict, out: Any, frame: Any) -> None: ...
+
+    def on_eval(self, primitive: Any, args: tuple, params: dict, out: Any) -> None: ...
 
 
 _recorder: KeyRecorder | None = None
@@ -60,17 +71,34 @@ def _kind_of(name: str, original: Callable) -> str | None:
     return "sampler" if params[:1] == ["key"] else None
 
 
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Key operations inside this block are jaxmagic's own (evaluating a program again for
+    values), not the user's: neither the stand-ins nor the eager-transform hook record them."""
+    _inside[0] += 1
+    try:
+        yield
+    finally:
+        _inside[0] -= 1
+
+
 def _patched(name: str, kind: str, original: Callable) -> Callable:
     @functools.wraps(original)
     def random_call(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        out = original(*args, **kwargs)  # bad arguments raise from JAX itself, as without a capture
         recorder = _recorder
-        if recorder is not None and _CURRENT_TRACE.value is _NO_TRACE:
-            try:
-                recorder.on_random(name, kind, args, kwargs, out, sys._getframe(1))
-            except Exception:  # our failure never becomes the user's
-                pass
+        if recorder is None or _inside[0] or _CURRENT_TRACE.value is not _NO_TRACE:
+            # Under a trace (jit, vmap, grad, scan): the program that trace binds tells the story.
+            return original(*args, **kwargs)
+        _inside[0] += 1
+        try:
+            out = original(*args, **kwargs)  # bad arguments raise from JAX itself, as without a capture
+        finally:
+            _inside[0] -= 1
+        try:
+            recorder.on_random(name, kind, args, kwargs, out, sys._getframe(1))
+        except Exception:  # our failure never becomes the user's
+            pass
         return out
 
     random_call._jaxmagic_original = original  # type: ignore[attr-defined]
@@ -111,3 +139,60 @@ def _restore_aliases(namespace: dict, aliases: list[tuple[str, Any, Any]]) -> No
     for name, original, patched in aliases:
         if namespace.get(name) is patched:
             namespace[name] = original
+
+
+def patch_eager_transforms(stack: ExitStack) -> None:
+    """See key operations that eager transforms run: `EvalTrace.process_primitive`, wrapped.
+
+    An eager `jax.vmap(normal)(keys)` or `lax.scan` over a key binds one program (a batched
+    sampler jit, the scan) with concrete key arguments; that bind is recorded as a one-eqn
+    program (capture/key_flow.py). Binds made by our own stand-ins are theirs, and jitted
+    functions called from Python (a `cache_miss` of the C++ dispatch) are recorded per call
+    by the session, or not at all, never here. Private API (`jax._src.core`), behind a feature
+    check: without it eager transforms go unseen, as before.
+    """
+    try:
+        from jax._src import core
+
+        eval_trace = core.EvalTrace
+        original = eval_trace.__dict__["process_primitive"]
+    except Exception:
+        return
+    if getattr(original, "_jaxmagic_original", None) is not None:
+        return
+
+    def process_primitive(self: Any, primitive: Any, args: Any, params: Any, /) -> Any:
+        recorder = _recorder
+        if recorder is None or _inside[0] or primitive.name not in WATCHED or _from_jit_dispatch():
+            return original(self, primitive, args, params)
+        _inside[0] += 1
+        try:
+            out = original(self, primitive, args, params)
+        finally:
+            _inside[0] -= 1
+        try:
+            recorder.on_eval(primitive, tuple(args), params, out)
+        except Exception:  # our failure never becomes the user's
+            pass
+        return out
+
+    process_primitive._jaxmagic_original = original  # type: ignore[attr-defined]
+    eval_trace.process_primitive = process_primitive
+    stack.callback(setattr, eval_trace, "process_primitive", original)
+
+
+def _from_jit_dispatch() -> bool:
+    """True when the bind is a jitted function called from Python with concrete arguments (its C++
+    dispatch fell back to Python's `cache_miss`), False when a transformation (a vmap, jvp or
+    partial-eval trace's `process_primitive`) bound it on the way down to evaluation."""
+    frame = sys._getframe(2)  # above this function and the process_primitive stand-in
+    for _ in range(12):
+        if frame is None:
+            return False
+        name = frame.f_code.co_name
+        if name == "process_primitive":
+            return False
+        if name == "cache_miss":
+            return True
+        frame = frame.f_back
+    return False

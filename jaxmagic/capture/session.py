@@ -123,6 +123,7 @@ class CaptureSession:
             if self._keys is not None:
                 stack.callback(key_patch.set_recorder, key_patch.set_recorder(self._keys))
                 key_patch.patch_random(stack, self.namespace)  # patches nothing when an outer capture did
+                key_patch.patch_eager_transforms(stack)
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
             self.capture.notes.extend(self._cache_log.install(stack))
             trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
-from . import jax_compat
+from . import jax_compat, key_patch
 from .signature import _as_set, _parameter_names
 
 MAX_ARG_ELEMENTS = 1 << 24  # arguments larger than this (16.8M elements) are not evaluated twice
@@ -283,10 +283,11 @@ def evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | 
     split reads the forward's residuals); they are arrays, so callers drop them promptly.
     """
     try:
-        return _evaluate(closed_jaxpr, flat_args, call_seconds,
-                         TIME_BUDGET_S if budget_s is None else budget_s,
-                         MAX_EQNS if max_eqns is None else max_eqns,
-                         MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements)
+        with key_patch.quiet():  # our evaluation's key operations are not the user's
+            return _evaluate(closed_jaxpr, flat_args, call_seconds,
+                             TIME_BUDGET_S if budget_s is None else budget_s,
+                             MAX_EQNS if max_eqns is None else max_eqns,
+                             MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements)
     except Exception as exc:  # noqa: BLE001 - our failure is never the user's
         return None, f"values could not be computed: {type(exc).__name__}: {exc}", None
 

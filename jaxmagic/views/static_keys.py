@@ -7,9 +7,12 @@ written. Every document string is escaped.
 
 from __future__ import annotations
 
-from .html_parts import error_html, error_text, esc
+from .html_parts import error_html, error_text, esc, svg_img
 
 MAX_ITEMS = 400  # keys written out; the rest are counted
+MAX_DRAWN = 150  # keys in the picture
+ROW, COL = 18, 110  # px between rows and between generations in the picture
+FONT = "ui-sans-serif, system-ui, sans-serif"
 MAX_ROWS = 8  # rows of one key array listed before "N more"
 COLOURS = {"unused": "#1a9e8f", "consumed": "#e8883a", "reused": "#d62728"}  # teal, orange, red, as the widget
 
@@ -67,6 +70,34 @@ def _walk(tree: _Tree, emit, budget: list[int]) -> None:
     visit(tree.children.get(None, []), 0)
 
 
+def tree_svg(doc: dict) -> str:
+    """The folded tree as a picture: generations left to right, one row per key, lines to parents."""
+    placed: list[tuple[tuple, int]] = []
+    _walk(_Tree(doc), lambda item, depth: placed.append((item, depth)), [MAX_DRAWN])
+    width = (max((d for _, d in placed), default=0) + 1) * COL + 40
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{len(placed) * ROW + 8}" '
+             f'font-family="{FONT}" font-size="11">']
+    parent_at: dict[int, tuple[float, float]] = {}
+    for row, (item, depth) in enumerate(placed):
+        x, y = 8 + depth * COL, 10 + row * ROW
+        if depth in parent_at and depth > 0:
+            px, py = parent_at[depth - 1]
+            parts.append(f'<path d="M{px + 5},{py} H{px + COL / 2} V{y} H{x - 5}" fill="none" stroke="#999"/>')
+        parent_at[depth] = (x, y)
+        kind, value = item
+        if kind == "more":
+            parts.append(f'<text x="{x}" y="{y + 4}" fill="#888">… {esc(value)} more</text>')
+            continue
+        if kind == "run":
+            colour, label = "#888", f"×{value['length']} steps"
+        else:
+            colour, label = COLOURS.get(value["state"], "#888"), value["label"]
+        parts.append(f'<circle cx="{x}" cy="{y}" r="5" fill="{colour}"/>')
+        parts.append(f'<text x="{x + 9}" y="{y + 4}">{esc(label[:24])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 def keys_html(doc: dict) -> str:
     s = doc.get("summary", {})
     parts = [f"<p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc)]
@@ -78,6 +109,7 @@ def keys_html(doc: dict) -> str:
     else:
         parts.append(f"<p>{esc(s.get('keys', 0))} keys · {esc(s.get('roots', 0))} roots · {esc(s.get('reused', 0))} "
                      f"reused · {esc(s.get('unused', 0))} unused</p>")
+        parts.append(svg_img(lambda: tree_svg(doc), "key tree"))
         out: list[str] = []
         depth_now = [-1]
 

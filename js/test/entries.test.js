@@ -13,18 +13,20 @@ import * as graphEntry from "../../widgets/entries/graph.js";
 import * as timelineEntry from "../../widgets/entries/timeline.js";
 import * as gradEntry from "../../widgets/entries/grad.js";
 import * as shardingEntry from "../../widgets/entries/sharding.js";
+import * as keysEntry from "../../widgets/entries/keys.js";
 import * as sheets from "../../widgets/styles.js";
 import { fixture } from "./helpers.js";
 
 const DOCS = { graph: () => fixture("trig"), timeline: () => fixture("timeline-small"), grad: () => fixture("grad-mlp"),
-  sharding: () => fixture("sharding-small") };
-const VIEW_CLASS = { graph: "jm-graph", timeline: "jm-timeline", grad: "jm-grad", sharding: "jm-sharding" };
+  sharding: () => fixture("sharding-small"), keys: () => fixture("keys-handmade") };
+const VIEW_CLASS = { graph: "jm-graph", timeline: "jm-timeline", grad: "jm-grad", sharding: "jm-sharding", keys: "jm-keys" };
 const ENTRIES = [
   ["graph", graphEntry, ["graph"], ["theme", "graph", "scale"]],
   ["timeline", timelineEntry, ["timeline"], ["theme", "timeline"]],
   ["grad", gradEntry, ["grad"], ["theme", "graph", "scale", "grad"]],
   ["sharding", shardingEntry, ["sharding"], ["theme", "sharding"]],
-  ["all kinds", all, ["graph", "timeline", "grad", "sharding"], ["theme", "graph", "scale", "timeline", "grad", "sharding"]],
+  ["keys", keysEntry, ["keys"], ["theme", "keys"]],
+  ["all kinds", all, ["graph", "timeline", "grad", "sharding", "keys"], ["theme", "graph", "scale", "timeline", "grad", "sharding", "keys"]],
 ];
 
 const cleanups = [];
@@ -42,7 +44,7 @@ function mountWith(entry, doc) {
 describe("bundle entries", () => {
   it("cover every kind of widgets/entries/ and export the same interface", () => {
     const files = readdirSync(resolve(dirname(fileURLToPath(import.meta.url)), "../../widgets/entries")).filter((f) => f.endsWith(".js"));
-    expect(files.sort()).toEqual(["grad.js", "graph.js", "sharding.js", "timeline.js"]);
+    expect(files.sort()).toEqual(["grad.js", "graph.js", "keys.js", "sharding.js", "timeline.js"]);
     for (const [name, text] of Object.entries(sheets)) expect(text, `${name} sheet is real CSS text`).toContain(".jm-root");
     for (const [name, entry] of ENTRIES) {
       expect(typeof entry.mount, name).toBe("function");

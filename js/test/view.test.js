@@ -136,8 +136,8 @@ describe("graph view", () => {
 
 describe("entry points", () => {
   it("says clearly when it cannot show a kind", () => {
-    const el = render({ schema: "jaxmagic", version: 1, kind: "keys", title: "t", notes: [], error: null });
-    expect(el.querySelector(".jm-unsupported").textContent).toContain('cannot show kind "keys"');
+    const el = render({ schema: "jaxmagic", version: 1, kind: "nonesuch", title: "t", notes: [], error: null });
+    expect(el.querySelector(".jm-unsupported").textContent).toContain('cannot show kind "nonesuch"');
     const el2 = render({ hello: 1 });
     expect(el2.querySelector(".jm-unsupported")).toBeTruthy();
   });

@@ -1,0 +1,311 @@
+/**
+ * The key tree's drawing surface: one <svg> with pan and zoom (js/src/panzoom.js), the
+ * laid-out forest (layout.js) drawn with a bounded number of elements whatever its size:
+ *
+ * - every edge in view is one subpath of a single <path>;
+ * - items are culled to the view (plus a margin) and drawn in detail (a focusable <g>
+ *   each: shape, label, badge, toggle) while at most DETAIL_MAX are in view and the zoom
+ *   is at least LOD_K; past that, an overview: one <path> of boxes per state, and a
+ *   click zooms to the item under the pointer.
+ *
+ * Detail elements are keyed by item key and kept between frames (focus survives a pan),
+ * in preorder so Tab walks the tree. Marks (selection, search hits) are classes.
+ */
+import { s, clear } from "../../js/src/dom.js";
+import { createPanZoom } from "../../js/src/panzoom.js";
+import { STATES } from "./model.js";
+import { H, ROW, TOG_R, TOG_DX, edgePath, shownLabel } from "./layout.js";
+
+/** Most items drawn in detail; more in view switch to the overview. */
+export const DETAIL_MAX = 180;
+/** Below this zoom the tree is drawn as an overview. */
+export const LOD_K = 0.4;
+/** Size assumed for an unlaid-out svg (jsdom, a hidden output), px. */
+const DEFAULT_W = 900, DEFAULT_H = 520;
+/** Extra content drawn around the view, px on screen. */
+const MARGIN = 120;
+const raf = (f) => (globalThis.requestAnimationFrame ? globalThis.requestAnimationFrame(f) : setTimeout(f, 16));
+
+/**
+ * `describe(item)` -> `{aria, badge, flags}` (flags: extra classes), called when an item is
+ * first drawn. Events: `onActivate(item, {toggle})` for a click (`toggle`: on the toggle,
+ * or a stand-in), `onHover(item | null)`, `onKey(item, event)`.
+ */
+export function createScene(ref, { describe, onActivate, onHover, onKey }) {
+  const svg = s("svg", { class: "jm-k-svg", role: "tree", "aria-label": "PRNG key tree", "aria-multiselectable": "false" }, null, ref);
+  const viewport = s("g", { class: "jm-viewport" }, null, ref);
+  const edges = s("path", { class: "jm-k-edges" }, null, ref);
+  const over = s("g", { class: "jm-k-over" }, null, ref);
+  const layer = s("g", { class: "jm-k-nodes" }, null, ref);
+  viewport.append(edges, over, layer);
+  svg.appendChild(viewport);
+
+  let lay = { items: [], box: { x: 0, y: 0, w: 0, h: 0 } };
+  const byKey = new Map();
+  const drawn = new Map(); // key -> {g, sig, item}
+  let marks = { selected: null, hits: new Set(), inside: new Set() };
+  let overview = false;
+  let pending = false;
+  const pz = createPanZoom(svg, viewport, { minScale: 0.01, maxScale: 3, onChange: () => schedule() });
+
+  const size = () => ({ w: svg.clientWidth || DEFAULT_W, h: svg.clientHeight || DEFAULT_H });
+
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    raf(() => {
+      pending = false;
+      draw();
+    });
+  }
+
+  /** Items whose box meets the view (with the margin), in preorder. */
+  function inView() {
+    const t = pz.transform, { w, h } = size();
+    const m = MARGIN / t.k;
+    const x0 = -t.x / t.k - m, x1 = (w - t.x) / t.k + m, y0 = -t.y / t.k - m, y1 = (h - t.y) / t.k + m;
+    const meets = (it) => it.y + H >= y0 && it.y - H <= y1 && it.x + it.w + 2 * TOG_DX >= x0 && it.x <= x1;
+    const items = lay.items.filter(meets);
+    const path = [];
+    for (const c of lay.items) {
+      const p = c.parent;
+      if (!p) continue;
+      if (Math.max(p.y, c.y) < y0 || Math.min(p.y, c.y) > y1 || c.x < x0 || p.x > x1) continue;
+      path.push(c);
+    }
+    return { items, edgeItems: path, k: t.k };
+  }
+
+  function classOf(it, flags) {
+    const c = ["jm-k-item", `jm-k-t-${it.type}`, `jm-k-s-${it.state}`, ...flags];
+    if (marks.selected === it.key) c.push("jm-k-sel");
+    if (marks.hits.has(it.key)) c.push("jm-k-hit");
+    if (marks.inside.has(it.key)) c.push("jm-k-hit-in");
+    return c.join(" ");
+  }
+
+  /** The inner elements of an item's <g>: (back shape) shape, label, (badge), (toggle). */
+  function fillItem(g, it, d) {
+    clear(g);
+    const w = it.w;
+    const pill = it.type === "node" && !d.flags.includes("jm-k-array");
+    if (d.flags.includes("jm-k-stack")) {
+      g.appendChild(s("rect", { class: "jm-k-back", x: 3, y: -H / 2 - 3, width: w, height: H, rx: pill ? H / 2 : 3 }, null, ref));
+    }
+    g.appendChild(s("rect", { class: "jm-k-shape", x: 0, y: -H / 2, width: w, height: H, rx: pill ? H / 2 : 3 }, null, ref));
+    g.appendChild(s("text", { class: "jm-k-label", x: w / 2, y: 4, "text-anchor": "middle" }, shownLabel(it), ref));
+    if (d.badge) g.appendChild(s("text", { class: "jm-k-badge", x: 4, y: -H / 2 - 3 }, d.badge, ref));
+    if (it.collapsible) {
+      const cx = w + TOG_DX, r = TOG_R;
+      const sign = it.expanded ? `M${cx - 3} 0h6` : `M${cx - 3} 0h6M${cx} -3v6`;
+      g.appendChild(s("path", { class: "jm-k-tog", d: `M${cx - r} 0a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0${sign}` }, null, ref));
+    }
+  }
+
+  function detailed(items) {
+    clear(over);
+    const keep = new Set(items.map((it) => it.key));
+    for (const [key, e] of drawn) {
+      const focused = e.g === ref.ownerDocument.activeElement && byKey.has(key); // a pan keeps the focused item
+      if (!keep.has(key) && !focused) {
+        e.g.remove();
+        drawn.delete(key);
+      }
+    }
+    let prev = null;
+    for (const it of items) {
+      let e = drawn.get(it.key);
+      const sig = `${it.type}|${it.label}|${it.w}|${it.state}|${it.collapsible}|${it.expanded}`;
+      if (!e || e.item !== it) {
+        const d = describe(it);
+        if (!e) e = { g: s("g", { tabindex: 0, role: "treeitem", "data-key": it.key }, null, ref), sig: null };
+        e.item = it;
+        e.d = d;
+        e.g.setAttribute("aria-label", d.aria);
+        e.g.setAttribute("aria-level", String(it.depth + 1));
+        if (it.collapsible) e.g.setAttribute("aria-expanded", String(it.expanded));
+        else e.g.removeAttribute("aria-expanded");
+        drawn.set(it.key, e);
+      }
+      if (e.sig !== sig) {
+        fillItem(e.g, it, e.d);
+        e.sig = sig;
+      }
+      e.g.setAttribute("transform", `translate(${it.x},${it.y})`);
+      e.g.setAttribute("class", classOf(it, e.d.flags));
+      e.g.setAttribute("aria-selected", String(marks.selected === it.key));
+      const want = prev ? prev.nextSibling : layer.firstChild;
+      if (want !== e.g) layer.insertBefore(e.g, want);
+      prev = e.g;
+    }
+  }
+
+  /** One path of boxes per state, and the marks as outlines. */
+  function overviewOf(items) {
+    for (const e of drawn.values()) e.g.remove();
+    drawn.clear();
+    clear(over);
+    const box = (it) => `M${it.x} ${it.y - H / 2}h${it.w}v${H}h${-it.w}z`;
+    for (const st of STATES) {
+      const d = items.filter((it) => it.state === st).map(box).join("");
+      if (d) over.appendChild(s("path", { class: `jm-k-ov jm-k-s-${st}`, d }, null, ref));
+    }
+    const marked = (cls, pick) => {
+      const d = items.filter(pick).map(box).join("");
+      if (d) over.appendChild(s("path", { class: `jm-k-ov ${cls}`, d }, null, ref));
+    };
+    marked("jm-k-ov-hit", (it) => marks.hits.has(it.key) || marks.inside.has(it.key));
+    marked("jm-k-ov-sel", (it) => marks.selected === it.key);
+  }
+
+  /** Draw what is in view now. `all`: every item in detail (the SVG export). */
+  function draw({ all = false } = {}) {
+    const v = all ? { items: lay.items, edgeItems: lay.items.filter((c) => c.parent), k: 1 } : inView();
+    overview = !all && (v.k < LOD_K || v.items.length > DETAIL_MAX);
+    edges.setAttribute("d", v.edgeItems.map((c) => edgePath(c.parent, c, overview)).join(""));
+    if (overview) overviewOf(v.items);
+    else detailed(v.items);
+    svg.classList.toggle("jm-k-overview", overview);
+  }
+
+  // ---- events ------------------------------------------------------------------------
+  const itemOf = (target) => {
+    const g = target && target.closest ? target.closest("[data-key]") : null;
+    return g ? byKey.get(g.getAttribute("data-key")) || null : null;
+  };
+  const toContent = (e) => {
+    const r = svg.getBoundingClientRect(), t = pz.transform;
+    return { x: (e.clientX - r.left - t.x) / t.k, y: (e.clientY - r.top - t.y) / t.k };
+  };
+  const onClick = (e) => {
+    const it = itemOf(e.target);
+    if (it) {
+      onActivate(it, { toggle: it.type !== "node" || !!e.target.closest(".jm-k-tog") });
+      return;
+    }
+    if (!overview) return;
+    // Overview: zoom to the item nearest the pointer.
+    const p = toContent(e);
+    let best = null, bd = Infinity;
+    for (const c of lay.items) {
+      const dx = Math.max(c.x - p.x, 0, p.x - c.x - c.w), dy = Math.abs(c.y - p.y);
+      const d2 = dx * dx + dy * dy;
+      if (d2 < bd) [best, bd] = [c, d2];
+    }
+    if (best && bd < (ROW * 4) ** 2) {
+      centerOn(best, 1);
+      onActivate(best, { toggle: false, zoomed: true });
+    }
+  };
+  const onOver = (e) => onHover(itemOf(e.target));
+  const onOut = (e) => {
+    if (!itemOf(e.relatedTarget)) onHover(null);
+  };
+  const onFocusIn = (e) => onHover(itemOf(e.target));
+  const onFocusOut = (e) => {
+    if (!itemOf(e.relatedTarget)) onHover(null);
+  };
+  const onKeyDown = (e) => {
+    const it = itemOf(e.target);
+    if (it) onKey(it, e);
+  };
+  svg.addEventListener("click", onClick);
+  svg.addEventListener("mouseover", onOver);
+  svg.addEventListener("mouseout", onOut);
+  svg.addEventListener("focusin", onFocusIn);
+  svg.addEventListener("focusout", onFocusOut);
+  svg.addEventListener("keydown", onKeyDown);
+  // A first frame made before the svg had a size (a widget drawn while hidden) is made again once it has one.
+  let blind = null;
+  const onResize = () => {
+    const t = pz.transform;
+    if (blind && svg.clientWidth && t.x === blind.x && t.y === blind.y && t.k === blind.k) {
+      blind = null;
+      api.fit({ min: 0.75, topLeft: true });
+    } else schedule();
+  };
+  const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(onResize) : null;
+  if (ro) ro.observe(svg);
+
+  /** Bring item into the middle of the view at zoom at least `minK` (and at most 1.5). */
+  function centerOn(it, minK = 0) {
+    const { w, h } = size(), t = pz.transform;
+    const k = Math.min(Math.max(t.k, minK), 1.5);
+    pz.set(w / 2 - (it.x + it.w / 2) * k, h / 2 - it.y * k, k);
+  }
+
+  /** Whether the item's box is inside the view. */
+  function visible(it) {
+    const { w, h } = size(), t = pz.transform;
+    const x = t.x + it.x * t.k, y = t.y + it.y * t.k;
+    return x >= 0 && x + it.w * t.k <= w && y - (H / 2) * t.k >= 0 && y + (H / 2) * t.k <= h;
+  }
+
+  const api = {
+    svg,
+    /** Replace the forest. `view`: "keep" the transform, "start" (frame it: fit when it reads at zoom ≥ 0.75, else the top left at zoom 1). */
+    setLayout(next, view = "keep") {
+      lay = next;
+      byKey.clear();
+      for (const it of lay.items) byKey.set(it.key, it);
+      for (const e of drawn.values()) e.item = null; // re-describe: a rebuilt tree has new item objects
+      if (view === "start") {
+        this.fit({ min: 0.75, topLeft: true });
+        blind = svg.clientWidth ? null : pz.transform;
+      }
+      draw();
+    },
+    setMarks(next) {
+      marks = { selected: null, hits: new Set(), inside: new Set(), ...next };
+      draw();
+    },
+    draw,
+    get overview() {
+      return overview;
+    },
+    get transform() {
+      return pz.transform;
+    },
+    /** Frame the whole forest; when that needs a zoom below `min` (and `topLeft`): zoom 1 at its top left. */
+    fit({ min = 0, topLeft = false } = {}) {
+      const { w, h } = size(), b = lay.box, pad = 20;
+      if (!b.w || !b.h) return;
+      const k = Math.min(1, (w - 2 * pad) / b.w, (h - 2 * pad) / b.h);
+      if (k < min && topLeft) pz.set(pad - b.x, pad - b.y, 1);
+      else pz.set((w - b.w * k) / 2 - b.x * k, (h - b.h * k) / 2 - b.y * k, Math.max(k, 0.01));
+      draw();
+    },
+    /** Pan to item when it is not in view (zooming in to read it), draw, and return its element. */
+    show(it, { focus = false } = {}) {
+      if (!visible(it) || overview) centerOn(it, LOD_K + 0.35);
+      draw();
+      const e = drawn.get(it.key);
+      if (e && focus) e.g.focus({ preventScroll: true });
+      return e ? e.g : null;
+    },
+    centerOn,
+    /** Set the pan and zoom, and draw. */
+    setTransform(x, y, k) {
+      pz.set(x, y, k);
+      draw();
+    },
+    /** Screen box of an item, relative to the svg. */
+    screenBox(it) {
+      const t = pz.transform;
+      return { x: t.x + it.x * t.k, y: t.y + (it.y - H / 2) * t.k, w: it.w * t.k, h: H * t.k };
+    },
+    elementOf: (key) => (drawn.get(key) || {}).g || null,
+    itemOf: (key) => byKey.get(key) || null,
+    dispose() {
+      pz.dispose();
+      if (ro) ro.disconnect();
+      svg.removeEventListener("click", onClick);
+      svg.removeEventListener("mouseover", onOver);
+      svg.removeEventListener("mouseout", onOut);
+      svg.removeEventListener("focusin", onFocusIn);
+      svg.removeEventListener("focusout", onFocusOut);
+      svg.removeEventListener("keydown", onKeyDown);
+    },
+  };
+  return api;
+}

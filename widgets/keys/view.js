@@ -1,0 +1,283 @@
+/**
+ * The keys view (`kind: "keys"`, %%prng): the lineage of every PRNG key the cell touched,
+ * as a tidy tree per root (teal unused, orange consumed, red reused). Findings on top,
+ * then a toolbar (filter "only paths to reused keys", search, fit, export), the legend
+ * and summary, the tree and the details panel. Owns the state: what is folded (tree.js),
+ * the selection (a node, or a stand-in), the search matches. A finding, a search match
+ * or a breadcrumb selects a node and opens whatever hides it.
+ */
+import { h, clear, download } from "../../js/src/dom.js";
+import { search, step } from "../../js/src/search.js";
+import { svgExport, fileName } from "../graph/export.js";
+import { docHeader } from "../header.js";
+import { readKeys, reuseSet, searchRecords } from "./model.js";
+import { buildTree, initialUi, reveal, standIn, toggle } from "./tree.js";
+import { layoutForest } from "./layout.js";
+import { createScene } from "./draw.js";
+import { ariaText, nodeLines, standInLines } from "./text.js";
+import { detailsOf } from "./details.js";
+import { findingsList } from "./findings.js";
+import { legend } from "./legend.js";
+
+/** Most items the SVG export draws in detail (beyond, what the view shows). */
+const EXPORT_MAX = 5000;
+const EMPTY = "No PRNG key was used in this cell.";
+const EMPTY_HINT = "%%prng records the keys made or used by jax.random calls in the cell and in the jitted functions it calls: " +
+  "make a key (jax.random.key(0)) and draw from it, or pass one to a jitted function.";
+
+/** Extra classes and the badge of an item (how the scene draws it). */
+function describer(m) {
+  return (it) => {
+    const flags = [];
+    let badge = null;
+    if (it.type === "node") {
+      const n = m.nodes[it.id];
+      if ((Array.isArray(n.shape) && n.shape.length) || n.how === "split") flags.push("jm-k-array");
+      if (n.how === "loop") flags.push("jm-k-loop", "jm-k-stack");
+      if (n.call != null) {
+        flags.push("jm-k-jit");
+        const f = String(n.function ?? "jit");
+        badge = f.length > 24 ? f.slice(0, 23) + "…" : f;
+      }
+      if (m.findingsOf.has(it.id)) flags.push("jm-k-flagged");
+    } else if (it.type === "agg") flags.push("jm-k-stack");
+    return { flags, badge, aria: ariaText(m, it) };
+  };
+}
+
+/**
+ * Mount a keys view for `doc` into `root`.
+ * @returns {() => void} cleanup
+ */
+export function keysView(root, doc) {
+  const m = readKeys(doc);
+  const view = h("div", { class: "jm-keys" }, docHeader(doc, root), root);
+  root.appendChild(view);
+  if (m.empty) {
+    view.appendChild(h("div", { class: "jm-empty" }, [h("b", null, EMPTY, root), " ", h("span", { class: "jm-muted" }, EMPTY_HINT, root)], root));
+    return () => {};
+  }
+  const ui = initialUi();
+  const reusable = reuseSet(m).size > 0;
+  const records = searchRecords(m);
+  const st = { tree: null, lay: null, sel: null, matches: [], at: -1, query: "" };
+
+  // ---- parts ---------------------------------------------------------------------------
+  const btn = (label, title, fn, cls = "") => {
+    const b = h("button", { type: "button", class: "jm-btn " + cls, title }, label, root);
+    b.addEventListener("click", fn);
+    return b;
+  };
+  const filterBtn = btn("Only paths to reused keys", reusable ? "Show only reused keys, their ancestors and the keys made from them"
+    : "No key is reused in this cell", () => setFilter(!ui.filter));
+  filterBtn.setAttribute("aria-pressed", "false");
+  if (!reusable) filterBtn.disabled = true;
+  const hiddenText = h("span", { class: "jm-muted jm-k-hidden", "aria-live": "polite" }, "", root);
+  const input = h("input", { type: "search", class: "jm-search", placeholder: "Search keys, uses, file:line", "aria-label": "search keys" }, null, root);
+  const countText = h("span", { class: "jm-match-count", "aria-live": "polite" }, "", root);
+  const toolbar = h("div", { class: "jm-toolbar" }, [
+    filterBtn, hiddenText,
+    h("span", { class: "jm-search-wrap" }, [input, countText], root),
+    h("span", { class: "jm-spacer" }, null, root),
+    btn("Fit", "Show the whole tree", () => scene.fit()),
+    h("span", { class: "jm-muted jm-export-label" }, "Export", root),
+    btn("SVG", "Download the tree as SVG", () => exportSvg(), "jm-btn-quiet"),
+    btn("JSON", "Download the document as JSON", () => download(fileName("jaxmagic-keys", ".json"), JSON.stringify(doc, null, 2), "application/json"), "jm-btn-quiet"),
+  ], root);
+  const card = h("div", { class: "jm-k-card", role: "tooltip", hidden: true }, null, root);
+  const details = h("div", { class: "jm-details jm-k-details", "aria-label": "details" }, null, root);
+  const scene = createScene(root, {
+    describe: describer(m),
+    onActivate: (it, { toggle: t }) => (t ? toggleItem(it, true) : selectItem(it)),
+    onHover: (it) => showCard(it),
+    onKey: (it, e) => onItemKey(it, e),
+  });
+  const canvas = h("div", { class: "jm-canvas jm-k-canvas" }, [scene.svg, card], root);
+  const findings = findingsList(root, m.findings, (f) => Number.isInteger(f.node) && f.node >= 0 && f.node < m.nodes.length && selectNode(f.node, { focus: true }));
+  view.append(...[
+    findings && h("section", { class: "jm-k-sec" }, [h("h4", null, `Findings (${m.findings.length})`, root), findings], root),
+    toolbar,
+    legend(root, m),
+    h("div", { class: "jm-main jm-k-main" }, [canvas, h("div", { class: "jm-k-side" }, details, root)], root),
+  ].filter(Boolean));
+
+  // ---- tree and marks ------------------------------------------------------------------
+  /** Build and lay out the visible forest again; `anchor` (an item) keeps its place on screen. */
+  function relayout(tree, { frame = "keep", anchor = null } = {}) {
+    const before = anchor ? scene.screenBox(anchor) : null;
+    st.tree = tree || buildTree(m, ui);
+    st.lay = layoutForest(st.tree);
+    scene.setLayout(st.lay, frame);
+    const after = before ? scene.itemOf(anchor.key) : null;
+    if (after) {
+      const now = scene.screenBox(after), t = scene.transform;
+      scene.setTransform(t.x + before.x - now.x, t.y + before.y - now.y, t.k);
+    }
+    hiddenText.textContent = ui.filter ? `${st.tree.hidden} of ${m.nodes.length} keys hidden` : "";
+    paint();
+  }
+
+  /** The drawn item of the selection (a node's own item, or a stand-in by key). */
+  const selectedItem = () => {
+    if (!st.sel) return null;
+    return st.sel.node != null ? st.tree.byNode.get(st.sel.node) || null : scene.itemOf(st.sel.key);
+  };
+  function paint() {
+    const hits = new Set(), inside = new Set();
+    for (const id of st.matches) {
+      const own = st.tree.byNode.get(id);
+      if (own) hits.add(own.key);
+      else {
+        const it = standIn(m, st.tree, id);
+        if (it) inside.add(it.key);
+      }
+    }
+    const sel = selectedItem();
+    scene.setMarks({ selected: sel ? sel.key : null, hits, inside });
+  }
+
+  function showDetails() {
+    clear(details);
+    const it = st.sel ? (st.sel.node != null ? { type: "node", id: st.sel.node } : scene.itemOf(st.sel.key)) : null;
+    details.appendChild(detailsOf(root, m, it, { onPick: (id) => selectNode(id, { focus: true }), onToggle: (x) => toggleItem(scene.itemOf(x.key) || x) }));
+  }
+
+  // ---- selection -----------------------------------------------------------------------
+  /** Select node `id`, opening whatever hides it, and bring it into view. */
+  function selectNode(id, { focus = false } = {}) {
+    const wasFilter = ui.filter;
+    const tree = reveal(m, ui, id);
+    if (wasFilter !== ui.filter) syncFilter();
+    st.sel = { node: id };
+    relayout(tree);
+    showDetails();
+    const it = st.tree.byNode.get(id);
+    if (it) scene.show(it, { focus });
+  }
+  function selectItem(it) {
+    st.sel = it.type === "node" ? { node: it.id } : { key: it.key };
+    paint();
+    showDetails();
+  }
+  function clearSelection() {
+    st.sel = null;
+    card.hidden = true;
+    paint();
+    showDetails();
+  }
+  /** Fold or unfold an item (stand-ins: unfold, or show the next page), keeping it where it is on screen. */
+  function toggleItem(it, select = false) {
+    if (!it) return;
+    toggle(ui, it);
+    if (select && it.type !== "more") st.sel = it.type === "node" ? { node: it.id } : { key: it.key };
+    relayout(null, { anchor: it });
+    showDetails();
+  }
+  function syncFilter() {
+    filterBtn.setAttribute("aria-pressed", String(ui.filter));
+    filterBtn.classList.toggle("jm-k-on", ui.filter);
+  }
+  function setFilter(on) {
+    ui.filter = on;
+    syncFilter();
+    relayout(null, { frame: "start" });
+  }
+
+  // ---- hover card ----------------------------------------------------------------------
+  function showCard(it) {
+    if (!it) {
+      card.hidden = true;
+      return;
+    }
+    const lines = it.type === "node" ? nodeLines(m.nodes[it.id]) : standInLines(m, it);
+    card.textContent = lines.join("\n");
+    card.hidden = false;
+    const b = scene.screenBox(it);
+    const w = canvas.clientWidth || 900;
+    card.style.left = `${Math.max(4, Math.min(b.x, w - 380))}px`;
+    card.style.top = `${Math.max(4, b.y + b.h + 6)}px`;
+  }
+
+  // ---- search --------------------------------------------------------------------------
+  function runSearch() {
+    st.query = input.value;
+    st.matches = search(records, st.query);
+    st.at = -1;
+    countText.textContent = st.query.trim() ? `${st.matches.length} match${st.matches.length === 1 ? "" : "es"}` : "";
+    paint();
+  }
+  function nextMatch(dir) {
+    if (!st.matches.length) return;
+    st.at = step(st.at, st.matches.length, dir);
+    selectNode(st.matches[st.at]);
+    countText.textContent = `${st.at + 1} of ${st.matches.length}`;
+  }
+  input.addEventListener("input", runSearch);
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      nextMatch(e.shiftKey ? -1 : 1);
+    } else if (e.key === "Escape" && input.value) {
+      e.preventDefault();
+      e.stopPropagation();
+      input.value = "";
+      runSearch();
+    }
+  });
+
+  // ---- keyboard ------------------------------------------------------------------------
+  const focusItem = (it) => it && scene.show(it, { focus: true });
+  function onItemKey(it, e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const items = st.tree.items;
+    const handled = {
+      Enter: () => activateKey(it),
+      " ": () => activateKey(it),
+      ArrowDown: () => focusItem(items[it.index + 1]),
+      ArrowUp: () => focusItem(items[it.index - 1]),
+      ArrowRight: () => (it.collapsible && !it.expanded ? toggleAndFocus(it) : focusItem(it.children[0])),
+      ArrowLeft: () => (it.collapsible && it.expanded ? toggleAndFocus(it) : focusItem(it.parent)),
+      Home: () => focusItem(items[0]),
+      End: () => focusItem(items[items.length - 1]),
+    }[e.key];
+    if (!handled) return;
+    e.preventDefault();
+    e.stopPropagation(); // keep Jupyter's command mode out of it
+    handled();
+  }
+  function toggleAndFocus(it) {
+    toggleItem(it);
+    const again = scene.itemOf(it.key);
+    if (again) focusItem(again);
+  }
+  function activateKey(it) {
+    if (it.type === "node") selectItem(it);
+    if (it.collapsible || it.type === "more") toggleAndFocus(it);
+    else if (it.type !== "node") selectItem(it);
+  }
+  const onKey = (e) => {
+    if (e.key !== "Escape" || e.ctrlKey || e.metaKey || e.altKey) return;
+    e.preventDefault();
+    e.stopPropagation();
+    clearSelection();
+  };
+  root.setAttribute("tabindex", "0");
+  root.addEventListener("keydown", onKey);
+
+  // ---- export --------------------------------------------------------------------------
+  function exportSvg() {
+    const all = st.lay.items.length <= EXPORT_MAX;
+    if (all) scene.draw({ all: true });
+    const bg = root.ownerDocument.defaultView.getComputedStyle(canvas).backgroundColor;
+    const out = svgExport(scene.svg, st.lay.box, bg);
+    scene.draw();
+    download(fileName("jaxmagic-keys", ".svg"), out.text, "image/svg+xml");
+  }
+
+  relayout(null, { frame: "start" });
+  showDetails();
+  return () => {
+    scene.dispose();
+    root.removeEventListener("keydown", onKey);
+  };
+}
