@@ -24,7 +24,6 @@ import inspect
 import io
 import sys
 import time
-import types
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -32,7 +31,7 @@ from typing import Any, Callable, Protocol
 import jax
 import numpy as np
 
-from . import grad_values, grads, jax_compat, source
+from . import aliases, grad_values, grads, jax_compat, source
 from .record import ArgSpec, GradCall, Signature
 from .signature import _leaf_spec
 
@@ -178,20 +177,8 @@ def patch_grads(stack: ExitStack, namespace: dict) -> None:
     if not patched_of:
         return
 
-    aliases: list[tuple[str, Any, Any]] = []
-    stack.callback(_restore_aliases, namespace, aliases)  # first: an interrupted rebinding is undone too
-    # One pass, type test first: a notebook namespace holds arrays, which cannot be hashed.
-    function = types.FunctionType
-    found = [(name, value) for name, value in namespace.items() if type(value) is function and value in patched_of]
-    for name, original in found:
-        aliases.append((name, original, patched_of[original]))
-        namespace[name] = patched_of[original]
+    aliases.rebind_aliases(stack, namespace, patched_of)
 
-
-def _restore_aliases(namespace: dict, aliases: list[tuple[str, Any, Any]]) -> None:
-    for name, original, patched in aliases:
-        if namespace.get(name) is patched:
-            namespace[name] = original
 
 
 # ---------------------------------------------------------------------------------------------

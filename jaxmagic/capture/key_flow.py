@@ -357,10 +357,7 @@ class _Reader:
                 sampler = (name, tuple(getattr(aval, "shape", ())) if aval is not None else None,
                            jax_compat.short_dtype(aval.dtype) if aval is not None else None, where)
         self.read(sub, inner, ctx.replace(sampler=sampler))
-        for o, v in zip(eqn.outvars, sub.outvars):
-            k = None if jax_compat.is_literal(v) else inner.get(v)
-            if k is not None:
-                env[o] = k
+        _bind(env, eqn.outvars, [None if jax_compat.is_literal(v) else inner.get(v) for v in sub.outvars])
 
     def _constants(self, jaxpr: Any, closed: Any, env: dict, ctx: _Context) -> None:
         consts = tuple(getattr(closed, "consts", ()) or ())
@@ -378,10 +375,7 @@ class _Reader:
         consts, carry, xs = ins[:n_consts], ins[n_consts:n_consts + n_carry], ins[n_consts + n_carry:]
         xs_keys = [None if k is None else self._row(k, None, tuple(self.out.keys[k].shape[1:]), outer, eqn)
                    for k in xs]
-        result = self._loop_body(eqn, body, consts, carry, xs_keys, n_carry, outer, ctx)
-        for o, k in zip(eqn.outvars, result):
-            if k is not None:
-                env[o] = k
+        _bind(env, eqn.outvars, self._loop_body(eqn, body, consts, carry, xs_keys, n_carry, outer, ctx))
 
     def while_loop(self, eqn: Any, ins: list, env: dict, ctx: _Context) -> None:
         body = _sub(eqn, "body_jaxpr")
@@ -390,10 +384,7 @@ class _Reader:
         loop = self._loop("while", None, loc)
         outer = ctx.enter(loop)
         consts, carry = ins[n_cond:n_cond + n_body], ins[n_cond + n_body:]
-        result = self._loop_body(eqn, body, consts, carry, [], len(carry), outer, ctx)
-        for o, k in zip(eqn.outvars, result):
-            if k is not None:
-                env[o] = k
+        _bind(env, eqn.outvars, self._loop_body(eqn, body, consts, carry, [], len(carry), outer, ctx))
 
     def _loop(self, kind: str, length: int | None, loc: SourceLocation | None) -> int:
         self.out.loops.append(Loop(kind, length, loc))
@@ -468,6 +459,13 @@ class _Context:
 
     def replace(self, **kw: Any) -> _Context:
         return _Context(**{"level": self.level, "branch": self.branch, "sampler": self.sampler, **kw})
+
+
+def _bind(env: dict, outvars: list, keys: list) -> None:
+    """Map an eqn's outputs to the key nodes its body returned (None: not a key)."""
+    for o, k in zip(outvars, keys):
+        if k is not None:
+            env[o] = k
 
 
 def _literal_int(atom: Any) -> int | None:

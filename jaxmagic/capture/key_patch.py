@@ -16,13 +16,12 @@ import contextlib
 import functools
 import inspect
 import sys
-import types
 from contextlib import ExitStack
 from typing import Any, Callable, Iterator, Protocol
 
 import jax
 
-from . import jax_compat
+from . import aliases, jax_compat
 
 MAKERS = {"key": "seed", "PRNGKey": "seed", "wrap_key_data": "wrap"}  # make a key from a seed or data
 DERIVATIONS = {"split": "split", "fold_in": "fold_in", "clone": "clone", "key_data": "data"}
@@ -126,19 +125,8 @@ def patch_random(stack: ExitStack, namespace: dict) -> None:
         setattr(module, name, patched)
         stack.callback(setattr, module, name, original)
         patched_of[original] = patched
-    aliases: list[tuple[str, Any, Any]] = []
-    stack.callback(_restore_aliases, namespace, aliases)
-    function = types.FunctionType
-    for name, value in list(namespace.items()):
-        if type(value) is function and value in patched_of:
-            aliases.append((name, value, patched_of[value]))
-            namespace[name] = patched_of[value]
+    aliases.rebind_aliases(stack, namespace, patched_of)
 
-
-def _restore_aliases(namespace: dict, aliases: list[tuple[str, Any, Any]]) -> None:
-    for name, original, patched in aliases:
-        if namespace.get(name) is patched:
-            namespace[name] = original
 
 
 def patch_eager_transforms(stack: ExitStack) -> None:

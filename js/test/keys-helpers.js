@@ -6,23 +6,11 @@
  * committed: wide splits, many roots, long runs.
  */
 import { afterEach } from "vitest";
+import { useView } from "./mounting.js";
 import { keysView } from "../../widgets/keys/view.js";
 
-/** `render(doc)` mounts into a fresh `.jm-root`; everything is unmounted after each test. */
-export function useKeys() {
-  const cleanups = [];
-  afterEach(() => {
-    while (cleanups.length) cleanups.pop()();
-    document.body.textContent = "";
-  });
-  return function render(doc) {
-    const root = document.createElement("div");
-    root.className = "jm-root";
-    document.body.appendChild(root);
-    cleanups.push(keysView(root, doc));
-    return root;
-  };
-}
+/** `render(doc)` mounts the keys view into a fresh `.jm-root`; unmounted after each test. */
+export const useKeys = () => useView(keysView);
 
 /** Give every element a client size of w x h (0 x 0 in jsdom) until the test ends: a big view culls nothing. */
 export function useViewSize() {

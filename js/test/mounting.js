@@ -5,6 +5,25 @@
 import { afterEach } from "vitest";
 import { mount } from "../../widgets/index.js";
 
+/**
+ * `render(doc)` mounts one view straight from its module (`view(root, doc)` returns a cleanup)
+ * into a fresh `.jm-root`, as the bundle entries do; everything is unmounted after each test.
+ */
+export function useView(view) {
+  const cleanups = [];
+  afterEach(() => {
+    while (cleanups.length) cleanups.pop()();
+    document.body.textContent = "";
+  });
+  return function render(doc) {
+    const root = document.createElement("div");
+    root.className = "jm-root";
+    document.body.appendChild(root);
+    cleanups.push(view(root, doc));
+    return root;
+  };
+}
+
 /** `render(doc)` mounts into a fresh element; everything is unmounted after each test. */
 export function useMounting() {
   const cleanups = [];

@@ -3,24 +3,11 @@
  * (the bundle entries register it elsewhere), and a synthetic document far past the
  * element cap (never committed): a 64x64 mesh and an array of 4,096 blocks.
  */
-import { afterEach } from "vitest";
+import { useView } from "./mounting.js";
 import { shardingView } from "../../widgets/sharding/view.js";
 
-/** `render(doc)` mounts into a fresh `.jm-root`; everything is unmounted after each test. */
-export function useSharding() {
-  const cleanups = [];
-  afterEach(() => {
-    while (cleanups.length) cleanups.pop()();
-    document.body.textContent = "";
-  });
-  return function render(doc) {
-    const root = document.createElement("div");
-    root.className = "jm-root";
-    document.body.appendChild(root);
-    cleanups.push(shardingView(root, doc));
-    return root;
-  };
-}
+/** `render(doc)` mounts the sharding view into a fresh `.jm-root`; unmounted after each test. */
+export const useSharding = () => useView(shardingView);
 
 /** A `kind: "sharding"` document of `side` x `side` devices and one array tiled over all of them. */
 export function bigMesh(side = 64) {

@@ -209,12 +209,8 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     const it = itemOf(e.target);
     if (it) onKey(it, e);
   };
-  svg.addEventListener("click", onClick);
-  svg.addEventListener("mouseover", onOver);
-  svg.addEventListener("mouseout", onOut);
-  svg.addEventListener("focusin", onFocusIn);
-  svg.addEventListener("focusout", onFocusOut);
-  svg.addEventListener("keydown", onKeyDown);
+  const listeners = { click: onClick, mouseover: onOver, mouseout: onOut, focusin: onFocusIn, focusout: onFocusOut, keydown: onKeyDown };
+  for (const [type, fn] of Object.entries(listeners)) svg.addEventListener(type, fn);
   // A first frame made before the svg had a size (a widget drawn while hidden) is made again once it has one.
   let blind = null;
   const onResize = () => {
@@ -299,12 +295,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     dispose() {
       pz.dispose();
       if (ro) ro.disconnect();
-      svg.removeEventListener("click", onClick);
-      svg.removeEventListener("mouseover", onOver);
-      svg.removeEventListener("mouseout", onOut);
-      svg.removeEventListener("focusin", onFocusIn);
-      svg.removeEventListener("focusout", onFocusOut);
-      svg.removeEventListener("keydown", onKeyDown);
+      for (const [type, fn] of Object.entries(listeners)) svg.removeEventListener(type, fn);
     },
   };
   return api;
