@@ -20,6 +20,7 @@ iteration: `repeats` turns that into counts. Cond branches are alternatives
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -118,7 +119,9 @@ def _sub_consts(eqn: Any, name: str) -> tuple:
     return tuple(getattr(eqn.params.get(name), "consts", ()) or ())
 
 
+@functools.lru_cache(maxsize=64)
 def _is_key_dtype(dtype: Any) -> bool:
+    """Cached per dtype: `issubdtype` costs several µs, and every key of a long loop asks."""
     try:
         import jax
 
@@ -484,6 +487,9 @@ def _impl_name(impl: Any) -> str | None:
     return str(getattr(impl, "name", None) or impl)
 
 
+_impls: dict[Any, str | None] = {}  # key dtype -> implementation name
+
+
 def key_words(value: Any) -> tuple[str | None, np.ndarray | None]:
     """(impl name, uint32 words with keys on the leading axes) of a typed key or raw key data; (None, None) if neither."""
     try:
@@ -491,10 +497,12 @@ def key_words(value: Any) -> tuple[str | None, np.ndarray | None]:
 
         dtype = getattr(value, "dtype", None)
         if _is_key_dtype(dtype):
-            impl = jax.random.key_impl(value)
-            base = getattr(value, "_base_array", None)
+            impl = _impls.get(dtype)
+            if impl is None:
+                impl = _impls[dtype] = _impl_name(jax.random.key_impl(value))
+            base = getattr(value, "_base_array", None)  # the words, without a dispatch (key_data is ~25 µs)
             data = np.asarray(base if base is not None else jax.random.key_data(value))
-            return _impl_name(impl), data
+            return impl, data
         if dtype is not None and str(dtype) == "uint32" and np.ndim(value) >= 1 and np.shape(value)[-1] in (2, 4):
             return None, np.asarray(value)
     except Exception:

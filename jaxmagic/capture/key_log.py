@@ -255,6 +255,7 @@ class _Builder:
         self.words: dict[int, Any] = {}  # id(object) -> (impl, words)
         self.locations: dict[tuple, SourceLocation | None] = {}
         self._branches: dict[int, tuple] = {}  # id(KeyUse) -> (call, cond path) for uses inside cond branches
+        self._labels: dict[tuple, tuple[str, str]] = {}  # (program, key, function) -> (label, detail)
 
     # -- objects ---------------------------------------------------------------------------
     def data(self, obj: Any) -> tuple[str | None, Any]:
@@ -461,7 +462,10 @@ class _Builder:
                     node = self.for_value(flat[key.index])
                     if node is not None:
                         return [node]
-        label, detail = _program_label(key, call, self.nodes[parent].record if parent is not None else None, loop)
+        made_as = (id(call.program), key.id, call.name)
+        if made_as not in self._labels:  # the same for every call of a program
+            self._labels[made_as] = _program_label(key, call, loop)
+        label, detail = self._labels[made_as]
         node = self.new(key.how, parent, label, detail, shape=key.shape, count=count, index=key.index,
                         typed=key.typed, impl=key.impl, made=where, call=call.index, function=call.name,
                         loop=loop, level=key.level)
@@ -544,7 +548,7 @@ def _dtype(value: Any) -> str | None:
     return None if dtype is None else jax_compat.short_dtype(dtype)
 
 
-def _program_label(key: Any, call: _Call, parent: KeyRecord | None, loop: str | None) -> tuple[str, str]:
+def _program_label(key: Any, call: _Call, loop: str | None) -> tuple[str, str]:
     inside = (f"inside {call.name}" if call.name else "in an eager transform") + (f", {loop}" if loop else "")
     if key.how == "split":
         n = "×".join(map(str, key.shape)) or "1"

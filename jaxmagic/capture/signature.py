@@ -117,11 +117,18 @@ def dynamic_leaves(fn: Any, args: tuple, kwargs: dict) -> list:
     No avals are read (about 1 us a leaf less than a signature): how capture/key_log.py
     finds the key arguments of every call of a function whose program handles keys.
     """
+    if not has_static_arguments(fn):  # jit flattens (args, kwargs), kwargs by sorted name: one C++ call
+        return jax.tree_util.tree_leaves((args, kwargs))
     leaves: list = []
     for _, value, static, _ in _arguments(fn, args, kwargs):
         if not static:
             leaves.extend(jax.tree_util.tree_leaves(value))
     return leaves
+
+
+def has_static_arguments(fn: Any) -> bool:
+    info = jax_compat.jit_info(fn)
+    return bool(getattr(info, "static_argnums", ()) or getattr(info, "static_argnames", ()))
 
 
 def _placement(spec: ArgSpec) -> str:
