@@ -102,6 +102,19 @@ def fold_in_distinct():
     jr.normal(jr.fold_in(k, 2))
 
 
+def clone_then_both():
+    k = jr.key(9)
+    k2 = jr.clone(k)  # JAX's way to say "I mean to use this key twice"
+    jr.normal(k)
+    jr.normal(k2)
+
+
+def fold_in_same_data_twice():
+    k = jr.key(10)
+    jr.normal(jr.fold_in(k, 3))
+    jr.normal(jr.fold_in(k, 3))  # the same child key: the same numbers
+
+
 PROGRAMS = [
     ("eager_typed_reuse", eager_typed_reuse, True),
     ("eager_split_after_use", eager_split_after_use, True),
@@ -111,6 +124,7 @@ PROGRAMS = [
     ("scan_outside_key", scan_outside_key, True),
     ("scan_clean", scan_clean, False),
     ("fold_in_distinct", fold_in_distinct, False),
+    ("clone_then_both", clone_then_both, False),
 ]
 
 
@@ -417,3 +431,19 @@ def test_evaluating_programs_again_for_values_records_no_key_use():
         f(jr.key(83))
     [root] = cap.keys
     assert root.state == "consumed" and len(root.uses) == 1
+
+
+def test_the_same_fold_in_twice_is_one_key_drawn_twice():
+    assert not _jax_says_reuse(fold_in_same_data_twice)  # JAX checks objects; the data is the same
+    cap = _capture(fold_in_same_data_twice)
+    [reused] = _reused(cap)
+    assert reused.how == "fold_in" and len(reused.made) == 2
+    assert len(cap.keys) == 2  # the root and one child, not two children
+
+
+def test_a_huge_split_stays_bounded():
+    from jaxmagic.capture import key_log
+
+    cap = _capture(lambda: jr.normal(jr.split(jr.key(11), key_log.MAX_ROWS + 10)[-1]))
+    assert any("rows told apart" in n for n in cap.notes)
+    assert len(cap.keys) <= 4

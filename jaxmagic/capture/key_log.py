@@ -29,6 +29,7 @@ from .record import Finding, KeyRecord, KeyUse, SourceLocation
 
 MAX_EVENTS = 50_000  # random calls and keyed jitted calls recorded per capture; later ones are counted
 MAX_NODES = 50_000  # nodes the lineage may grow to; past it, later program calls add none
+MAX_ROWS = 100_000  # rows of one key array indexed by value (a split of a million keys stays fast)
 _LABELS = {"split": "split", "fold_in": "fold_in", "clone": "clone", "data": "key_data", "wrap": "wrap_key_data"}
 
 
@@ -197,7 +198,7 @@ class KeyLog:
         if self.dropped:
             notes.append(f"{self.dropped} more random calls were not recorded (the first {MAX_EVENTS} were)")
         records, findings = builder.finish()
-        return records, findings, notes
+        return records, findings, notes + sorted(builder.notes)
 
     def seed_words(self, seed: int, impl: str | None) -> Any:
         """The data of `key(seed)`, from JAX itself (once per seed and implementation)."""
@@ -256,6 +257,7 @@ class _Builder:
         self.locations: dict[tuple, SourceLocation | None] = {}
         self._branches: dict[int, tuple] = {}  # id(KeyUse) -> (call, cond path) for uses inside cond branches
         self._labels: dict[tuple, tuple[str, str]] = {}  # (program, key, function) -> (label, detail)
+        self.notes: set[str] = set()
 
     # -- objects ---------------------------------------------------------------------------
     def data(self, obj: Any) -> tuple[str | None, Any]:
@@ -291,6 +293,10 @@ class _Builder:
             return
         self.by_array.setdefault(_value(words), node)
         flat = words.reshape(-1, words.shape[-1])
+        if len(flat) > MAX_ROWS:
+            self.notes.add(f"a key array of {len(flat)} keys has only its first {MAX_ROWS} rows told apart: a key "
+                           "taken from further in is drawn as a root")
+            flat = flat[:MAX_ROWS]
         for i, row in enumerate(flat):
             value = _value(row)
             if value not in self.by_value:
@@ -390,6 +396,11 @@ class _Builder:
             detail = f"jax.random.fold_in({parent.label}, {op.extra if op.extra is not None else 'data'})"
         else:
             label, detail = "clone", f"jax.random.clone({parent.label}): a copy JAX's reuse checker lets you use again"
+        if op.kind != "clone" and words is not None:
+            same = self.by_array.get(_value(words)) if words.ndim > 1 else self.by_value.get(_value(words))
+            if same is not None:  # the same derivation again (split or fold_in of one key twice): one node
+                self.nodes[same].record.made.extend(made)
+                return
         node = self.new(op.kind, parents[0], label, detail, shape=shape, typed=parent.typed, impl=impl,
                         words=None if op.kind == "clone" else words, made=made)
         if op.kind == "clone":
