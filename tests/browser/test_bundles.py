@@ -41,8 +41,9 @@ _DRAWN_JS = {
     "grad": """(r) => { const c = [...r.querySelectorAll('.jm-grad-pane .jm-canvas')];
       return c.length >= 2 && c.every((x) => x.hasAttribute('data-draws')); }""",
     "sharding": "(r) => r.querySelector('.jm-sharding') && r.querySelectorAll('.jm-sh-sec').length > 0",
+    "keys": "(r) => r.querySelector('.jm-keys') && r.querySelectorAll('.jm-k-svg .jm-k-item').length > 0",
 }
-_LAYS_OUT = {"graph": True, "timeline": False, "grad": True, "sharding": False}
+_LAYS_OUT = {"graph": True, "timeline": False, "grad": True, "sharding": False, "keys": False}
 
 
 @pytest.fixture(scope="module")

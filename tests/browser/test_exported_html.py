@@ -79,7 +79,8 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
     _assert_offline_and_clean(guarded_page)
 
 
-OTHER_VIEW_MARKS = {"trace": "canvas", "grad_graph": ".jm-grad", "sharding": ".jm-sharding"}
+OTHER_VIEW_MARKS = {"trace": "canvas", "grad_graph": ".jm-grad", "sharding": ".jm-sharding",
+                    "prng": ".jm-keys .jm-k-svg .jm-k-item"}
 
 
 def other_magic_cells(notebook: Path) -> list[tuple[int, str]]:
