@@ -442,8 +442,8 @@ def test_the_same_fold_in_twice_is_one_key_drawn_twice():
 
 
 def test_a_huge_split_stays_bounded():
-    from jaxmagic.capture import key_log
+    from jaxmagic.capture import key_lineage
 
-    cap = _capture(lambda: jr.normal(jr.split(jr.key(11), key_log.MAX_ROWS + 10)[-1]))
+    cap = _capture(lambda: jr.normal(jr.split(jr.key(11), key_lineage.MAX_ROWS + 10)[-1]))
     assert any("rows told apart" in n for n in cap.notes)
     assert len(cap.keys) <= 4
