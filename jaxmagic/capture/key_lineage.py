@@ -11,7 +11,7 @@ carries count for the key passed in, cond branches are alternatives) and sets ea
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -54,8 +54,6 @@ class ProgramCall:
 @dataclass
 class _Node:
     record: KeyRecord
-    level: tuple = ()  # loops of the program call it was made in (for repeats)
-    rows: dict[int, bytes] = field(default_factory=dict)  # row index -> value of rows not yet made nodes
     words: Any = None  # uint32 words with keys on the leading axes, when known
     carried_to: int | None = None  # a loop body's carry out: the loop node it becomes
 
@@ -65,9 +63,9 @@ def _shape_of(value: Any) -> tuple[int, ...] | None:
     return tuple(shape) if shape is not None else None
 
 
-def _value(words: np.ndarray) -> bytes:
-    """A hashable identity for key data: the words and the shape they come in."""
-    return words.astype(np.uint32).tobytes() + repr(words.shape).encode()
+def _value(words: np.ndarray) -> tuple:
+    """A hashable identity for key data: the shape and the words (key data is always uint32)."""
+    return words.shape, words.tobytes()
 
 
 class Lineage:
@@ -76,9 +74,9 @@ class Lineage:
     def __init__(self, seed_words: Callable[[int, str | None], Any]) -> None:
         self.seed_words = seed_words  # the data of key(seed), from JAX
         self.nodes: list[_Node] = []
-        self.by_value: dict[bytes, int] = {}  # one key's data -> node
-        self.by_array: dict[bytes, int] = {}  # a key array's data -> node
-        self.pending: dict[bytes, tuple[int, int]] = {}  # a row's data -> (array node, row index)
+        self.by_value: dict[tuple, int] = {}  # one key's data -> node
+        self.by_array: dict[tuple, int] = {}  # a key array's data -> node
+        self.pending: dict[tuple, tuple[int, int]] = {}  # a row's data -> (array node, row index)
         self.by_object: dict[int, int] = {}  # id(clone result) -> node: clones share data on purpose
         self.words: dict[int, Any] = {}  # id(object) -> (impl, words)
         self.locations: dict[tuple, SourceLocation | None] = {}
@@ -101,10 +99,9 @@ class Lineage:
         return self.locations[raw]
 
     def new(self, how: str, parent: int | None, label: str, detail: str, **kw: Any) -> int:
-        level = kw.pop("level", ())
         words = kw.pop("words", None)
         record = KeyRecord(id=len(self.nodes), parent=parent, how=how, label=label, detail=detail, **kw)
-        self.nodes.append(_Node(record, level=level))
+        self.nodes.append(_Node(record))
         if words is not None:
             self.register(record.id, words)
         return record.id
@@ -306,7 +303,7 @@ class Lineage:
         label, detail = self._labels[made_as]
         node = self.new(key.how, parent, label, detail, shape=key.shape, count=count, index=key.index,
                         typed=key.typed, impl=key.impl, made=where, call=call.index, function=call.name,
-                        loop=loop, level=key.level)
+                        loop=loop)
         if key.carried is not None and mapped.get(key.carried):
             self.nodes[node].carried_to = mapped[key.carried][0]
             self.nodes[node].record.detail += "; it becomes the next iteration's carried key"
