@@ -447,3 +447,18 @@ def test_a_huge_split_stays_bounded():
     cap = _capture(lambda: jr.normal(jr.split(jr.key(11), key_lineage.MAX_ROWS + 10)[-1]))
     assert any("rows told apart" in n for n in cap.notes)
     assert len(cap.keys) <= 4
+
+
+def test_errors_inside_eager_transforms_pass_through_unchanged():
+    def bad_body(c, _):
+        return c + jnp.ones(3), None  # a carry of the wrong shape: JAX's own TypeError
+
+    with pytest.raises(TypeError) as plain:
+        jax.lax.scan(bad_body, jr.normal(jr.key(90)), None, length=2)
+    with pytest.raises(TypeError) as captured:
+        with jaxmagic.capture({}):
+            jax.lax.scan(bad_body, jr.normal(jr.key(90)), None, length=2)
+    assert str(captured.value) == str(plain.value)
+    from jax._src import core
+
+    assert getattr(core.EvalTrace.process_primitive, "_jaxmagic_original", None) is None  # restored

@@ -150,6 +150,7 @@ def patch_eager_transforms(stack: ExitStack) -> None:
         return
 
     def process_primitive(self: Any, primitive: Any, args: Any, params: Any, /) -> Any:
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         recorder = _recorder
         if recorder is None or _inside[0] or primitive.name not in WATCHED or _from_jit_dispatch():
             return original(self, primitive, args, params)
