@@ -171,9 +171,10 @@ def patch_eager_transforms(stack: ExitStack) -> None:
 
 
 def _from_jit_dispatch() -> bool:
-    """True when the bind is a jitted function called from Python with concrete arguments (its C++
-    dispatch fell back to Python's `cache_miss`), False when a transformation (a vmap, jvp or
-    partial-eval trace's `process_primitive`) bound it on the way down to evaluation."""
+    """True when the bind comes straight from a jitted function's own dispatch (`cache_miss`, no
+    transformation's `process_primitive` in between): such calls are the session's to record, on
+    a JAX version that binds them here (0.10 calls the program directly). False when a
+    transformation (a vmap, jvp or partial-eval trace) bound it on its way down to evaluation."""
     frame = sys._getframe(2)  # above this function and the process_primitive stand-in
     for _ in range(12):
         if frame is None:
