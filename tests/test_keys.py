@@ -462,3 +462,16 @@ def test_errors_inside_eager_transforms_pass_through_unchanged():
     from jax._src import core
 
     assert getattr(core.EvalTrace.process_primitive, "_jaxmagic_original", None) is None  # restored
+
+
+def test_keys_are_called_by_their_namespace_names():
+    ns = {"rng": jr.key(95), "jr": jr}
+    with jaxmagic.capture(ns) as cap:
+        exec("rng, sub = jr.split(rng)\nx = jr.normal(sub)\n", ns)
+    [root] = [r for r in cap.keys if r.parent is None]
+    assert root.how == "input" and root.label == "rng" and "before the cell" in root.detail
+    named = {name: r for r in cap.keys for name in r.names}
+    assert named["rng"].how == "row" and named["rng"].index == 0  # the key the cell left in `rng`
+    assert named["sub"].index == 1 and named["sub"].state == "consumed"
+    doc = jaxmagic.document(cap, "keys")
+    assert sorted(n for node in doc["nodes"] for n in node["names"]) == ["rng", "sub"]

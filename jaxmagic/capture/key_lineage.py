@@ -83,6 +83,7 @@ class Lineage:
         self._branches: dict[int, tuple] = {}  # id(KeyUse) -> (call, cond path) for uses inside cond branches
         self._labels: dict[tuple, tuple[str, str]] = {}  # (program, key, function) -> (label, detail)
         self.notes: set[str] = set()
+        self._named_inputs: dict[tuple, str] = {}  # key data -> namespace name bound before the cell
 
     # -- objects ---------------------------------------------------------------------------
     def data(self, obj: Any) -> tuple[str | None, Any]:
@@ -152,8 +153,7 @@ class Lineage:
         if words.ndim == 1:
             node = self.for_value(words)
             if node is None:
-                node = self.new(default_how, None, _input_label(words), _INPUT_DETAIL, typed=typed, impl=impl,
-                                words=words)
+                node = self.new(default_how, None, *self._input_text(words), typed=typed, impl=impl, words=words)
             return [node]
         whole = self.by_array.get(_value(words))
         if whole is not None:
@@ -161,10 +161,19 @@ class Lineage:
         flat = words.reshape(-1, words.shape[-1])
         rows = [self.for_value(row) for row in flat]
         if all(r is None for r in rows):
-            return [self.new(default_how, None, f"{len(flat)} keys", _INPUT_DETAIL, shape=tuple(words.shape[:-1]),
-                             typed=typed, impl=impl, words=words)]
-        return [r if r is not None else self.new(default_how, None, _input_label(row), _INPUT_DETAIL, typed=typed,
-                                                 impl=impl, words=row) for r, row in zip(rows, flat)]
+            name = self._named_inputs.get(_value(words))
+            return [self.new(default_how, None, name or f"{len(flat)} keys",
+                             f"`{name}`, bound before the cell" if name else _INPUT_DETAIL,
+                             shape=tuple(words.shape[:-1]), typed=typed, impl=impl, words=words)]
+        return [r if r is not None else self.new(default_how, None, *self._input_text(row), typed=typed, impl=impl,
+                                                 words=row) for r, row in zip(rows, flat)]
+
+    def _input_text(self, words: np.ndarray) -> tuple[str, str]:
+        """Label and detail of a key first seen as an argument: its name when it was bound before the cell."""
+        name = self._named_inputs.get(_value(words))
+        if name is not None:
+            return name, f"`{name}`, bound before the cell"
+        return _input_label(words), _INPUT_DETAIL
 
     def use(self, nodes: list[int], use: KeyUse) -> None:
         for node in nodes:
@@ -308,6 +317,27 @@ class Lineage:
             self.nodes[node].carried_to = mapped[key.carried][0]
             self.nodes[node].record.detail += "; it becomes the next iteration's carried key"
         return [node]
+
+    # -- namespace names ------------------------------------------------------------------------
+    def names_before(self, named: list[tuple[str, Any]]) -> None:
+        """Keys bound before the cell: a root first seen as an argument is called by its name."""
+        self._named_inputs = {}
+        for name, obj in named:
+            _, words = self.data(obj)
+            if words is not None:
+                self._named_inputs.setdefault(_value(words), name)
+
+    def names_after(self, named: list[tuple[str, Any]]) -> None:
+        """Keys the cell leaves bound to names: each node they are gets the name."""
+        for name, obj in named:
+            _, words = self.data(obj)
+            if words is None:
+                continue
+            node = (self.by_array.get(_value(words)) if words.ndim > 1 else self.by_value.get(_value(words)))
+            if node is None and words.ndim == 1 and _value(words) in self.pending:
+                node = self.for_value(words)
+            if node is not None and name not in self.nodes[node].record.names:
+                self.nodes[node].record.names.append(name)
 
     # -- the result ----------------------------------------------------------------------------
     def finish(self) -> tuple[list[KeyRecord], list[Finding]]:

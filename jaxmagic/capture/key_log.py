@@ -22,6 +22,8 @@ from . import jax_compat, key_flow, source
 from .key_lineage import MAX_NODES, EagerOp, Lineage, ProgramCall
 from .record import Finding, KeyRecord, SourceLocation
 
+MAX_NAMED = 1_000  # namespace names of keys looked at, per end of the cell
+_ARRAY_TYPES = frozenset({"ArrayImpl", "PRNGKeyArray", "PRNGKeyArrayImpl"})  # jax.Array types, by name: no isinstance per value
 MAX_EVENTS = 50_000  # random calls and keyed jitted calls recorded per capture; later ones are counted
 
 
@@ -54,6 +56,8 @@ class KeyLog:
 
     def __init__(self) -> None:
         self._events: list[EagerOp | ProgramCall] = []
+        self._names_before: list[tuple[str, Any]] = []  # (name, key object) bound when the cell started
+        self._names_after: list[tuple[str, Any]] = []  # ... and when it ended
         self._order = 0
         self.dropped = 0
         self._programs: dict[int, Any] = {}  # id(artifacts) -> ProgramKeys (or None: no keys)
@@ -127,13 +131,28 @@ class KeyLog:
         self._events.append(ProgramCall(self._order, index, name, program, inputs, outputs, site))
 
     # -- when the capture stops ---------------------------------------------------------------
+    def note_names(self, namespace: dict, before: bool) -> None:
+        """Keys bound to names in the namespace, when the cell starts (`before`) or ends: the
+        tree names its roots from earlier cells and the keys the cell leaves behind by them."""
+        found = self._names_before if before else self._names_after
+        try:
+            for name, value in list(namespace.items()):
+                if len(found) >= MAX_NAMED:
+                    break
+                if not name.startswith("_") and type(value).__name__ in _ARRAY_TYPES and key_flow.might_hold_keys(value):
+                    found.append((name, value))
+        except Exception:  # a namespace that cannot be walked names nothing
+            pass
+
     def finish(self) -> tuple[list[KeyRecord], list[Finding], list[str]]:
         """The lineage, its findings and notes; drops every key object held."""
         events, self._events = self._events, []
+        named, self._names_before, self._names_after = (self._names_before, self._names_after), [], []
         self._programs.clear()
         if not events:
             return [], [], []
         builder = Lineage(self.seed_words)
+        builder.names_before(named[0])
         notes = []
         for event in events:
             if len(builder.nodes) >= MAX_NODES:
@@ -148,6 +167,7 @@ class KeyLog:
                 notes.append(f"a key operation was not recorded: {type(exc).__name__}: {exc}")
         if self.dropped:
             notes.append(f"{self.dropped} more random calls were not recorded (the first {MAX_EVENTS} were)")
+        builder.names_after(named[1])
         records, findings = builder.finish()
         return records, findings, notes + sorted(builder.notes)
 

@@ -258,6 +258,7 @@ class KeyRecord:
     function: str | None = None
     loop: str | None = None
     uses: list[KeyUse] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # namespace names bound to it when the cell ended
     consumed: int | None = 0  # consuming uses, repeats and whole-array uses included; None: unbounded (a while loop)
     state: str = "unused"  # unused | consumed | reused
 

@@ -121,6 +121,7 @@ class CaptureSession:
             stack.callback(grad_patch.set_recorder, previous_grads)
             grad_patch.patch_grads(stack, self.namespace)  # patches nothing when an outer capture did
             if self._keys is not None:
+                self._keys.note_names(self.namespace, before=True)
                 stack.callback(key_patch.set_recorder, key_patch.set_recorder(self._keys))
                 key_patch.patch_random(stack, self.namespace)  # patches nothing when an outer capture did
                 key_patch.patch_eager_transforms(stack)
@@ -178,6 +179,7 @@ class CaptureSession:
         """The PRNG key lineage: key data is read now, once, not while the cell ran."""
         log, self._keys = self._keys, None
         try:
+            log.note_names(self.namespace, before=False)
             records, found, notes = log.finish()
             self.capture.keys[:] = records
             self.capture.findings.extend(found)

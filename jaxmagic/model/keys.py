@@ -34,7 +34,7 @@ def _node_json(r: KeyRecord, run: int | None) -> dict:
             "shape": list(r.shape), "count": r.count, "index": r.index, "typed": r.typed, "impl": r.impl,
             "data": _data_text(r.data), "made": [source_json(m) for m in r.made], "call": r.call,
             "function": r.function, "loop": r.loop, "uses": [_use_json(u) for u in r.uses], "state": r.state,
-            "run": run}
+            "names": list(r.names), "run": run}
 
 
 def _line(use: KeyUse) -> str:

@@ -235,3 +235,18 @@ describe("keys model", () => {
     expect(search(recs, fn)).toEqual(expect.arrayContaining(doc.nodes.filter((n) => n.function === fn).map((n) => n.id)));
   });
 });
+
+describe("namespace names", () => {
+  it("are written in the hover card and matched by search", async () => {
+    const { namesText, nodeLines } = await import("../../widgets/keys/text.js");
+    const node = { id: 0, parent: null, label: "[0]", state: "unused", names: ["key", "<b>rng</b>"], uses: [], made: [] };
+    expect(namesText(node)).toBe("key, <b>rng</b>");
+    expect(nodeLines(node)).toContain("bound to key, <b>rng</b> when the cell ended");
+    expect(namesText({ names: [] })).toBe(null);
+    const doc = { schema: "jaxmagic", version: 1, kind: "keys", title: "t", notes: [], error: null, summary: {},
+      nodes: [node], runs: [], findings: [] };
+    const m = readKeys(doc);
+    const [rec] = searchRecords(m);
+    expect(rec.text).toContain("key");
+  });
+});

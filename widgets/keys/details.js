@@ -6,7 +6,7 @@
  */
 import { h } from "../../js/src/dom.js";
 import { pathTo } from "./model.js";
-import { firstConsuming, kindText, shapeText, standInLines, useFacts, useHead, whereText } from "./text.js";
+import { firstConsuming, kindText, namesText, shapeText, standInLines, useFacts, useHead, whereText } from "./text.js";
 
 const sec = (ref, title, body) => h("div", { class: "jm-d-sec" }, [h("h4", null, title, ref), body], ref);
 
@@ -51,7 +51,7 @@ function nodeDetails(ref, m, id, onPick) {
   ];
   if (n.detail) parts.push(h("div", { class: "jm-k-detail" }, String(n.detail), ref));
   const facts = [
-    ["shape", shapeText(n)], ["kind", kindText(n)], ["data", n.data],
+    ["names", namesText(n)], ["shape", shapeText(n)], ["kind", kindText(n)], ["data", n.data],
     ["program", n.function != null ? `jitted ${n.function}${n.call != null ? ` (call #${n.call})` : ""}` : null],
     ["loop", n.loop],
   ].filter(([, v]) => v != null && v !== "");

@@ -129,13 +129,13 @@ export function reuseSet(m) {
 
 /**
  * Search records (js/src/search.js) for every node: label, detail, how, function, loop,
- * the names, functions and library lines of its uses and the code of its lines match as
+ * namespace names, the names, functions and library lines of its uses and the code of its lines match as
  * text; where it was made and where it was used match `file:line` queries.
  */
 export function searchRecords(m) {
   return m.nodes.map((n) => {
     const srcs = [...n.made, ...n.uses.map((u) => u.source)].filter((s) => s && typeof s === "object");
-    const text = [n.label, n.detail, n.function, n.loop];
+    const text = [n.label, n.detail, n.function, n.loop, ...(Array.isArray(n.names) ? n.names : [])];
     for (const u of n.uses) text.push(u.name, u.function, u.via, u.loop);
     for (const s of srcs) text.push(s.code);
     return { id: n.id, text: text.filter((t) => t != null && t !== "").map(String), exact: [n.how], locs: srcs };

@@ -55,6 +55,12 @@ export function useFacts(u) {
 /** Index of the first consuming use of a node (-1 for none): the one a reused key's later uses repeat. */
 export const firstConsuming = (n) => list(n.uses).findIndex((u) => u.consuming);
 
+/** The namespace names bound to a key when the cell ended (`key, rng`), or null. */
+export function namesText(n) {
+  const names = list(n.names).map(String);
+  return names.length ? names.join(", ") : null;
+}
+
 /** `typed key<fry>`, `legacy uint32 key data`, or null when not known; with the implementation. */
 export function kindText(n) {
   const t = n.typed === true ? "typed key" : n.typed === false ? "legacy uint32 key data" : null;
@@ -99,6 +105,8 @@ export function nodeLines(n) {
     if (facts.length) lines.push(`  ${facts.join(" · ")}`);
   });
   if (!list(n.uses).length) lines.push("not used");
+  const names = namesText(n);
+  if (names) lines.push(`bound to ${names} when the cell ended`);
   if (n.data != null) lines.push(`data ${n.data}`);
   const kind = kindText(n);
   if (kind) lines.push(kind);
