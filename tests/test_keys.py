@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import jaxmagic
 from jaxmagic.capture import key_flow, key_patch
@@ -475,3 +477,38 @@ def test_keys_are_called_by_their_namespace_names():
     assert named["sub"].index == 1 and named["sub"].state == "consumed"
     doc = jaxmagic.document(cap, "keys")
     assert sorted(n for node in doc["nodes"] for n in node["names"]) == ["rng", "sub"]
+
+
+# --- property: random eager key programs against a reference that tracks key data on the host ---
+
+_OPS = st.lists(st.tuples(st.sampled_from(["split", "fold_in", "normal", "uniform"]), st.integers(0, 50),
+                          st.integers(0, 3)), min_size=1, max_size=25)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_OPS, legacy=st.booleans())
+def test_reuse_matches_a_reference_that_counts_consumption_by_key_data(ops, legacy):
+    """Splits and samplers consume, fold_in does not; a key is reused when its data is consumed twice."""
+    consumed: dict[bytes, int] = {}
+
+    def words(k) -> bytes:
+        return np.asarray(k if legacy else jr.key_data(k)).tobytes()
+
+    with jaxmagic.capture({}) as cap:
+        pool = [jr.PRNGKey(123) if legacy else jr.key(123)]
+        for op, pick, data in ops:
+            k = pool[pick % len(pool)]
+            if op in ("split", "normal", "uniform"):
+                consumed[words(k)] = consumed.get(words(k), 0) + 1
+            if op == "split":
+                a, b = jr.split(k)
+                pool += [a, b]
+            elif op == "fold_in":
+                pool.append(jr.fold_in(k, data))
+            else:
+                getattr(jr, op)(k)
+    expected = {w for w, n in consumed.items() if n > 1}
+    got = {np.asarray(r.data, dtype=np.uint32).tobytes() for r in cap.keys if r.state == "reused"}
+    assert got == expected
+    assert {np.asarray(r.data, dtype=np.uint32).tobytes() for r in cap.keys if r.state == "consumed"} == \
+        {w for w, n in consumed.items() if n == 1}
