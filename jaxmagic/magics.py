@@ -11,7 +11,6 @@ for code that calls `run_cell_magic` directly.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -85,7 +84,8 @@ def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
 class _Pending:
     magic: str
     args: Any
-    session: CaptureSession
+    session: CaptureSession | None  # None: recording could not start (`failure` says why)
+    failure: BaseException | None = None
 
 
 def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
@@ -186,8 +186,11 @@ class JaxMagics(Magics):
 
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
         args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage
-        session = _session(magic, args, self.shell.user_ns)
-        session.start()
+        try:
+            session = _session(magic, args, self.shell.user_ns)
+            session.start()
+        except Exception as exc:  # run the cell unrecorded, and say why below it
+            session, failure = None, exc
         error: BaseException | None = None
         try:
             exec(compile(cell, "<jaxmagic cell>", "exec"), self.shell.user_ns)
@@ -195,7 +198,16 @@ class JaxMagics(Magics):
             error = exc
             raise
         finally:
-            self._show(magic, args, session.stop(error))
+            if session is None:
+                _report_own_failure(magic, "start recording", failure)
+            else:
+                try:
+                    capture = session.stop(error)
+                except Exception as exc:
+                    _close_quietly(session)
+                    _report_own_failure(magic, "finish recording", exc)
+                else:
+                    self._show(magic, args, capture)
 
     # -- line magic --------------------------------------------------------------------
     @line_magic
@@ -219,17 +231,21 @@ class JaxMagics(Magics):
 
     def pre_run_cell(self, info: Any = None) -> None:
         if self._pending is not None:  # a previous cell never reached post_run_cell
-            self._pending.session.stop()
-            self._pending = None
+            pending, self._pending = self._pending, None
+            if pending.session is not None:
+                try:
+                    pending.session.stop()
+                except Exception:  # nothing of it is shown any more; its undos still run
+                    _close_quietly(pending.session)
         raw = getattr(info, "raw_cell", None)
         parsed = parse_magic_line(raw, self) if raw else None
         if parsed is None:
             return
-        session = _session(parsed[0], parsed[1], self.shell.user_ns)
         try:
+            session = _session(parsed[0], parsed[1], self.shell.user_ns)
             session.start()
-        except Exception as exc:
-            _report_own_failure("start recording", exc)
+        except Exception as exc:  # the cell runs unrecorded; the box below it says why
+            self._pending = _Pending(parsed[0], parsed[1], None, exc)
             return
         self._pending = _Pending(parsed[0], parsed[1], session)
 
@@ -237,8 +253,15 @@ class JaxMagics(Magics):
         pending, self._pending = self._pending, None
         if pending is None:
             return
-        error = getattr(result, "error_in_exec", None)
-        capture = pending.session.stop(error)
+        if pending.session is None:
+            _report_own_failure(pending.magic, "start recording", pending.failure)
+            return
+        try:
+            capture = pending.session.stop(getattr(result, "error_in_exec", None))
+        except Exception as exc:
+            _close_quietly(pending.session)
+            _report_own_failure(pending.magic, "finish recording", exc)
+            return
         if getattr(result, "error_before_exec", None) is not None:
             return  # the cell never ran (syntax error): nothing to show
         self._show(pending.magic, pending.args, capture)
@@ -256,13 +279,24 @@ class JaxMagics(Magics):
             else:
                 api.show(capture, view, **options)
         except Exception as exc:
-            _report_own_failure("build the view", exc)
+            _report_own_failure(magic, "build the view", exc)
 
 
-def _report_own_failure(what: str, exc: BaseException) -> None:
-    """Our failure is never the user's: one line on stderr, the cell's result untouched."""
-    print(f"jaxmagic could not {what}: {type(exc).__name__}: {exc}. "
-          "The cell itself ran normally. Please open an issue with this message.", file=sys.stderr)
+def _close_quietly(session: CaptureSession) -> None:
+    """Undo a session's hooks after its `stop` failed; an undo that fails too is the last word."""
+    try:
+        session.close()
+    except Exception:  # noqa: BLE001 - every other undo on its ExitStack has run
+        pass
+
+
+def _report_own_failure(magic: str, what: str, exc: BaseException | None) -> None:
+    """Our failure is never the user's: a box below the cell (views/failure.py), the cell's
+    output, result and exception untouched."""
+    from . import __version__
+    from .views.failure import show_failure
+
+    show_failure(magic, what, exc if exc is not None else RuntimeError("unknown failure"), __version__)
 
 
 _installed: dict[int, JaxMagics] = {}

@@ -144,17 +144,31 @@ class CaptureSession:
             self._running = False
             self.capture.end = time.perf_counter()
         self._stack.close()
-        self._ready.poll()
-        self._materialize_calls()
-        self.capture.logs = [(r.kind, r.text, r.time) for r in self._logs]
-        if error is not None and self.capture.error is None:
-            self.capture.error = source.cell_error(error)
+        for what, step in (("device times", self._ready.poll), ("the calls", self._materialize_calls),
+                           ("JAX's cache log", self._copy_logs), ("the cell's error", lambda: self._note_error(error))):
+            try:
+                step()
+            except Exception as exc:  # our failure never becomes the user's: the rest is still recorded
+                self.capture.notes.append(f"jaxmagic could not record {what}: {type(exc).__name__}: {exc} "
+                                          "(please open an issue with this message)")
         if self.shardings:
             self._record_placement()
         if self._keys is not None:
             self._record_keys()
         self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         return self.capture
+
+    def close(self) -> None:
+        """Undo every hook, and nothing else: the last resort when `stop` itself failed."""
+        self._running = False
+        self._stack.close()
+
+    def _copy_logs(self) -> None:
+        self.capture.logs = [(r.kind, r.text, r.time) for r in self._logs]
+
+    def _note_error(self, error: BaseException | None) -> None:
+        if error is not None and self.capture.error is None:
+            self.capture.error = source.cell_error(error)
 
     def _record_placement(self) -> None:
         """Arrays bound in the namespace and the meshes in use, as the cell left them."""

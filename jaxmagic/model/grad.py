@@ -25,7 +25,7 @@ from ..capture import jax_compat, source
 from ..capture.grad_stacks import GradRegions, grad_regions
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
 from ..units import bytes_text
-from .document import envelope, source_json
+from .document import envelope, guarded, source_json
 from .grad_findings import grad_findings
 from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
 
@@ -96,7 +96,7 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
 
     entries = []
     for _, _, build in sorted(timed, key=lambda t: (t[0], t[1])):
-        entry = build(f"d{len(entries)}")
+        entry = guarded("a differentiation's graphs", lambda build=build: build(f"d{len(entries)}"), notes)
         if entry is not None:
             entries.append(entry)
     total = sum(e["residual_bytes"] for e in entries)

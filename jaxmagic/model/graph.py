@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from ..capture import jax_compat
 from ..capture.record import Artifacts, Capture, JitCall
-from .document import envelope, source_json
+from .document import envelope, guarded, source_json
 from .cost import estimate_all, program_cost
 from .jaxpr_text import JaxprText
 from .levels import link_levels
@@ -248,7 +248,10 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
             why = first.error or (first.artifacts.error if first.artifacts else None) or "no jaxpr was recorded"
             notes.append(f"{first.name}({first.signature}): no graph: {why}")
             continue
-        fn = function_graph(fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts, notes=notes)
+        fn = guarded(f"{first.name}({first.signature})", lambda: function_graph(
+            fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts, notes=notes), notes)
+        if fn is None:
+            continue
         fn.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
                   cache_hits=sum(c.cache_hit for c in calls))
         if fn["truncated"]:

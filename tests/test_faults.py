@@ -1,0 +1,139 @@
+"""Our failure is never the user's: a failure injected into each stage of a magic cell (starting
+to record, recording a call, finishing, building the document, drawing the widget) leaves the
+cell's output, result and exception exactly as without the magic, undoes every patch, and shows
+what could be built, or a short box with the message to report. Nothing of ours appears in the
+user's traceback."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+import jaxmagic
+from jaxmagic.capture import grad_patch, jit_patch, key_patch, session
+
+ORIGINAL_JIT, ORIGINAL_GRAD, ORIGINAL_NORMAL = jax.jit, jax.grad, jax.random.normal
+CELL = ("%%jaxpr --name fcap\n"
+        "import jax, jax.numpy as jnp\n"
+        "print('ran')\n"
+        "g = jax.jit(lambda x: jnp.sin(x) * 2)\n"
+        "float(g(jnp.ones(3)).sum())\n")
+EXPECTED = float(jax.numpy.sum(jax.numpy.sin(jax.numpy.ones(3)) * 2))
+
+
+class Injected(RuntimeError):
+    pass
+
+
+def _boom(*args, **kwargs):
+    raise Injected("injected failure <b>x</b>")
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """Everything displayed (widgets and boxes), in order."""
+    import IPython.display
+
+    out: list = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: out.extend(objs))
+    return out
+
+
+def _assert_clean() -> None:
+    assert jax.jit is ORIGINAL_JIT and jax.grad is ORIGINAL_GRAD and jax.random.normal is ORIGINAL_NORMAL
+    assert jit_patch._recorder is None and grad_patch._recorder is None and key_patch._recorder is None
+
+
+def _run(shell, cell=CELL):
+    return shell.run_cell(cell, store_history=True)
+
+
+def _box(shown) -> str:
+    boxes = [o for o in shown if isinstance(o, dict) and "text/plain" in o]
+    assert len(boxes) == 1, shown
+    assert "<b>x</b>" not in boxes[0]["text/html"]  # escaped
+    return boxes[0]["text/plain"]
+
+
+STAGES = [  # (what is broken, where, what the box says; None: the view is drawn with a note)
+    ("patching jax.jit", (jit_patch, "patch_jit"), "start recording"),
+    ("listening to jax.monitoring", (session.monitoring, "listen"), "start recording"),
+    ("the random stand-ins", (key_patch, "patch_random"), "start recording"),
+    ("stopping", (session.CaptureSession, "stop"), "finish recording"),
+    ("every document builder", (None, "graph"), "build the view"),
+    ("the widget", (None, "widget"), "build the view"),
+]
+
+
+@pytest.mark.parametrize("stage,where,says", STAGES, ids=[s[0] for s in STAGES])
+def test_a_failure_in_a_stage_is_a_box_and_the_cell_is_untouched(magic_shell, capsys, monkeypatch, shown,
+                                                                 stage, where, says):
+    owner, name = where
+    if owner is None and name == "graph":
+        from jaxmagic import model
+
+        monkeypatch.setitem(model.DOCUMENT_BUILDERS, "graph", _boom)
+    elif owner is None:
+        from jaxmagic.views import widget
+
+        monkeypatch.setattr(widget.JaxmagicWidget, "__init__", _boom)
+    else:
+        monkeypatch.setattr(owner, name, _boom)
+    result = _run(magic_shell, CELL.replace("%%jaxpr", "%%prng") if name == "patch_random" else CELL)
+    assert result.success and result.result == EXPECTED
+    captured = capsys.readouterr()
+    assert captured.out.startswith("ran") and captured.err == ""
+    text = _box(shown)
+    assert says in text and "Injected: injected failure" in text and "open an issue" in text
+    monkeypatch.undo()
+    _assert_clean()
+
+
+def test_failures_inside_recording_are_notes_and_the_view_is_drawn(magic_shell, monkeypatch, shown):
+    monkeypatch.setattr(session, "signature_of", _boom)  # every call's signature
+    monkeypatch.setattr(session.CaptureSession, "_materialize_calls", _boom)  # finishing the calls
+    result = _run(magic_shell)
+    assert result.success and result.result == EXPECTED
+    [widget] = shown
+    assert type(widget).__name__.endswith("Widget")
+    notes = " ".join(magic_shell.user_ns["fcap"].notes)
+    assert "could not record call" in notes and "could not record the calls" in notes
+    monkeypatch.undo()
+    _assert_clean()
+
+
+def test_a_part_that_cannot_be_drawn_costs_that_part(magic_shell, monkeypatch, shown):
+    from jaxmagic.model import graph
+
+    real = graph.function_graph
+    monkeypatch.setattr(graph, "function_graph", lambda fid, name, *a, **k: _boom() if name.endswith("bad")
+                        else real(fid, name, *a, **k))
+    cell = ("%%jaxpr --name pcap\nimport jax, jax.numpy as jnp\n"
+            "def bad(x):\n    return x + 1\n"
+            "jax.jit(bad)(1.0)\njax.jit(jnp.cos)(1.0)\n")
+    assert _run(magic_shell, cell).success
+    doc = jaxmagic.document(magic_shell.user_ns["pcap"], "graph")
+    assert [f["name"] for f in doc["functions"]] == ["cos"]
+    assert any("could not draw bad" in n and "open an issue" in n for n in doc["notes"])
+
+
+def test_the_users_exception_survives_our_failure(magic_shell, monkeypatch, shown):
+    monkeypatch.setattr(session.CaptureSession, "stop", _boom)
+    result = _run(magic_shell, "%%trace\nx = 1\n1 / 0\n")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    assert "finish recording" in _box(shown)
+    monkeypatch.undo()
+    _assert_clean()
+
+
+def test_nothing_of_ours_in_the_users_traceback(magic_shell, shown):
+    cell = ("%%prng\nimport jax, jax.numpy as jnp\n"
+            "k = jax.random.key(0)\n"
+            "h = jax.jit(lambda a, b: a @ b)\n"
+            "h(jax.random.normal(k, (2, 3)), jnp.ones((4, 5)))\n")
+    result = _run(magic_shell, cell)
+    error = result.error_in_exec
+    assert isinstance(error, TypeError)
+    text = "".join(magic_shell.InteractiveTB.structured_traceback(type(error), error, error.__traceback__))
+    assert "jaxmagic" not in text and "dot_general" in text
+    _assert_clean()
