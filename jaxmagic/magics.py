@@ -89,8 +89,13 @@ class _Pending:
 
 
 def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
-    """(magic, parsed options) if the cell starts with one of our cell magics and valid options."""
-    for line in cell.splitlines():
+    """(magic, parsed options) if the cell starts with one of our cell magics and valid options.
+
+    None otherwise, and also for a cell whose body starts with another cell magic: IPython then
+    calls our registered magic, which says why (`_check_body`) without running the cell.
+    """
+    lines = iter(cell.splitlines())
+    for line in lines:
         if not line.strip():
             continue
         match = _MAGIC_LINE.match(line)
@@ -101,8 +106,25 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
             args = _check(parse_argstring(getattr(magics, magic), match.group(2) or ""))
         except UsageError:
             return None
-        return magic, args
+        return None if _second_magic("\n".join(lines)) else (magic, args)
     return None
+
+
+def _second_magic(body: str) -> str | None:
+    """The cell magic a body starts with (`%%trace` under `%%jaxpr`), if any."""
+    for line in body.splitlines():
+        if line.strip():
+            return line.strip().split()[0] if line.lstrip().startswith("%%") else None
+    return None
+
+
+def _check_body(magic: str, cell: str) -> None:
+    """Two cell magics on one cell cannot both see it run: say so, and do not run it."""
+    second = _second_magic(cell)
+    if second is not None:
+        raise UsageError(f"%%{magic} and {second} cannot be combined in one cell: each cell magic runs the "
+                         f"whole cell. Run them in separate cells, or use `with jaxmagic.capture() as cap:` "
+                         f"and jaxmagic.show(cap, view) for several views of one run.")
 
 
 @magics_class
@@ -186,6 +208,7 @@ class JaxMagics(Magics):
 
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
         args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage
+        _check_body(magic, cell)
         try:
             session = _session(magic, args, self.shell.user_ns)
             session.start()

@@ -137,3 +137,61 @@ def test_nothing_of_ours_in_the_users_traceback(magic_shell, shown):
     text = "".join(magic_shell.InteractiveTB.structured_traceback(type(error), error, error.__traceback__))
     assert "jaxmagic" not in text and "dot_general" in text
     _assert_clean()
+
+
+def test_without_jax_load_ext_says_so_and_registers_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import sys\nsys.modules['jax'] = None  # import jax raises ImportError\n"
+              "import jaxmagic\n"
+              "class Shell:\n    def register_magics(self, m):\n        raise AssertionError('registered')\n"
+              "jaxmagic.load_ipython_extension(Shell())\n"
+              "print(jaxmagic.Capture.__name__, jaxmagic.to_html.__name__)\n"
+              "try:\n    jaxmagic.capture()\nexcept ImportError as exc:\n    print('capture:', exc)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "jaxmagic needs JAX" in run.stderr and "pip install jax" in run.stderr
+    assert "Traceback" not in run.stderr
+    out = run.stdout.splitlines()
+    assert out[0] == "Capture to_html" and out[1].startswith("capture: jaxmagic needs JAX")
+
+
+def test_too_old_jax_is_named(monkeypatch):
+    monkeypatch.setattr(jax, "__version__", "0.4.20")
+    problem = jaxmagic.jax_problem()
+    assert "0.4.38 or newer" in problem and "0.4.20" in problem
+    monkeypatch.setattr(jax, "__version__", "0.10.2.dev20261121")
+    assert jaxmagic.jax_problem() is None
+
+
+@pytest.mark.parametrize("magic", ["jaxpr", "trace", "grad_graph", "sharding", "prng"])
+def test_bad_input_gets_a_clear_message_and_the_cell_does_not_run(magic_shell, magic, shown):
+    magic_shell.user_ns["ran"] = False
+    result = _run(magic_shell, f"%%{magic} --bogus\nran = True\n")
+    assert "unrecognized arguments: --bogus" in str(result.error_in_exec) and magic_shell.user_ns["ran"] is False
+    result = _run(magic_shell, f"%%{magic}\n%%trace\nran = True\n")
+    assert f"%%{magic} and %%trace cannot be combined" in str(result.error_in_exec)
+    assert magic_shell.user_ns["ran"] is False and not shown
+    _assert_clean()
+
+
+@pytest.mark.parametrize("magic,says", [("jaxpr", "nothing was recorded"), ("trace", "0 calls"),
+                                        ("grad_graph", "nothing was differentiated"),
+                                        ("sharding", ("0 jitted functions", "no arrays and no jitted calls")), ("prng", "no PRNG keys")])
+def test_a_cell_without_jax_gets_a_friendly_view(magic_shell, magic, says, shown):
+    # (%%sharding also lists the arrays earlier cells of this shared shell left bound)
+    assert _run(magic_shell, f"%%{magic}\nz = 2 + 2\n").success
+    [widget] = shown
+    says = (says,) if isinstance(says, str) else says
+    assert any(s in widget.document["title"] for s in says)
+    plain = widget._repr_mimebundle_()[0]["text/plain"]  # what a front end without widgets shows
+    assert any(s in plain for s in says)
+
+
+def test_a_capture_nested_in_a_magic_cell_records_and_restores(magic_shell, shown):
+    cell = ("%%jaxpr\nimport jaxmagic, jax\nwith jaxmagic.capture() as inner:\n"
+            "    jax.jit(lambda x: x * 3)(2.0)\n")
+    assert _run(magic_shell, cell).success
+    assert len(magic_shell.user_ns["inner"].calls) == 1  # the innermost capture records the call
+    _assert_clean()
