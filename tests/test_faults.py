@@ -195,3 +195,43 @@ def test_a_capture_nested_in_a_magic_cell_records_and_restores(magic_shell, show
     assert _run(magic_shell, cell).success
     assert len(magic_shell.user_ns["inner"].calls) == 1  # the innermost capture records the call
     _assert_clean()
+
+
+def test_calls_from_other_threads_pass_through_and_the_capture_stays_whole(magic_shell, shown):
+    import threading
+
+    import jax.numpy as jnp
+
+    worker = jax.jit(lambda x: jnp.tanh(x) * 2)
+    magic_shell.user_ns["worker"] = worker  # a namespace name: its calls would be recorded from the cell
+    stop, results, errors = threading.Event(), [], []
+
+    def background() -> None:
+        key, square = jax.random.key(1), jax.grad(lambda x: (x ** 2).sum())
+        try:
+            while not stop.is_set():
+                call = magic_shell.user_ns["worker"]  # the recorded stand-in while a cell runs
+                results.append(float(call(jnp.ones(4)).sum()))
+                if len(results) % 10 == 0:
+                    key, sub = jax.random.split(key)
+                    square(jax.random.normal(sub, (2,)))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    thread = threading.Thread(target=background, daemon=True)
+    thread.start()
+    try:
+        cell = ("%%trace --name tcap\nimport time, jax.numpy as jnp\n"
+                "for n in range(20):\n    worker(jnp.arange(4.0) + n)\n    time.sleep(0.005)  # the worker runs meanwhile\n")
+        assert _run(magic_shell, cell).success
+        cell = "%%prng --name kcap\nimport jax, time\njax.random.normal(jax.random.key(7))\ntime.sleep(0.1)\n"
+        assert _run(magic_shell, cell).success
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not errors and len(results) > 0, errors
+    tcap, kcap = magic_shell.user_ns["tcap"], magic_shell.user_ns["kcap"]
+    assert any("other threads" in n for n in tcap.notes)  # the worker did run while the cell ran
+    assert [c.index for c in tcap.calls] == list(range(20))  # the cell's 20 calls, in order, and no others
+    assert len(kcap.keys) == 1 and [u.name for u in kcap.keys[0].uses] == ["normal"]
+    _assert_clean()

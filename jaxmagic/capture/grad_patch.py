@@ -23,6 +23,7 @@ import functools
 import inspect
 import io
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -212,8 +213,8 @@ class GradLog:
         """
         __tracebackhide__ = True
         owner = self._owner
-        if owner._collecting:  # our own tracing of a split runs the user's code again
-            return run(*args, **kwargs)
+        if owner._collecting or threading.get_ident() != owner._thread:
+            return run(*args, **kwargs)  # our own tracing of a split runs the user's code again; another thread's
         traced = _CURRENT_TRACE.value is not _NO_TRACE
         grads_list = owner.capture.grads
         running = self._running

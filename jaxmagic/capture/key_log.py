@@ -14,6 +14,7 @@ output. The same data therefore means the same random stream, whichever path it 
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ class KeyLog:
     """Collects key events during a capture and turns them into `KeyRecord`s when it stops."""
 
     def __init__(self) -> None:
+        self._thread = threading.get_ident()  # the cell's thread (the session makes the log there)
         self._events: list[EagerOp | ProgramCall] = []
         self._names_before: list[tuple[str, Any]] = []  # (name, key object) bound when the cell started
         self._names_after: list[tuple[str, Any]] = []  # ... and when it ended
@@ -65,6 +67,8 @@ class KeyLog:
 
     # -- while the cell runs -------------------------------------------------------------
     def on_random(self, name: str, kind: str, args: tuple, kwargs: dict, out: Any, frame: Any) -> None:
+        if threading.get_ident() != self._thread:
+            return  # another thread's keys are not this cell's
         if len(self._events) >= MAX_EVENTS:
             self.dropped += 1
             return
@@ -82,7 +86,7 @@ class KeyLog:
 
     def on_eval(self, primitive: Any, args: tuple, params: dict, out: Any) -> None:
         """A program bound outside any jit with key arguments (an eager vmap, scan, cond)."""
-        if not any(key_flow.might_hold_keys(a) for a in args):
+        if threading.get_ident() != self._thread or not any(key_flow.might_hold_keys(a) for a in args):
             return
         if len(self._events) >= MAX_EVENTS:
             self.dropped += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ jax_compat.hide_from_jax(source.PACKAGE_DIR)
 _trace_state_clean = jax_compat.trace_state_clean
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
+_thread = threading.get_ident  # a capture records the thread that runs the cell (about 40 ns a check)
 
 
 def _recording_call(frame: Any) -> int | None:
@@ -100,9 +102,12 @@ class CaptureSession:
         self._explain_stopped = False
         self._analysed: set[int] = set()  # functions whose jaxpr findings were looked for
         self._deferred_findings: list[tuple[Any, Any, int]] = []  # (fn, jaxpr, call) for `stop`
+        self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
+        self._other_threads = 0
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Capture:
+        self._thread = _thread()
         try:
             self.capture.backend = jax.default_backend()
         except Exception as exc:  # no backend is the user's problem, shown when their code runs
@@ -151,6 +156,11 @@ class CaptureSession:
             except Exception as exc:  # our failure never becomes the user's: the rest is still recorded
                 self.capture.notes.append(f"jaxmagic could not record {what}: {type(exc).__name__}: {exc} "
                                           "(please open an issue with this message)")
+        if self._other_threads:
+            self.capture.notes.append(
+                f"{self._other_threads} jitted calls and compile events came from other threads while the cell ran; "
+                "only the cell's own thread is recorded")
+            self._other_threads = 0
         if self.shardings:
             self._record_placement()
         if self._keys is not None:
@@ -215,6 +225,9 @@ class CaptureSession:
 
     # -- monitoring ------------------------------------------------------------------
     def _on_duration(self, name: str, duration: float, kwargs: dict) -> None:
+        if _thread() != self._thread:  # another thread's compile is not this cell's
+            self._other_threads += 1
+            return
         if self._collecting:
             self._own_compiles += monitoring.phase_of(name) == "compile"
             return
@@ -226,7 +239,7 @@ class CaptureSession:
             start=end - duration, end=end, call_index=None))
 
     def _on_event(self, name: str, kwargs: dict) -> None:
-        if self._collecting or not self._running:
+        if self._collecting or not self._running or _thread() != self._thread:
             return
         now = time.perf_counter()
         self.capture.events.append(Event(
@@ -243,9 +256,12 @@ class CaptureSession:
         function.
         """
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        if _CURRENT_TRACE.value is not _NO_TRACE:
+        if _CURRENT_TRACE.value is not _NO_TRACE or _thread() != self._thread:
             # Under a JAX trace: a call nested in a recorded call's tracing, a call under
-            # grad/vmap, or our own artefact tracing. It is part of that computation.
+            # grad/vmap, or our own artefact tracing; it is part of that computation. Or a
+            # call from another thread (a data loader, a server): not this cell's, passed on.
+            if _thread() != self._thread:
+                self._other_threads += 1
             return fn(*args, **kwargs)
         events = self._events
         n_events = len(events)
