@@ -158,8 +158,11 @@ def owner_cost(eqn: Any, subs: list[list[Cost]]) -> Cost:
     return total
 
 
-def estimate_all(closed_jaxpr: Any) -> list[Cost]:
-    """Costs of every eqn in graph order (graph.py's depth-first order); owners aggregate their bodies."""
+def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
+    """Costs of every eqn in graph order (graph.py's depth-first order); owners aggregate their bodies.
+
+    `limit`: stop after that many (the graph of a huge program keeps only its first eqns).
+    """
     from .graph import sub_jaxprs  # here: graph.py may import this module
 
     out: list[Cost] = []
@@ -167,6 +170,8 @@ def estimate_all(closed_jaxpr: Any) -> list[Cost]:
     def walk(jaxpr: Any) -> list[Cost]:
         top = []
         for eqn in jaxpr.eqns:
+            if limit is not None and len(out) >= limit:
+                break
             index = len(out)
             out.append(Cost(None, None))  # placeholder: the owner's slot precedes its body's eqns
             subs = [walk(getattr(sub, "jaxpr", sub)) for _, sub in sub_jaxprs(eqn)]

@@ -74,7 +74,7 @@ class _FunctionBuilder:
 
     def __init__(self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int):
         self.fid = fid
-        self.printed = JaxprText(closed_jaxpr)
+        self.printed = JaxprText(closed_jaxpr, max_eqns)
         self.groups: list[dict] = []
         self.nodes: list[dict] = []
         self.vars: list[dict] = []
@@ -178,7 +178,7 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
 
 def _attach_costs(fn: dict, closed_jaxpr: Any) -> None:
     """Per-eqn cost estimates (docs/cost.md), aligned with the nodes by graph order."""
-    for node, cost in zip(fn["nodes"], estimate_all(closed_jaxpr)):
+    for node, cost in zip(fn["nodes"], estimate_all(closed_jaxpr, limit=len(fn["nodes"]))):
         node["cost"] = cost.json()
 
 
