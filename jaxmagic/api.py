@@ -28,7 +28,9 @@ def _drawable(capture: Capture, view: str, options: dict) -> dict:
     """The document of a view that the widget and the static views can draw."""
     from .model import DRAWN_KINDS
 
-    doc = document(capture, view, **options)
+    from .views.wire import safe_document
+
+    doc = safe_document(document(capture, view, **options))
     if doc.get("kind") not in DRAWN_KINDS:
         raise ValueError(f"jaxmagic cannot draw {view!r} documents yet; jaxmagic.document(cap, {view!r}) "
                          "gives the data (docs/schema.md)")

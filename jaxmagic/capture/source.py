@@ -44,7 +44,10 @@ def is_user_file(file: str) -> bool:
     """
     if not file or file.startswith("<frozen"):
         return False
-    real = os.path.realpath(file)
+    try:
+        real = os.path.realpath(file)
+    except (ValueError, UnicodeError):  # a name no file system can hold (a lone surrogate, a NUL): the user's
+        return True
     if real.startswith(PACKAGE_DIR):
         return False
     return not real.startswith(_LIBRARY_PREFIXES)

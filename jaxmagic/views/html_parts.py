@@ -10,9 +10,25 @@ import base64
 import html
 
 
+# C0 controls and DEL as Unicode's "control pictures" (U+2400...): visible, and legal in XML, which
+# forbids most controls (an SVG picture holding one does not decode at all).
+_CONTROLS = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)} | {0x7F: 0x2421}
+
+
+def visible(text: object) -> str:
+    """Text any page can carry: controls shown as control pictures, lone surrogates (undecodable
+    bytes of a file name, say) as U+FFFD; everything else unchanged."""
+    text = str(text).translate(_CONTROLS)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def esc(text: object) -> str:
-    """Text for HTML content or a quoted attribute."""
-    return html.escape(str(text), quote=True)
+    """Text for HTML content, SVG text or a quoted attribute: escaped, and `visible`."""
+    return html.escape(visible(text), quote=True)
 
 
 def error_html(doc: dict) -> str:

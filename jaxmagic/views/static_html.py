@@ -17,7 +17,7 @@ from .static_keys import keys_html, keys_text
 from .static_sharding import sharding_html, sharding_text
 from .static_svg import function_svg
 from .static_timeline import timeline_html, timeline_text
-from .wire import encode_document
+from .wire import encode_document, safe_document
 
 # Every kind's views: a page loads it once whatever kinds it mixes (a widget loads its kind's own: widget.py).
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
@@ -81,7 +81,7 @@ def page_scripts() -> str:
 
 def page(docs: list[dict], title: str = "jaxmagic") -> str:
     """A self-contained page in which every document renders interactively, offline."""
-    body = "\n".join(f"<section>{doc_mount(d)}</section>" for d in docs)
+    body = "\n".join(f"<section>{doc_mount(safe_document(d))}</section>" for d in docs)
     return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
             "<meta name='viewport' content='width=device-width'>"
             "<style>body{margin:16px;font-family:system-ui,sans-serif}section{margin-bottom:24px}</style>"

@@ -9,7 +9,6 @@ document string is escaped.
 from __future__ import annotations
 
 import colorsys
-from xml.sax.saxutils import escape
 
 from ..units import bytes_text
 from .html_parts import error_html, error_text, esc, findings_html, svg_img
@@ -66,7 +65,7 @@ def array_svg(array: dict, n: int) -> str:
         title = ""
         if len(array["blocks"]) <= MAX_TITLED:
             text = f"[{', '.join(f'{a}:{b}' for a, b in index)}] on devices {', '.join(map(str, block['devices']))}"
-            title = f"<title>{escape(text)}</title>"
+            title = f"<title>{esc(text)}</title>"
         parts.append(f'<rect x="{1 + c0 * scale:.1f}" y="{1 + r0 * row:.1f}" width="{(c1 - c0) * scale:.1f}" '
                      f'height="{(r1 - r0) * row:.1f}" fill="{colour}" stroke="#fff" stroke-width="0.5">{title}</rect>')
     parts.append("</svg>")

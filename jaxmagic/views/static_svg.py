@@ -10,16 +10,13 @@ the JSON document alone: no JAX here.
 from __future__ import annotations
 
 from collections import defaultdict
-from xml.sax.saxutils import escape
+
+from .html_parts import esc
 
 BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 132, 34, 48, 14, 16
 MAX_ITEMS = 400
 MAX_PORTS = 24  # more inputs or outputs than this are drawn as one box
 FONT = "ui-sans-serif, system-ui, sans-serif"
-
-
-def _attr(text: str) -> str:
-    return escape(str(text), {'"': "&quot;"})
 
 
 def _cut(text: str, limit: int = 18) -> str:
@@ -182,15 +179,15 @@ def function_svg(function: dict) -> str:
         x1, y1, x2, y2 = x1 + BOX_W, y1 + BOX_H / 2, x2, y2 + BOX_H / 2
         mid = (x1 + x2) / 2
         out.append(f'<path d="M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" '
-                   f'fill="none" stroke="#9aa3ad" stroke-width="1.2"><title>{_attr(aval)}</title></path>')
+                   f'fill="none" stroke="#9aa3ad" stroke-width="1.2"><title>{esc(aval)}</title></path>')
     for item in items:
         x, y = pos[item.key]
         fill, stroke = _STYLE[item.kind]
         dash = ' stroke-dasharray="4 3"' if item.kind == "const" else ""
         out.append(f'<g><rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{fill}" '
                    f'stroke="{stroke}"{dash}/>'
-                   f'<text x="{x + 8:.0f}" y="{y + 14:.0f}" font-weight="600" fill="#1f2328">{_attr(_cut(item.label))}</text>'
-                   f'<text x="{x + 8:.0f}" y="{y + 28:.0f}" fill="#57606a" font-size="11">{_attr(_cut(item.sub, 21))}</text></g>')
+                   f'<text x="{x + 8:.0f}" y="{y + 14:.0f}" font-weight="600" fill="#1f2328">{esc(_cut(item.label))}</text>'
+                   f'<text x="{x + 8:.0f}" y="{y + 28:.0f}" fill="#57606a" font-size="11">{esc(_cut(item.sub, 21))}</text></g>')
     if hidden:
         out.append(f'<text x="{PAD}" y="{total_h + 12}" fill="#57606a">{hidden} more eqns not drawn</text>')
     out.append("</svg>")

@@ -7,7 +7,6 @@ picture aggregates calls into at most `COLUMNS` time columns per lane, so a cell
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape
 
 from .html_parts import error_html, error_text, esc as _esc, findings_html, svg_img
 
@@ -46,7 +45,7 @@ def timeline_svg(doc: dict) -> str:
            f'font-family="{FONT}" font-size="11"><rect width="{w}" height="{h}" fill="#ffffff"/>']
     for i, lane in enumerate(lanes):
         y = PAD + i * LANE_H
-        out.append(f'<text x="{PAD}" y="{y + 15}" fill="#333">{escape(_cut(lane["name"]))}</text>')
+        out.append(f'<text x="{PAD}" y="{y + 15}" fill="#333">{_esc(_cut(lane["name"]))}</text>')
         out.append(f'<line x1="{LABEL_W + PAD}" y1="{y + LANE_H - 1}" x2="{LABEL_W + PAD + PLOT_W}" '
                    f'y2="{y + LANE_H - 1}" stroke="#eee"/>')
     spans = doc.get("spans", {})
@@ -75,7 +74,7 @@ def timeline_svg(doc: dict) -> str:
     axis_y = PAD + len(lanes) * LANE_H + 12
     out.append(f'<text x="{LABEL_W + PAD}" y="{axis_y}" fill="#666">0</text>')
     out.append(f'<text x="{LABEL_W + PAD + PLOT_W}" y="{axis_y}" fill="#666" text-anchor="end">'
-               f'{escape(fmt_us(duration))}</text>')
+               f'{_esc(fmt_us(duration))}</text>')
     out.append("</svg>")
     return "".join(out)
 

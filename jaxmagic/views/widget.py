@@ -18,7 +18,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .wire import encode_document
+from .wire import encode_document, safe_document
 from .static_html import BUNDLE, fallback_html, text_summary
 
 KIND_BUNDLE_PREFIX = "jaxmagic-"
@@ -49,6 +49,7 @@ class JaxmagicWidget(anywidget.AnyWidget):
         return super().__new__(cls, doc, **kwargs)
 
     def __init__(self, doc: dict, **kwargs: Any):
+        doc = safe_document(doc)  # Jupyter sends state as UTF-8: no lone surrogates
         self.document = doc  # the logical document (docs/schema.md); `doc` syncs its wire form
         super().__init__(doc=encode_document(doc), **kwargs)
 

@@ -165,3 +165,26 @@ def encode_document(doc: dict, compress: bool = True) -> dict:
     if compress:
         functions = [pack(f) for f in functions]
     return {**doc, "encoding": ENCODING, "functions": functions}
+
+
+def safe_document(doc: dict) -> dict:
+    """`doc`, or a copy whose strings are valid Unicode: a lone surrogate (an undecodable byte of a
+    file name, a hostile string) becomes U+FFFD. Jupyter encodes widget state and mime bundles as
+    UTF-8, which a lone surrogate makes fail. One JSON pass to check; a copy only when needed."""
+    try:
+        json.dumps(doc, ensure_ascii=False, allow_nan=True).encode("utf-8")
+        return doc
+    except UnicodeEncodeError:
+        return _scrub(doc)
+    except (TypeError, ValueError):
+        return doc
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(v) for v in value]
+    return value
