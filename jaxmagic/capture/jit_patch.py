@@ -15,7 +15,7 @@ from typing import Any, Callable, Protocol
 
 import jax
 
-from . import jax_compat
+from . import aliases, jax_compat
 
 
 class CallRecorder(Protocol):
@@ -109,17 +109,7 @@ def patch_jit(stack: ExitStack, namespace: dict) -> None:
     patched = recording_jit(original)
     jax.jit = patched
     stack.callback(setattr, jax, "jit", original)
-
-    aliases = [name for name, value in list(namespace.items()) if value is original]
-    for name in aliases:
-        namespace[name] = patched
-
-    def restore_aliases() -> None:
-        for name in aliases:
-            if namespace.get(name) is patched:
-                namespace[name] = original
-
-    stack.callback(restore_aliases)
+    aliases.rebind_aliases(stack, namespace, {original: patched})
 
 
 def wrap_namespace(stack: ExitStack, namespace: dict) -> None:

@@ -36,11 +36,13 @@ class JaxmagicWidget(anywidget.AnyWidget):
     """Renders one jaxmagic JSON document (docs/schema.md).
 
     Constructing this class picks the subclass of the document's kind (`KIND_WIDGETS`);
-    anywidget reads `_esm` from the class (a Path becomes the file's text), so the choice
-    of bundle is the choice of class. This class itself carries the all-kinds bundle.
+    anywidget reads `_esm` from the class, so the choice of bundle is the choice of class.
+    This class itself carries the all-kinds bundle. `_esm` is the bundle's text, read once
+    per process: given a Path, anywidget watches the file and ties every instance to the
+    watcher, so no view (and no document) could ever be freed.
     """
 
-    _esm = BUNDLE
+    _esm = BUNDLE.read_text(encoding="utf-8")
     doc = traitlets.Dict().tag(sync=True)
 
     def __new__(cls, doc: dict | None = None, **kwargs: Any) -> "JaxmagicWidget":
@@ -68,7 +70,8 @@ class JaxmagicWidget(anywidget.AnyWidget):
 def _kind_widget(kind: str, bundle: Path) -> type[JaxmagicWidget]:
     """The subclass whose `_esm` is `bundle` (named after the kind: anywidget's `_anywidget_id`)."""
     name = "Jaxmagic" + "".join(part.capitalize() for part in kind.split("_")) + "Widget"
-    return type(name, (JaxmagicWidget,), {"_esm": bundle, "__module__": __name__, "__qualname__": name,
+    return type(name, (JaxmagicWidget,), {"_esm": bundle.read_text(encoding="utf-8"), "__module__": __name__,
+                                          "__qualname__": name,
                                           "__doc__": f"A {kind} document, drawn by {bundle.name} alone."})
 
 
