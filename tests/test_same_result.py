@@ -493,3 +493,66 @@ def test_closed_views_are_freed(many_cells):
     """After the front end closes the views (outputs cleared), their widgets and documents are garbage."""
     closed = many_cells["after_close"]
     assert closed["jaxmagic_widgets"] == 0, closed["jaxmagic_widgets"]
+
+
+# -- the demo notebook, plain and with its magics ------------------------------------------------
+
+
+def demo_cells() -> list[tuple[str, str, str]]:
+    """(name, plain source, magic source) of the demo's code cells that run without jaxmagic: a
+    magic cell's plain twin has `#` for its magic line; line magics (`%jaxmagic`) and cells that
+    read a capture kept with `--name` exist only with jaxmagic and are left out."""
+    notebook = json.loads((ROOT / "demo.ipynb").read_text(encoding="utf-8"))
+    kept = set()
+    cells = []
+    for i, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        first, _, body = source.partition("\n")
+        if first.startswith("%%"):
+            match = re.search(r"(?:--name|-n)\s+(\w+)", first)
+            kept |= {match.group(1)} if match else set()
+            cells.append((f"demo[{i}] {first.split()[0]}", f"#\n{body}", source))
+        elif not first.startswith("%") and not any(re.search(rf"\b{name}\b", source) for name in kept):
+            plain = re.sub(r"(?m)^%load_ext jaxmagic$", "#", source)  # the plain kernel never loads it
+            cells.append((f"demo[{i}]" + (" loads jaxmagic" if plain != source else ""), plain, source))
+    return cells
+
+
+def demo_kept_names() -> set[str]:
+    """Names the demo's magic cells keep their captures under (`--name`): only the magic run has them."""
+    notebook = json.loads((ROOT / "demo.ipynb").read_text(encoding="utf-8"))
+    return {m.group(1) for c in notebook["cells"] if c["cell_type"] == "code"
+            for m in [re.search(r"^%%\w+.*?(?:--name|-n)\s+(\w+)", "".join(c["source"]))] if m}
+
+
+def run_demo(magic: bool) -> list[CellRun]:
+    kernel = Kernel()
+    try:
+        before = json.loads(kernel.expression(f"{PROBE}.probe()"))
+        runs = []
+        for name, plain, with_magic in demo_cells():
+            reply = kernel.execute(with_magic if magic else plain)
+            after = json.loads(kernel.expression(f"{PROBE}.probe()"))
+            runs.append(cell_run(name, reply, before, after))
+            before = after
+        return runs
+    finally:
+        kernel.shutdown()
+
+
+def test_the_demo_gives_the_same_results_with_its_magics():
+    """Every program of the demo notebook, run plainly and with its magics in two kernels side by
+    side: the same outputs, results and namespace cell by cell, one view per magic cell, no leak."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        plain, magic = pool.map(run_demo, (False, True))
+    assert len(plain) == len(magic) >= 10
+    problems, kept = [], demo_kept_names()
+    for p, m in zip(plain, magic):
+        m.namespace = {k: v for k, v in m.namespace.items() if k not in kept}
+        found = differences(p, m, 1 if m.name.split()[-1].startswith("%%") else 0)
+        # the setup cell loads jaxmagic in the magic run only: its hooks are expected there
+        if found or (leak(m) and not m.name.endswith("loads jaxmagic")):
+            problems.append((m.name, found, leak(m)))
+    assert not problems, problems
