@@ -24,8 +24,11 @@ def _builder(view: str) -> Any:
     return DOCUMENT_BUILDERS[kind]
 
 
-def _drawable(capture: Capture, view: str, options: dict) -> dict:
-    """The document of a view that the widget and the static views can draw."""
+def _drawable(capture: Capture, view: str, options: dict, present: bool = False) -> dict:
+    """The document of a view that the widget and the static views can draw.
+
+    `present` opens the widget in presentation mode (a display hint carried by the document, so
+    exported pages keep it; docs/schema.md)."""
     from .model import DRAWN_KINDS
 
     from .views.wire import safe_document
@@ -34,6 +37,8 @@ def _drawable(capture: Capture, view: str, options: dict) -> dict:
     if doc.get("kind") not in DRAWN_KINDS:
         raise ValueError(f"jaxmagic cannot draw {view!r} documents yet; jaxmagic.document(cap, {view!r}) "
                          "gives the data (docs/schema.md)")
+    if present:
+        doc["present"] = True
     return doc
 
 
@@ -47,18 +52,19 @@ def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
     return _builder(view)(capture, **options)
 
 
-def view(capture: Capture, view: str = "graph", **options: Any) -> Any:
-    """The interactive widget of one view of a capture."""
+def view(capture: Capture, view: str = "graph", *, present: bool = False, **options: Any) -> Any:
+    """The interactive widget of one view of a capture (`present=True`: in presentation mode)."""
     from .views import JaxmagicWidget
 
-    return JaxmagicWidget(_drawable(capture, view, options))
+    return JaxmagicWidget(_drawable(capture, view, options, present))
 
 
-def show(capture: Capture, view: str = "graph", **options: Any) -> None:
-    """Display a view in the notebook; outside IPython, print its text summary."""
+def show(capture: Capture, view: str = "graph", *, present: bool = False, **options: Any) -> None:
+    """Display a view in the notebook (`present=True`: in presentation mode); outside IPython,
+    print its text summary."""
     from .views import JaxmagicWidget, text_summary
 
-    doc = _drawable(capture, view, options)
+    doc = _drawable(capture, view, options, present)
     try:
         from IPython import get_ipython
         from IPython.display import display

@@ -29,6 +29,9 @@ _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
 def _shared_options(fn: Callable) -> Callable:
     """Options every magic takes."""
+    fn = argument("--present", action="store_true",
+                  help="open the widget in presentation mode (large text, thick lines, high contrast, no "
+                       "clutter: for a projector); the widget's Present button toggles it")(fn)
     fn = argument("--static", action="store_true",
                   help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
     fn = argument("-n", "--name", metavar="VAR",
@@ -300,7 +303,7 @@ class JaxMagics(Magics):
 
                 display(HTML(api.static_html(capture, view, **options)))
             else:
-                api.show(capture, view, **options)
+                api.show(capture, view, present=args.present, **options)
         except Exception as exc:
             _report_own_failure(magic, "build the view", exc)
 

@@ -5,14 +5,16 @@
  * carries only those views, their CSS and, for kinds that lay out graphs, the layout
  * engine: the timeline bundle has neither dagre nor the layout worker.
  *
- * A kind is `{kind, versions, view, css, layout}`: `view(root, doc, engine)` returns a
- * cleanup, `versions` are the document versions it reads, `css` its style sheets (text,
+ * A kind is `{kind, versions, view, css, layout}`: `view(root, doc, engine, options)` returns a
+ * cleanup (`options`: `{present, playback}`: whether presentation mode is on, and the shared
+ * playback controller the view gives its story to with `playback.set(spec)`, widgets/playback.js), `versions` are the document versions it reads, `css` its style sheets (text,
  * in cascade order; a sheet shared by two kinds is included once), `layout` returns a
  * layout engine to share between the view's graphs, or is null.
  */
 import { h, clear } from "../js/src/dom.js";
 import { decodeDocument } from "./graph/decode.js";
 import { theme } from "./styles.js";
+import { stageBar, placeStageBar } from "./stagebar.js";
 
 /** Narrow layout below this root width (px): panes stack under the canvas. */
 const NARROW_PX = 760;
@@ -63,7 +65,7 @@ export function frontEnd(kinds) {
         doc = null;
       }
     }
-    const root = h("div", { class: "jm-root" }, null, el);
+    const root = h("div", { class: "jm-root", tabindex: "0" }, null, el); // focus: keyboard control
     root.appendChild(h("style", null, css, el));
     el.appendChild(root);
     if (!doc || typeof doc !== "object" || doc.schema !== "jaxmagic") {
@@ -81,13 +83,30 @@ export function frontEnd(kinds) {
     const engine = kind.layout ? kind.layout() : null; // only graphs are laid out (starts a worker)
     let stop = () => {};
     let disposed = false;
+    let present = doc.present === true; // `--present` asks for it; the bar's toggle flips it
+    let shown = null; // the decoded document last drawn
     const draw = (logical) => {
       if (disposed) return;
+      stop();
+      stop = () => {};
+      shown = logical;
       clear(root);
+      root.classList.toggle("jm-present", present);
       root.appendChild(h("style", null, css, el));
+      const bar = stageBar(root, logical, { present, onPresent: (next) => {
+        present = next;
+        draw(shown);
+        root.focus({ preventScroll: true });
+      } });
       try {
-        stop = kind.view(root, logical, engine);
+        const cleanup = kind.view(root, logical, engine, { present, playback: bar.playback });
+        placeStageBar(root, bar.el);
+        stop = () => {
+          bar.dispose();
+          if (typeof cleanup === "function") cleanup();
+        };
       } catch (err) {
+        bar.dispose();
         messageBox(root, `jaxmagic could not draw this document: ${err && err.message}`);
       }
     };

@@ -1,0 +1,179 @@
+"""Browser checks shared by the playback and presentation tests of every view.
+
+- `legibility(root)`: every visible piece of text in a view, measured in the page: text smaller
+  than a projector can show, text cut by a container that hides overflow, and pairs of texts
+  whose boxes overlap. Presentation mode at 1280x720 must have none of them.
+- `Playback(root)`: drives the shared controls (widgets/playback.js) the way a speaker does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PROJECTOR = (1280, 720)
+MIN_PRESENT_PX = 14.0  # smallest text a 1280x720 projector shows legibly to a room
+
+_LEGIBILITY_JS = r"""
+([root, minPx]) => {
+  const texts = [];
+  const opacityOf = (el) => {
+    let o = 1;
+    for (let e = el; e && e !== root.parentNode; e = e.parentElement) o *= Number(getComputedStyle(e).opacity || 1);
+    return o;
+  };
+  const describe = (el, text) => {
+    const cls = el.getAttribute('class') || '';
+    return `${el.tagName.toLowerCase()}${cls ? '.' + cls.trim().split(/\s+/).join('.') : ''} "${text.slice(0, 40)}"`;
+  };
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const text = n.nodeValue.trim();
+    if (!text) continue;
+    const el = n.parentElement;
+    if (!el || el.closest('style, script, title, desc, option, [hidden], .jm-pb-future')) continue;
+    if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true, opacityProperty: false})) continue;
+    if (opacityOf(el) < 0.3) continue;
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    const r = range.getBoundingClientRect();
+    if (r.width < 0.5 || r.height < 0.5) continue;
+    const cs = getComputedStyle(el);
+    let px = parseFloat(cs.fontSize);
+    const svg = el.closest('svg');
+    if (svg && el.getScreenCTM) {  // an SVG label is as large as its zoom draws it
+      const m = el.getScreenCTM();
+      if (m) px *= Math.hypot(m.a, m.b);
+    }
+    texts.push({el, text, r, px, what: describe(el, text)});
+  }
+  const rootBox = root.getBoundingClientRect();
+  const small = [], clipped = [], overlaps = [];
+  const shown = [];
+  for (const t of texts) {
+    // Outside every scrolling container's visible box: not shown (scrolled away), not a fault.
+    let hiddenAway = false, cut = null;
+    for (let a = t.el.parentElement; a && a !== root.parentNode; a = a.parentElement) {
+      const cs = getComputedStyle(a);
+      const ox = cs.overflowX, oy = cs.overflowY;
+      const tag = a.tagName.toLowerCase();
+      const clips = tag === 'svg' || [ox, oy].some((v) => v !== 'visible');
+      if (!clips) continue;
+      const b = a.getBoundingClientRect();
+      const inter = Math.max(0, Math.min(b.right, t.r.right) - Math.max(b.left, t.r.left)) *
+                    Math.max(0, Math.min(b.bottom, t.r.bottom) - Math.max(b.top, t.r.top));
+      if (inter <= 0) { hiddenAway = true; break; }
+      const scrolls = [ox, oy].some((v) => v === 'auto' || v === 'scroll') || tag === 'svg';
+      const whole = t.r.left >= b.left - 1 && t.r.right <= b.right + 1 && t.r.top >= b.top - 1 && t.r.bottom <= b.bottom + 1;
+      if (!whole && !scrolls && !cut) cut = a;
+      // What a scroller shows of the text is the part inside it: overlaps count that part only.
+      t.vis = t.vis || {left: t.r.left, right: t.r.right, top: t.r.top, bottom: t.r.bottom};
+      t.vis = {left: Math.max(t.vis.left, b.left), right: Math.min(t.vis.right, b.right),
+               top: Math.max(t.vis.top, b.top), bottom: Math.min(t.vis.bottom, b.bottom)};
+    }
+    const v = t.vis || t.r;
+    t.v = {left: v.left, right: v.right, top: v.top, bottom: v.bottom,
+           width: Math.max(0, v.right - v.left), height: Math.max(0, v.bottom - v.top)};
+    if (t.v.width <= 0 || t.v.height <= 0) continue;
+    if (hiddenAway) continue;
+    if (t.r.right < rootBox.left || t.r.left > rootBox.right || t.r.bottom < rootBox.top || t.r.top > rootBox.bottom) continue;
+    shown.push(t);
+    if (t.px < minPx - 0.01) small.push(`${t.what}: ${t.px.toFixed(1)}px`);
+    const ecs = getComputedStyle(t.el);
+    const ellipsis = ecs.textOverflow === 'ellipsis' && t.el.scrollWidth > t.el.clientWidth + 1;
+    if (cut) clipped.push(`${t.what} cut by ${describe(cut, '')}`);
+    else if (ellipsis) clipped.push(`${t.what} ends in an ellipsis`);
+  }
+  for (let i = 0; i < shown.length; i++) {
+    for (let j = i + 1; j < shown.length; j++) {
+      const a = shown[i], b = shown[j];
+      if (a.el === b.el || a.el.contains(b.el) || b.el.contains(a.el)) continue;
+      const w = Math.min(a.v.right, b.v.right) - Math.max(a.v.left, b.v.left);
+      const hgt = Math.min(a.v.bottom, b.v.bottom) - Math.max(a.v.top, b.v.top);
+      if (w <= 1 || hgt <= 1) continue;
+      const smaller = Math.min(a.v.width * a.v.height, b.v.width * b.v.height);
+      if (w * hgt > 0.1 * smaller) overlaps.push(`${a.what} overlaps ${b.what}`);
+    }
+  }
+  return {texts: shown.length, small, clipped, overlaps};
+}
+"""
+
+
+@dataclass
+class Legibility:
+    texts: int
+    small: list[str] = field(default_factory=list)
+    clipped: list[str] = field(default_factory=list)
+    overlaps: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[str]:
+        return self.small + self.clipped + self.overlaps
+
+    def __str__(self) -> str:
+        head = f"{self.texts} texts; {len(self.small)} too small, {len(self.clipped)} clipped, {len(self.overlaps)} overlapping"
+        return head + "".join(f"\n  {p}" for p in self.problems[:40])
+
+
+def legibility(root: Any, min_px: float = MIN_PRESENT_PX) -> Legibility:
+    """Measure every visible text of a `.jm-root` locator (see the module docstring)."""
+    data = root.evaluate(f"(root) => ({_LEGIBILITY_JS})([root, {float(min_px)}])")
+    return Legibility(texts=data["texts"], small=data["small"], clipped=data["clipped"], overlaps=data["overlaps"])
+
+
+class Playback:
+    """The shared controls of one view (widgets/playback.js), driven as a user would."""
+
+    def __init__(self, root: Any):
+        self.root = root
+
+    @property
+    def shown(self) -> bool:
+        return self.root.locator(".jm-pb-slot:not([hidden]) .jm-pb").count() > 0
+
+    def position(self) -> tuple[int, int]:
+        text = self.root.locator(".jm-pb-count").first.inner_text()
+        pos, total = (int(v) for v in text.split("/"))
+        return pos, total
+
+    def label(self) -> str:
+        return self.root.locator(".jm-pb-label").first.inner_text()
+
+    def click(self, cls: str) -> None:
+        self.root.locator(f".jm-pb-{cls}").first.click()
+
+    def key(self, key: str) -> None:
+        """Press a key with the widget focused (the root is focusable), as a speaker does."""
+        self.root.focus()
+        self.root.press(key)
+
+    def set_speed(self, speed: float) -> None:
+        self.root.locator(".jm-pb-speed").first.select_option(str(speed if speed % 1 else int(speed)))
+
+    def play_to_end(self, timeout: float = 60.0, speed: float = 8) -> list[str]:
+        """Play from the start at `speed` until the last step; returns the step labels seen."""
+        from .harness import poll
+
+        self.set_speed(speed)
+        self.click("first")
+        labels = [self.label()]
+        self.click("play")
+
+        def done() -> bool:
+            text = self.label()
+            if text and text != labels[-1]:
+                labels.append(text)
+            pos, total = self.position()
+            return pos == total and self.root.locator(".jm-root.jm-playing, :scope.jm-playing").count() == 0
+
+        assert poll(done, timeout, interval=0.05), f"playback stopped at {self.position()}"
+        return labels
+
+
+def present(root: Any, on: bool = True) -> None:
+    """Switch presentation mode with the widget's own toggle."""
+    toggle = root.locator(".jm-present-toggle").first
+    pressed = toggle.get_attribute("aria-pressed") == "true"
+    if pressed != on:
+        toggle.click()
