@@ -45,6 +45,20 @@ def error_text(doc: dict) -> list[str]:
     return [f"Cell raised {error['type']}: {error['message']}"] if error else []
 
 
+def caption_html(doc: dict) -> str:
+    """The document's "what to look at" sentences (model/captions.py) as one paragraph, escaped
+    ("" when it has none): the first thing every script-free view shows under its title."""
+    sentences = [s for s in doc.get("caption") or [] if s]
+    if not sentences:
+        return ""
+    return f'<p class="jm-caption">{esc(" ".join(map(str, sentences)))}</p>'
+
+
+def caption_text(doc: dict) -> list[str]:
+    """The caption for text/plain: one line per sentence."""
+    return [str(s) for s in doc.get("caption") or [] if s]
+
+
 def findings_html(doc: dict) -> str:
     parts = []
     for f in doc.get("findings", []):

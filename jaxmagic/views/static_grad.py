@@ -9,14 +9,15 @@ step or a forward-mode call: its one program, with counts by role). Every docume
 from __future__ import annotations
 
 from ..units import bytes_text
-from .html_parts import error_html, error_text, esc, findings_html, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
 from .static_svg import function_svg
 
 MAX_ROWS = 30  # residuals and gradients listed per entry; the rest are counted
 
 
 def grad_html(doc: dict) -> str:
-    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc), findings_html(doc)]
+    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
+             findings_html(doc)]
     for entry in doc.get("entries", []):
         parts.append(f"<p><b>{esc(_heading(entry))}</b></p>")
         parts.extend(f"<p>{esc(line)}</p>" for line in _facts(entry))
@@ -42,7 +43,7 @@ def grad_html(doc: dict) -> str:
 
 
 def grad_text(doc: dict) -> str:
-    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
     for entry in doc.get("entries", []):
         lines.append("")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .html_parts import error_html, error_text, esc as _esc, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, svg_img
 from .static_grad import grad_html, grad_text
 from .static_keys import keys_html, keys_text
 from .static_sharding import sharding_html, sharding_text
@@ -32,7 +32,7 @@ def fallback_html(doc: dict) -> str:
     """Summary and collapsed top-level picture of each function, for script-free hosts."""
     if doc.get("kind") in STATIC_VIEWS:
         return STATIC_VIEWS[doc["kind"]][0](doc)
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc)]
+    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc)]
     for fn in doc.get("functions", []):
         parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {fn['n_eqns']} eqns, "
                      f"{fn['calls']} calls, {fn['cache_hits']} cache hits</p>")
@@ -47,7 +47,7 @@ def text_summary(doc: dict) -> str:
     """text/plain: the title and each function's jaxpr text (timelines: the summary and the misses)."""
     if doc.get("kind") in STATIC_VIEWS:
         return STATIC_VIEWS[doc["kind"]][1](doc)
-    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     for fn in doc.get("functions", []):
         text = fn["text"].split("\n")
         if len(text) > MAX_TEXT_LINES:  # a 50k-eqn jaxpr would put megabytes into every saved notebook

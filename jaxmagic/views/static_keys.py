@@ -7,7 +7,7 @@ written. Every document string is escaped.
 
 from __future__ import annotations
 
-from .html_parts import error_html, error_text, esc, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, esc, svg_img
 
 MAX_ITEMS = 400  # keys written out; the rest are counted
 MAX_DRAWN = 150  # keys in the picture
@@ -100,7 +100,7 @@ def tree_svg(doc: dict) -> str:
 
 def keys_html(doc: dict) -> str:
     s = doc.get("summary", {})
-    parts = [f"<p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc)]
+    parts = [f"<p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc)]
     for f in doc.get("findings", []):
         lines = ", ".join(f"line {esc(src['line'])}" for src in f.get("sources", []) if src)
         parts.append(f"<p><b>{esc(f['severity'])}</b>: {esc(f['message'])}{' (' + lines + ')' if lines else ''}</p>")
@@ -140,7 +140,7 @@ def keys_html(doc: dict) -> str:
 
 
 def keys_text(doc: dict) -> str:
-    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
 
     def emit(item: tuple, depth: int) -> None:

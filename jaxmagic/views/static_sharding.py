@@ -11,7 +11,7 @@ from __future__ import annotations
 import colorsys
 
 from ..units import bytes_text
-from .html_parts import error_html, error_text, esc, findings_html, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
 
 MAX_ARRAYS = 12  # pictures; the rest are listed
 MAX_TITLED = 64  # blocks with a hover title per picture (a 256-device array stays small)
@@ -74,7 +74,8 @@ def array_svg(array: dict, n: int) -> str:
 
 def sharding_html(doc: dict) -> str:
     n = len(doc.get("devices", []))
-    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc), findings_html(doc)]
+    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
+             findings_html(doc)]
     for mesh in doc.get("meshes", []):
         axes = " × ".join(f"{a}={s}" for a, s in zip(mesh["axis_names"], mesh["shape"]))
         parts.append(f"<p>mesh {esc(mesh['id'])}: {esc(axes)} ({esc(', '.join(mesh['axis_types']))})</p>")
@@ -124,7 +125,7 @@ def _call_lines(c: dict) -> list[str]:
 
 
 def sharding_text(doc: dict) -> str:
-    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
     for mesh in doc.get("meshes", []):
         lines.append(f"mesh {mesh['id']}: " + " × ".join(f"{a}={s}" for a, s in zip(mesh["axis_names"], mesh["shape"])))

@@ -8,7 +8,7 @@ picture aggregates calls into at most `COLUMNS` time columns per lane, so a cell
 from __future__ import annotations
 
 
-from .html_parts import error_html, error_text, esc as _esc, findings_html, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, findings_html, svg_img
 
 COLUMNS = 240  # time columns of the static picture
 MAX_LANES = 40  # lanes drawn and listed; the rest are counted
@@ -97,7 +97,8 @@ def persistent_cache_line(doc: dict) -> str | None:
 
 
 def timeline_html(doc: dict) -> str:
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", error_html(doc), findings_html(doc)]
+    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
+             findings_html(doc)]
     rows = _lane_rows(doc)
     parts.append("<table><tr><th>function</th><th>calls</th><th>hits</th><th>misses</th><th>compiles</th>"
                  "<th>trace</th><th>lower</th><th>compile</th><th>dispatch</th><th>until ready</th></tr>")
@@ -132,7 +133,7 @@ def timeline_html(doc: dict) -> str:
 
 
 def timeline_text(doc: dict) -> str:
-    lines = [doc.get("title", "jaxmagic"), *error_text(doc)]
+    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     for f in doc.get("findings", []):
         lines.append(f"{f['severity']}: {f['message']}")
     for lane in _lane_rows(doc)[:MAX_LANES]:

@@ -1,0 +1,160 @@
+"""Captions of graph documents (%%jaxpr): see captions/__init__.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .words import MAX_LISTED, MAX_CHAIN, fit, fitting, user_name, counted, times_word, listed, at_line
+
+
+def graph_caption(doc: dict) -> list[str]:
+    functions = doc.get("functions") or []
+    if not functions:
+        return []
+    by_name: dict[tuple, list[dict]] = {}
+    for fn in functions:
+        src = fn.get("source") or {}
+        by_name.setdefault((fn["name"], src.get("file"), src.get("line")), []).append(fn)
+    groups = sorted(by_name.values(), key=lambda fns: -max(f["n_eqns"] for f in fns))
+    main = groups[0]
+    problems = _value_sentences(functions)
+    out = [*problems, _function_sentence(main)]
+    if len(main) > 1:
+        out.append(_signatures_sentence(main))
+    structure = [s for s in (_structure(fns) for fns in groups) if s]
+    if structure:
+        out.append(fit("Control flow: " + "; ".join(structure) + ": each body is a sub-jaxpr you can open."))
+    repeats = [(r, fn) for fn in main for r in fn.get("repeats") or []]
+    if repeats:
+        r, fn = max(repeats, key=lambda t: len(t[0]["units"]))
+        out.append(f"{user_name(fn['name'])}: {r['label']} are folded into one box.")
+    if len(groups) > 1:
+        others = [f"{user_name(fns[0]['name'], 24)} ({counted(fns[0]['n_eqns'], 'eqn')})" for fns in groups[1:]]
+        out.append(f"Also recorded: {listed(others, 3)}.")
+    batch = next((fn for fn in functions if fn.get("batch_size")), None)
+    if batch is not None:
+        out.append(f"{user_name(batch['name'])} is vmapped over a batch of {batch['batch_size']:,}: "
+                   "each value shows where its batch dimension is.")
+    if any(fn.get("values") for fn in functions) and not problems:
+        out.append("No NaN or Inf in any recorded value.")
+    return out
+
+
+def _function_sentence(fns: list[dict]) -> str:
+    """'f traced to 5 eqns (2 integer_pow, 1 sin, 1 cos, 1 add); 2 calls, compiled once.'
+
+    The primitive mix names as many kinds (at most 4) as the sentence has room for.
+    """
+    fn = max(fns, key=lambda f: f["n_eqns"])
+    prims = Counter(node["prim"] for node in fn.get("nodes") or []).most_common()
+    calls = sum(f["calls"] for f in fns)
+    compiles = calls - sum(f["cache_hits"] for f in fns)
+    if not calls:
+        tail = ""
+    elif compiles:
+        tail = f"; {counted(calls, 'call')}, compiled {times_word(compiles)}"
+    else:
+        tail = f"; all {counted(calls, 'call')} hit JAX's cache (compiled before the cell)"
+    each = f" for each of {len(fns)} signatures" if len(fns) > 1 and len({f['n_eqns'] for f in fns}) == 1 else ""
+    up_to = "up to " if len(fns) > 1 and not each else ""
+    candidates = []
+    for k in range(min(MAX_LISTED, len(prims)), -1, -1):
+        mix = ", ".join(f"{count:,} {prim}" for prim, count in prims[:k])
+        rest = sum(count for _, count in prims[k:])
+        if mix and rest:
+            mix += f" and {rest:,} others"
+        size = counted(fn["n_eqns"], "eqn") + (f" ({mix})" if mix else "")
+        candidates.append(f"{user_name(fn['name'])} traced to {up_to}{size}{each}{tail}.")
+    return fitting(*candidates)
+
+
+def _split_signature(text: str) -> list[str]:
+    """Top-level arguments of a signature text: 'f32[3,4], n=3' -> ['f32[3,4]', 'n=3']."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _signatures_sentence(fns: list[dict]) -> str:
+    """What differs between the signatures of one function, in the order they were first called:
+    'f has 3 signatures: argument 1 was f32[3], then f32[4], then f32[5]; ...'."""
+    split = [_split_signature(f["signature"]) for f in fns]
+    name = user_name(fns[0]["name"])
+    tail = "; each one is traced and compiled on its own."
+    if len({len(sig) for sig in split}) == 1:
+        changed = [i for i in range(len(split[0])) if len({sig[i] for sig in split}) > 1]
+        if len(changed) == 1:
+            i = changed[0]
+            seen = list(dict.fromkeys(sig[i] for sig in split))
+            what = f"argument {i + 1}"
+            static = [v.split("=", 1) for v in seen]
+            if all(len(kv) == 2 and kv[0].isidentifier() for kv in static) and len({k for k, _ in static}) == 1:
+                what, seen = f"static argument {user_name(static[0][0], 24)}", [v for _, v in static]
+            more = ", …" if len(seen) > MAX_CHAIN + 1 else ""
+
+            def values(limit: int) -> str:
+                return ", then ".join(user_name(v, limit) for v in seen[:MAX_CHAIN + 1]) + more
+
+            head = f"{name} has {len(fns)} signatures: {what} was "
+            return fitting(head + values(40) + tail, head + values(40) + ".", head + values(20) + ".")
+    shown = listed([user_name(f["signature"], 24) for f in fns], 3)
+    return fitting(f"{name} has {len(fns)} signatures ({shown}){tail}", f"{name} has {len(fns)} signatures ({shown}).")
+
+
+def _structure(fns: list[dict]) -> str:
+    """'f has a scan of 4 iterations and a cond with 2 branches' ('' when it has no control flow)."""
+    fn = max(fns, key=lambda f: f["n_eqns"])
+    groups = {g["id"]: g for g in fn.get("groups") or []}
+    parts: list[str] = []
+    scans = [n for n in fn.get("nodes") or [] if n["prim"] == "scan"]
+    if scans:
+        lengths = [n["params"].get("length", "?") for n in scans]
+        parts.append(f"a scan of {lengths[0]} iterations" if len(scans) == 1
+                     else f"{len(scans)} scans (of {listed(lengths)} iterations)")
+    conds = [n for n in fn.get("nodes") or [] if n["prim"] == "cond"]
+    if conds:
+        branches = [sum(groups.get(g, {}).get("label", "").startswith("branches") for g in n["subgroups"])
+                    for n in conds]
+        parts.append(f"a cond with {branches[0]} branches" if len(conds) == 1
+                     else f"{len(conds)} conds (with {listed([str(b) for b in branches])} branches)")
+    loops = sum(n["prim"] == "while" for n in fn.get("nodes") or [])
+    if loops:
+        parts.append("a while loop" if loops == 1 else f"{loops} while loops")
+    if not parts:
+        return ""
+    return f"{user_name(fn['name'], 24)} has {listed(parts)}"
+
+
+def _value_sentences(functions: list[dict]) -> list[str]:
+    """With --values: where a NaN and an Inf first appear (op and line), one sentence each."""
+    out = []
+    for word in ("nan", "inf"):
+        for fn in functions:
+            node = first_bad_node(fn, word)
+            if node is not None:
+                count = sum((fn["values"].get(v) or {}).get(word, 0) for v in node["outs"])
+                label = "NaN" if word == "nan" else "Inf"
+                out.append(f"{label} first appears in {user_name(fn['name'])} at {node['prim']}{at_line(node.get('src'))}: "
+                           f"{count:,} {label} in its output, none in its inputs.")
+                break
+    return out
+
+
+def first_bad_node(fn: dict, word: str) -> dict | None:
+    """The first node (graph order) with NaN (`word` "nan") or Inf in an output and none in its inputs."""
+    values = fn.get("values") or {}
+    if not values:
+        return None
+    for node in fn.get("nodes") or []:
+        if any((values.get(v) or {}).get(word, 0) for v in node["outs"]) and not any(
+                (values.get(op["var"]) or {}).get(word, 0) for op in node["ins"] if "var" in op):
+            return node
+    return None
