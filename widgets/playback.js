@@ -16,11 +16,29 @@
  * - `label(p)`: one line saying what step `p` (1-based: the step just taken) did; `label(0)` says
  *   what playback starts from.
  */
-import { h } from "../js/src/dom.js";
+import { h, s as svg, clear } from "../js/src/dom.js";
 
 /** Milliseconds per step at 1×; a speaker reads one step's line at this pace. */
 export const BASE_INTERVAL_MS = 900;
 export const SPEEDS = [0.5, 1, 2, 4, 8];
+
+/**
+ * Button icons as SVG paths (16x16): drawn, not typed, because the media-control characters
+ * (⏮ ⏭) are missing from common fonts and show as empty boxes.
+ */
+const ICONS = {
+  first: "M3 2h2v12H3zM14 2v12L6 8z",
+  back: "M12 2v12L4 8z",
+  play: "M4 2v12l10-6z",
+  pause: "M4 2h3v12H4zM9 2h3v12H9z",
+  fwd: "M4 2v12l8-6z",
+  last: "M11 2h2v12h-2zM2 2v12l8-6z",
+};
+
+function icon(name, ref) {
+  return svg("svg", { viewBox: "0 0 16 16", class: "jm-pb-icon", "aria-hidden": "true", focusable: "false" },
+    svg("path", { d: ICONS[name] }, null, ref), ref);
+}
 
 /** True when a keydown belongs to a text field, a select or a button's own activation. */
 function ownedByControl(e) {
@@ -42,16 +60,21 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
   let timer = null;
   const ref = root;
 
-  const btn = (cls, text, title, onClick) => {
-    const b = h("button", { type: "button", class: `jm-pb-btn ${cls}`, title, "aria-label": title }, text, ref);
+  const btn = (name, title, onClick) => {
+    const b = h("button", { type: "button", class: `jm-pb-btn jm-pb-${name}`, title, "aria-label": title }, icon(name, ref), ref);
     b.addEventListener("click", onClick);
     return b;
   };
-  const first = btn("jm-pb-first", "⏮", "back to the start (Home)", () => go(0));
-  const back = btn("jm-pb-back", "◀", "step back (←)", () => go(pos - 1));
-  const play = btn("jm-pb-play", "▶", "play (space)", () => toggle());
-  const fwd = btn("jm-pb-fwd", "▶|", "step forward (→)", () => go(pos + 1));
-  const last = btn("jm-pb-last", "⏭", "to the end (End)", () => go(spec ? spec.steps : 0));
+  const first = btn("first", "back to the start (Home)", () => go(0));
+  const back = btn("back", "step back (←)", () => go(pos - 1));
+  const play = btn("play", "play (space)", () => toggle());
+  const fwd = btn("fwd", "step forward (→)", () => go(pos + 1));
+  const last = btn("last", "to the end (End)", () => go(spec ? spec.steps : 0));
+  const playIcon = (name, title) => {
+    clear(play).appendChild(icon(name, ref));
+    play.setAttribute("title", title);
+    play.setAttribute("aria-label", title);
+  };
   const slider = h("input", { type: "range", class: "jm-pb-slider", min: "0", max: "0", value: "0", step: "1",
     "aria-label": "playback position" }, null, ref);
   slider.addEventListener("input", () => go(Number(slider.value)));
@@ -71,9 +94,7 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
   function stopClock() {
     if (timer) timers.clearInterval(timer);
     timer = null;
-    play.textContent = "▶";
-    play.setAttribute("title", "play (space)");
-    play.setAttribute("aria-label", "play (space)");
+    playIcon("play", "play (space)");
     root.classList.remove("jm-playing");
   }
 
@@ -121,9 +142,7 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
     if (!spec || !spec.steps) return;
     if (timer) return stopClock();
     if (pos >= spec.steps) go(0);
-    play.textContent = "❚❚";
-    play.setAttribute("title", "pause (space)");
-    play.setAttribute("aria-label", "pause (space)");
+    playIcon("pause", "pause (space)");
     root.classList.add("jm-playing");
     restartClock();
   }

@@ -10,9 +10,14 @@
  * duration minus the call's phases; device = ready − start minus them), so tests can
  * check the front end's range sums against them.
  *
+ * Also writes js/test/fixtures/timeline-real.json: a real capture of a small cell recorded by
+ * the Python side (dev/timeline_fixtures.py, run with the repository's venv), so playback's
+ * story is tested against what JAX itself reported.
+ *
  *   node dev/make-timeline-fixtures.mjs
  */
-import { writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -219,3 +224,14 @@ const doc = {
 };
 writeFileSync(out, JSON.stringify(doc, null, 1) + "\n");
 console.log(`wrote ${out}: ${C.lane.length} calls, ${tl.spans.lane.length} spans, ${tl.misses.length} misses`);
+
+// The real capture (times differ per run; hits, misses and reasons are JAX's answers).
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, "../..");
+const venv = resolve(repo, ".venv/bin/python");
+const env = { ...process.env, JAX_PLATFORMS: "cpu" };
+const real = execFileSync(existsSync(venv) ? venv : "python3", [resolve(here, "timeline_fixtures.py")], { cwd: repo, env, maxBuffer: 64 << 20, encoding: "utf8" });
+const realDoc = JSON.parse(real);
+const realOut = resolve(here, "../test/fixtures/timeline-real.json");
+writeFileSync(realOut, JSON.stringify(realDoc, null, 1) + "\n");
+console.log(`wrote ${realOut}: ${realDoc.calls.lane.length} calls, ${realDoc.spans.lane.length} spans, ${realDoc.misses.length} misses`);

@@ -53,6 +53,8 @@ describe("playback controller", () => {
     expect(pb.position()).toBe(0);
     expect(pb.playing()).toBe(true);
     expect(root.classList.contains("jm-playing")).toBe(true);
+    expect(bar.querySelector(".jm-pb-play").getAttribute("aria-label")).toBe("pause (space)");
+    expect(bar.querySelector(".jm-pb-play svg path")).not.toBeNull(); // drawn icons, not font glyphs
     expect(bar.querySelector(".jm-pb-label").textContent).toBe("start");
     vi.advanceTimersByTime(BASE_INTERVAL_MS);
     expect(pb.position()).toBe(1);
@@ -60,6 +62,7 @@ describe("playback controller", () => {
     vi.advanceTimersByTime(BASE_INTERVAL_MS * 5);
     expect(pb.position()).toBe(3);
     expect(pb.playing()).toBe(false);
+    expect(bar.querySelector(".jm-pb-play").getAttribute("aria-label")).toBe("play (space)");
     expect(shown.map(([p]) => p)).toEqual([0, 1, 2, 3]);
     expect(shown[2]).toEqual([2, 1]); // `from` lets a view animate single forward steps
     expect(root.classList.contains("jm-pb-active")).toBe(false);

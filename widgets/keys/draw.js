@@ -10,11 +10,15 @@
  *
  * Detail elements are keyed by item key and kept between frames (focus survives a pan),
  * in preorder so Tab walks the tree. Marks (selection, search hits) are classes.
+ *
+ * Playback (story.js) draws on the same layout through a *stage*: each item's state at the
+ * current step (or null: not reached yet, faded with its edge), the items the step touched
+ * and those that flash. No stage is the ordinary drawing, so the last step restores it exactly.
  */
 import { s, clear } from "../../js/src/dom.js";
 import { createPanZoom } from "../../js/src/panzoom.js";
 import { STATES } from "./model.js";
-import { H, ROW, TOG_R, TOG_DX, edgePath, shownLabel } from "./layout.js";
+import { METRICS, edgePath, shownLabel } from "./layout.js";
 
 /** Most items drawn in detail; more in view switch to the overview. */
 export const DETAIL_MAX = 180;
@@ -29,21 +33,27 @@ const raf = (f) => (globalThis.requestAnimationFrame ? globalThis.requestAnimati
 /**
  * `describe(item)` -> `{aria, badge, flags}` (flags: extra classes), called when an item is
  * first drawn. Events: `onActivate(item, {toggle})` for a click (`toggle`: on the toggle,
- * or a stand-in), `onHover(item | null)`, `onKey(item, event)`.
+ * or a stand-in), `onHover(item | null)`, `onKey(item, event)`. `startZoom`: the least zoom the
+ * first frame fits the tree at (below it: zoom 1 at the top left); presentation mode asks for
+ * more, so its labels stay large enough for a projector.
  */
-export function createScene(ref, { describe, onActivate, onHover, onKey }) {
+export function createScene(ref, { describe, onActivate, onHover, onKey, startZoom = 0.75 }) {
   const svg = s("svg", { class: "jm-k-svg", role: "tree", "aria-label": "PRNG key tree", "aria-multiselectable": "false" }, null, ref);
   const viewport = s("g", { class: "jm-viewport" }, null, ref);
   const edges = s("path", { class: "jm-k-edges" }, null, ref);
+  const edgesAhead = s("path", { class: "jm-k-edges jm-pb-future" }, null, ref); // playback: edges to keys not made yet
   const over = s("g", { class: "jm-k-over" }, null, ref);
   const layer = s("g", { class: "jm-k-nodes" }, null, ref);
-  viewport.append(edges, over, layer);
+  viewport.append(edgesAhead, edges, over, layer);
   svg.appendChild(viewport);
 
-  let lay = { items: [], box: { x: 0, y: 0, w: 0, h: 0 } };
+  let lay = { items: [], box: { x: 0, y: 0, w: 0, h: 0 }, g: METRICS.normal };
+  let g = lay.g; // the sizes the layout was made with
   const byKey = new Map();
   const drawn = new Map(); // key -> {g, sig, item}
   let marks = { selected: null, hits: new Set(), inside: new Set() };
+  /** Playback: `{state(item) -> state | null (not reached), current: Set, flash: Set}` of item keys; null: none. */
+  let stage = null;
   let overview = false;
   let pending = false;
   const pz = createPanZoom(svg, viewport, { minScale: 0.01, maxScale: 3, onChange: () => schedule() });
@@ -64,7 +74,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     const t = pz.transform, { w, h } = size();
     const m = MARGIN / t.k;
     const x0 = -t.x / t.k - m, x1 = (w - t.x) / t.k + m, y0 = -t.y / t.k - m, y1 = (h - t.y) / t.k + m;
-    const meets = (it) => it.y + H >= y0 && it.y - H <= y1 && it.x + it.w + 2 * TOG_DX >= x0 && it.x <= x1;
+    const meets = (it) => it.y + g.H >= y0 && it.y - g.H <= y1 && it.x + it.w + 2 * g.TOG_DX >= x0 && it.x <= x1;
     const items = lay.items.filter(meets);
     const path = [];
     for (const c of lay.items) {
@@ -76,8 +86,17 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     return { items, edgeItems: path, k: t.k };
   }
 
+  /** The state an item is drawn in: the stage's at this step (null: not reached yet), else the document's. */
+  const stateOf = (it) => (stage ? stage.state(it) : it.state);
+
   function classOf(it, flags) {
-    const c = ["jm-k-item", `jm-k-t-${it.type}`, `jm-k-s-${it.state}`, ...flags];
+    const st = stateOf(it);
+    const c = ["jm-k-item", `jm-k-t-${it.type}`, `jm-k-s-${st ?? "unused"}`, ...flags]; // a key not made yet shows no state
+    if (stage) {
+      if (st == null) c.push("jm-pb-future");
+      if (stage.current.has(it.key)) c.push("jm-pb-current");
+      if (stage.flash.has(it.key)) c.push("jm-pb-flash");
+    }
     if (marks.selected === it.key) c.push("jm-k-sel");
     if (marks.hits.has(it.key)) c.push("jm-k-hit");
     if (marks.inside.has(it.key)) c.push("jm-k-hit-in");
@@ -85,20 +104,21 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
   }
 
   /** The inner elements of an item's <g>: (back shape) shape, label, (badge), (toggle). */
-  function fillItem(g, it, d) {
-    clear(g);
+  function fillItem(el, it, d) {
+    clear(el);
+    const { H, TOG_R, TOG_DX, LABEL_DY } = g;
     const w = it.w;
     const pill = it.type === "node" && !d.flags.includes("jm-k-array");
     if (d.flags.includes("jm-k-stack")) {
-      g.appendChild(s("rect", { class: "jm-k-back", x: 3, y: -H / 2 - 3, width: w, height: H, rx: pill ? H / 2 : 3 }, null, ref));
+      el.appendChild(s("rect", { class: "jm-k-back", x: 3, y: -H / 2 - 3, width: w, height: H, rx: pill ? H / 2 : 3 }, null, ref));
     }
-    g.appendChild(s("rect", { class: "jm-k-shape", x: 0, y: -H / 2, width: w, height: H, rx: pill ? H / 2 : 3 }, null, ref));
-    g.appendChild(s("text", { class: "jm-k-label", x: w / 2, y: 4, "text-anchor": "middle" }, shownLabel(it), ref));
-    if (d.badge) g.appendChild(s("text", { class: "jm-k-badge", x: 4, y: -H / 2 - 3 }, d.badge, ref));
+    el.appendChild(s("rect", { class: "jm-k-shape", x: 0, y: -H / 2, width: w, height: H, rx: pill ? H / 2 : 3 }, null, ref));
+    el.appendChild(s("text", { class: "jm-k-label", x: w / 2, y: LABEL_DY, "text-anchor": "middle" }, shownLabel(it), ref));
+    if (d.badge) el.appendChild(s("text", { class: "jm-k-badge", x: 4, y: -H / 2 - 3 }, d.badge, ref));
     if (it.collapsible) {
       const cx = w + TOG_DX, r = TOG_R;
       const sign = it.expanded ? `M${cx - 3} 0h6` : `M${cx - 3} 0h6M${cx} -3v6`;
-      g.appendChild(s("path", { class: "jm-k-tog", d: `M${cx - r} 0a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0${sign}` }, null, ref));
+      el.appendChild(s("path", { class: "jm-k-tog", d: `M${cx - r} 0a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0${sign}` }, null, ref));
     }
   }
 
@@ -140,14 +160,18 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     }
   }
 
-  /** One path of boxes per state, and the marks as outlines. */
+  /** One path of boxes per state, and the marks as outlines (playback: keys not reached yet faded, the step's outlined). */
   function overviewOf(items) {
     for (const e of drawn.values()) e.g.remove();
     drawn.clear();
     clear(over);
+    const { H } = g;
     const box = (it) => `M${it.x} ${it.y - H / 2}h${it.w}v${H}h${-it.w}z`;
+    const states = stage ? items.map(stateOf) : null;
+    const ahead = stage ? items.filter((it, i) => states[i] == null).map(box).join("") : "";
+    if (ahead) over.appendChild(s("path", { class: "jm-k-ov jm-k-s-unused jm-pb-future", d: ahead }, null, ref));
     for (const st of STATES) {
-      const d = items.filter((it) => it.state === st).map(box).join("");
+      const d = items.filter((it, i) => (stage ? states[i] : it.state) === st).map(box).join("");
       if (d) over.appendChild(s("path", { class: `jm-k-ov jm-k-s-${st}`, d }, null, ref));
     }
     const marked = (cls, pick) => {
@@ -156,13 +180,20 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     };
     marked("jm-k-ov-hit", (it) => marks.hits.has(it.key) || marks.inside.has(it.key));
     marked("jm-k-ov-sel", (it) => marks.selected === it.key);
+    if (stage) {
+      marked("jm-k-ov-cur jm-pb-current", (it) => stage.current.has(it.key));
+      marked(`jm-k-ov-cur jm-k-s-reused jm-pb-flash`, (it) => stage.flash.has(it.key));
+    }
   }
 
   /** Draw what is in view now. `all`: every item in detail (the SVG export). */
   function draw({ all = false } = {}) {
     const v = all ? { items: lay.items, edgeItems: lay.items.filter((c) => c.parent), k: 1 } : inView();
     overview = !all && (v.k < LOD_K || v.items.length > DETAIL_MAX);
-    edges.setAttribute("d", v.edgeItems.map((c) => edgePath(c.parent, c, overview)).join(""));
+    const path = (list) => list.map((c) => edgePath(c.parent, c, overview, g)).join("");
+    const reached = stage && !all ? (c) => stage.state(c) != null : null;
+    edges.setAttribute("d", path(reached ? v.edgeItems.filter(reached) : v.edgeItems));
+    edgesAhead.setAttribute("d", reached ? path(v.edgeItems.filter((c) => !reached(c))) : "");
     if (overview) overviewOf(v.items);
     else detailed(v.items);
     svg.classList.toggle("jm-k-overview", overview);
@@ -192,7 +223,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
       const d2 = dx * dx + dy * dy;
       if (d2 < bd) [best, bd] = [c, d2];
     }
-    if (best && bd < (ROW * 4) ** 2) {
+    if (best && bd < (g.ROW * 4) ** 2) {
       centerOn(best, 1);
       onActivate(best, { toggle: false, zoomed: true });
     }
@@ -217,7 +248,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     const t = pz.transform;
     if (blind && svg.clientWidth && t.x === blind.x && t.y === blind.y && t.k === blind.k) {
       blind = null;
-      api.fit({ min: 0.75, topLeft: true });
+      api.fit({ min: startZoom, topLeft: true });
     } else schedule();
   };
   const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(onResize) : null;
@@ -234,7 +265,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
   function visible(it) {
     const { w, h } = size(), t = pz.transform;
     const x = t.x + it.x * t.k, y = t.y + it.y * t.k;
-    return x >= 0 && x + it.w * t.k <= w && y - (H / 2) * t.k >= 0 && y + (H / 2) * t.k <= h;
+    return x >= 0 && x + it.w * t.k <= w && y - (g.H / 2) * t.k >= 0 && y + (g.H / 2) * t.k <= h;
   }
 
   const api = {
@@ -242,11 +273,12 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     /** Replace the forest. `view`: "keep" the transform, "start" (frame it: fit when it reads at zoom ≥ 0.75, else the top left at zoom 1). */
     setLayout(next, view = "keep") {
       lay = next;
+      g = lay.g || METRICS.normal;
       byKey.clear();
       for (const it of lay.items) byKey.set(it.key, it);
       for (const e of drawn.values()) e.item = null; // re-describe: a rebuilt tree has new item objects
       if (view === "start") {
-        this.fit({ min: 0.75, topLeft: true });
+        this.fit({ min: startZoom, topLeft: true });
         blind = svg.clientWidth ? null : pz.transform;
       }
       draw();
@@ -255,6 +287,13 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
       marks = { selected: null, hits: new Set(), inside: new Set(), ...next };
       draw();
     },
+    /** Show a playback step (see `stage` above), or the ordinary drawing (null). */
+    setStage(next) {
+      stage = next || null;
+      draw();
+    },
+    /** Whether the item's box is wholly in view. */
+    visible,
     draw,
     get overview() {
       return overview;
@@ -288,7 +327,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey }) {
     /** Screen box of an item, relative to the svg. */
     screenBox(it) {
       const t = pz.transform;
-      return { x: t.x + it.x * t.k, y: t.y + (it.y - H / 2) * t.k, w: it.w * t.k, h: H * t.k };
+      return { x: t.x + it.x * t.k, y: t.y + (it.y - g.H / 2) * t.k, w: it.w * t.k, h: g.H * t.k };
     },
     elementOf: (key) => (drawn.get(key) || {}).g || null,
     itemOf: (key) => byKey.get(key) || null,

@@ -29,17 +29,21 @@ function swatch(ref, cls, { rx = 7, stack = false } = {}) {
   ], ref), ref);
 }
 
-/** Legend and summary line. */
-export function legend(ref, m) {
-  const entry = (sw, text) => h("span", { class: "jm-k-legend-item" }, [sw, text], ref);
+/**
+ * Legend and summary line. The three states are what an audience must read off the tree; the
+ * shapes are secondary, so presentation mode hides them (`jm-clutter`), and the summary too
+ * when the stage bar's caption (`captioned`) already gives the counts.
+ */
+export function legend(ref, m, captioned = false) {
+  const entry = (sw, text, cls = "") => h("span", { class: `jm-k-legend-item${cls}` }, [sw, text], ref);
   return h("div", { class: "jm-k-legend" }, [
-    h("span", { class: "jm-k-summary" }, summaryText(m), ref),
+    h("span", { class: `jm-k-summary${captioned ? " jm-clutter" : ""}` }, summaryText(m), ref),
     entry(swatch(ref, "jm-k-s-unused"), "unused (available)"),
     entry(swatch(ref, "jm-k-s-consumed"), "consumed once"),
     entry(swatch(ref, "jm-k-s-reused"), "reused: a bug"),
-    entry(swatch(ref, "jm-k-s-unused jm-k-jit"), "made inside a jitted program"),
-    entry(swatch(ref, "jm-k-s-unused", { rx: 2 }), "key array (split)"),
-    entry(swatch(ref, "jm-k-s-unused", { stack: true }), "loop: one key per iteration"),
-    entry(swatch(ref, "jm-k-s-consumed jm-k-t-run", { rx: 2 }), "run of identical steps"),
+    entry(swatch(ref, "jm-k-s-unused jm-k-jit"), "made inside a jitted program", " jm-clutter"),
+    entry(swatch(ref, "jm-k-s-unused", { rx: 2 }), "key array (split)", " jm-clutter"),
+    entry(swatch(ref, "jm-k-s-unused", { stack: true }), "loop: one key per iteration", " jm-clutter"),
+    entry(swatch(ref, "jm-k-s-consumed jm-k-t-run", { rx: 2 }), "run of identical steps", " jm-clutter"),
   ], ref);
 }

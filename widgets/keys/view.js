@@ -5,6 +5,11 @@
  * and summary, the tree and the details panel. Owns the state: what is folded (tree.js),
  * the selection (a node, or a stand-in), the search matches. A finding, a search match
  * or a breadcrumb selects a node and opens whatever hides it.
+ *
+ * Playback (story.js): the key events in program order, on the tree as laid out (future keys
+ * faded, the step's items marked, a reuse flashing red at its step); the story is made again
+ * when the drawn tree changes (a fold, the filter). Presentation mode lays the tree out at its
+ * larger sizes (layout.js METRICS) and hides the secondary controls.
  */
 import { h, clear, download } from "../../js/src/dom.js";
 import { search, step } from "../../js/src/search.js";
@@ -12,15 +17,19 @@ import { svgExport, fileName } from "../graph/export.js";
 import { docHeader } from "../header.js";
 import { readKeys, reuseSet, searchRecords } from "./model.js";
 import { buildTree, initialUi, reveal, standIn, toggle } from "./tree.js";
-import { layoutForest } from "./layout.js";
+import { layoutForest, METRICS } from "./layout.js";
 import { createScene } from "./draw.js";
 import { ariaText, nodeLines, standInLines } from "./text.js";
 import { detailsOf } from "./details.js";
 import { findingsList } from "./findings.js";
 import { legend } from "./legend.js";
+import { keyEvents, keyStory } from "./story.js";
+import { captionOf } from "../stagebar.js";
 
 /** Most items the SVG export draws in detail (beyond, what the view shows). */
 const EXPORT_MAX = 5000;
+/** Least zoom presentation mode opens at: its 16px labels stay at least 14px on screen. */
+const PRESENT_ZOOM = 0.9;
 const EMPTY = "No PRNG key was used in this cell.";
 const EMPTY_HINT = "%%prng records the keys made or used by jax.random calls in the cell and in the jitted functions it calls: " +
   "make a key (jax.random.key(0)) and draw from it, or pass one to a jitted function.";
@@ -46,10 +55,13 @@ function describer(m) {
 }
 
 /**
- * Mount a keys view for `doc` into `root`.
+ * Mount a keys view for `doc` into `root`. `options` (widgets/mount.js): `present` lays it out
+ * for a projector; `playback` receives the story. Both absent when a test mounts the view alone.
  * @returns {() => void} cleanup
  */
-export function keysView(root, doc) {
+export function keysView(root, doc, engine, options = {}) {
+  const present = !!(options && options.present);
+  const playback = options && options.playback ? options.playback : null;
   const m = readKeys(doc);
   const view = h("div", { class: "jm-keys" }, docHeader(doc, root), root);
   root.appendChild(view);
@@ -61,6 +73,8 @@ export function keysView(root, doc) {
   const reusable = reuseSet(m).size > 0;
   const records = searchRecords(m);
   const st = { tree: null, lay: null, sel: null, matches: [], at: -1, query: "" };
+  const metrics = present ? METRICS.present : METRICS.normal;
+  const captioned = captionOf(doc).length > 0;
 
   // ---- parts ---------------------------------------------------------------------------
   const btn = (label, title, fn, cls = "") => {
@@ -77,12 +91,12 @@ export function keysView(root, doc) {
   const countText = h("span", { class: "jm-match-count", "aria-live": "polite" }, "", root);
   const toolbar = h("div", { class: "jm-toolbar" }, [
     filterBtn, hiddenText,
-    h("span", { class: "jm-search-wrap" }, [input, countText], root),
+    h("span", { class: "jm-search-wrap jm-clutter" }, [input, countText], root),
     h("span", { class: "jm-spacer" }, null, root),
     btn("Fit", "Show the whole tree", () => scene.fit()),
-    h("span", { class: "jm-muted jm-export-label" }, "Export", root),
-    btn("SVG", "Download the tree as SVG", () => exportSvg(), "jm-btn-quiet"),
-    btn("JSON", "Download the document as JSON", () => download(fileName("jaxmagic-keys", ".json"), JSON.stringify(doc, null, 2), "application/json"), "jm-btn-quiet"),
+    h("span", { class: "jm-muted jm-export-label jm-clutter" }, "Export", root),
+    btn("SVG", "Download the tree as SVG", () => exportSvg(), "jm-btn-quiet jm-clutter"),
+    btn("JSON", "Download the document as JSON", () => download(fileName("jaxmagic-keys", ".json"), JSON.stringify(doc, null, 2), "application/json"), "jm-btn-quiet jm-clutter"),
   ], root);
   const card = h("div", { class: "jm-k-card", role: "tooltip", hidden: true }, null, root);
   const details = h("div", { class: "jm-details jm-k-details", "aria-label": "details" }, null, root);
@@ -91,13 +105,15 @@ export function keysView(root, doc) {
     onActivate: (it, { toggle: t }) => (t ? toggleItem(it, true) : selectItem(it)),
     onHover: (it) => showCard(it),
     onKey: (it, e) => onItemKey(it, e),
+    startZoom: present ? PRESENT_ZOOM : undefined,
   });
   const canvas = h("div", { class: "jm-canvas jm-k-canvas" }, [scene.svg, card], root);
   const findings = findingsList(root, m.findings, (f) => Number.isInteger(f.node) && f.node >= 0 && f.node < m.nodes.length && selectNode(f.node, { focus: true }));
   view.append(...[
-    findings && h("section", { class: "jm-k-sec" }, [h("h4", null, `Findings (${m.findings.length})`, root), findings], root),
+    // With a caption (stage bar) saying the bugs and the counts, presentation mode hides the findings and the summary, so the tree fits a projector
+    findings && h("section", { class: `jm-k-sec${captioned ? " jm-clutter" : ""}` }, [h("h4", null, `Findings (${m.findings.length})`, root), findings], root),
     toolbar,
-    legend(root, m),
+    legend(root, m, captioned),
     h("div", { class: "jm-main jm-k-main" }, [canvas, h("div", { class: "jm-k-side" }, details, root)], root),
   ].filter(Boolean));
 
@@ -106,8 +122,9 @@ export function keysView(root, doc) {
   function relayout(tree, { frame = "keep", anchor = null } = {}) {
     const before = anchor ? scene.screenBox(anchor) : null;
     st.tree = tree || buildTree(m, ui);
-    st.lay = layoutForest(st.tree);
+    st.lay = layoutForest(st.tree, metrics);
     scene.setLayout(st.lay, frame);
+    restage();
     const after = before ? scene.itemOf(anchor.key) : null;
     if (after) {
       const now = scene.screenBox(after), t = scene.transform;
@@ -181,6 +198,45 @@ export function keysView(root, doc) {
     ui.filter = on;
     syncFilter();
     relayout(null, { frame: "start" });
+  }
+
+  // ---- playback ------------------------------------------------------------------------
+  const pb = { events: null, story: null, sig: null, saved: null };
+  /**
+   * Give the controller the story of the tree just built, unless the drawn items are the same
+   * ones (a selection or a search re-lays out without changing them: playback goes on).
+   */
+  function restage() {
+    if (!playback) return;
+    const sig = st.tree.items.map((it) => it.key).join(" ");
+    if (sig === pb.sig) return;
+    pb.sig = sig;
+    pb.events = pb.events || keyEvents(m);
+    pb.story = keyStory(m, pb.events, st.tree);
+    pb.saved = null;
+    scene.setStage(null);
+    playback.set({ steps: pb.story.steps.length, show: showStep, label: (p) => pb.story.label(p) });
+  }
+  /**
+   * Draw the tree after p steps. The layout stays; only classes change. The view pans (never
+   * zooms) to the step's first item when it is out of view, and the last step puts back the
+   * framing the story started from, so it ends on the ordinary view.
+   */
+  function showStep(p, from) {
+    const story = pb.story;
+    const end = story.steps.length;
+    if (p >= end) {
+      const t = pb.saved;
+      pb.saved = null;
+      scene.setStage(null);
+      if (t) scene.setTransform(t.x, t.y, t.k);
+      return;
+    }
+    if (from >= end || !pb.saved) pb.saved = { ...scene.transform };
+    scene.setStage(story.stage(p));
+    const step = p > 0 ? story.steps[p - 1] : null;
+    const focus = step ? scene.itemOf(step.focus) : null;
+    if (focus && !scene.visible(focus)) scene.centerOn(focus);
   }
 
   // ---- hover card ----------------------------------------------------------------------

@@ -5,19 +5,21 @@
  */
 import { h } from "../../js/src/dom.js";
 import { createGrid } from "./grid.js";
-import { arrayLayout } from "./geometry.js";
+import { arrayLayout, PLANE_W, PRESENT } from "./geometry.js";
 import { blockLines, colorOf } from "./model.js";
 import { avalText, bytesText, shardingText } from "./format.js";
+import { presentFits } from "./mesh.js";
 
 /** `×8 replicated`, `1 copy`. */
 export const replicationText = (arr) => (arr.replication > 1 ? `×${arr.replication} replicated` : "1 copy");
 
 /**
- * `arrayCard(ref, m, arr, on)`: on = `{pickBlock(arr, i), tip(lines | null, rect)}`.
+ * `arrayCard(ref, m, arr, on, present)`: on = `{pickBlock(arr, i), tip(lines | null, rect)}`;
+ * `present` draws the blocks at presentation sizes (geometry.js PRESENT).
  * Returns `{el, grid}`; the grid's items carry `block` and `holders`.
  */
-export function arrayCard(ref, m, arr, on) {
-  const lay = arrayLayout(arr);
+export function arrayCard(ref, m, arr, on, present = false) {
+  const lay = present ? arrayLayout(arr, PRESENT.plane, { facetW: PRESENT.facet, labelH: PRESENT.label }) : arrayLayout(arr, PLANE_W);
   for (const it of lay.items) it.holders = arr.blocks[it.block].devices || [];
   const s = arr.sharding || {};
   const name = arr.name ?? "(unnamed)";
@@ -28,6 +30,7 @@ export function arrayCard(ref, m, arr, on) {
     aria: (it) => blockLines(arr, it.block).join("; "),
     pick: (it) => on.pickBlock(arr, it.block),
     tip: (it, rect) => on.tip(it && blockLines(arr, it.block), rect),
+    fits: present ? presentFits : undefined,
   });
   const call = arr.origin === "output" && arr.call != null ? m.calls.find((c) => c.call === arr.call) : null;
   const meta = [

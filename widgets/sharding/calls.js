@@ -120,7 +120,7 @@ function intermediates(ref, items) {
   ], ref));
   if (!rows.length) return null;
   const asked = list(items).filter((x) => x.requested).length;
-  return h("details", { class: "jm-sh-inner" }, [
+  return h("details", { class: "jm-sh-inner jm-clutter" }, [
     h("summary", null, `Intermediate shardings (${rows.length}${asked ? `, ${asked} requested` : ""})`, ref),
     h("table", { class: "jm-sh-leaves" }, rows, ref),
   ], ref);
@@ -163,7 +163,7 @@ export function callCard(ref, m, call, on) {
     ], ref),
     shardMaps(ref, call.shard_maps),
     intermediates(ref, call.intermediates),
-    low ? h("details", { class: "jm-sh-lowered" }, [h("summary", null, "Lowered shardings", ref), h("pre", null, low, ref)], ref) : null,
+    low ? h("details", { class: "jm-sh-lowered jm-clutter" }, [h("summary", null, "Lowered shardings", ref), h("pre", null, low, ref)], ref) : null,
   ], ref);
   return { el, colls, rows };
 }

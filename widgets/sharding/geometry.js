@@ -22,6 +22,15 @@ const STRIP_H = 20;
 const SCALAR = 28;
 const GAP = 8;
 const LABEL_H = 15;
+/** Mesh cells are at most this wide, px. */
+const MAX_CELL = 40;
+
+/**
+ * Sizes for presentation mode (a 1280x720 projector): planes and mesh cells large enough for
+ * 15 px ids, facet captions on a taller line. The layouts stay the same functions of the
+ * document, only scaled, so a mode switch draws the same cells bigger.
+ */
+export const PRESENT = { plane: 300, facet: 128, mesh: 640, cell: 56, label: 22 };
 
 const prod = (xs) => xs.reduce((p, x) => p * x, 1);
 const round = (x) => Math.round(x * 10) / 10;
@@ -80,8 +89,8 @@ export function planeSize(rows, cols, maxW) {
  * Facet placement shared by arrays and meshes: `n` facets of `w` x `h`, `perRow` a row,
  * each under a caption line when `labelled`. Returns the origin of facet k and the size.
  */
-function tiles(n, w, h, perRow, labelled) {
-  const lh = labelled ? LABEL_H : 0;
+function tiles(n, w, h, perRow, labelled, labelH = LABEL_H) {
+  const lh = labelled ? labelH : 0;
   const rows = Math.ceil(n / perRow);
   return {
     at: (k) => ({ x: (k % perRow) * (w + GAP), y: Math.floor(k / perRow) * (h + lh + GAP) + lh }),
@@ -94,9 +103,10 @@ function tiles(n, w, h, perRow, labelled) {
  * Layout of an array's blocks: a scalar is one square; 1-D a strip; 2-D a rectangle
  * split in proportion to the index ranges; 3-D and more small multiples over the leading
  * dimensions (at most MAX_FACETS, then `hidden`). Items: `{x, y, w, h, block}` (the
- * block's position in `arr.blocks`).
+ * block's position in `arr.blocks`). `facetW` and `labelH` are the facet width and caption
+ * line (larger in presentation mode).
  */
-export function arrayLayout(arr, maxW = PLANE_W) {
+export function arrayLayout(arr, maxW = PLANE_W, { facetW = FACET_W, labelH = LABEL_H } = {}) {
   const shape = arr.shape || [];
   const nd = shape.length;
   const blocks = arr.blocks || [];
@@ -108,8 +118,8 @@ export function arrayLayout(arr, maxW = PLANE_W) {
   const rowDim = nd >= 2 ? nd - 2 : null;
   const colDim = nd - 1;
   const ext = (d) => Math.max(1, shape[d]);
-  const { w, h } = planeSize(rowDim == null ? null : shape[rowDim], shape[colDim], shown > 1 ? FACET_W : maxW);
-  const T = tiles(shown, w, h, 3, F.count > 1);
+  const { w, h } = planeSize(rowDim == null ? null : shape[rowDim], shape[colDim], shown > 1 ? facetW : maxW);
+  const T = tiles(shown, w, h, 3, F.count > 1, labelH);
   const items = [];
   blocks.forEach((b, i) => {
     const f = F.count > 1 ? F.of(b) : 0;
@@ -121,7 +131,7 @@ export function arrayLayout(arr, maxW = PLANE_W) {
     const x = o.x + (w * c0) / ext(colDim), y = o.y + (h * r0) / rows;
     items.push({ x: round(x), y: round(y), w: round((w * (c1 - c0)) / ext(colDim)), h: round((h * (r1 - r0)) / rows), block: i });
   });
-  const labels = F.count > 1 ? [...Array(shown).keys()].map((f) => ({ x: T.at(f).x, y: T.at(f).y - LABEL_H, text: F.label(f) })) : [];
+  const labels = F.count > 1 ? [...Array(shown).keys()].map((f) => ({ x: T.at(f).x, y: T.at(f).y - labelH, text: F.label(f) })) : [];
   return { width: T.width, height: T.height, items, labels, hidden: F.count - shown };
 }
 
@@ -139,9 +149,10 @@ export function unravel(p, shape) {
  * Layout of a mesh's devices: 1-D a row (wrapped every MESH_WRAP), 2-D rows by the first
  * axis and columns by the second, 3-D and more small multiples over the leading axes
  * (captioned `a=0, b=1`; at most MAX_MESH_FACETS). Items: `{x, y, w, h, device, pos}`,
- * `device` null for an abstract mesh, `pos` the row-major position.
+ * `device` null for an abstract mesh, `pos` the row-major position. `maxCell`, `facetW` and
+ * `labelH` bound a cell, a facet and a caption line (larger in presentation mode).
  */
-export function meshLayout(mesh, maxW = MESH_W) {
+export function meshLayout(mesh, maxW = MESH_W, { maxCell = MAX_CELL, facetW = FACET_W, labelH = LABEL_H } = {}) {
   const shape = mesh.shape && mesh.shape.length ? mesh.shape : [Array.isArray(mesh.devices) ? mesh.devices.length : 1];
   const nd = shape.length;
   const n = prod(shape);
@@ -149,8 +160,8 @@ export function meshLayout(mesh, maxW = MESH_W) {
   const rows = nd === 1 ? Math.ceil(n / cols) : shape[nd - 2];
   const nf = nd > 2 ? prod(shape.slice(0, nd - 2)) : 1;
   const shown = Math.min(nf, MAX_MESH_FACETS);
-  const cell = Math.max(12, Math.min(40, Math.floor((nf > 1 ? FACET_W : maxW) / cols)));
-  const T = tiles(shown, cols * cell, rows * cell, nf > 1 ? 3 : 1, nf > 1);
+  const cell = Math.max(12, Math.min(maxCell, Math.floor((nf > 1 ? facetW : maxW) / cols)));
+  const T = tiles(shown, cols * cell, rows * cell, nf > 1 ? 3 : 1, nf > 1, labelH);
   const per = rows * cols;
   const items = [];
   for (let p = 0; p < Math.min(n, shown * per); p++) {
@@ -161,7 +172,7 @@ export function meshLayout(mesh, maxW = MESH_W) {
   const names = mesh.axis_names || [];
   const labels = nf > 1 ? [...Array(shown).keys()].map((f) => {
     const c = unravel(f, shape.slice(0, nd - 2));
-    return { x: T.at(f).x, y: T.at(f).y - LABEL_H, text: c.map((v, d) => `${names[d] ?? d}=${v}`).join(", ") };
+    return { x: T.at(f).x, y: T.at(f).y - labelH, text: c.map((v, d) => `${names[d] ?? d}=${v}`).join(", ") };
   }) : [];
   return { width: T.width, height: T.height, items, labels, hidden: nf - shown, shape };
 }

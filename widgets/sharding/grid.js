@@ -33,10 +33,12 @@ export function cellBackground(colors) {
 
 /**
  * `createGrid(ref, layout, o)`: o = `{label, colors(item), text(item), aria(item),
- * pick(item), tip(item | null, clientRect)}`. Returns `{el, canvas, mark(fn, ring)}`:
- * `mark(fn)` lights the cells for which `fn(item)` is true or a string (a tag drawn in
- * the corner) and dims the rest; `mark(null)` clears; `ring` is an item key (device id)
- * whose cells get a ring.
+ * pick(item), tip(item | null, clientRect), fits(item, text)?}`. Returns `{el, canvas, items,
+ * rect(i), mark(fn, ring)}`: `mark(fn)` lights the cells for which `fn(item)` is true or a
+ * string (a tag drawn in the corner) and dims the rest; `mark(null)` clears; `ring` is an item
+ * key (device id) whose cells get a ring. `rect(i)` is where cell i is on the page (playback
+ * flies blocks between cells). `fits` says whether a cell is big enough for its text (default:
+ * 18 x 13 px, the 10 px ids; presentation mode measures its larger ids).
  */
 export function createGrid(ref, lay, o) {
   return lay.items.length > DOM_CAP ? canvasGrid(ref, lay, o) : domGrid(ref, lay, o);
@@ -65,13 +67,14 @@ function roving(el, items, cur, moveTo, pick) {
 }
 
 function domGrid(ref, lay, o) {
+  const fits = o.fits ? (it) => o.fits(it, o.text(it)) : (it) => it.w >= 18 && it.h >= 13;
   const el = h("div", { class: "jm-sh-grid", role: "group", "aria-label": o.label, style: `width:${px(lay.width)};height:${px(lay.height)}` }, null, ref);
   for (const l of lay.labels) el.appendChild(h("div", { class: "jm-sh-flabel", style: `left:${px(l.x)};top:${px(l.y)}` }, l.text, ref));
   const cells = lay.items.map((it, i) => {
     const c = h("div", {
       class: "jm-sh-cell", role: "button", tabindex: i ? -1 : 0, "data-i": i, "aria-label": o.aria(it),
       style: `left:${px(it.x)};top:${px(it.y)};width:${px(it.w)};height:${px(it.h)};background:${cellBackground(o.colors(it))}`,
-    }, it.w >= 18 && it.h >= 13 ? o.text(it) : null, ref);
+    }, fits(it) ? o.text(it) : null, ref);
     el.appendChild(c);
     return c;
   });
@@ -106,6 +109,8 @@ function domGrid(ref, lay, o) {
   return {
     el,
     canvas: null,
+    items: lay.items,
+    rect: (i) => cells[i].getBoundingClientRect(),
     mark(fn, ring = null) {
       el.classList.toggle("jm-sh-marking", !!fn);
       lay.items.forEach((it, i) => {
@@ -216,6 +221,8 @@ function canvasGrid(ref, lay, o) {
   return {
     el,
     canvas,
+    items: lay.items,
+    rect: rectOf,
     mark(f, r = null) {
       fn = f;
       ring = r;

@@ -5,7 +5,7 @@
  */
 import { h } from "../../js/src/dom.js";
 import { createGrid } from "./grid.js";
-import { meshLayout, MESH_WRAP } from "./geometry.js";
+import { meshLayout, MESH_W, MESH_WRAP, PRESENT } from "./geometry.js";
 import { colorOf, deviceLines } from "./model.js";
 import { bytesText, plural } from "./format.js";
 
@@ -22,11 +22,19 @@ export function axesText(mesh, wrapped) {
 }
 
 /**
- * `meshCard(ref, m, mesh, on)`: on = `{pickDevice(d), tip(lines | null, rect)}`.
+ * Whether a cell shows its text in presentation mode: 15 px monospace digits (about 9.2 px
+ * each) with a little room, on a 20 px line. Smaller cells keep their ids in the hover card.
+ */
+export const presentFits = (it, text) => it.w >= String(text).length * 9.2 + 6 && it.h >= 20;
+
+/**
+ * `meshCard(ref, m, mesh, on, present)`: on = `{pickDevice(d), tip(lines | null, rect)}`;
+ * `present` draws the cells at presentation sizes (geometry.js PRESENT).
  * Returns `{el, grid}`.
  */
-export function meshCard(ref, m, mesh, on) {
-  const lay = meshLayout(mesh);
+export function meshCard(ref, m, mesh, on, present = false) {
+  const lay = present ? meshLayout(mesh, PRESENT.mesh, { maxCell: PRESENT.cell, facetW: PRESENT.facet, labelH: PRESENT.label })
+    : meshLayout(mesh, MESH_W);
   const named = mesh.id != null;
   const ids = Array.isArray(mesh.devices) ? mesh.devices : [];
   const held = ids.map((d) => (m.totals.get(d) || { bytes: 0 }).bytes);
@@ -38,9 +46,10 @@ export function meshCard(ref, m, mesh, on) {
     aria: (it) => deviceLines(m, mesh, it).join("; "),
     pick: (it) => it.device != null && on.pickDevice(it.device),
     tip: (it, rect) => on.tip(it && deviceLines(m, mesh, it), rect),
+    fits: present ? presentFits : undefined,
   });
   // Small cells cannot show an id and a collective's tag side by side: the tag takes the id's place (sharding.css).
-  if (lay.items.length && lay.items[0].w < 28) grid.el.classList.add("jm-sh-small");
+  if (lay.items.length && lay.items[0].w < (present ? 44 : 28)) grid.el.classList.add("jm-sh-small");
   const lo = Math.min(...held), hi = Math.max(...held);
   const el = h("section", { class: "jm-sh-card jm-sh-mesh" }, [
     h("div", { class: "jm-sh-card-head" }, [

@@ -14,6 +14,8 @@ import { arrayCard } from "./arrays.js";
 import { callCard, operandsText } from "./calls.js";
 import { findingsList } from "./findings.js";
 import { bytesText, plural } from "./format.js";
+import { shardingStory } from "./story.js";
+import { createStage } from "./stage.js";
 
 /** Arrays the selection bar lists for a device, at most. */
 const BAR_ARRAYS = 8;
@@ -21,10 +23,13 @@ const HINT = "Click a device or a block to light up everything that device holds
   "click a collective to see which devices talk. Esc clears.";
 
 /**
- * Mount a sharding view for `doc` into `root`.
+ * Mount a sharding view for `doc` into `root`. `options` (widgets/mount.js): `present` draws
+ * at presentation sizes; `playback` receives the story (story.js, stage.js). Both are absent
+ * when a test mounts the view directly.
  * @returns {() => void} cleanup
  */
-export function shardingView(root, doc) {
+export function shardingView(root, doc, engine, options = {}) {
+  const present = !!options.present;
   const m = readSharding(doc);
   const view = h("div", { class: "jm-sharding" }, docHeader(doc, root), root);
   root.appendChild(view);
@@ -43,7 +48,7 @@ export function shardingView(root, doc) {
     tip.textContent = lines.join("\n");
     tip.hidden = false;
     const vr = view.getBoundingClientRect();
-    tip.style.left = `${Math.max(0, Math.min(rect.left - vr.left, vr.width - 320))}px`;
+    tip.style.left = `${Math.max(0, Math.min(rect.left - vr.left, vr.width - (tip.offsetWidth || 320)))}px`;
     tip.style.top = `${rect.bottom - vr.top + 4}px`;
   };
 
@@ -55,8 +60,9 @@ export function shardingView(root, doc) {
     const at = ds.indexOf(st.device);
     select({ device: at < 0 ? ds[0] ?? null : ds[at + 1] ?? null });
   };
-  const meshes = [...m.meshes, looseDevices(m)].filter(Boolean).map((x) => meshCard(root, m, x, { pickDevice, tip: showTip }));
-  const arrays = m.arrays.map((a) => arrayCard(root, m, a, { pickBlock, tip: showTip }));
+  const meshList = [...m.meshes, looseDevices(m)].filter(Boolean);
+  const meshes = meshList.map((x) => ({ ...meshCard(root, m, x, { pickDevice, tip: showTip }, present), mesh: x }));
+  const arrays = m.arrays.map((a) => arrayCard(root, m, a, { pickBlock, tip: showTip }, present));
   const calls = m.calls.map((c, ci) => callCard(root, m, c, { pickCollective: (k) => pickCollective(ci, k) }));
   const cardOfArray = new Map(m.arrays.map((a, i) => [a.id, arrays[i].el]));
 
@@ -136,7 +142,7 @@ export function shardingView(root, doc) {
       ], root));
     }
     if (!parts.length) {
-      bar.append(h("span", { class: "jm-muted" }, HINT, root));
+      bar.append(h("span", { class: "jm-muted jm-clutter" }, HINT, root));
       return;
     }
     const btn = h("button", { type: "button", class: "jm-btn jm-btn-quiet", title: "Clear the selection (Esc)" }, "Clear", root);
@@ -159,5 +165,19 @@ export function shardingView(root, doc) {
   };
   root.addEventListener("keydown", onKey);
   showBar(null, null);
-  return () => root.removeEventListener("keydown", onKey);
+
+  // ---- playback ---------------------------------------------------------------------------
+  const stage = createStage({
+    root, view, m, story: shardingStory(m, meshList), meshes, arrays, calls,
+    findings: findings ? [...findings.children] : [],
+    clearSelection: () => {
+      if (st.device != null || st.coll || st.picked) clearAll();
+      tip.hidden = true;
+    },
+  });
+  if (options.playback) options.playback.set(stage);
+  return () => {
+    stage.dispose();
+    root.removeEventListener("keydown", onKey);
+  };
 }

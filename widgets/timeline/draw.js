@@ -13,6 +13,11 @@
  * - the number of calls in each 64 px cell above dense runs.
  * Rectangles are batched per colour (one path each). Text is fillText only: document
  * strings are never markup here either.
+ *
+ * Presentation mode draws the same frame at scale `k` (PRESENT_SCALE): every size, font and
+ * marker is multiplied, so the smallest text (the call counts) is 14 px, and strokes follow
+ * the theme's `--jm-stroke-scale`. During playback (`st.playback`) what had not happened yet
+ * is veiled, a line marks the present and the step's calls or compiles are framed.
  */
 import { aggregate, bucketRow } from "./model.js";
 import { ticks } from "./time.js";
@@ -25,13 +30,29 @@ const BAND = { count: 9, barY: 11, barH: 12, markY: 25, markH: 8 };
 const COUNT_CELL = 64;
 /** A phase present in a bucket is at least this tall (px), so short spans stay visible. */
 const MIN_H = 2;
+/** Font sizes (px) at scale 1: lane names, axis and lane subtitles, call counts. */
+const FONT = { name: 12, small: 10.5, count: 9 };
+/** Scale of presentation mode: the 9 px call counts become 14.4 px. */
+export const PRESENT_SCALE = 1.6;
+/** How much of the not-yet-happened part the playback veil hides. */
+const VEIL = 0.84;
 
-/** Frame layout for a canvas `w` px wide showing `rows` lane rows. */
-export function frameLayout(w, rows) {
-  const plotX = GEO.labelW, plotW = Math.max(40, w - GEO.labelW - GEO.padR);
-  const rowsY = GEO.axisH, rowsH = rows * GEO.rowH;
-  const ovY = rowsY + rowsH + GEO.gapH;
-  return { w, plotX, plotW, rowsY, rowsH, rowH: GEO.rowH, ovY, ovH: GEO.overviewH, h: ovY + GEO.overviewH + 6 };
+const scaled = (o, k) => Object.fromEntries(Object.entries(o).map(([key, v]) => [key, v * k]));
+const SIZES = new Map();
+/** Geometry, bands and fonts at scale `k` (memoised: two scales are ever used). */
+export function sizes(k = 1) {
+  let z = SIZES.get(k);
+  if (!z) SIZES.set(k, (z = { k, geo: scaled(GEO, k), band: scaled(BAND, k), font: scaled(FONT, k), cell: COUNT_CELL * k, minH: MIN_H * k }));
+  return z;
+}
+
+/** Frame layout for a canvas `w` px wide showing `rows` lane rows, at scale `k`. */
+export function frameLayout(w, rows, k = 1) {
+  const { geo, band } = sizes(k);
+  const plotX = geo.labelW, plotW = Math.max(40, w - geo.labelW - geo.padR);
+  const rowsY = geo.axisH, rowsH = rows * geo.rowH;
+  const ovY = rowsY + rowsH + geo.gapH;
+  return { w, k, plotX, plotW, rowsY, rowsH, rowH: geo.rowH, markY: band.markY + 3 * k, ovY, ovH: geo.overviewH, h: ovY + geo.overviewH + 6 * k };
 }
 
 /**
@@ -41,8 +62,9 @@ export function frameLayout(w, rows) {
 export function readPalette(el) {
   const cs = el.ownerDocument.defaultView.getComputedStyle(el);
   const pal = {};
-  for (const k of ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans"]) pal[k] = cs.getPropertyValue("--jm-" + k).trim();
+  for (const k of ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans", "canvas"]) pal[k] = cs.getPropertyValue("--jm-" + k).trim();
   for (const k of ["trace", "lower", "compile", "exec"]) pal[k] = cs.getPropertyValue("--jm-tl-" + k).trim();
+  pal.stroke = Number.parseFloat(cs.getPropertyValue("--jm-stroke-scale")) || 1;
   return pal;
 }
 
@@ -98,7 +120,7 @@ const STACK = [["exec", "exec", 0.9], ["device", "exec", 0.35], ["trace", "trace
  * `barH` when they add up to more, rounded to quarter pixels; equal neighbouring
  * rectangles merge.
  */
-function rowBars(agg, r, x0, bw, yBottom, barH, out, heights) {
+function rowBars(agg, r, x0, bw, yBottom, barH, out, heights, minH = MIN_H) {
   const nb = agg.nb, bu = agg.bucketUs;
   const rows = STACK.map(([f]) => bucketRow(agg, f, r));
   const run = STACK.map(() => ({ x: 0, w: 0, y: 0, h: 0 }));
@@ -111,7 +133,7 @@ function rowBars(agg, r, x0, bw, yBottom, barH, out, heights) {
     let total = 0;
     for (let i = 0; i < STACK.length; i++) {
       const v = rows[i][b];
-      const hgt = v > 0.001 * bu ? Math.max(MIN_H, (Math.min(v, bu) / bu) * barH) : 0;
+      const hgt = v > 0.001 * bu ? Math.max(minH, (Math.min(v, bu) / bu) * barH) : 0;
       heights[i] = hgt;
       total += hgt;
     }
@@ -137,32 +159,33 @@ function rowBars(agg, r, x0, bw, yBottom, barH, out, heights) {
  * storm), and call counts per COUNT_CELL px where more than two calls share a cell.
  * Returns the count labels [{x, y, text}] (drawn after the shapes).
  */
-function rowMarks(agg, r, x0, bw, y, ticksOut, missPath, stormPath) {
+function rowMarks(agg, r, x0, bw, y, ticksOut, missPath, stormPath, z = sizes(1)) {
+  const { band: B, cell: CELL, k } = z;
   const hits = bucketRow(agg, "hits", r), misses = bucketRow(agg, "misses", r), storm = bucketRow(agg, "storm", r);
   const labels = [];
   let lastMiss = -Infinity, cell = -1, cellN = 0, cellX = 0;
   const endCell = () => {
-    if (cellN > 2) labels.push({ x: Math.min(cellX + COUNT_CELL, x0 + agg.nb * bw) - 2, y: y + BAND.count, text: `${cellN}` });
+    if (cellN > 2) labels.push({ x: Math.min(cellX + CELL, x0 + agg.nb * bw) - 2 * k, y: y + B.count, text: `${cellN}` });
   };
   for (let b = 0; b < agg.nb; b++) {
     const x = x0 + b * bw;
-    const c = Math.floor((b * bw) / COUNT_CELL);
+    const c = Math.floor((b * bw) / CELL);
     if (c !== cell) {
       endCell();
       cell = c;
       cellN = 0;
-      cellX = x0 + c * COUNT_CELL;
+      cellX = x0 + c * CELL;
     }
     const nh = hits[b], nm = misses[b];
     cellN += nh + nm;
     if (nh) {
-      const th = Math.min(BAND.markH, 3 + 1.5 * Math.log2(nh));
-      ticksOut.add(0, x, y + BAND.markY + BAND.markH - th, Math.max(1, bw), th);
+      const th = Math.min(B.markH, k * (3 + 1.5 * Math.log2(nh)));
+      ticksOut.add(0, x, y + B.markY + B.markH - th, Math.max(k, bw), th);
     }
-    if (nm && x - lastMiss >= 3) {
-      const cx = x + bw / 2, ty = y + BAND.markY;
+    if (nm && x - lastMiss >= 3 * k) {
+      const cx = x + bw / 2, ty = y + B.markY;
       const p = storm[b] ? stormPath : missPath;
-      p.push(cx - 3.5, ty, cx + 3.5, ty, cx, ty + 7);
+      p.push(cx - 3.5 * k, ty, cx + 3.5 * k, ty, cx, ty + 7 * k);
       lastMiss = x;
     }
   }
@@ -212,22 +235,26 @@ export function overviewAgg(tl, width, missesOnly) {
  * Draw one frame.
  * @param ctx  a 2D context (or a recording stand-in)
  * @param tl   readTimeline(doc)
- * @param v    {w, h, dpr, t0, t1, rows: lane positions top to bottom, focus: lane|null}
+ * @param v    {w, h, dpr, t0, t1, rows: lane positions top to bottom, focus: lane|null, k: scale (1)}
  * @param st   {selected: call|-1, brush: [a, b]|null, pick: [a, b]|null (a window being
- *             chosen on the overview), missesOnly}
+ *             chosen on the overview), missesOnly, playback: null | {now, marks: [{lane, t0, t1}],
+ *             counts: per-lane rows so far (model.js laneRows) | null}}
  * @param pal  readPalette(...)
  * @param cache object kept between frames (aggregate buffers, the overview)
  * @returns {{agg, rects: number}} the aggregate drawn and the rectangles filled
  */
 export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
-  const L = frameLayout(v.w, v.rows.length);
+  const z = sizes(v.k || 1), { k, band: B, font: F } = z;
+  const L = frameLayout(v.w, v.rows.length, k);
   const { plotX, plotW, rowsY, rowH } = L;
   const span = Math.max(1e-9, v.t1 - v.t0);
   const xOf = (t) => plotX + ((t - v.t0) / span) * plotW;
   const dpr = v.dpr || 1;
+  const line = (pal.stroke || 1) * Math.max(1, k * 0.75);
+  const pb = st.playback || null;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, v.w, v.h);
-  ctx.lineWidth = 1;
+  ctx.lineWidth = Math.max(1, k * 0.75); // grid lines stay thin: structure, not data
 
   // Row backgrounds: stripes, the focused lane.
   v.rows.forEach((l, r) => {
@@ -245,15 +272,15 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
   });
 
   // Axis: tick labels on top, grid lines through the rows.
-  ctx.font = `10.5px ${pal.sans}`;
+  ctx.font = `${F.small}px ${pal.sans}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "center";
   ctx.strokeStyle = pal.border2;
   ctx.beginPath();
-  const tk = ticks(v.t0, v.t1, plotW);
+  const tk = ticks(v.t0, v.t1, plotW, 90 * k);
   for (const t of tk) {
     const x = Math.round(xOf(t.t)) + 0.5;
-    ctx.moveTo(x, rowsY - 4);
+    ctx.moveTo(x, rowsY - 4 * k);
     ctx.lineTo(x, rowsY + L.rowsH);
   }
   ctx.moveTo(plotX - 0.5, 0);
@@ -264,18 +291,23 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
   ctx.fillStyle = pal.fg2;
   for (const t of tk) ctx.fillText(t.label, xOf(t.t), rowsY / 2);
 
-  // Lane labels.
+  // Lane labels; during playback the counts so far, and lanes with nothing yet faded.
   ctx.textAlign = "left";
   v.rows.forEach((l, r) => {
     const lane = tl.lanes[l], y = rowsY + r * rowH;
-    ctx.font = `${l === v.focus ? "600 " : ""}12px ${pal.mono}`;
+    const so = pb && pb.counts ? pb.counts[l] : null;
+    const idle = so && !so.calls && !so.traces && !so.compiles;
+    ctx.globalAlpha = idle ? 0.35 : 1;
+    ctx.font = `${l === v.focus ? "600 " : ""}${F.name}px ${pal.mono}`;
     ctx.fillStyle = l === v.focus ? pal.brand : pal.fg;
-    ctx.fillText(fitText(ctx, lane.name, GEO.labelW - 16, 12), 8, y + 11);
-    ctx.font = `10.5px ${pal.sans}`;
+    ctx.fillText(fitText(ctx, lane.name, z.geo.labelW - 16 * k, F.name), 8 * k, y + 11 * k);
+    ctx.font = `${F.small}px ${pal.sans}`;
     ctx.fillStyle = pal.fg2;
-    const sub = lane.origin === "events" ? `compile events · ${lane.compiles} compiles`
-      : `${lane.calls} calls · ${lane.misses} miss${lane.misses === 1 ? "" : "es"}`;
-    ctx.fillText(fitText(ctx, sub, GEO.labelW - 16, 10.5), 8, y + 25);
+    const c = so || lane;
+    const sub = lane.origin === "events" ? `compile events · ${c.compiles} compile${c.compiles === 1 ? "" : "s"}`
+      : `${c.calls} calls · ${c.misses} miss${c.misses === 1 ? "" : "es"}`;
+    ctx.fillText(fitText(ctx, sub, z.geo.labelW - 16 * k, F.small), 8 * k, y + 25 * k);
+    ctx.globalAlpha = 1;
   });
 
   // Bars, ticks and markers of the visible lanes, clipped to the plot.
@@ -291,18 +323,20 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
   let labels = [];
   for (let r = 0; r < v.rows.length; r++) {
     const y = rowsY + r * rowH;
-    rowBars(agg, r, plotX, bw, y + BAND.barY + BAND.barH, BAND.barH, bars, heights);
-    labels = labels.concat(rowMarks(agg, r, plotX, bw, y, tickB, missPts, stormPts));
+    rowBars(agg, r, plotX, bw, y + B.barY + B.barH, B.barH, bars, heights, z.minH);
+    labels = labels.concat(rowMarks(agg, r, plotX, bw, y, tickB, missPts, stormPts, z));
   }
   let rects = bars.fill(ctx, (i) => [pal[STACK[i][1]], STACK[i][2]]);
   rects += tickB.fill(ctx, () => [pal.teal, 1]);
   triangles(ctx, missPts, pal.grad);
   triangles(ctx, stormPts, pal.red);
-  ctx.font = `9px ${pal.sans}`;
+  ctx.font = `${F.count}px ${pal.sans}`;
   ctx.textAlign = "right";
   ctx.textBaseline = "alphabetic";
   ctx.fillStyle = pal.fg2;
   for (const q of labels) ctx.fillText(q.text, q.x, q.y);
+
+  if (pb) drawPresent(ctx, tl, L, v, pb, pal, xOf, z, line);
 
   // The brushed range and the selected call.
   if (st.brush) {
@@ -316,49 +350,91 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
   }
   if (st.selected >= 0 && st.selected < tl.calls.n) {
     const c = st.selected, r = v.rows.indexOf(tl.calls.lane[c]);
-    if (r >= 0) {
-      const a = xOf(tl.calls.start[c]), b = xOf(tl.effEnd[c]);
-      const w = Math.max(5, b - a), x = b - a < 5 ? (a + b) / 2 - 2.5 : a;
-      ctx.strokeStyle = pal.brand;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(x - 1, rowsY + r * rowH + BAND.barY - 2, w + 2, BAND.markY + BAND.markH - BAND.barY + 3);
-      ctx.lineWidth = 1;
-    }
+    if (r >= 0) frameCall(ctx, xOf(tl.calls.start[c]), xOf(tl.effEnd[c]), rowsY + r * rowH, z, pal.brand, 2 * line);
   }
   ctx.restore();
 
-  rects += drawOverview(ctx, tl, L, v, st, pal, cache);
+  rects += drawOverview(ctx, tl, L, v, st, pal, cache, z);
   return { agg, rects, labels: labels.length };
 }
 
+/** A frame around the extent [a, b] (px) of one row whose top is `y`: at least 5 px wide. */
+function frameCall(ctx, a, b, y, z, color, width) {
+  const { band: B, k } = z;
+  const min = 5 * k, w = Math.max(min, b - a), x = b - a < min ? (a + b) / 2 - min / 2 : a;
+  ctx.strokeStyle = color;
+  ctx.lineWidth = width;
+  ctx.strokeRect(x - width / 2, y + B.barY - 2 * k, w + width, B.markY + B.markH - B.barY + 3 * k);
+  ctx.lineWidth = 1;
+}
+
+/**
+ * Playback: veil what had not happened by `pb.now`, draw the present as a line and frame the
+ * step's extents (`pb.marks`). Inside the plot's clip.
+ */
+function drawPresent(ctx, tl, L, v, pb, pal, xOf, z, line) {
+  const x = Math.max(L.plotX, Math.min(L.plotX + L.plotW, xOf(pb.now)));
+  ctx.globalAlpha = VEIL;
+  ctx.fillStyle = pal.canvas || "#ffffff";
+  ctx.fillRect(x, L.rowsY, L.plotX + L.plotW - x, L.rowsH);
+  ctx.globalAlpha = 1;
+  ctx.strokeStyle = pal.brand;
+  ctx.lineWidth = 1.5 * line;
+  ctx.beginPath();
+  ctx.moveTo(x, L.rowsY);
+  ctx.lineTo(x, L.rowsY + L.rowsH);
+  ctx.stroke();
+  for (const m of pb.marks || []) {
+    const r = v.rows.indexOf(m.lane);
+    if (r < 0) continue;
+    // Only what has happened so far of the step is framed (the sweep reveals it).
+    const end = Math.min(m.t1, Math.max(m.t0, pb.now));
+    ctx.globalAlpha = 0.12;
+    ctx.fillStyle = pal.brand;
+    const a = xOf(m.t0), b = xOf(end);
+    ctx.fillRect(a, L.rowsY + r * L.rowH, Math.max(2 * z.k, b - a), L.rowH);
+    ctx.globalAlpha = 1;
+    frameCall(ctx, a, b, L.rowsY + r * L.rowH, z, pal.brand, 2.5 * line);
+  }
+}
+
 /** The overview strip: the whole capture summed over lanes, the window and the brush. */
-function drawOverview(ctx, tl, L, v, st, pal, cache) {
+function drawOverview(ctx, tl, L, v, st, pal, cache, z = sizes(1)) {
   const key = `${L.plotW}|${st.missesOnly ? 1 : 0}|${tl.duration}`;
   if (!cache.overview || cache.overviewKey !== key) {
     cache.overview = overviewAgg(tl, L.plotW, st.missesOnly);
     cache.overviewKey = key;
   }
+  const { k } = z;
   const o = cache.overview, bw = L.plotW / o.nb, y0 = L.ovY, hh = L.ovH;
   const dur = Math.max(1, tl.duration);
   const xOf = (t) => L.plotX + (t / dur) * L.plotW;
   ctx.fillStyle = pal.bg2;
   ctx.fillRect(L.plotX, y0, L.plotW, hh);
-  ctx.font = `10.5px ${pal.sans}`;
+  ctx.font = `${z.font.small}px ${pal.sans}`;
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
   ctx.fillStyle = pal.fg2;
-  ctx.fillText("whole capture", 8, y0 + hh / 2);
+  ctx.fillText("whole capture", 8 * k, y0 + hh / 2);
   const out = batches();
   // Heights: share of the bucket busy (summed over lanes, so it may exceed one: capped).
+  const top = 4 * k, room = hh - 8 * k;
   for (let b = 0; b < o.nb; b++) {
     const x = L.plotX + b * bw;
     const he = Math.min(1, o.exec[b] / o.bucketUs), hp = Math.min(1, o.phases[b] / o.bucketUs);
-    const e = he > 0 ? Math.max(1.5, he * (hh - 8)) : 0, p = hp > 0 ? Math.max(1.5, hp * (hh - 8)) : 0;
+    const e = he > 0 ? Math.max(1.5 * k, he * room) : 0, p = hp > 0 ? Math.max(1.5 * k, hp * room) : 0;
     if (e) out.add("exec", x, y0 + hh - e, bw, e);
-    if (p) out.add("compile", x, y0 + hh - e - p < y0 + 4 ? y0 + 4 : y0 + hh - e - p, bw, p);
-    if (o.misses[b]) out.add(o.storm[b] ? "red" : "grad", x, y0, Math.max(1, bw), 4);
+    if (p) out.add("compile", x, y0 + hh - e - p < y0 + top ? y0 + top : y0 + hh - e - p, bw, p);
+    if (o.misses[b]) out.add(o.storm[b] ? "red" : "grad", x, y0, Math.max(1, bw), top);
   }
-  const n = out.fill(ctx, (k) => [pal[k], k === "exec" ? 0.8 : 1]);
+  const n = out.fill(ctx, (key) => [pal[key], key === "exec" ? 0.8 : 1]);
+  if (st.playback) {
+    const x = Math.max(L.plotX, Math.min(L.plotX + L.plotW, xOf(st.playback.now)));
+    ctx.globalAlpha = VEIL;
+    ctx.fillStyle = pal.bg2;
+    ctx.fillRect(x, y0, L.plotX + L.plotW - x, hh);
+    ctx.globalAlpha = 1;
+  }
   // Outside the window dimmed, the window framed, the brush shaded.
   const a = Math.max(L.plotX, xOf(v.t0)), b = Math.min(L.plotX + L.plotW, xOf(v.t1));
   ctx.globalAlpha = 0.12;
@@ -367,7 +443,9 @@ function drawOverview(ctx, tl, L, v, st, pal, cache) {
   if (b < L.plotX + L.plotW) ctx.fillRect(b, y0, L.plotX + L.plotW - b, hh);
   ctx.globalAlpha = 1;
   ctx.strokeStyle = pal.brand;
+  ctx.lineWidth = Math.max(1, k * 0.75) * (pal.stroke || 1);
   ctx.strokeRect(a + 0.5, y0 + 0.5, Math.max(2, b - a - 1), hh - 1);
+  ctx.lineWidth = 1;
   for (const r of [st.brush, st.pick]) {
     if (!r) continue;
     ctx.globalAlpha = 0.25;

@@ -2,24 +2,27 @@
  * Keyboard shortcuts of the timeline view, active while the widget has focus. As in
  * the graph view (graph/keys.js), keys typed into inputs or with a modifier are never
  * taken, so the notebook and the browser keep theirs; the table differs, hence its own.
+ * Space and ← → belong to playback, as in every view (widgets/playback.js), so panning is
+ * a / d (as in Perfetto and chrome://tracing); a key playback already took is left alone.
  */
 import { h } from "../../js/src/dom.js";
 
 /** key -> action. */
 const ACTIONS = {
-  f: "fit", "+": "in", "=": "in", "-": "out", ArrowLeft: "left", ArrowRight: "right", ArrowUp: "up", ArrowDown: "down",
+  f: "fit", "+": "in", "=": "in", "-": "out", a: "left", d: "right", ArrowUp: "up", ArrowDown: "down",
   n: "next", p: "prev", Escape: "clear", "?": "help",
 };
 /** The help, in the order it is read: [keys, what they do]. */
 const HELP = [
-  ["f", "fit"], ["+ −", "zoom"], ["← →", "pan"], ["↑ ↓", "more lanes"], ["n p", "next / previous miss"],
+  ["space", "play / pause the calls in order"], ["← →", "step back / forward"], ["Home End", "start / end of the replay"],
+  ["f", "fit"], ["+ −", "zoom"], ["a d", "pan"], ["↑ ↓", "more lanes"], ["n p", "next / previous miss"],
   ["Esc", "clear selection and range"], ["wheel", "zoom at the pointer"], ["drag", "pan"],
   ["shift-drag", "select a time range (the table follows)"], ["overview", "drag: choose the window; click: centre"],
 ];
 
 /** The action a keydown asks for, or null when it is not ours to take. */
 export function keyAction(e) {
-  if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return null;
+  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return null;
   if (e.target && e.target.closest && e.target.closest("input, textarea, select, [contenteditable]")) return null;
   return Object.prototype.hasOwnProperty.call(ACTIONS, e.key) ? ACTIONS[e.key] : null;
 }

@@ -11,14 +11,21 @@
  *
  * Redraws are coalesced to one per animation frame; `.jm-tl-plot[data-draws]`
  * counts them and `canvas.jmProbe` tells tests and automation where things are.
+ *
+ * Playback (`setPlayback`) only changes what one frame draws over the same axis: the window
+ * and the rows stay where the user left them (a lane scrolls into the rows when a step
+ * happens in it). `sweep` moves the present from one time to the next over a few frames, so
+ * a compile's trace, lower and compile spans appear one after the other.
  */
 import { h } from "../../js/src/dom.js";
 import { callAt, spanAt } from "./model.js";
-import { drawFrame, frameLayout, readPalette } from "./draw.js";
+import { drawFrame, frameLayout, readPalette, PRESENT_SCALE } from "./draw.js";
 import { callTip, spanTip } from "./details.js";
 
 /** Lanes shown at once; more scroll. */
 export const MAX_ROWS = 12;
+/** Lanes shown at once in presentation mode: rows are 1.6 times taller and a projector is 720 px high. */
+export const PRESENT_ROWS = 6;
 /** A call within this many px of the pointer is "under" it. */
 export const HIT_PX = 4;
 /** Narrowest window (µs): documents count whole µs. */
@@ -27,24 +34,26 @@ const MIN_SPAN = 20;
 /**
  * @param ref  widget root (owner document)
  * @param tl   readTimeline(doc)
- * @param on   {onSelect(call | -1, lane), onBrush(range), onWindow(t0, t1)}
+ * @param on   {onSelect(call | -1, lane), onBrush(range), onWindow(t0, t1), present: presentation mode}
  */
-export function createPlot(ref, tl, { onSelect, onBrush, onWindow }) {
+export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = false }) {
   const canvas = h("canvas", { class: "jm-tl-canvas", role: "img", "aria-label": "JIT timeline" }, null, ref);
   const tip = h("div", { class: "jm-tl-tip", hidden: true, role: "tooltip" }, "", ref);
   const el = h("div", { class: "jm-tl-plot" }, [canvas, tip], ref);
   const win = ref.ownerDocument.defaultView;
   const D = Math.max(1, tl.duration);
   // pick: a window being dragged out on the overview
-  const st = { selected: -1, brush: null, pick: null, missesOnly: false };
+  const st = { selected: -1, brush: null, pick: null, missesOnly: false, playback: null };
+  const k = present ? PRESENT_SCALE : 1, maxRows = present ? PRESENT_ROWS : MAX_ROWS;
+  let sweepId = 0, sweeps = 0; // the running sweep (0: none; ids never repeat); a new state or sweep cancels it
   let t0 = 0, t1 = D, offset = 0, focus = null, draws = 0, pending = 0, pal = null, ctx = null, drag = null, noClick = false;
   const cache = {};
 
   /** Lanes that can be shown: all, or with "misses only" those that missed or compiled. */
   const shown = () => tl.lanes.filter((l) => !st.missesOnly || l.misses > 0 || l.compiles > 0).map((l) => l.pos);
-  const rows = () => shown().slice(offset, offset + MAX_ROWS);
+  const rows = () => shown().slice(offset, offset + maxRows);
   // No width yet (hidden, or jsdom): draw 800 px wide.
-  const layout = () => frameLayout(canvas.clientWidth || 800, Math.max(1, Math.min(MAX_ROWS, shown().length)));
+  const layout = () => frameLayout(canvas.clientWidth || 800, Math.max(1, Math.min(maxRows, shown().length)), k);
 
   const render = () => {
     pending = 0;
@@ -55,7 +64,7 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow }) {
     ctx = ctx || canvas.getContext("2d");
     if (!ctx) return;
     pal = pal || readPalette(canvas);
-    drawFrame(ctx, tl, { w: L.w, h: L.h, dpr, t0, t1, rows: rows(), focus }, st, pal, cache);
+    drawFrame(ctx, tl, { w: L.w, h: L.h, dpr, t0, t1, rows: rows(), focus, k }, st, pal, cache);
     el.setAttribute("data-draws", String(++draws));
   };
   const schedule = () => {
@@ -75,10 +84,10 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow }) {
   /** Make lane `l` one of the shown rows, scrolling as little as possible. */
   const revealLane = (l) => {
     const i = shown().indexOf(l);
-    if (i >= 0) offset = Math.min(i, Math.max(offset, i - MAX_ROWS + 1));
+    if (i >= 0) offset = Math.min(i, Math.max(offset, i - maxRows + 1));
   };
   const scrollRows = (d) => {
-    const o = Math.max(0, Math.min(shown().length - MAX_ROWS, offset + d));
+    const o = Math.max(0, Math.min(shown().length - maxRows, offset + d));
     if (o === offset) return false;
     offset = o;
     schedule();
@@ -174,13 +183,24 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow }) {
   /** Client point of time t in lane l (the marker band), or null when not shown. */
   const at = (t, l) => {
     const L = layout(), r = rows().indexOf(l), b = canvas.getBoundingClientRect();
-    return r < 0 || t < t0 || t > t1 ? null : { x: b.left + L.plotX + ((t - t0) / (t1 - t0)) * L.plotW, y: b.top + L.rowsY + r * L.rowH + 28 };
+    return r < 0 || t < t0 || t > t1 ? null : { x: b.left + L.plotX + ((t - t0) / (t1 - t0)) * L.plotW, y: b.top + L.rowsY + r * L.rowH + L.markY };
   };
   canvas.jmProbe = {
     /** Client point of the middle of call c. */
     pointOf: (c) => at((tl.calls.start[c] + tl.calls.end[c]) / 2, tl.calls.lane[c]),
     window: () => ({ t0, t1 }),
     rows,
+    /** Presentation-mode scale of the drawing (1 otherwise). */
+    scale: k,
+    /** Client box of lane l's row, or null when the lane is not among the rows shown. */
+    rowBox(l) {
+      const L = layout(), r = rows().indexOf(l), b = canvas.getBoundingClientRect();
+      return r < 0 ? null : { left: b.left + L.plotX, right: b.left + L.plotX + L.plotW, top: b.top + L.rowsY + r * L.rowH, height: L.rowH };
+    },
+    /** Draw the pending frame now (timing a step in tests). */
+    flush: () => render(),
+    /** The playback state drawn (null: the ordinary view): {now, marks, sweeping}. */
+    playback: () => (st.playback ? { now: st.playback.now, marks: st.playback.marks, sweeping: sweepId > 0 } : null),
     /** Client point of time t on the overview strip. */
     overviewPoint(t) {
       const L = layout(), b = canvas.getBoundingClientRect();
@@ -214,9 +234,43 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow }) {
       if (focus != null) revealLane(focus);
       schedule();
     },
+    /**
+     * Playback state `{now, marks, counts}` (story.js stepState plus the counts so far), or
+     * null for the ordinary view. Cancels a running sweep; the lanes the step touched are
+     * scrolled into the rows.
+     */
+    setPlayback(state) {
+      sweepId = 0;
+      el.removeAttribute("data-sweeping");
+      st.playback = state;
+      if (state) for (const m of state.marks || []) revealLane(m.lane);
+      schedule();
+    },
+    /**
+     * Show `state` with its present moving from `from` to `state.now` over `ms` (eased), one
+     * frame at a time; `.jm-tl-plot[data-sweeping]` while it runs.
+     */
+    sweep(state, from, ms) {
+      this.setPlayback({ ...state, now: from });
+      if (!(state.now > from) || !(ms > 0)) return this.setPlayback(state);
+      const clock = () => (win.performance ? win.performance.now() : Date.now());
+      const next = (f) => (win.requestAnimationFrame ? win.requestAnimationFrame(f) : win.setTimeout(f, 16));
+      const id = (sweepId = ++sweeps), begin = clock();
+      el.setAttribute("data-sweeping", "");
+      const frame = () => {
+        if (sweepId !== id) return;
+        const u = Math.min(1, (clock() - begin) / ms), e = u < 0.5 ? 2 * u * u : 1 - 2 * (1 - u) * (1 - u);
+        st.playback = { ...state, now: from + (state.now - from) * e };
+        render();
+        if (u < 1) next(frame);
+        else this.setPlayback(state);
+      };
+      next(frame);
+    },
     /** Draw now (tests, before an export). */
     flush: render,
     dispose() {
+      sweepId = 0;
       if (ro) ro.disconnect();
       if (pending && win.cancelAnimationFrame) win.cancelAnimationFrame(pending);
     },

@@ -12,8 +12,9 @@ import { fmtUs } from "./time.js";
 export const MAX_ROWS = 500;
 
 /**
- * The summary table (.jm-tl-table). `update({rows, sortKey, desc, focus, caption})`
- * redraws it; a header click calls `onSort(key)`, a row click `onPick(lane)`.
+ * The summary table (.jm-tl-table). `update({rows, sortKey, desc, focus, caption, rowClass})`
+ * redraws it (`rowClass(row)`: extra classes of a row, e.g. playback's current and not-yet
+ * lanes); a header click calls `onSort(key)`, a row click `onPick(lane)`.
  */
 export function summaryTable(ref, { onSort, onPick }) {
   const caption = h("div", { class: "jm-tl-caption jm-muted" }, "", ref);
@@ -25,7 +26,7 @@ export function summaryTable(ref, { onSort, onPick }) {
   });
   return {
     el: h("div", { class: "jm-tl-summary" }, [caption, body], ref),
-    update({ rows, sortKey, desc, focus, caption: text }) {
+    update({ rows, sortKey, desc, focus, caption: text, rowClass = null }) {
       caption.textContent = text;
       clear(body);
       const num = (kind) => (kind === "text" ? "" : "jm-tl-num");
@@ -35,7 +36,8 @@ export function summaryTable(ref, { onSort, onPick }) {
       }, label + (key === sortKey ? (desc ? " ▾" : " ▴") : ""), ref)), ref));
       const sorted = sortKey ? sortRows(rows, sortKey, desc) : rows;
       for (const row of sorted.slice(0, MAX_ROWS)) {
-        body.appendChild(h("tr", { "data-lane": row.lane, class: row.lane === focus && "jm-tl-focus" }, COLUMNS.map(([key, , kind]) => {
+        const cls = [row.lane === focus ? "jm-tl-focus" : "", rowClass ? rowClass(row) : ""].filter(Boolean).join(" ");
+        body.appendChild(h("tr", { "data-lane": row.lane, class: cls || null }, COLUMNS.map(([key, , kind]) => {
           const v = row[key];
           return h("td", { class: num(kind) }, [
             v == null ? "—" : kind === "us" ? fmtUs(v) : v,

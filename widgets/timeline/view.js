@@ -5,6 +5,12 @@
  * the findings list and the per-function table. Owns the interaction state: the
  * selected call, the focused lane, the brushed range, the "misses only" filter and
  * the table's sort.
+ *
+ * Playback (stage.js) replays the calls in the order they happened; while it is before its
+ * end the table counts what had happened so far and the details follow the step. The
+ * interaction state is left alone, so the last step gives back exactly the view it started
+ * from. Presentation mode (`options.present`) draws the canvas at a larger scale and hides
+ * the export and help controls (.jm-clutter).
  */
 import { h, download } from "../../js/src/dom.js";
 import { docHeader } from "../header.js";
@@ -15,6 +21,7 @@ import { createPlot } from "./plot.js";
 import { showCall, showLane, showCapture } from "./details.js";
 import { summaryTable, findingsList } from "./table.js";
 import { bindKeys, helpPanel } from "./keys.js";
+import { timelinePlayback, motionAllowed } from "./stage.js";
 import { fmtUs } from "./time.js";
 
 const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
@@ -28,10 +35,12 @@ export function statusText(tl) {
 }
 
 /**
- * Mount a timeline view for `doc` into `root`.
+ * Mount a timeline view for `doc` into `root`; `options` = {present, playback} from
+ * widgets/mount.js (undefined when a test mounts the view directly).
  * @returns {() => void} cleanup
  */
-export function timelineView(root, doc) {
+export function timelineView(root, doc, engine, options) {
+  const present = !!(options && options.present);
   const tl = readTimeline(doc);
   const view = h("div", { class: "jm-timeline" }, docHeader(doc, root), root);
   root.appendChild(view);
@@ -40,6 +49,7 @@ export function timelineView(root, doc) {
     return () => {};
   }
   const st = { selected: -1, focus: null, brush: null, sortKey: null, desc: false };
+  let pb = null; // the playback state shown (stage.js), null at the end: the ordinary view
 
   const btn = (label, title, fn, cls = "") => {
     const b = h("button", { type: "button", class: "jm-btn " + cls, title }, label, root);
@@ -63,16 +73,17 @@ export function timelineView(root, doc) {
     h("label", { class: "jm-tl-filter", title: "Draw only cache misses, and only functions that missed or compiled" }, [missBox, " misses only"], root),
     rangeChip,
     h("span", { class: "jm-spacer" }, null, root),
-    h("span", { class: "jm-muted jm-export-label" }, "Export", root),
-    btn("PNG", "Download the timeline as PNG", () => exportPng(), "jm-btn-quiet"),
-    btn("JSON", "Download the document as JSON", () => download(fileName("jaxmagic-timeline", ".json"), JSON.stringify(doc, null, 2), "application/json"), "jm-btn-quiet"),
-    btn("?", "Keyboard shortcuts (?)", () => (help.hidden = !help.hidden), "jm-btn-quiet"),
+    h("span", { class: "jm-muted jm-export-label jm-clutter" }, "Export", root),
+    btn("PNG", "Download the timeline as PNG", () => exportPng(), "jm-btn-quiet jm-clutter"),
+    btn("JSON", "Download the document as JSON", () => download(fileName("jaxmagic-timeline", ".json"), JSON.stringify(doc, null, 2), "application/json"), "jm-btn-quiet jm-clutter"),
+    btn("?", "Keyboard shortcuts (?)", () => (help.hidden = !help.hidden), "jm-btn-quiet jm-clutter"),
   ], root);
 
   const plot = createPlot(root, tl, {
     onSelect: (c, lane) => (c >= 0 ? selectCall(c) : focusLane(lane)),
     onBrush: (r) => setBrush(r),
     onWindow: (a, b) => (windowText.textContent = "showing " + range([Math.max(0, a), Math.min(tl.duration, b)])),
+    present,
   });
   const stage = h("div", { class: "jm-tl-stage" }, [
     plot.el, h("div", { class: "jm-status jm-tl-status" }, [statusText(tl), windowText], root), help,
@@ -91,9 +102,17 @@ export function timelineView(root, doc) {
   // ---- state changes -------------------------------------------------------------------
 
   const refreshTable = () => table.update({
-    rows: laneRows(tl, st.brush), sortKey: st.sortKey, desc: st.desc, focus: st.focus,
-    caption: st.brush ? `In ${range(st.brush)}: calls and phases starting in the range` : "",
+    rows: pb ? pb.counts : laneRows(tl, st.brush), sortKey: st.sortKey, desc: st.desc, focus: st.focus,
+    caption: pb ? `So far (playback at ${fmtUs(Math.max(0, pb.now))}): calls and phases that had started`
+      : st.brush ? `In ${range(st.brush)}: calls and phases starting in the range` : "",
+    rowClass: pb ? (row) => (row.lane === pb.lane ? "jm-pb-current" : !row.calls && !row.traces && !row.compiles ? "jm-pb-future" : "") : null,
   });
+  /** The details the interaction state asks for (what the view shows outside playback). */
+  const showDetails = () => {
+    if (st.selected >= 0) showCall(details, tl, st.selected);
+    else if (st.focus != null) showLane(details, tl, st.focus);
+    else showCapture(details, tl);
+  };
   const select = (c, lane) => {
     st.selected = c;
     st.focus = lane;
@@ -142,6 +161,24 @@ export function timelineView(root, doc) {
     else ({ fit: () => plot.fit(), in: () => plot.zoom(2), out: () => plot.zoom(0.5), left: () => plot.pan(-0.2),
       right: () => plot.pan(0.2), up: () => plot.scrollRows(-1), down: () => plot.scrollRows(1) })[a]();
   });
+
+  // Playback: the story of the calls (stage.js); the details and the table follow each step.
+  const playback = options && options.playback;
+  if (playback) {
+    const win = root.ownerDocument.defaultView;
+    playback.set(timelinePlayback(tl, {
+      plot,
+      animate: () => motionAllowed(win),
+      onStep: (state) => {
+        pb = state;
+        if (!state) showDetails();
+        else if (state.call >= 0) showCall(details, tl, state.call);
+        else if (state.lane != null) showLane(details, tl, state.lane);
+        else showCapture(details, tl);
+        refreshTable();
+      },
+    }).spec);
+  }
 
   showCapture(details, tl);
   refreshTable();
