@@ -15,6 +15,7 @@ import { residualChips } from "./bridge.js";
 import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend } from "./pane.js";
+import { entryPlayback } from "./play.js";
 
 
 /** Mount the entry into `slot` (ctx as for splitEntry). Returns the same controller. */
@@ -53,7 +54,7 @@ export function jitEntry(slot, entry, ctx) {
   const prog = graphPane(graphs, {
     fn: entry.program, graph: "program", engine: ctx.engine, title: "Jitted program",
     sub: `· ${plural(entry.program.n_eqns ?? 0, "eqn")} · forward, backward and the rest of the step`,
-    opts: { onSelect: (key) => ready && onSelect(key) },
+    opts: { onSelect: (key) => ready && onSelect(key), onStory: () => publish() },
   });
   const view = prog.view;
   view.setDecorations(decorator(entry.program, { roles: entry.roles || {}, recomputed }));
@@ -66,6 +67,8 @@ export function jitEntry(slot, entry, ctx) {
     graphs.appendChild(c.el);
     chips.push(c);
   }
+  // Playback (play.js): the program in order, each step saying its role.
+  const publish = entryPlayback(ctx, entry, [{ graph: "program", view }], () => chips.map((c) => c.el), { values: withValues });
 
   const dctx = () => ({
     entry, graph: "program", ix: view.index(), mode: mode(), links, recomputed,

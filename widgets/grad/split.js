@@ -21,10 +21,12 @@ import { residualChips } from "./bridge.js";
 import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend, press } from "./pane.js";
+import { entryPlayback } from "./play.js";
 
 
 /**
- * Mount the entry into `slot`. ctx: {engine, state: {values, arrangement}, onState()}.
+ * Mount the entry into `slot`. ctx: {engine, state: {values, arrangement}, onState(),
+ * playback (the shared controls, play.js: forward pass, then backward; may be absent)}.
  * Returns {dispose, selectResidual(id), selectNode(graph, nodeId), clear()}.
  */
 export function splitEntry(slot, entry, ctx) {
@@ -77,16 +79,18 @@ export function splitEntry(slot, entry, ctx) {
   const fwd = graphPane(graphs, {
     fn: entry.forward, graph: "forward", engine: ctx.engine, title: "Forward pass",
     sub: `· left to right · ${plural(entry.forward.n_eqns ?? 0, "eqn")}`,
-    opts: { onSelect: onSelect("forward") },
+    opts: { onSelect: onSelect("forward"), onStory: () => publish() },
   });
   const bridge = residualChips(ref, entry.residuals, entry.forward, (id) => selectResidual(id), "Residuals");
   graphs.appendChild(bridge.el);
   const bwd = graphPane(graphs, {
     fn: entry.backward, graph: "backward", engine: ctx.engine, title: "Backward pass",
     sub: `· right to left: cotangents flow back, gradients leave on the left · ${plural(entry.backward.n_eqns ?? 0, "eqn")}`,
-    opts: { onSelect: onSelect("backward"), mirrored: true, tone: "backward" },
+    opts: { onSelect: onSelect("backward"), mirrored: true, tone: "backward", onStory: () => publish() },
   });
   const view = { forward: fwd.view, backward: bwd.view };
+  const publish = entryPlayback(ctx, entry, [{ graph: "forward", view: fwd.view }, { graph: "backward", view: bwd.view }],
+    () => [bridge.el], { values: withValues });
   const other = (graph) => view[graph === "forward" ? "backward" : "forward"];
   quiet = false;
   fwd.view.setDecorations(decorator(entry.forward, { custom: custom.forward }));

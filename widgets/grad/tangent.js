@@ -11,6 +11,7 @@ import { showDetails } from "../graph/details.js";
 import { nKey, pKey } from "../graph/model.js";
 import { decorator, plural } from "./model.js";
 import { graphPane, legendLine } from "./pane.js";
+import { entryPlayback } from "./play.js";
 
 /** Fill of each role: the forward and backward fills of the reverse-mode views. */
 export const TANGENT_FILL = { primal: "rgba(15,157,138,0.18)", tangent: "rgba(232,113,10,0.22)" };
@@ -58,8 +59,11 @@ export function tangentEntry(slot, entry, ctx) {
   const { view } = graphPane(graphs, {
     fn: entry.program, graph: "program", engine: ctx.engine, title: "Forward-mode program",
     sub: `· ${plural(entry.program.n_eqns ?? 0, "eqn")} · outputs and their tangents in one pass`,
-    opts: { onSelect: (key) => ready && show(key) },
+    opts: { onSelect: (key) => ready && show(key), onStory: () => publish() },
   });
+  // Playback (play.js): the program in order, each step primal or tangent; nothing is saved.
+  const publish = entryPlayback(ctx, entry, [{ graph: "program", view }], () => [],
+    { values: !!(entry.program && entry.program.values) });
   view.setDecorations(decorator(entry.program, { roles, fills: TANGENT_FILL }));
   ready = true;
   show(null);

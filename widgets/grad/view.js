@@ -27,8 +27,12 @@ import { tangentEntry } from "./tangent.js";
 /** The view of each entry origin (docs/schema.md, grad documents). */
 const ENTRY_VIEWS = { split: splitEntry, jit: jitEntry, tangent: tangentEntry };
 
-/** Mount the grad view of `doc` into `root`; returns the cleanup. */
-export function gradView(root, doc, engine) {
+/**
+ * Mount the grad view of `doc` into `root`; returns the cleanup. `options` (widgets/mount.js):
+ * `playback`, the shared controls the selected entry plays its story on (play.js), and
+ * `present` (presentation mode: the embedded graphs see it on the root's class).
+ */
+export function gradView(root, doc, engine, options = {}) {
   const entries = (Array.isArray(doc.entries) ? doc.entries : []).filter((e) => e && (e.origin === "split" ? e.forward && e.backward : e.program));
   const state = { values: false, arrangement: "stacked" };
   let current = -1, ctrl = null;
@@ -68,7 +72,8 @@ export function gradView(root, doc, engine) {
     tabsSlot.appendChild(tabs());
     clear(slot);
     const e = entries[i];
-    const ctx = { engine, state, onState: () => {} };
+    if (options.playback) options.playback.clear(); // the new entry's graphs set its story once drawn
+    const ctx = { engine, state, onState: () => {}, playback: options.playback || null };
     ctrl = (ENTRY_VIEWS[e.origin] || splitEntry)(slot, e, ctx);
   };
 

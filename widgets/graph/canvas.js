@@ -12,16 +12,20 @@
  * - Redraws are coalesced to one per animation frame.
  * - Hit testing (`hitTest`) maps a point to the element and part under it, with the
  *   same meaning as the SVG classes (toggle marker, box header, body).
+ * - Playback (`setPlay`, replay.js): what a step has not reached yet is drawn faded and
+ *   without text, the step just taken outlined; each step is one redraw (no animation).
  *
  * Colours come from the theme's CSS variables, read once per scene (`readPalette`).
  */
-import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, F_TINY, F_BADGE, HEAD_G, textW, chipW, badgeBox } from "./metrics.js";
+import { BASE, textW, chipW, badgeBox } from "./metrics.js";
 import { traceCurve, pieceSet } from "./curve.js";
 
 /** Text smaller than this on screen (px) is not drawn. */
 export const TEXT_MIN_PX = 5;
 /** Below this zoom edges are straight polylines without arrowheads. */
 const SIMPLE_EDGES_K = 0.35;
+/** Opacity of what a playback has not reached yet (theme.css `.jm-pb-future`). */
+const FUTURE_ALPHA = 0.08;
 
 // ---- colours -------------------------------------------------------------------
 
@@ -59,6 +63,8 @@ export function readPalette(el) {
     box: s(bg1), boxStroke: s(border), strong: s(fg2), bg2: s(bg2), prim: s(fg), text1: s(fg1), avals: s(tealText),
     port: mix(teal, bg1, 0.13), portStroke: s(teal), edge: mix(teal, bg, 0.62), arrow: mix(teal, bg, 0.75),
     halo: s(bg1), brand: s(brand), match: mix(brand, bg1, 0.18), label: s(label), mark: s(mark),
+    // presentation mode draws every line thicker (theme.css --jm-stroke-scale)
+    sw: parseFloat(cs.getPropertyValue("--jm-stroke-scale")) || 1,
   };
 }
 
@@ -117,9 +123,9 @@ function polyline(ctx, e, r) {
 }
 
 /** Where the ▸/▾ marker of an eqn face sits, relative to the box. */
-function markerBox(face, w) {
-  const mw = textW(face.marker, F_SMALL) + 8;
-  return { x: w - PAD_X - mw + 4, y: 4, w: mw, h: 18 };
+function markerBox(face, w, m) {
+  const mw = textW(face.marker, m.F_SMALL) + 8 * m.z;
+  return { x: w - m.PAD_X - mw + 4 * m.z, y: m.MARK_Y, w: mw, h: m.MARK_H };
 }
 
 /**
@@ -128,21 +134,22 @@ function markerBox(face, w) {
  * (header of a sub-jaxpr group: toggles its owner), "body" (select).
  */
 export function hitTest(geo, x, y) {
+  const m = geo.m || BASE;
   const inside = (b, dx = 0, dy = 0) => x >= b.x + dx && x <= b.x + dx + b.w && y >= b.y + dy && y <= b.y + dy + b.h;
   for (let i = geo.leaves.length - 1; i >= 0; i--) {
     const l = geo.leaves[i], k = l.key;
     if (!inside(l)) continue;
     if (k.startsWith("N:")) {
-      const m = l.face.marker && markerBox(l.face, l.w);
-      return { key: k, part: m && inside(m, l.x, l.y) ? "toggle" : "body" };
+      const mb = l.face.marker && markerBox(l.face, l.w, m);
+      return { key: k, part: mb && inside(mb, l.x, l.y) ? "toggle" : "body" };
     }
     return { key: k, part: /^[PO]:/.test(k) ? "body" : "toggle" };
   }
   for (let i = geo.conts.length - 1; i >= 0; i--) {
     const c = geo.conts[i];
     if (!inside(c)) continue;
-    if (c.kind === "G") return y <= c.y + HEAD_G && i > 0 ? { key: c.key, part: "grouphead" } : null;
-    return c.kind !== "N" && y <= c.y + 22 ? { key: c.key, part: "toggle" } : null;
+    if (c.kind === "G") return y <= c.y + m.HEAD_G && i > 0 ? { key: c.key, part: "grouphead" } : null;
+    return c.kind !== "N" && y <= c.y + m.HEAD_HIT ? { key: c.key, part: "toggle" } : null;
   }
   return null;
 }
@@ -154,10 +161,16 @@ export function hitTest(geo, x, y) {
  * transform and canvas size in CSS px). `paint` = {sel: key|null, hl: Set of edge
  * indices, match: Map key -> "match"|"has", marks?: Map key -> classes, markEdges?:
  * Map edge index -> classes}; `decorate(key)` -> {fill, stroke, dash, badge}|null.
+ * `play` (replay.js, or null): `{p, current, leaf(key), edge(i), label(groupKey, sid)}`,
+ * the step each element appears at; what appears after step `p` is drawn faded.
  * Returns counts of what was drawn (for tests and profiling).
  */
-export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
+export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   const { k, dpr } = v;
+  const M = geo.m || BASE;
+  const { F_PRIM, F_SMALL, F_TINY, F_BADGE, PAD_X } = M;
+  const future = play ? (key) => play.leaf(key) > play.p : () => false;
+  const futureEdge = play ? (i) => play.edge(i) > play.p : () => false;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, v.w, v.h);
   ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * v.x, dpr * v.y);
@@ -174,7 +187,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
   const rr = (x, y, w, h, rad) => (ctx.roundRect && k > 0.15 ? ctx.roundRect(x, y, w, h, rad) : ctx.rect(x, y, w, h));
   const stroke = (colour, width, dash) => {
     ctx.setLineDash(dash ? dash.split(",").map(Number) : []);
-    ctx.lineWidth = width;
+    ctx.lineWidth = width * pal.sw;
     ctx.strokeStyle = colour;
     ctx.stroke();
   };
@@ -183,6 +196,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
   const conts = geo.conts.filter((c) => overlaps(c, r));
   stats.conts = conts.length;
   for (const c of conts) {
+    ctx.globalAlpha = future(c.key) ? FUTURE_ALPHA : 1;
     const root = c.key === ix.root, sel = paint.sel === c.key;
     const fill = root ? pal.rootFrame : c.kind === "N" ? pal.ownerFrame : pal.frame;
     const line = sel ? pal.brand : root ? pal.rootStroke : c.kind === "N" ? pal.ownerStroke : pal.frameStroke;
@@ -193,35 +207,38 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
       ctx.fillStyle = fill;
       ctx.fill();
       stroke(line, sel ? 2.5 : 1, dash);
-    } else frameInView(ctx, c, r, fill, line, sel ? 2.5 : 1, dash);
+    } else frameInView(ctx, c, r, fill, line, (sel ? 2.5 : 1) * pal.sw, dash);
   }
+  ctx.globalAlpha = 1;
   if (legible(F_PRIM)) {
     for (const c of conts) {
-      if (c.kind === "N") continue;
-      const tx = c.x + (c.kind === "G" ? 12 : 10), ty = c.y + (c.kind === "G" ? 17 : 16);
+      if (c.kind === "N" || future(c.key)) continue;
+      const tx = c.x + (c.kind === "G" ? 12 : 10) * M.z, ty = c.y + (c.kind === "G" ? M.HEAD_TY : M.SCOPE_TY);
       font(F_PRIM, true);
       text(c.face.title, tx, ty, pal.headTitle);
       font(F_SMALL);
-      text(c.face.sub, tx + textW(c.face.title, F_PRIM) + 10, ty, pal.muted);
+      text(c.face.sub, tx + textW(c.face.title, F_PRIM) + 10 * M.z, ty, pal.muted);
     }
   }
 
   // Edges: one path per colour; marked, then highlighted ones last, on top.
   const simple = k < SIMPLE_EDGES_K;
-  const lists = [[], [], []];
+  // Tier 0 is what a playback has not reached: drawn first, faded.
+  const lists = [[], [], [], []];
   const markEdges = paint.markEdges || new Map();
-  geo.edges.forEach((e, i) => overlaps(e, r) && lists[paint.hl.has(i) ? 2 : markEdges.has(i) ? 1 : 0].push(e));
-  stats.edges = lists[0].length + lists[1].length + lists[2].length;
+  geo.edges.forEach((e, i) => overlaps(e, r) && lists[futureEdge(i) ? 0 : paint.hl.has(i) ? 3 : markEdges.has(i) ? 2 : 1].push(e));
+  stats.edges = lists[0].length + lists[1].length + lists[2].length + lists[3].length;
   lists.forEach((list, tier) => {
     if (!list.length) return;
-    const colour = [pal.edge, pal.mark, pal.brand][tier], head = [pal.arrow, pal.mark, pal.brand][tier];
+    ctx.globalAlpha = tier ? 1 : FUTURE_ALPHA;
+    const colour = [pal.edge, pal.edge, pal.mark, pal.brand][tier], head = [pal.arrow, pal.arrow, pal.mark, pal.brand][tier];
     ctx.beginPath();
     const seen = pieceSet();
     for (const e of list) {
       if (!simple) traceCurve(e.pts, ctx, e.ox, e.oy, r, seen, e.dir);
       else polyline(ctx, e, r);
     }
-    stroke(colour, tier ? 2 : 1.3);
+    stroke(colour, tier > 1 ? 2 : 1.3);
     if (simple) return;
     // No closePath(): fill() closes each triangle anyway, and Chromium's closePath
     // costs time linear in the path so far (20k arrowheads: 1.4 s instead of 2 ms).
@@ -236,6 +253,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
     ctx.fillStyle = head;
     ctx.fill();
   });
+  ctx.globalAlpha = 1;
   if (legible(F_TINY)) {
     font(F_TINY);
     ctx.textAlign = "center";
@@ -248,8 +266,9 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
       for (const l of gr.list()) {
         const x = l.x + gr.x, y = l.y + gr.y;
         if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
-        ctx.strokeText(l.text, x, y + 3.5);
-        text(l.text, x, y + 3.5, pal.label);
+        if (play && play.label(gr.key, l.sid) > play.p) continue;
+        ctx.strokeText(l.text, x, y + M.LABEL_DY);
+        text(l.text, x, y + M.LABEL_DY, pal.label);
       }
     }
     ctx.textAlign = "start";
@@ -260,42 +279,46 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
   stats.leaves = leaves.length;
   const groups = new Map();
   for (const l of leaves) {
-    const st = boxStyle(l, ix, paint, decorate, pal);
+    const st = boxStyle(l, ix, paint, decorate, pal, play);
     const id = st.join("|");
     if (!groups.has(id)) groups.set(id, [st, []]);
     groups.get(id)[1].push(l);
   }
-  for (const [[fill, line, width, dash], list] of groups.values()) {
+  for (const [[fill, line, width, dash, alpha], list] of groups.values()) {
+    ctx.globalAlpha = alpha;
     ctx.beginPath();
     for (const l of list) rr(l.x, l.y, l.w, l.open ? l.face.h : l.h, isPort(l.key) ? l.h / 2 : 6);
     ctx.fillStyle = fill;
     ctx.fill();
     stroke(line, width, dash);
   }
+  ctx.globalAlpha = 1;
   ctx.setLineDash([]);
 
-  // Text, one font at a time (font changes are slow), and eqn chips and markers.
+  // Text, one font at a time (font changes are slow), and eqn chips and markers; not
+  // on what a playback has not reached.
+  const shown = play ? leaves.filter((l) => !future(l.key)) : leaves;
   if (legible(F_PRIM)) {
     font(F_PRIM, true);
-    for (const { key, x, y, h, face: f } of leaves) {
-      if (key.startsWith("N:")) text(f.prim, x + PAD_X, y + 17, pal.prim);
-      else if (f.title) text(f.title, x + (f.bundle ? 9 : PAD_X), y + (f.bundle ? h / 2 + 4 : 17), pal.prim);
+    for (const { key, x, y, h, face: f } of shown) {
+      if (key.startsWith("N:")) text(f.prim, x + PAD_X, y + M.Y1, pal.prim);
+      else if (f.title) text(f.title, x + (f.bundle ? M.PORT_TX : PAD_X), y + (f.bundle ? h / 2 + M.PORT_TY : M.Y1), pal.prim);
     }
   }
   if (legible(F_SMALL)) {
     font(F_SMALL);
-    for (const { key, x, y, h, open, face: f } of leaves) {
+    for (const { key, x, y, h, open, face: f } of shown) {
       const n = key.startsWith("N:");
-      if (/^[PO]:/.test(key)) text(f.text, x + 9, y + h / 2 + 4, pal.prim);
-      if (f.sub) text(f.sub, x + PAD_X, y + 34, pal.muted);
-      if (f.avals) text(f.avals, x + PAD_X, y + (n ? 34 : 50), pal.avals);
-      if (f.io && !open) text(f.io, x + PAD_X, y + 50, pal.muted);
+      if (/^[PO]:/.test(key)) text(f.text, x + M.PORT_TX, y + h / 2 + M.PORT_TY, pal.prim);
+      if (f.sub) text(f.sub, x + PAD_X, y + M.Y2, pal.muted);
+      if (f.avals) text(f.avals, x + PAD_X, y + (n ? M.Y2 : M.Y3), pal.avals);
+      if (f.io && !open) text(f.io, x + PAD_X, y + M.Y3, pal.muted);
     }
   }
-  for (const l of leaves) {
+  for (const l of shown) {
     const f = l.face;
     if (!l.key.startsWith("N:")) continue;
-    let cx = l.x + PAD_X + textW(f.prim, F_PRIM) + GAP;
+    let cx = l.x + PAD_X + textW(f.prim, F_PRIM) + M.GAP;
     const chip = (x, y, w, h, label, dash, px) => {
       ctx.beginPath();
       ctx.rect(x, y, w, h);
@@ -304,23 +327,23 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
       stroke(dash ? pal.strong : pal.boxStroke, 0.75, dash);
       if (legible(px)) {
         font(px);
-        text(label, x + 4, y + (px === F_TINY ? 12 : 13), pal.text1);
+        text(label, x + 4 * M.z, y + (px === F_TINY ? M.CHIP_TY : M.MARK_TY), pal.text1);
       }
     };
     for (const c of f.chips) {
-      chip(cx, l.y + 5, chipW(c), CHIP_H, c, "2,1.5", F_TINY);
-      cx += chipW(c) + 4;
+      chip(cx, l.y + M.CHIP_Y, chipW(c, M), M.CHIP_H, c, "2,1.5", F_TINY);
+      cx += chipW(c, M) + 4 * M.z;
     }
     if (f.marker) {
-      const mb = markerBox(f, l.w);
+      const mb = markerBox(f, l.w, M);
       chip(l.x + mb.x, l.y + mb.y, mb.w, mb.h, f.marker, "", F_SMALL);
     }
   }
   // Decoration badges, across the top edge of their box.
-  for (const l of decorate ? leaves : []) {
+  for (const l of decorate ? shown : []) {
     const d = decorate(l.key);
     if (!d || !d.badge) continue;
-    const b = badgeBox(d.badge, l.w);
+    const b = badgeBox(d.badge, l.w, M);
     ctx.beginPath();
     rr(l.x + b.x, l.y + b.y, b.w, b.h, b.h / 2);
     ctx.fillStyle = pal.halo;
@@ -328,15 +351,15 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal) {
     stroke(d.stroke || pal.strong, 1);
     if (legible(F_BADGE)) {
       font(F_BADGE);
-      text(d.badge, l.x + b.x + 5, l.y + b.y + b.h - 3.5, pal.text1);
+      text(d.badge, l.x + b.x + 5 * M.z, l.y + b.y + b.h - 3.5 * M.z, pal.text1);
     }
   }
   ctx.setLineDash([]);
   return stats;
 }
 
-/** [fill, stroke, lineWidth, dash] of a leaf box, as SVG's CSS would paint it. */
-function boxStyle(l, ix, paint, decorate, pal) {
+/** [fill, stroke, lineWidth, dash, alpha] of a leaf box, as SVG's CSS would paint it. */
+function boxStyle(l, ix, paint, decorate, pal, play) {
   const k = l.key, kind = l.face.kind;
   let fill = pal.box, line = pal.boxStroke, width = 1, dash = "";
   if (isPort(k)) {
@@ -373,7 +396,11 @@ function boxStyle(l, ix, paint, decorate, pal) {
     line = pal.brand;
     width = 2.5;
   }
-  return [fill, line, width, dash];
+  if (play && play.current === k) {
+    line = pal.brand;
+    width = 3;
+  }
+  return [fill, line, width, dash, play && play.leaf(k) > play.p ? FUTURE_ALPHA : 1];
 }
 
 // ---- the renderer ------------------------------------------------------------------
@@ -385,7 +412,7 @@ function boxStyle(l, ix, paint, decorate, pal) {
 export function createCanvasRenderer(cv, host) {
   const ctx = cv.getContext("2d");
   const win = host.ownerDocument.defaultView;
-  let geo = null, ix = null, pal = null, decorate = null, pending = 0;
+  let geo = null, ix = null, pal = null, decorate = null, play = null, pending = 0;
   let view = { x: 0, y: 0, k: 1 };
   let paint = { sel: null, hl: new Set(), match: new Map() };
   const render = () => {
@@ -396,7 +423,7 @@ export function createCanvasRenderer(cv, host) {
       cv.width = Math.round(w * dpr);
       cv.height = Math.round(h * dpr);
     }
-    return drawFrame(ctx, geo, ix, { ...view, w, h, dpr }, paint, decorate, pal);
+    return drawFrame(ctx, geo, ix, { ...view, w, h, dpr }, paint, decorate, pal, play);
   };
   const later = (f) => () => {
     f();
@@ -412,6 +439,8 @@ export function createCanvasRenderer(cv, host) {
     setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }))(),
     setPaint: (p) => later(() => (paint = p))(),
     setDecorations: (fn) => later(() => (decorate = fn))(),
+    /** Playback state (drawFrame's `play`), or null for the complete drawing. */
+    setPlay: (p) => later(() => (play = p))(),
     /** The element under client point (cx, cy), see hitTest. */
     hit(cx, cy) {
       const b = cv.getBoundingClientRect();
@@ -421,6 +450,7 @@ export function createCanvasRenderer(cv, host) {
     render,
     clear() {
       geo = null;
+      play = null;
       if (ctx) ctx.clearRect(0, 0, cv.width, cv.height);
     },
   };

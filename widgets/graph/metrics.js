@@ -2,6 +2,13 @@
  * Text and box geometry shared by the scene builder (which sizes boxes for layout,
  * possibly in a worker with no DOM to measure text in) and the renderer (which draws
  * them). All graph text is monospace, so width is estimated from character counts.
+ *
+ * Sizes come in one metrics object per text scale (`metricsAt(z)`): `BASE` for the
+ * ordinary view, `PRESENT` for presentation mode, whose text is PRESENT_SCALE times
+ * larger. Boxes are measured at the scale they are drawn at, so presentation mode lays
+ * the graph out again with bigger boxes rather than zooming a layout made for small
+ * text: the gaps between boxes stay as they are, and more of a graph fits a projector
+ * at a legible size. The named constants below are the base sizes.
  */
 import { operandText } from "./model.js";
 import { boundaryOf, boundaryLine, boundaryTip } from "./boundary.js";
@@ -28,18 +35,47 @@ export const textW = (s, px) => Math.ceil(String(s).length * px * CHAR_EM);
 /** Cut long text with an ellipsis so one value cannot blow up the layout. */
 export const cut = (s, n) => (String(s).length > n ? String(s).slice(0, n - 1) + "…" : String(s));
 
-/** Width of a literal chip. */
-export const chipW = (t) => textW(t, F_TINY) + 8;
-
 export const F_BADGE = 9; // decoration badges ("custom rule")
+
+/**
+ * Text scale of presentation mode: the smallest graph text (edge labels, chips, badges:
+ * 10 px) becomes 14 px, what a 1280x720 projector shows legibly, at zoom 1.
+ */
+export const PRESENT_SCALE = 1.4;
+
+/**
+ * Every size the scene builder and both renderers use, at text scale `z`: fonts,
+ * paddings, box heights, and the baselines text is drawn at (relative to its box).
+ * Badges never go below the edge-label size once scaled (a badge is text too).
+ */
+export function metricsAt(z = 1) {
+  const q = (v) => Math.round(v * z * 100) / 100;
+  return Object.freeze({
+    z,
+    F_PRIM: q(F_PRIM), F_SMALL: q(F_SMALL), F_TINY: q(F_TINY), F_BADGE: z > 1 ? q(F_TINY) : F_BADGE,
+    PAD_X: q(PAD_X), NODE_H1: q(NODE_H1), NODE_H2: q(NODE_H2), NODE_H3: q(NODE_H3), PORT_H: q(PORT_H),
+    CHIP_H: q(CHIP_H), GAP: q(GAP), HEAD_G: q(HEAD_G), HEAD_S: q(HEAD_S), BOX_PAD,
+    // baselines and small boxes inside a node
+    Y1: q(17), Y2: q(34), Y3: q(50), CHIP_Y: q(5), CHIP_TY: q(12), MARK_Y: q(4), MARK_H: q(18), MARK_TY: q(13),
+    HEAD_TY: q(17), SCOPE_TY: q(16), HEAD_HIT: q(22), PORT_TX: q(9), PORT_TY: q(4), LABEL_DY: q(3.5), LABEL_H: q(14),
+  });
+}
+
+/** Sizes of the ordinary view, and of presentation mode. */
+export const BASE = metricsAt(1);
+export const PRESENT = metricsAt(PRESENT_SCALE);
+
+/** Width of a literal chip. */
+export const chipW = (t, m = BASE) => textW(t, m.F_TINY) + 8 * m.z;
+
 /** A decoration badge on a box `w` wide: a pill across its top edge at the right, relative to the box. */
-export const badgeBox = (t, w) => {
-  const bw = textW(t, F_BADGE) + 10;
-  return { x: Math.max(4, w - bw - 6), y: -7, w: bw, h: 13 };
+export const badgeBox = (t, w, m = BASE) => {
+  const bw = textW(t, m.F_BADGE) + 10 * m.z, bh = m.F_BADGE + 4 * m.z;
+  return { x: Math.max(4, w - bw - 6), y: -Math.round(bh / 2), w: bw, h: bh };
 };
 
 /** Everything drawn on an eqn box; computed once and used for both size and drawing. */
-export function eqnFace(ix, node, { collapsed = false, expanded = false } = {}) {
+export function eqnFace(ix, node, { collapsed = false, expanded = false, m = BASE } = {}) {
   const prim = cut(node.prim || "?", 32);
   const lits = (node.ins || []).filter((o) => o && o.var == null && o.lit != null);
   const chips = lits.slice(0, 3).map((o) => cut(o.lit, 12));
@@ -50,14 +86,14 @@ export function eqnFace(ix, node, { collapsed = false, expanded = false } = {}) 
   );
   const key = "N:" + node.id;
   const marker = collapsed ? `▸ ${ix.count.get(key) - 1}` : expanded ? "▾" : "";
-  let w1 = textW(prim, F_PRIM);
-  for (const c of chips) w1 += GAP + chipW(c);
-  if (marker) w1 += GAP * 2 + textW(marker, F_SMALL) + 8;
+  let w1 = textW(prim, m.F_PRIM);
+  for (const c of chips) w1 += m.GAP + chipW(c, m);
+  if (marker) w1 += m.GAP * 2 + textW(marker, m.F_SMALL) + 8 * m.z;
   // A collapsed owner hides a sub-jaxpr: say what crosses its border.
   const b = collapsed ? boundaryOf(ix, key) : null;
   const io = b ? boundaryLine(b) : "";
-  const w = Math.max(56, w1, avals ? textW(avals, F_SMALL) : 0, textW(io, F_SMALL)) + PAD_X * 2;
-  const h = io ? NODE_H3 : avals ? NODE_H2 : NODE_H1;
+  const w = Math.max(56 * m.z, w1, avals ? textW(avals, m.F_SMALL) : 0, textW(io, m.F_SMALL)) + m.PAD_X * 2;
+  const h = io ? m.NODE_H3 : avals ? m.NODE_H2 : m.NODE_H1;
   return { prim, chips, avals, marker, io, tip: b ? boundaryTip(ix, b) : "", w, h };
 }
 
@@ -71,13 +107,13 @@ const eqns = (n) => `${grouped.format(n)} eqn${n === 1 ? "" : "s"}`;
  * "47 eqns · in 3 · out 1", and the avals of the values leaving it (cut); the
  * tooltip lists every crossing value.
  */
-function collapsedFace(ix, key, name) {
+function collapsedFace(ix, key, name, m) {
   const title = "▸ " + cut(name, 56);
   const b = boundaryOf(ix, key);
   const sub = `${eqns(ix.count.get(key) || 0)} · ${boundaryLine(b)}`;
   const avals = b.outs.length ? cut(b.outs.map((v) => (ix.vars.get(v) || {}).aval || "?").join(", "), 44) : "";
-  const w = Math.max(textW(title, F_PRIM), textW(sub, F_SMALL), textW(avals, F_SMALL)) + PAD_X * 2;
-  return { title, sub, avals, tip: `${name}\n${boundaryTip(ix, b)}`, w, h: NODE_H3 };
+  const w = Math.max(textW(title, m.F_PRIM), textW(sub, m.F_SMALL), textW(avals, m.F_SMALL)) + m.PAD_X * 2;
+  return { title, sub, avals, tip: `${name}\n${boundaryTip(ix, b)}`, w, h: m.NODE_H3 };
 }
 
 /** Name of a container for its header or collapsed box. */
@@ -87,27 +123,27 @@ export function containerName(ix, key) {
 }
 
 /** Face of a collapsed repeat ("R:"), unit ("U:") or chunk ("K:") box. */
-export function boxFace(ix, key) {
-  return collapsedFace(ix, key, containerName(ix, key));
+export function boxFace(ix, key, m = BASE) {
+  return collapsedFace(ix, key, containerName(ix, key), m);
 }
 
 /** Face of a collapsed scope box. */
-export function scopeFace(ix, sc) {
-  const f = collapsedFace(ix, sc.key, sc.name);
+export function scopeFace(ix, sc, m = BASE) {
+  const f = collapsedFace(ix, sc.key, sc.name, m);
   f.tip = `scope ${sc.path.join("/")} — click to expand\n${f.tip.slice(f.tip.indexOf("\n") + 1)}`;
   return f;
 }
 
 /** Face of a port bundle ("Q:"): a port pill "▸ inputs 1–94 of 280"; "▾ …" when open. */
-export function bundleFace(ix, key, open) {
+export function bundleFace(ix, key, open, m = BASE) {
   const v = ix.virt.get(key);
   const title = `${open ? "▾" : "▸"} ${ix.labels.get(key)}`;
   const tip = v.ports.map((pk) => portFace(ix, pk).text).join("\n");
-  return { kind: v.side, bundle: true, open: !!open, title, tip, w: textW(title, F_PRIM) + 18, h: PORT_H };
+  return { kind: v.side, bundle: true, open: !!open, title, tip, w: textW(title, m.F_PRIM) + 18 * m.z, h: m.PORT_H };
 }
 
 /** Face of a port: kind "in" | "const" | "out". */
-export function portFace(ix, key) {
+export function portFace(ix, key, m = BASE) {
   let kind, text, varId = null;
   if (key.startsWith("P:")) {
     varId = key.slice(2);
@@ -121,7 +157,7 @@ export function portFace(ix, key) {
     varId = op && op.var != null ? op.var : null;
     text = cut(operandText(ix, op), 40);
   }
-  return { kind, text, varId, w: textW(text, F_SMALL) + 18, h: PORT_H };
+  return { kind, text, varId, w: textW(text, m.F_SMALL) + 18 * m.z, h: m.PORT_H };
 }
 
 /** "O:<group id>:<i>" -> [group id, i]; group ids may contain ":". */

@@ -32,12 +32,12 @@ export function mirrorGeometry(geo) {
   const labelGroups = geo.labelGroups.map((gr) => {
     let list = null;
     return {
-      x: X - gr.x - gr.w, y: gr.y, w: gr.w, h: gr.h,
-      list: () => (list ||= gr.list().map((l) => ({ x: gr.w - l.x, y: l.y, text: l.text }))),
+      key: gr.key, x: X - gr.x - gr.w, y: gr.y, w: gr.w, h: gr.h,
+      list: () => (list ||= gr.list().map((l) => ({ x: gr.w - l.x, y: l.y, text: l.text, sid: l.sid }))),
     };
   });
   return {
-    conts, leaves, edges, labelGroups, boxes, bbox: geo.bbox, mirrored: true,
+    conts, leaves, edges, labelGroups, boxes, bbox: geo.bbox, m: geo.m, mirrored: true,
     get labels() {
       return labelGroups.flatMap((gr) => gr.list().map((l) => ({ x: l.x + gr.x, y: l.y + gr.y, text: l.text })));
     },
@@ -64,5 +64,8 @@ class MirroredEdge {
   }
   get vars() {
     return this.e.vars;
+  }
+  get segs() {
+    return this.e.segs;
   }
 }

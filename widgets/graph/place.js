@@ -9,9 +9,11 @@
  *   edges  {from, to, vars: varId[], pts: [[x, y]…], ox, oy, x, y, w, h} one polyline
  *          per drawn edge: its points are relative to (ox, oy) (`edgePoints` gives
  *          them absolute); x, y, w, h bounds it (the union of its segments' boxes)
- *   labelGroups  edge labels per container: {x, y, w, h (the container), list()
- *          -> [{x, y, text}] relative to (x, y)}, at their place on the drawn curve;
- *          `labels` lists them all, absolute (a getter: for SVG and tests)
+ *   labelGroups  edge labels per container: {key, x, y, w, h (the container), list()
+ *          -> [{x, y, text, sid}] relative to (x, y)}, at their place on the drawn curve
+ *          (`sid` the segment it labels, as in an edge's `segs`); `labels` lists them
+ *          all, absolute (a getter: for SVG and tests)
+ *   m      the sizes the scene was measured with (metrics.js), for the renderers
  *   boxes  Map key -> {x, y, w, h} of every container and leaf
  *   bbox   the root box
  *
@@ -76,11 +78,11 @@ export function placeScene(scene, results) {
   const labelGroups = [];
   for (const [ck, c] of scene.containers) {
     const r = results[c.key], o = origin.get(ck), texts = scene.labels.get(ck);
-    if (r && o && texts && texts.size) labelGroups.push({ x: o[0], y: o[1], w: r.w, h: r.h, list: () => labelList(r, texts) });
+    if (r && o && texts && texts.size) labelGroups.push({ key: ck, x: o[0], y: o[1], w: r.w, h: r.h, list: () => labelList(r, texts) });
   }
   const rb = scene.root ? boxes.get(scene.root.id) : null;
   return {
-    conts, leaves, edges, labelGroups, boxes, bbox: rb ? { x: rb.x, y: rb.y, w: rb.w, h: rb.h } : { x: 0, y: 0, w: 0, h: 0 },
+    conts, leaves, edges, labelGroups, boxes, m: scene.m, bbox: rb ? { x: rb.x, y: rb.y, w: rb.w, h: rb.h } : { x: 0, y: 0, w: 0, h: 0 },
     get labels() {
       return labelGroups.flatMap((gr) => gr.list().map((l) => ({ x: l.x + gr.x, y: l.y + gr.y, text: l.text })));
     },
@@ -123,6 +125,10 @@ class PlacedEdge {
     let v = varLists.get(this.ch);
     if (!v) varLists.set(this.ch, (v = [...this.ch.vars.keys()]));
     return v;
+  }
+  /** The segments it is drawn from, [container, segment id, v, w] flat (scene.js chains). */
+  get segs() {
+    return this.ch.segs;
   }
 }
 
@@ -202,7 +208,7 @@ function labelList(r, texts) {
     const e = r.edges[sid], text = texts.get(sid);
     if (e.lx == null || !text) continue;
     const [x, y] = onCurve(e.pts, e.lx, e.ly);
-    out.push({ x, y, text });
+    out.push({ x, y, text, sid });
   }
   listOf.set(r, out);
   return out;

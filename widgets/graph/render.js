@@ -16,20 +16,26 @@
 import { s } from "../../js/src/dom.js";
 import { srcText } from "./model.js";
 import { curve } from "./curve.js";
-import { PAD_X, GAP, CHIP_H, F_PRIM, F_SMALL, textW, chipW } from "./metrics.js";
+import { BASE, textW, chipW } from "./metrics.js";
 
 /**
+ * Sizes and baselines come from the metrics the scene was measured with (`geo.m`), so
+ * text drawn in presentation mode sits where its larger boxes expect it.
+ *
+ * @param out  optional: receives `labels`, one `{el, key, sid}` per drawn edge label
+ *   (its container and segment: what a playback fades with the edges through it)
  * @returns {Map<string, Element>} drawn element of every leaf and open container
  *   (a leaf wins over its own open box: the header of an open owner eqn)
  */
-export function drawSvg(layers, geo, ix, markerId) {
+export function drawSvg(layers, geo, ix, markerId, out = null) {
   const elements = new Map();
+  const m = geo.m || BASE;
   for (const c of geo.conts) {
-    const el = drawContainer(layers, c, ix);
+    const el = drawContainer(layers, c, ix, m);
     if (el) elements.set(c.key, el);
   }
   for (const l of geo.leaves) {
-    const el = drawItem(l, ix);
+    const el = drawItem(l, ix, m);
     layers.nodes.appendChild(el);
     elements.set(l.key, el);
   }
@@ -47,14 +53,20 @@ export function drawSvg(layers, geo, ix, markerId) {
       ]),
     );
   }
-  for (const l of geo.labels) {
-    layers.labels.appendChild(s("text", { class: "jm-edge-label", x: l.x, y: l.y + 3.5 }, l.text));
+  const labels = [];
+  for (const gr of geo.labelGroups) {
+    for (const l of gr.list()) {
+      const el = s("text", { class: "jm-edge-label", x: l.x + gr.x, y: l.y + gr.y + m.LABEL_DY }, l.text);
+      layers.labels.appendChild(el);
+      labels.push({ el, key: gr.key, sid: l.sid });
+    }
   }
+  if (out) out.labels = labels;
   return elements;
 }
 
 /** Frame + header of an open group, scope, repeat/unit/chunk box or owner eqn. */
-function drawContainer(layers, c, ix) {
+function drawContainer(layers, c, ix, m) {
   const face = c.face;
   const tr = `translate(${c.x},${c.y})`;
   let el;
@@ -63,8 +75,8 @@ function drawContainer(layers, c, ix) {
     el = s("g", { class: "jm-group" + (c.key === ix.root ? " jm-root-group" : ""), "data-group-id": gid, transform: tr }, [
       s("rect", { class: "jm-frame", width: c.w, height: c.h, rx: 8 }),
       s("g", { class: "jm-group-head" }, [
-        s("text", { x: 12, y: 17, class: "jm-head-title" }, face.title),
-        s("text", { x: 12 + textW(face.title, F_PRIM) + 10, y: 17, class: "jm-head-sub" }, face.sub),
+        s("text", { x: 12 * m.z, y: m.HEAD_TY, class: "jm-head-title" }, face.title),
+        s("text", { x: 12 * m.z + textW(face.title, m.F_PRIM) + 10 * m.z, y: m.HEAD_TY, class: "jm-head-sub" }, face.sub),
       ]),
     ]);
   } else if (c.kind === "N") {
@@ -80,9 +92,9 @@ function drawContainer(layers, c, ix) {
       s("rect", { class: "jm-frame", width: c.w, height: c.h, rx: 8 }),
       s("g", { class: scope ? "jm-scope-head" : "jm-cbox-head" }, [
         s("title", null, "click to collapse"),
-        s("rect", { class: "jm-head-hit", width: c.w, height: 22, rx: 8 }),
-        s("text", { x: 10, y: 16, class: "jm-head-title" }, face.title),
-        s("text", { x: 10 + textW(face.title, F_PRIM) + 10, y: 16, class: "jm-head-sub" }, face.sub),
+        s("rect", { class: "jm-head-hit", width: c.w, height: m.HEAD_HIT, rx: 8 }),
+        s("text", { x: 10 * m.z, y: m.SCOPE_TY, class: "jm-head-title" }, face.title),
+        s("text", { x: 10 * m.z + textW(face.title, m.F_PRIM) + 10 * m.z, y: m.SCOPE_TY, class: "jm-head-sub" }, face.sub),
       ]),
     ]);
   }
@@ -91,17 +103,17 @@ function drawContainer(layers, c, ix) {
 }
 
 /** A leaf: plain/collapsed eqn, open owner header, collapsed scope or box, or port. */
-function drawItem(l, ix) {
+function drawItem(l, ix, m) {
   const { key, x, y, w, h, face } = l;
   const tr = `translate(${x},${y})`;
   if (key.startsWith("N:")) {
     const extra = l.open ? " jm-expanded" : ix.items.has(key) ? " jm-collapsed" : "";
-    return eqn(ix, key.slice(2), x, y, w, face, extra);
+    return eqn(ix, key.slice(2), x, y, w, face, extra, m);
   }
   if (key.startsWith("P:") || key.startsWith("O:")) {
     return s("g", { class: `jm-port jm-port-${face.kind}`, "data-port-id": key, "data-var-id": face.varId ?? false, transform: tr }, [
       s("rect", { class: "jm-box", width: w, height: h, rx: h / 2 }),
-      s("text", { x: 9, y: h / 2 + 4, class: "jm-port-label" }, face.text),
+      s("text", { x: m.PORT_TX, y: h / 2 + m.PORT_TY, class: "jm-port-label" }, face.text),
     ]);
   }
   if (key.startsWith("Q:")) {
@@ -112,7 +124,7 @@ function drawItem(l, ix) {
     }, s("g", { class: "jm-cbox-head" }, [
       s("title", null, face.tip + (open ? "\n— click to fold" : "\n— click to show the ports")),
       s("rect", { class: "jm-box", width: w, height: h, rx: h / 2 }),
-      s("text", { x: 9, y: h / 2 + 4, class: "jm-prim jm-toggle" }, face.title),
+      s("text", { x: m.PORT_TX, y: h / 2 + m.PORT_TY, class: "jm-prim jm-toggle" }, face.title),
     ]));
   }
   const attrs = key.startsWith("S:")
@@ -121,43 +133,43 @@ function drawItem(l, ix) {
   return s("g", { ...attrs, transform: tr }, [
     s("title", null, face.tip + "\n— click to expand"),
     s("rect", { class: "jm-box", width: w, height: h, rx: 6 }),
-    s("text", { x: PAD_X, y: 17, class: "jm-prim jm-toggle" }, face.title),
-    s("text", { x: PAD_X, y: 34, class: "jm-io" }, face.sub),
-    face.avals ? s("text", { x: PAD_X, y: 50, class: "jm-avals" }, face.avals) : null,
+    s("text", { x: m.PAD_X, y: m.Y1, class: "jm-prim jm-toggle" }, face.title),
+    s("text", { x: m.PAD_X, y: m.Y2, class: "jm-io" }, face.sub),
+    face.avals ? s("text", { x: m.PAD_X, y: m.Y3, class: "jm-avals" }, face.avals) : null,
   ]);
 }
 
 /** One eqn element (also the header of an open owner box). */
-function eqn(ix, nid, x, y, w, face, extra) {
+function eqn(ix, nid, x, y, w, face, extra, m) {
   const n = ix.nodes.get(nid);
   const tip = [n.prim, srcText(n.src, false), n.src && n.src.code, face.tip].filter(Boolean).join("\n");
   const kids = [
     s("title", null, tip),
     s("rect", { class: "jm-box", width: w, height: face.h, rx: 6 }),
-    s("text", { x: PAD_X, y: 17, class: "jm-prim" }, face.prim),
+    s("text", { x: m.PAD_X, y: m.Y1, class: "jm-prim" }, face.prim),
   ];
-  let cx = PAD_X + textW(face.prim, F_PRIM) + GAP;
+  let cx = m.PAD_X + textW(face.prim, m.F_PRIM) + m.GAP;
   for (const c of face.chips) {
-    const cw = chipW(c);
+    const cw = chipW(c, m);
     kids.push(
-      s("g", { class: "jm-chip", transform: `translate(${cx},5)` }, [
-        s("rect", { width: cw, height: CHIP_H, rx: 3 }),
-        s("text", { x: 4, y: 12 }, c),
+      s("g", { class: "jm-chip", transform: `translate(${cx},${m.CHIP_Y})` }, [
+        s("rect", { width: cw, height: m.CHIP_H, rx: 3 }),
+        s("text", { x: 4 * m.z, y: m.CHIP_TY }, c),
       ]),
     );
-    cx += cw + 4;
+    cx += cw + 4 * m.z;
   }
   if (face.marker) {
-    const mw = textW(face.marker, F_SMALL) + 8;
+    const mw = textW(face.marker, m.F_SMALL) + 8 * m.z;
     kids.push(
-      s("g", { class: "jm-toggle", transform: `translate(${w - PAD_X - mw + 4},4)` }, [
+      s("g", { class: "jm-toggle", transform: `translate(${w - m.PAD_X - mw + 4 * m.z},${m.MARK_Y})` }, [
         s("title", null, face.marker === "▾" ? "collapse" : `${face.marker.slice(2)} eqns inside — click to expand`),
-        s("rect", { width: mw, height: 18, rx: 4 }),
-        s("text", { x: 4, y: 13 }, face.marker),
+        s("rect", { width: mw, height: m.MARK_H, rx: 4 }),
+        s("text", { x: 4 * m.z, y: m.MARK_TY }, face.marker),
       ]),
     );
   }
-  if (face.avals) kids.push(s("text", { x: PAD_X, y: 34, class: "jm-avals" }, face.avals));
-  if (face.io && !extra.includes("jm-expanded")) kids.push(s("text", { x: PAD_X, y: 50, class: "jm-io" }, face.io));
+  if (face.avals) kids.push(s("text", { x: m.PAD_X, y: m.Y2, class: "jm-avals" }, face.avals));
+  if (face.io && !extra.includes("jm-expanded")) kids.push(s("text", { x: m.PAD_X, y: m.Y3, class: "jm-io" }, face.io));
   return s("g", { class: "jm-node jm-eqn" + extra, "data-node-id": nid, transform: `translate(${x},${y})` }, kids);
 }

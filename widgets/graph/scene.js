@@ -21,10 +21,7 @@
  */
 import { isCollapsible, visibleRep } from "./model.js";
 import { numbering, boundaryOf, edgesTouching } from "./boundary.js";
-import {
-  eqnFace, scopeFace, boxFace, bundleFace, portFace, headText, textW,
-  F_PRIM, F_SMALL, F_TINY, HEAD_G, HEAD_S, BOX_PAD,
-} from "./metrics.js";
+import { eqnFace, scopeFace, boxFace, bundleFace, portFace, headText, textW, BASE } from "./metrics.js";
 
 /** Prefixes of virtual entry/exit items (followed by a var id, or "@" and an item key). */
 export const VIN = "<in>";
@@ -61,20 +58,22 @@ const lastScene = new WeakMap();
  *                caches apart, and a new label mode (new label widths) re-lays out
  * @param opts.labelOf  edge label provider (varIds) -> text; default avalLabel(ix)
  * @param opts.update   false: build from scratch even when the last scene is close
- * @returns {root, faces, chains, labels, containers}: `root` the layout tree;
+ * @param opts.m        the sizes to measure boxes and labels with (metrics.js: BASE,
+ *                      or PRESENT in presentation mode); the scene carries it as `m`
+ * @returns {root, faces, chains, labels, containers, m}: `root` the layout tree;
  *   `containers` id -> container; `faces` element key -> face; `labels` container
  *   id -> Map(segment id -> text); `chains` the drawn edges as segment chains
  *   {id, segs, vars: Map(var -> edges), from, to, lca}. Treat all of it as read-only:
  *   the next build shares unchanged parts.
  */
-export function buildScene(ix, expanded, prefix = "", { labelOf = null, update = true } = {}) {
+export function buildScene(ix, expanded, prefix = "", { labelOf = null, update = true, m = BASE } = {}) {
   const last = update ? lastScene.get(ix) : null;
   let diff = null;
-  if (last && last.prefix === prefix && last.labelOf === labelOf) diff = toggledKeys(last.expanded, expanded);
+  if (last && last.prefix === prefix && last.labelOf === labelOf && last.scene.m === m) diff = toggledKeys(last.expanded, expanded);
   // A port bundle changes the items of its group itself, not a box inside it: the
   // group's segments cannot be kept, so such a toggle builds afresh.
   if (diff && diff.some((k) => k.startsWith("Q:"))) diff = null;
-  const scene = diff && !diff.length ? last.scene : construct(ix, expanded, prefix, labelOf, diff ? last.scene : null, diff);
+  const scene = diff && !diff.length ? last.scene : construct(ix, expanded, prefix, labelOf, diff ? last.scene : null, diff, m);
   lastScene.set(ix, { prefix, labelOf, expanded: new Set(expanded), scene });
   return scene;
 }
@@ -91,7 +90,7 @@ function toggledKeys(a, b) {
  * The scene for `expanded`: from scratch when `prev` is null, else as an update of
  * `prev` (built for an expansion differing by the keys `diff`).
  */
-function construct(ix, expanded, prefix, labelOf, prev, diff) {
+function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
   const label = labelOf || avalLabel(ix);
   const faces = prev ? new Map(prev.faces) : new Map(); // element key -> face used for drawing
   const containers = new Map(); // element key -> container
@@ -116,13 +115,13 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
   };
 
   const make = (key) => {
-    const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: BOX_PAD };
+    const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: mt.BOX_PAD };
     containers.set(key, c);
     if (key.startsWith("G:")) {
       const ht = headText(ix, key);
       faces.set(key, ht);
-      c.head = HEAD_G;
-      c.minW = textW(ht.title, F_PRIM) + textW(ht.sub, F_SMALL) + 30;
+      c.head = mt.HEAD_G;
+      c.minW = textW(ht.title, mt.F_PRIM) + textW(ht.sub, mt.F_SMALL) + 30 * mt.z;
       const p = ix.ports.get(key);
       const b = p.bundles || {};
       // Constvars first, as JAX prints them (`{ lambda c; a b. let …`).
@@ -133,12 +132,12 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
       // Scope, repeat, unit or chunk box: a header and its items.
       const ht = headText(ix, key);
       faces.set(key, ht);
-      c.head = HEAD_S;
-      c.minW = textW(ht.title, F_PRIM) + textW(ht.sub, F_SMALL) + 30;
+      c.head = mt.HEAD_S;
+      c.minW = textW(ht.title, mt.F_PRIM) + textW(ht.sub, mt.F_SMALL) + 30 * mt.z;
       for (const k of ix.items.get(key) || []) c.items.push(item(k));
     } else {
       // Open owner eqn: its face is the box header; sub-groups stack below it.
-      const face = eqnFace(ix, ix.nodes.get(key.slice(2)), { expanded: true });
+      const face = eqnFace(ix, ix.nodes.get(key.slice(2)), { expanded: true, m: mt });
       faces.set(key, face);
       c.head = face.h + 4;
       c.pad = 8;
@@ -159,7 +158,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
   };
   const portItem = (pk, side) => {
     // A port's face depends on the index only: an update keeps the previous one.
-    const f = (prev && faces.get(pk)) || portFace(ix, pk);
+    const f = (prev && faces.get(pk)) || portFace(ix, pk, mt);
     faces.set(pk, f);
     return { id: pk, role: side, w: f.w, h: f.h };
   };
@@ -167,7 +166,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
   const portItems = (c, pk, side) => {
     if (!pk.startsWith("Q:")) return void c.items.push(portItem(pk, side));
     const was = prev && faces.get(pk); // a bundle's face depends on the index and whether it is open
-    const f = was && was.open === open(pk) ? was : bundleFace(ix, pk, open(pk));
+    const f = was && was.open === open(pk) ? was : bundleFace(ix, pk, open(pk), mt);
     faces.set(pk, f);
     if (!open(pk)) closed.push(pk);
     c.items.push({ id: pk, role: side, w: f.w, h: f.h });
@@ -183,8 +182,8 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
     }
     if (isCollapsible(ix, k)) closed.push(k);
     const f = k.startsWith("N:")
-      ? eqnFace(ix, ix.nodes.get(k.slice(2)), { collapsed: isCollapsible(ix, k) })
-      : k.startsWith("S:") ? scopeFace(ix, ix.scopes.get(k)) : boxFace(ix, k);
+      ? eqnFace(ix, ix.nodes.get(k.slice(2)), { collapsed: isCollapsible(ix, k), m: mt })
+      : k.startsWith("S:") ? scopeFace(ix, ix.scopes.get(k), mt) : boxFace(ix, k, mt);
     faces.set(k, f);
     return { id: k, role: "node", w: f.w, h: f.h };
   };
@@ -335,8 +334,8 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
       const text = plain ? label([...sg.vars]) : "";
       if (text) {
         texts.set(sg.id, text);
-        edge.lw = textW(text, F_TINY) + 6;
-        edge.lh = 14;
+        edge.lw = textW(text, mt.F_TINY) + 6 * mt.z;
+        edge.lh = mt.LABEL_H;
       }
       c.edges.push(edge);
     }
@@ -353,7 +352,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff) {
     return c.key;
   };
   if (root) keyOf(root);
-  return { root, faces, chains: [...chains.values()], labels, containers, chainMap: chains, edgeChain };
+  return { root, faces, chains: [...chains.values()], labels, containers, chainMap: chains, edgeChain, m: mt };
 }
 
 /**

@@ -13,6 +13,9 @@
  *
  * Embedding views (the grad view) add `mirrored` (draw right to left, mirror.js) and
  * paint `marks` (named highlights of elements and of the edges carrying given vars).
+ * Playback (replay.js) reads the drawn elements (`drawing()`), draws its moving values
+ * in the `flows` layer (over the edges, under the nodes) and hands the canvas renderer
+ * its state (`setPlay`).
  */
 import { h, s, clear } from "../../js/src/dom.js";
 import { createPanZoom } from "../../js/src/panzoom.js";
@@ -22,7 +25,7 @@ import { drawSvg } from "./render.js";
 import { createCanvasRenderer } from "./canvas.js";
 import { createMinimap } from "./minimap.js";
 import { mirrorGeometry } from "./mirror.js";
-import { badgeBox } from "./metrics.js";
+import { badgeBox, BASE } from "./metrics.js";
 
 /** More drawn elements than this: draw on a canvas instead of SVG. */
 export const CANVAS_THRESHOLD = 1500;
@@ -36,6 +39,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
   const layers = {
     boxes: s("g", { class: "jm-layer-boxes" }, null, root),
     edges: s("g", { class: "jm-layer-edges" }, null, root),
+    flows: s("g", { class: "jm-layer-flows", "aria-hidden": "true" }, null, root),
     labels: s("g", { class: "jm-layer-labels" }, null, root),
     nodes: s("g", { class: "jm-layer-nodes" }, null, root),
   };
@@ -52,7 +56,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
   const host = () => svg.parentNode;
 
   let mode = "svg";
-  let geo = null, ix = null, elements = new Map(), edgeEls = [];
+  let geo = null, ix = null, elements = new Map(), edgeEls = [], labelEls = [];
   let renderer = null;
   let decorate = null;
   let painted = { sel: [], match: [], hl: [], fills: [], marks: [] };
@@ -93,16 +97,20 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
       mode = "canvas";
       elements = new Map();
       edgeEls = [];
+      labelEls = [];
       gl.hidden = false;
       r.setScene(geo, ix);
+      r.setPlay(null); // a new drawing opens complete (a playback states its step again)
       r.setDecorations(decorate);
       r.setView(pz.transform);
     } else {
       mode = "svg";
       gl.hidden = true;
       if (renderer) renderer.clear();
-      elements = drawSvg(layers, geo, ix, markerId);
+      const out = {};
+      elements = drawSvg(layers, geo, ix, markerId, out);
       edgeEls = [...layers.edges.children];
+      labelEls = out.labels;
     }
     if (tip.parentNode) tip.remove();
     if (host()) {
@@ -219,11 +227,12 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
       if (d.dash) box.style.strokeDasharray = d.dash.replace(",", " ");
       painted.fills.push(box);
       if (d.badge) {
-        const b = badgeBox(d.badge, l.w);
+        const m = geo.m || BASE;
+        const b = badgeBox(d.badge, l.w, m);
         const pill = s("rect", { width: b.w, height: b.h, rx: b.h / 2 }, null, root);
         if (d.stroke) pill.style.stroke = d.stroke;
         const g = s("g", { class: "jm-badge", transform: `translate(${b.x},${b.y})` }, [
-          pill, s("text", { x: 5, y: b.h - 3.5 }, d.badge, root),
+          pill, s("text", { x: 5 * m.z, y: b.h - 3.5 * m.z }, d.badge, root),
         ], root);
         el.appendChild(g);
         painted.fills.push(g);
@@ -350,6 +359,18 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     get renderer() {
       return mode;
     },
+    /**
+     * What the last draw drew, for playback: `{geo, index, renderer, conts, leaves, edges
+     * (SVG elements, by index in geo.conts / geo.leaves / geo.edges: render.js draws one
+     * each, in order), labels ([{el, key, sid}]), flows (the layer for moving values)}`;
+     * element lists are empty on the canvas. Null before the first draw.
+     */
+    drawing: () => (geo ? {
+      geo, index: ix, renderer: mode, conts: [...layers.boxes.children], leaves: [...layers.nodes.children],
+      edges: edgeEls, labels: labelEls, flows: layers.flows,
+    } : null),
+    /** Playback state for the canvas renderer (canvas.js drawFrame's `play`), or null. */
+    setPlay: (play) => mode === "canvas" && renderer && renderer.setPlay(play),
     /** Elements drawn for keys (SVG mode only; empty on canvas). */
     get elements() {
       return elements;

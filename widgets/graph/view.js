@@ -3,6 +3,12 @@
  * and linked text panes (jaxpr / StableHLO / HLO). Owns the interaction state (per
  * function: what is expanded, what is selected, search matches) and asks the layout
  * engine for a new layout whenever the expansion changes.
+ *
+ * Playback (widgets/playback.js, `options.playback`): the current tab's eqns in trace
+ * order as drawn (story.js), marked on the drawing (replay.js), the source lines in the
+ * code strip (codestrip.js); in forward mode values flow into each eqn as it runs.
+ * Presentation mode (`options.present`, or a `.jm-present` root) measures and draws the
+ * graph with larger text (metrics.js PRESENT) and never zooms below legible.
  */
 import { h, s, clear, download } from "../../js/src/dom.js";
 import { search, step, countText } from "../../js/src/search.js";
@@ -24,6 +30,10 @@ import { bindKeys, helpPanel, expandBelow } from "./keys.js";
 import { modeControl, overlayControl } from "./controls.js";
 import { modeState, labelFor } from "./modes.js";
 import { costOverlay, legend } from "./overlay.js";
+import { BASE, PRESENT } from "./metrics.js";
+import { storySteps, storyLabel, stepLines } from "./story.js";
+import { createReplay } from "./replay.js";
+import { codeStrip } from "./codestrip.js";
 
 let viewCounter = 0;
 /** Per-module-instance tag: SVG ids (the arrow marker) must be unique in the page. */
@@ -37,7 +47,11 @@ const instance = Math.random().toString(36).slice(2, 7);
  * switch and the side panel (the host shows its own details); `opts.mirrored` draws
  * right to left (mirror.js); `opts.tone` ("backward") recolours values for that pass
  * (a class, `.jm-tone-backward`, that both renderers read through CSS variables);
- * `opts.onSelect(key, ix)` hears every selection; `opts.label` names the drawing.
+ * `opts.onSelect(key, ix)` hears every selection; `opts.label` names the drawing;
+ * `opts.onStory()` hears that a new drawing changed the story (a host playing it back
+ * sets its playback again). `opts.present` / `opts.playback` are what widgets/mount.js
+ * passes a view: presentation mode, and the shared playback controls (a standalone view
+ * plays its own story; an embedded one leaves the story to its host).
  *
  * @param {{run: Function}} engine layout engine (see js/src/layout-client.js)
  * @returns {() => void} cleanup, carrying the controller of the view for hosts:
@@ -46,10 +60,17 @@ const instance = Math.random().toString(36).slice(2, 7);
  *   `cls`; empty keys and vars remove it), `reveal(keys)` (open what hides them and
  *   bring them into view), `setMode(m)`, `setDecorations(fn)` (shown while the cost
  *   overlay is off), `fit()` (frame it as the first view does: whole, or readable),
- *   `index()` (the current function's index, model.js).
+ *   `index()` (the current function's index, model.js), `story()` (the drawn story,
+ *   story.js storySteps, or null before the first drawing), `play(p, from, {flow, tone})`
+ *   (show step p of it, replay.js; a host's playback drives it).
  */
 export function graphView(root, doc, engine, opts = {}) {
   const compact = !!opts.compact;
+  // Presentation mode: mount.js says so, and an embedding view's root carries the class.
+  const present = !!(opts.present || (root.closest && root.closest(".jm-present")));
+  const M = present ? PRESENT : BASE;
+  /** Smallest zoom of a fit: presentation mode keeps its smallest text at 14 px on screen. */
+  const MIN_FIT = present ? 1 : 0.75;
   const uid = `jm${instance}${++viewCounter}`;
   const fns = Array.isArray(doc.functions) ? doc.functions : [];
   const states = new Map(); // function index -> per-function state
@@ -75,15 +96,18 @@ export function graphView(root, doc, engine, opts = {}) {
   const matchCount = h("span", { class: "jm-match-count", "aria-live": "polite" }, "", root);
   const bPrev = btn("‹", "Previous match (Shift+Enter, N)", null, "jm-btn-quiet jm-search-prev");
   const bNext = btn("›", "Next match (Enter, n)", null, "jm-btn-quiet jm-search-next");
-  const bSvg = btn("SVG", "Download the drawing as SVG", null, "jm-btn-quiet");
-  const bPng = btn("PNG", "Download the drawing as PNG", null, "jm-btn-quiet");
-  const bJson = btn("JSON", "Download the document as JSON", null, "jm-btn-quiet");
-  const bHelp = btn("?", "Keyboard shortcuts (?)", null, "jm-btn-quiet jm-help-btn");
+  const bSvg = btn("SVG", "Download the drawing as SVG", null, "jm-btn-quiet jm-clutter");
+  const bPng = btn("PNG", "Download the drawing as PNG", null, "jm-btn-quiet jm-clutter");
+  const bJson = btn("JSON", "Download the document as JSON", null, "jm-btn-quiet jm-clutter");
+  const bHelp = btn("?", "Keyboard shortcuts (?)", null, "jm-btn-quiet jm-help-btn jm-clutter");
   const modes = modeControl(root, (m) => setMode(m));
   // Drawing surface: SVG or canvas renderer, pan/zoom, minimap, clicks (stage.js).
   const stage = createStage(root, uid, { onSelect: (k) => select(k), onToggle: (k) => toggle(k), mirrored: !!opts.mirrored });
   if (opts.label) stage.svg.setAttribute("aria-label", String(opts.label));
+  stage.els[2].classList.add("jm-clutter"); // the minimap
   const svg = stage.svg;
+  const replay = createReplay(stage);
+  const strip = codeStrip(root);
   const hood = createHood({
     ref: root, state: () => stateOf(current), relayout: (after) => relayout(after), pz: stage.pz,
     select: (k) => select(k), refresh: () => runSearch(), fit: () => fit(),
@@ -93,10 +117,10 @@ export function graphView(root, doc, engine, opts = {}) {
     h("div", { class: "jm-search-wrap" }, [searchBox, bPrev, bNext, matchCount], root),
     compact ? null : modes.el, overlayControl(root, (m) => setOverlay(m)), hood.control,
     h("span", { class: "jm-spacer" }, null, root),
-    h("span", { class: "jm-muted jm-export-label" }, "Export", root), bSvg, bPng, bJson, bHelp,
+    h("span", { class: "jm-muted jm-export-label jm-clutter" }, "Export", root), bSvg, bPng, bJson, bHelp,
   ], root);
 
-  const status = h("div", { class: "jm-status" }, "", root);
+  const status = h("div", { class: "jm-status jm-clutter" }, "", root);
   const crumbs = createBreadcrumbs(root, (k) => (k === stateOf(current).ix.root ? (select(null), fit()) : focus(k)));
   const legendSlot = h("div", { class: "jm-legend-slot" }, null, root);
   const help = helpPanel(root);
@@ -106,8 +130,11 @@ export function graphView(root, doc, engine, opts = {}) {
   const side = h("div", { class: "jm-side" }, [details, panes.el], root);
   const main = h("div", { class: "jm-main" }, [canvas, side], root);
   const tabsSlot = h("div", { class: "jm-tabs-slot" }, null, root);
-  const cls = "jm-graph" + (compact ? " jm-compact" : "") + (opts.tone ? " jm-tone-" + opts.tone : "");
-  const view = h("div", { class: cls }, [compact ? null : docHeader(doc, root), compact ? null : tabsSlot, toolbar, main], root);
+  crumbs.el.classList.add("jm-clutter");
+  const cls = "jm-graph" + (compact ? " jm-compact" : "") + (opts.tone ? " jm-tone-" + opts.tone : "") + (present ? " jm-graph-present" : "");
+  const view = h("div", { class: cls }, [compact ? null : docHeader(doc, root), compact ? null : tabsSlot, toolbar,
+    compact ? null : strip.el, main], root);
+  view.style.setProperty("--jm-z", String(M.z)); // SVG text sizes follow the metrics (graph.css)
   if (compact) side.remove();
   root.appendChild(view);
 
@@ -138,7 +165,7 @@ export function graphView(root, doc, engine, opts = {}) {
   const relayout = (after) => {
     const st = stateOf(current);
     const my = ++seq;
-    const scene = timed("scene", () => buildScene(st.ix, st.expanded, `${st.prefix}${labelMode}:`, { labelOf }));
+    const scene = timed("scene", () => buildScene(st.ix, st.expanded, `${st.prefix}${labelMode}:${present ? "P:" : ""}`, { labelOf, m: M }));
     status.textContent = "laying out…";
     status.classList.add("jm-busy");
     const t0 = now();
@@ -154,6 +181,7 @@ export function graphView(root, doc, engine, opts = {}) {
       paintSelection();
       paintMatches();
       if (after) after();
+      publishStory();
       for (const f of whenDrawn.splice(0)) f();
     }, (err) => {
       if (disposed || my !== seq) return;
@@ -178,12 +206,12 @@ export function graphView(root, doc, engine, opts = {}) {
     });
   };
 
-  /** Fit button: the whole drawing. */
-  const fit = () => drawn && pz.fit(drawn.bbox, { max: 1 });
+  /** Fit button: the whole drawing (in presentation mode: never below legible). */
+  const fit = () => drawn && pz.fit(drawn.bbox, present ? { max: 1.5, min: MIN_FIT } : { max: 1 });
   /** First view of a function: fit, but never so small that labels are unreadable. */
   const firstView = () => {
     if (!drawn) return;
-    pz.fit(drawn.bbox, { max: 1, min: 0.75 });
+    pz.fit(drawn.bbox, { max: present ? 1.5 : 1, min: MIN_FIT });
     // Too big to fit readably: start where the computation starts, not at the top-left
     // corner (which in wide programs holds only input ports and long edges).
     const start = startOfComputation(drawn.boxes);
@@ -274,6 +302,7 @@ export function graphView(root, doc, engine, opts = {}) {
     clear(tabsSlot);
     tabsSlot.appendChild(functionTabs(fns, i, (j) => j !== current && show(j), root));
     panes.setFunction(fns[i], st.ix);
+    strip.setFunction(st.ix);
     if (!modeState(fns[i], mode).ok) mode = "trace";
     modes.update(fns[i], mode);
     searchBox.value = st.query;
@@ -286,6 +315,33 @@ export function graphView(root, doc, engine, opts = {}) {
       if (st.transform) pz.set(st.transform.x, st.transform.y, st.transform.k);
       else firstView();
       select(st.selected, false);
+    });
+  };
+
+  // ---- playback (story.js, replay.js, codestrip.js) -------------------------------
+
+  /**
+   * After every drawing: its story (the drawn eqns in trace order) to the replay, and
+   * to whoever plays it: the shared controls of a standalone view, or the host of an
+   * embedded one. A new story starts at its end, the drawing as it is.
+   */
+  const publishStory = () => {
+    const st = stateOf(current);
+    const story = storySteps(st.ix, st.expanded);
+    story.keys = story.keys.filter((k) => drawn.boxes.has(k));
+    replay.bind(story);
+    strip.mark(null);
+    if (opts.onStory) opts.onStory();
+    if (!opts.playback) return;
+    const ix = st.ix, keys = story.keys;
+    opts.playback.set({
+      steps: keys.length,
+      show: (p, from) => {
+        // Values flow only where the edges show values: forward mode (`--values`).
+        replay.show(p, from, { flow: mode === "forward" });
+        strip.mark(p >= 1 && p < keys.length ? stepLines(ix, keys[p - 1]) : null);
+      },
+      label: (p) => storyLabel(ix, keys, p, { values: mode === "forward" ? ix.fn.values : null }),
     });
   };
 
@@ -341,8 +397,14 @@ export function graphView(root, doc, engine, opts = {}) {
     applyLabels();
     select(stateOf(current).selected, false); // details show values / batch dims per mode
   };
-  /** Edge labels of the current mode for the current function (modes.js). */
-  const applyLabels = () => setLabelMode(mode, labelFor(mode, stateOf(current).ix));
+  /**
+   * Edge labels of the current mode for the current function (modes.js). In presentation
+   * mode trace labels are left out: they repeat the avals every box already shows, and
+   * the room they take keeps a graph from fitting a projector at a legible size.
+   */
+  const applyLabels = () => (present && mode === "trace"
+    ? setLabelMode("trace-bare", () => "")
+    : setLabelMode(mode, labelFor(mode, stateOf(current).ix)));
   const setOverlay = (m) => {
     overlay = m;
     applyOverlay();
@@ -438,6 +500,8 @@ export function graphView(root, doc, engine, opts = {}) {
     },
     fit: firstView,
     index: () => stateOf(current).ix,
+    story: () => (drawn ? replay.story() : null),
+    play: (p, from, o) => replay.show(p, from, o),
   });
 }
 
