@@ -644,7 +644,20 @@ class ViewDriver:
 
     def select_tab(self, i: int) -> None:
         if self.tabs.count() > 1 or i > 0:
-            self.tabs.nth(i).click(timeout=10_000)
+            tab = self.tabs.nth(i)
+            switching = tab.get_attribute("aria-selected") != "true"
+            before = self.drawn_nodes() if switching else None
+            tab.click(timeout=10_000)
+            if switching:
+                # The drawing follows a frame or more later (longer on a loaded machine); until then the
+                # previous tab's nodes are on the page under the same ids (n0, n1, ...). Two tabs that
+                # draw exactly alike never differ, hence no assert: the wait just ends.
+                poll(lambda: (now := self.drawn_nodes()) and now != before, 5)
+
+    def drawn_nodes(self) -> list[list[str]]:
+        """[node id, text] of every visible eqn node, read in one go (a consistent snapshot)."""
+        return self.visible_nodes().evaluate_all(
+            "els => els.map((e) => [e.getAttribute('data-node-id'), e.textContent])")
 
     def eqn_stats(self) -> dict:
         return self.root.evaluate(_VISIBLE_EQNS_JS)
@@ -706,13 +719,15 @@ def pick_node_to_click(driver: ViewDriver, fn: ExpectedFunction) -> tuple[Any, d
         by_prim.setdefault(eqn["prim"], set()).add((src["line"], src["code"]) if src and src["code"] else None)
     candidates = sorted((p for p, srcs in by_prim.items() if len(srcs) == 1 and None not in srcs),
                         key=len, reverse=True)
-    nodes = driver.visible_nodes()
-    texts = nodes.all_text_contents()
+    # one snapshot of ids and texts, and the node found again by its id, not by a position in a
+    # live list that a re-drawing view can reorder
+    drawn = driver.drawn_nodes()
     for prim in candidates:
-        for i, text in enumerate(texts):
+        for node_id, text in drawn:
             if re.search(prim_pattern(prim), text):
                 (line, code), = by_prim[prim]
-                return nodes.nth(i), {"prim": prim, "line": line, "code": code}
+                node = driver.root.locator(f'{EQN_NODES}[data-node-id="{node_id}"]').filter(visible=True).first
+                return node, {"prim": prim, "line": line, "code": code}
     return None
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxmagic.magics import MAGIC_VIEWS
+
 from .harness import (
     DEMO_NOTEBOOK, PYTHON, ExpectedView, GuardedPage, ViewDriver, check_view_counts,
     click_node_and_check, expected_function, expected_views, poll, run_isolated,
@@ -52,6 +54,10 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
         f"{roots.count()} .jm-root on the page, expected one per magic output ({len(order)}); "
         f"{guarded_page.report()}")
     assert roots.count() == len(order), f"{roots.count()} .jm-root, expected {len(order)}"
+    kinds = page.evaluate(_DOC_KINDS_JS)
+    assert set(kinds) >= set(MAGIC_VIEWS.values()), (
+        f"the demo shows the kinds {sorted(set(kinds))}; a tour needs every one of {sorted(MAGIC_VIEWS.values())}")
+    check_every_view_drew(roots, kinds)
     timings["page load"] = round(time.monotonic() - t, 2)
     guarded_page.screenshot("exported-demo-page", full_page=True)
 
@@ -59,9 +65,7 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
         label = f"view{k}-cell{cell_index}"
         driver = ViewDriver(roots.nth(k))
         driver.root.scroll_into_view_if_needed()
-        if kind != "jaxpr":  # drawn by its own view: no "cannot show" box, something drawn
-            assert poll(lambda: driver.root.locator(OTHER_VIEW_MARKS[kind]).count() > 0, 30), (label, kind)
-            assert driver.root.locator(".jm-unsupported").count() == 0, label
+        if kind != "jaxpr":  # drawn by its own view: checked by check_every_view_drew above
             continue
         if not view.functions:
             continue
@@ -79,18 +83,44 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
     _assert_offline_and_clean(guarded_page)
 
 
-OTHER_VIEW_MARKS = {"trace": "canvas", "grad_graph": ".jm-grad", "sharding": ".jm-sharding",
-                    "prng": ".jm-keys .jm-k-svg .jm-k-item"}
+# What each document kind has drawn once it rendered: a view showing only a message box has none of it.
+DRAWN_MARKS = {"graph": ".jm-canvas g.jm-node[data-node-id]", "timeline": ".jm-timeline canvas",
+               "grad": ".jm-grad g.jm-node[data-node-id]", "sharding": ".jm-sharding .jm-sh-card",
+               "keys": ".jm-keys .jm-k-svg .jm-k-item"}
+# A view that could not show its document: unknown kind or version, a drawing that threw, nothing recorded,
+# an error raised by the cell (no demo cell raises), or a document still being inflated.
+FAILED_VIEW = ".jm-unsupported, .jm-empty, .jm-error, .jm-loading"
+FAILED_TEXT = re.compile(r"could not (draw|read) this document|cannot show (kind|\w+ documents of version)")
+_DOC_KINDS_JS = """() => [...document.querySelectorAll('script[type="application/json"][data-jaxmagic-doc]')]
+  .map((s) => JSON.parse(s.textContent).kind)"""
+
+
+def check_every_view_drew(roots, kinds: list[str]) -> None:
+    """Every view on the page (the k-th `.jm-root` mounts the k-th embedded document) drew
+    what its kind draws, and none shows a failure box or failure text instead."""
+    assert len(kinds) == roots.count(), f"{len(kinds)} embedded documents, {roots.count()} .jm-root"
+    for k, kind in enumerate(kinds):
+        root = roots.nth(k)
+        root.scroll_into_view_if_needed()
+        drawn = DRAWN_MARKS.get(kind)
+        assert drawn is not None, f"view {k}: no check for document kind {kind!r}; add it to DRAWN_MARKS"
+        assert poll(lambda: root.locator(drawn).count() > 0, 30), (
+            f"view {k} ({kind}) drew no {drawn!r}; it reads {root.inner_text()[:400]!r}")
+        failed = root.locator(FAILED_VIEW)
+        assert failed.count() == 0, f"view {k} ({kind}) shows {failed.first.evaluate('e => e.className')}: " \
+                                    f"{failed.first.inner_text()[:300]!r}"
+        text = root.inner_text()
+        assert not FAILED_TEXT.search(text), f"view {k} ({kind}) reports a failure: {text[:400]!r}"
 
 
 def other_magic_cells(notebook: Path) -> list[tuple[int, str]]:
-    """(cell index, magic) of the interactive cells of the other magics, in notebook order."""
+    """(cell index, magic) of the interactive cells of the magics other than %%jaxpr, in notebook order."""
     cells = json.loads(notebook.read_text())["cells"]
     out = []
     for i, cell in enumerate(cells):
         source = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
         first = source.split("\n", 1)[0]
-        for magic in OTHER_VIEW_MARKS:
+        for magic in (m for m in MAGIC_VIEWS if m != "jaxpr"):
             if first.split()[:1] == [f"%%{magic}"] and "--static" not in first:
                 out.append((i, magic))
     return out
