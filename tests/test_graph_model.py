@@ -168,3 +168,22 @@ def test_a_failing_extra_costs_only_that_extra(monkeypatch):
     assert any("StableHLO/HLO links left out: RuntimeError" in n for n in doc["notes"])
     assert any("repeated layers left out" in n for n in doc["notes"])
     assert all("cost" in node for node in function["nodes"])
+
+
+def test_function_inputs_carry_their_pytree_paths():
+    """The input ports name the leaves as `jax.tree_util.keystr` does, from JAX's own debug info."""
+    params = {"layers": [{"w": jnp.ones((3, 4)), "b": jnp.zeros(4)}], "head": jnp.ones((4, 1))}
+    with jaxmagic.capture({}) as cap:
+        @jax.jit
+        def mlp(params, x):
+            for layer in params["layers"]:
+                x = jnp.tanh(x @ layer["w"] + layer["b"])
+            return x @ params["head"]
+        mlp(params, jnp.ones((2, 3)))
+    fn = jaxmagic.document(cap, "graph")["functions"][0]
+    by_id = {v["id"]: v for v in fn["vars"]}
+    root = next(g for g in fn["groups"] if g["id"] == fn["root"])
+    expected = ["params" + jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(params)[0]] + ["x"]
+    assert [by_id[v].get("path") for v in root["invars"]] == expected
+    inner = [v for v in fn["vars"] if v["group"] != fn["root"]]
+    assert not any("path" in v for v in inner)  # only the function's own inputs have a pytree path

@@ -238,6 +238,16 @@ def is_dropvar(var: Any) -> bool:
 _jaxpr_types: tuple[type, type] | None = None
 
 
+def argument_paths(jaxpr: Any) -> tuple[str, ...] | None:
+    """The pytree path of each input of a traced function's jaxpr (`params['layers'][0]['w']`), as
+    JAX's own debug info names them; None when this JAX keeps none, or they do not line up (a jaxpr
+    built by hand, or one whose inputs were pruned after tracing)."""
+    names = getattr(getattr(jaxpr, "debug_info", None), "arg_names", None)
+    if not names or len(names) != len(jaxpr.invars) or not all(isinstance(n, str) for n in names):
+        return None
+    return tuple(names)
+
+
 def jaxpr_types() -> tuple[type, type]:
     """(ClosedJaxpr, Jaxpr) classes, wherever this JAX keeps them.
 

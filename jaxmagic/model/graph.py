@@ -82,6 +82,18 @@ class _FunctionBuilder:
         self.max_eqns = max_eqns
         self.truncated = False
         self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
+        self._name_inputs(_open(closed_jaxpr))
+
+    def _name_inputs(self, jaxpr: Any) -> None:
+        """The function's input ports carry their pytree paths: a leaf of a parameter dict is
+        `params['layers'][0]['w']` to the user, where the jaxpr only says `b`."""
+        paths = jax_compat.argument_paths(jaxpr)
+        if paths is None:
+            return
+        by_id = {v["id"]: v for v in self.vars}
+        for vid, path in zip(self.groups[0]["invars"], paths):
+            if path:
+                by_id[vid]["path"] = path
 
     def _var(self, var: Any, group: str, definition: str) -> str:
         vid = f"v{len(self.vars)}"

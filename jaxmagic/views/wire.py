@@ -116,6 +116,9 @@ def encode_function(fn: dict) -> dict:
         "scopes": [[s(part) for part in path] for path in scopes],
         "sources": [list(key) for key in sources],
     })
+    paths = {str(i): s(v["path"]) for i, v in enumerate(variables) if v.get("path")}
+    if paths:  # a function's inputs: their pytree paths, few and sparse
+        wire["paths"] = paths
     if fn.get("values") is not None:
         wire["values"] = {str(var_at[vid]): summary for vid, summary in fn["values"].items() if vid in var_at}
     if fn.get("batch") is not None:

@@ -54,3 +54,21 @@ describe("packed timeline documents", () => {
     expect(out.encoding).toBeUndefined();
   });
 });
+
+describe("function inputs", () => {
+  it("carry their pytree paths through the wire form onto the input ports", async () => {
+    const { indexFunction } = await import("../../widgets/graph/model.js");
+    const { portFace } = await import("../../widgets/graph/metrics.js");
+    const doc = await decodeDocument(load("wire_small_transformer"));
+    const fn = doc.functions[0];
+    const ix = indexFunction(fn);
+    const root = fn.groups.find((g) => g.id === fn.root);
+    const faces = root.invars.map((v) => portFace(ix, "P:" + v).text);
+    expect(faces.some((t) => t.startsWith("params['w1'] · "))).toBe(true);
+    for (const v of root.invars) {
+      const path = ix.vars.get(v).path;
+      expect(path).toBeTruthy();
+      expect(portFace(ix, "P:" + v).text.startsWith(path)).toBe(true);
+    }
+  });
+});

@@ -123,6 +123,36 @@ def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, la
     assert any(re.search(prim_pattern(query), t) for t in driver.selected_lines()), (
         f"{label}: after search, selected text lines {driver.selected_lines()} lack {query}")
     guarded.screenshot(f"jupyterlab-{label}-search", root)
+    _check_keyboard_playback(guarded.page, driver, label)
+
+
+_ACTIVE_CELL_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]
+  .findIndex((c) => c.classList.contains('jp-mod-active'))"""
+
+
+def _check_keyboard_playback(page, driver: ViewDriver, label: str) -> None:
+    """Space and the arrows drive the view's playback once it has focus, inside JupyterLab, whose
+    command mode has keys of its own: the notebook's active cell and its cells stay as they were."""
+    from .stage import Playback
+
+    playback = Playback(driver.root)
+    assert playback.shown, f"{label}: no playback controls in JupyterLab"
+    driver.root.locator(".jm-title").first.click()  # a speaker clicks the view, then uses the keys
+    active, n_cells = page.evaluate(_ACTIVE_CELL_JS), page.locator(".jp-Notebook .jp-Cell").count()
+    focused = page.evaluate("() => !!document.activeElement && !!document.activeElement.closest('.jm-root')")
+    assert focused, f"{label}: clicking the view did not give it focus (JupyterLab kept it)"
+    _, total = playback.position()
+    page.keyboard.press("Home")
+    assert poll(lambda: playback.position() == (0, total), 5), f"{label}: Home gave {playback.position()}"
+    for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
+        page.keyboard.press(key)
+    assert poll(lambda: playback.position() == (1, total), 5), f"{label}: arrows gave {playback.position()}"
+    page.keyboard.press("Space")
+    assert poll(lambda: playback.position()[0] > 1, 10), f"{label}: space did not play: {playback.position()}"
+    page.keyboard.press("End")
+    assert poll(lambda: playback.position() == (total, total), 5), f"{label}: End gave {playback.position()}"
+    assert page.evaluate(_ACTIVE_CELL_JS) == active and page.locator(".jp-Notebook .jp-Cell").count() == n_cells, (
+        f"{label}: the notebook took the keys too (active cell or cell count changed)")
 
 
 def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:

@@ -102,10 +102,13 @@ export function decodeFunction(w) {
     else if (d === -2) groups[V.group[i]].constvars.push(v.id);
     return v;
   });
+  for (const [i, sidx] of Object.entries(w.paths || {})) {
+    if (vars[Number(i)]) vars[Number(i)].path = str(sidx);
+  }
 
   const fn = {};
   for (const [k, v] of Object.entries(w)) {
-    if (!["strings", "scopes", "sources", "groups", "nodes", "vars", "root", "values", "batch"].includes(k)) fn[k] = v;
+    if (!["strings", "scopes", "sources", "groups", "nodes", "vars", "root", "values", "batch", "paths"].includes(k)) fn[k] = v;
   }
   fn.root = "g" + w.root;
   fn.groups = groups;

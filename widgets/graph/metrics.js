@@ -149,7 +149,9 @@ export function portFace(ix, key, m = BASE) {
     varId = key.slice(2);
     const v = ix.vars.get(varId);
     kind = v && v.def === "const" ? "const" : "in";
-    text = (kind === "const" ? "const " : "") + cut(`${v.name}: ${v.aval}`, 40);
+    // a function input names its pytree leaf (`params['w']`), then the jaxpr's own name and aval
+    const leaf = v.path ? `${cut(String(v.path), 30)} · ` : "";
+    text = (kind === "const" ? "const " : "") + leaf + cut(`${v.name}: ${v.aval}`, 40);
   } else {
     const [gid, i] = splitOut(key);
     const op = (ix.groups.get(gid).outvars || [])[i];
