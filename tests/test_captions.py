@@ -468,3 +468,11 @@ def test_an_error_after_records_is_left_to_the_error_banner() -> None:
     sentences = _caption(jaxmagic.document(cap, "graph"))
     assert sentences and not any("raised" in s for s in sentences), sentences
     assert any("before_error" in s and "1 eqn" in s for s in sentences), sentences
+
+
+def test_a_key_named_key_is_not_called_key_key() -> None:
+    ns = {"jax": jax}
+    with jaxmagic.capture(ns) as cap:  # a cell that binds the name `key`, as notebooks do
+        exec("key = jax.random.key(0)\njax.random.normal(key, (2,))\njax.random.normal(key, (2,))\n", ns)
+    sentences = _caption(jaxmagic.document(cap, "keys"))
+    assert sentences[0].startswith("key was used twice"), sentences

@@ -306,6 +306,16 @@ def test_arrays_the_cell_binds_come_before_those_earlier_cells_left():
         ns["old"] = jnp.zeros(5)  # rebound in this cell
     names = [a.name for a in cap.arrays]
     assert sorted(names[:2]) == ["new", "old"] and names[2:] == ["kept"]
+    earlier = {a["name"]: a["earlier"] for a in jaxmagic.document(cap, "sharding")["arrays"]}
+    assert earlier == {"new": False, "old": False, "kept": True}  # a rebound name is this cell's
+
+
+def test_an_earlier_array_the_cell_passes_to_a_jitted_call_is_part_of_its_story():
+    ns = {"batch": jnp.ones(4), "unused": jnp.ones(3), "jnp": jnp, "jax": jax}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        exec("f = jax.jit(lambda x: x * 2)\nf(batch)\nf(batch + 1)\nout = f(batch)\n", ns)  # noqa: S102
+    earlier = {a["name"]: a["earlier"] for a in jaxmagic.document(cap, "sharding")["arrays"]}
+    assert earlier["batch"] is False and earlier["unused"] is True and earlier["out"] is False
 
 
 def test_intermediate_shardings_constraints_and_explicit_types():

@@ -139,6 +139,7 @@ class CaptureSession:
             raise
         if self.shardings:  # which names the cell binds anew: their arrays are listed first
             self._bound_before = {name: id(value) for name, value in self.namespace.items()}
+            self._inputs_seen: set[int] = set()
         self._running = True
         self.capture.start = time.perf_counter()
         return self.capture
@@ -188,7 +189,8 @@ class CaptureSession:
         try:
             from . import sharding
 
-            arrays, extra = sharding.namespace_arrays(self.namespace, getattr(self, "_bound_before", {}))
+            arrays, extra = sharding.namespace_arrays(self.namespace, getattr(self, "_bound_before", {}),
+                                                      getattr(self, "_inputs_seen", set()))
             self.capture.arrays[:] = sharding.merge_outputs(self.capture.arrays, arrays, self.namespace)
             if extra:
                 self.capture.notes.append(f"{extra} more arrays in the namespace were not recorded (the first "
@@ -284,12 +286,15 @@ class CaptureSession:
         state = self._hot.get(id(fn))
         if state is not None and len(events) == n_events:
             rows.append((state, start, end))
+            if self.shardings:
+                self._note_inputs(args, kwargs)
             if state.key_program is not None and self._keys is not None:
                 self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
                 self._record_key_call(out)
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
         if self.shardings:
+            self._note_inputs(args, kwargs)
             self._record_outputs(index, out)
         if self._key_call is not None:
             self._record_key_call(out)
@@ -301,6 +306,16 @@ class CaptureSession:
             self._keys.on_call(*key_call, out)
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"keys of call {key_call[0]} not recorded: {type(exc).__name__}: {exc}")
+
+    def _note_inputs(self, args: tuple, kwargs: dict) -> None:
+        """Which arrays the cell's jitted calls read (by identity, `%%sharding`): an array an earlier
+        cell placed is part of this cell's story when the cell passes it to a call."""
+        try:
+            for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+                if isinstance(leaf, jax.Array):
+                    self._inputs_seen.add(id(leaf))
+        except Exception:  # an odd pytree: the arrays stay "earlier", nothing else changes
+            pass
 
     def _record_outputs(self, index: int, out: Any) -> None:
         """Where the outputs of the first call of each signature live (`%%sharding`)."""

@@ -77,6 +77,7 @@ class ArrayRecord:
     sharding: ShardingRecord
     blocks: tuple[Block, ...]
     addressable: bool = True  # all shards addressable from this process (single-host: always)
+    earlier: bool = False  # bound before the cell ran and not read by its jitted calls: context
     ref: Any = field(default=None, repr=False, compare=False)
 
 
@@ -199,14 +200,17 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
         return None
 
 
-def namespace_arrays(namespace: dict, before: dict[str, int] | None = None) -> tuple[list[ArrayRecord], int]:
+def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
+                     read: set[int] | None = None) -> tuple[list[ArrayRecord], int]:
     """Arrays bound in the namespace (and inside lists, tuples and dicts bound there: params), by
     path; (records, how many more there were past `MAX_ARRAYS`).
 
     Names the cell bound anew (absent from `before`, {name: id of its value} when the cell
     started, or bound to another object) come first: in a notebook, the arrays of this cell
-    are what its view is about, the ones earlier cells left follow.
+    are what its view is about, the ones earlier cells left follow, marked `earlier` unless the
+    cell's jitted calls read them (`read`: ids of the arrays passed to them).
     """
+    read = read or set()
     before = before or {}
     items = list(namespace.items())
     items.sort(key=lambda kv: before.get(kv[0]) == id(kv[1]))  # stable: this cell's names first
@@ -228,6 +232,7 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None) -> t
             record = array_record(leaf, name + jax.tree_util.keystr(tuple(path)), "namespace")
             if record is not None:
                 record.ref = weakref.ref(leaf)
+                record.earlier = before.get(name) == id(value) and id(leaf) not in read
                 records.append(record)
     return records, extra
 

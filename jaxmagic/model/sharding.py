@@ -99,7 +99,7 @@ def _array(aid: str, a: placement.ArrayRecord, meshes: _Meshes) -> dict:
         size = math.prod(stop - start for start, stop in b.index) * itemsize if b.index else a.nbytes
         for d in b.devices:
             per_device[d] = per_device.get(d, 0) + size
-    return {"id": aid, "name": a.name, "origin": a.origin, "call": a.call, "shape": list(a.shape), "dtype": a.dtype,
+    return {"id": aid, "name": a.name, "origin": a.origin, "earlier": a.earlier, "call": a.call, "shape": list(a.shape), "dtype": a.dtype,
             "bytes": a.nbytes, "sharding": _sharding(a.sharding, meshes), "blocks": blocks,
             "bytes_per_device": {str(d): n for d, n in sorted(per_device.items())},
             "replication": max((len(b.devices) for b in a.blocks), default=0), "addressable": a.addressable}

@@ -9,7 +9,7 @@ import { fixture } from "./helpers.js";
 import { useMounting, settled, click } from "./mounting.js";
 import { indexFunction, nKey, isCollapsible } from "../../widgets/graph/model.js";
 import { defaultExpansion, allCollapsibles } from "../../widgets/graph/expansion.js";
-import { storySteps, storyLabel, eqnText, codeLines, stepLines, nodesUnder, stepText } from "../../widgets/graph/story.js";
+import { storySteps, storyLabel, eqnText, spokenParams, codeLines, stepLines, nodesUnder, stepText } from "../../widgets/graph/story.js";
 import { buildScene } from "../../widgets/graph/scene.js";
 import { BASE, PRESENT, eqnFace, PRESENT_SCALE } from "../../widgets/graph/metrics.js";
 
@@ -20,13 +20,30 @@ const printedLine = (fn, n) => {
 };
 
 describe("graph story", () => {
+  it("labels read params aloud: None left out, long ones as …, short ones kept", () => {
+    const line = "g:f32[4,1] = dot_general[dimension_numbers=(((1,), (0,)), ((), ())) out_sharding=None precision=None preferred_element_type=float32] f c";
+    expect(spokenParams(line, 13)).toBe("g:f32[4,1] = dot_general[…] f c");
+    expect(spokenParams("e:f32[3] = reduce_sum[axes=(1,) out_sharding=None] d", 11)).toBe("e:f32[3] = reduce_sum[axes=(1,)] d");
+    expect(spokenParams("d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c", 10))
+      .toBe("d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c");
+    expect(spokenParams("b:f32[3] = sin a", 11)).toBe("b:f32[3] = sin a");
+    expect(spokenParams("c:f32[] = reduce_max[out_sharding=None] b", 10)).toBe("c:f32[] = reduce_max b");
+    // an eqn JAX printed over several lines is made up from the node by the same rule
+    const ix = indexFunction(fixture("trig").functions[0]);
+    const node = { prim: "dot_general", outs: [], ins: [],
+      params: { dimension_numbers: "(((1,), (0,)), ((), ()))", precision: "None", preferred_element_type: "float32" } };
+    expect(eqnText(ix, node)).toBe("dot_general[…]");
+    expect(eqnText(ix, { prim: "reduce_sum", outs: [], ins: [], params: { axes: "(1,)", out_sharding: "None" } }))
+      .toBe("reduce_sum[axes=(1,)]");
+  });
+
   it("a function without sub-jaxprs plays its eqns in the order JAX printed them", () => {
     const fn = fixture("trig").functions[0];
     const ix = indexFunction(fn);
     const { keys } = storySteps(ix, defaultExpansion(ix));
     expect(keys).toEqual(fn.nodes.map((n) => nKey(n.id)));
     // each step reads as JAX prints the eqn, with its source line
-    for (const n of fn.nodes) expect(eqnText(ix, n)).toBe(printedLine(fn, n));
+    for (const n of fn.nodes) expect(eqnText(ix, n)).toBe(printedLine(fn, n)); // short params read as printed
     expect(storyLabel(ix, keys, 2)).toBe(`2 of 5 · c:f32[3] = integer_pow[y=2] b · line ${fn.nodes[1].src.line}`);
     expect(storyLabel(ix, keys, 0)).toMatch(/^0 of 5 · f\(a:f32\[3\]\) · 5 steps to play$/);
   });

@@ -30,6 +30,15 @@ function expectEndIsStatic({ t, story }) {
   expect(story.stage(end)).toBe(null);
 }
 
+describe("lineText", () => {
+  it("says `line N` for a notebook cell's file and `file:line` for a library", () => {
+    expect(lineText({ file: "/tmp/ipykernel_4242/526010223.py", line: 5 })).toBe("line 5");
+    expect(lineText({ file: "<ipython-input-3-abc>", line: 2 })).toBe("line 2");
+    expect(lineText({ file: "/site-packages/flax/linen/stochastic.py", line: 105 })).toBe("stochastic.py:105");
+    expect(lineText({ file: "/home/me/train_2024.py", line: 9 })).toBe("train_2024.py:9");
+  });
+});
+
 describe("keys story: events", () => {
   for (const [name, make] of [["small", small], ["handmade", handmade]]) {
     it(`${name}: uses in the capture's order; every key appears before its uses and after its parent`, () => {

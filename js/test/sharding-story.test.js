@@ -26,6 +26,17 @@ function expectedBlocks(arr) {
 }
 
 describe("sharding story", () => {
+  it("leaves out arrays an earlier cell placed: they were there before the cell ran", () => {
+    const doc = small();
+    const all = storyOf(doc).story.steps.filter((s) => s.kind === "array").length;
+    doc.arrays[0].earlier = true;
+    const { m, story } = storyOf(doc);
+    const arrays = story.steps.filter((s) => s.kind === "array");
+    expect(arrays.length).toBe(all - 1);
+    expect(arrays.some((s) => m.arrays[s.array].id === doc.arrays[0].id)).toBe(false);
+    expect(story.start).toMatch(/and 1 array from earlier cells, already placed/);
+  });
+
   it("shows the meshes, then every array, then each call followed by its collectives", () => {
     const { m, story } = storyOf(small());
     const kinds = story.steps.map((s) => s.kind);

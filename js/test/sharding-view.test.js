@@ -30,6 +30,16 @@ const heldBy = (arr, d) => arr.blocks.map((b, i) => (b.devices.includes(d) ? i :
 const blockOfCell = (c) => Number(/block (\d+) of/.exec(c.getAttribute("aria-label"))[1]) - 1;
 
 describe("sharding view", () => {
+  it("marks arrays an earlier cell placed, which presentation mode hides", () => {
+    const doc = small();
+    doc.arrays[1].earlier = true;
+    const el = render(doc);
+    const cards = arrayCards(el);
+    expect(cards.filter((c) => c.classList.contains("jm-clutter")).length).toBe(1);
+    expect(cards[1].classList.contains("jm-sh-earlier")).toBe(true);
+    expect(el.textContent).toMatch(new RegExp(`Arrays \\(${doc.arrays.length}: ${doc.arrays.length - 1} from this cell, 1 from earlier cells\\)`));
+  });
+
   it("draws header, findings (warnings first), a card per mesh and array, and one cell per block", () => {
     const d = small();
     const el = render(d);

@@ -45,7 +45,9 @@ _LEGIBILITY_JS = r"""
       const m = el.getScreenCTM();
       if (m) px *= Math.hypot(m.a, m.b);
     }
-    texts.push({el, text, r, px, what: describe(el, text)});
+    // One box per line: a wrapped text's bounding box would span lines it does not draw on.
+    const lines = [...range.getClientRects()].filter((b) => b.width >= 0.5 && b.height >= 0.5);
+    texts.push({el, text, r, lines, px, what: describe(el, text)});
   }
   const rootBox = root.getBoundingClientRect();
   const small = [], clipped = [], overlaps = [];
@@ -64,7 +66,9 @@ _LEGIBILITY_JS = r"""
                     Math.max(0, Math.min(b.bottom, t.r.bottom) - Math.max(b.top, t.r.top));
       if (inter <= 0) { hiddenAway = true; break; }
       const scrolls = [ox, oy].some((v) => v === 'auto' || v === 'scroll') || tag === 'svg';
-      const whole = t.r.left >= b.left - 1 && t.r.right <= b.right + 1 && t.r.top >= b.top - 1 && t.r.bottom <= b.bottom + 1;
+      // Measured on what the inner scrollers already show: text scrolled out of a scroller is not cut.
+      const seen = t.vis || t.r;
+      const whole = seen.left >= b.left - 1 && seen.right <= b.right + 1 && seen.top >= b.top - 1 && seen.bottom <= b.bottom + 1;
       if (!whole && !scrolls && !cut) cut = a;
       // What a scroller shows of the text is the part inside it: overlaps count that part only.
       t.vis = t.vis || {left: t.r.left, right: t.r.right, top: t.r.top, bottom: t.r.bottom};
@@ -88,11 +92,17 @@ _LEGIBILITY_JS = r"""
     for (let j = i + 1; j < shown.length; j++) {
       const a = shown[i], b = shown[j];
       if (a.el === b.el || a.el.contains(b.el) || b.el.contains(a.el)) continue;
-      const w = Math.min(a.v.right, b.v.right) - Math.max(a.v.left, b.v.left);
-      const hgt = Math.min(a.v.bottom, b.v.bottom) - Math.max(a.v.top, b.v.top);
-      if (w <= 1 || hgt <= 1) continue;
-      const smaller = Math.min(a.v.width * a.v.height, b.v.width * b.v.height);
-      if (w * hgt > 0.1 * smaller) overlaps.push(`${a.what} overlaps ${b.what}`);
+      const clip = (box, v) => ({left: Math.max(box.left, v.left), right: Math.min(box.right, v.right),
+                                 top: Math.max(box.top, v.top), bottom: Math.min(box.bottom, v.bottom)});
+      const hit = a.lines.some((la) => b.lines.some((lb) => {
+        const x = clip(la, a.v), y = clip(lb, b.v);
+        const w = Math.min(x.right, y.right) - Math.max(x.left, y.left);
+        const hgt = Math.min(x.bottom, y.bottom) - Math.max(x.top, y.top);
+        if (w <= 1 || hgt <= 1) return false;
+        const area = (q) => Math.max(0, q.right - q.left) * Math.max(0, q.bottom - q.top);
+        return w * hgt > 0.1 * Math.min(area(x), area(y));
+      }));
+      if (hit) overlaps.push(`${a.what} overlaps ${b.what}`);
     }
   }
   return {texts: shown.length, small, clipped, overlaps};

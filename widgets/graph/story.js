@@ -67,17 +67,61 @@ export function eqnText(ix, node) {
   if (!lines) textLines.set(ix, (lines = String(ix.fn.text || "").split("\n")));
   const printed = Number.isInteger(node.line) ? lines[node.line] : null;
   const binders = (node.outs || []).map((v) => binder(ix, v)).join(" ");
-  if (printed && binders && printed.trim().startsWith(binders + " = ") && !/[[{(]\s*$/.test(printed)) return cut(printed.trim(), 120);
+  if (printed && binders && printed.trim().startsWith(binders + " = ") && !/[[{(]\s*$/.test(printed)) {
+    return cut(spokenParams(printed.trim(), binders.length + 3), 120);
+  }
   return madeUpText(ix, node);
+}
+
+/** A param read aloud says something: `axes=(1,)`, not `out_sharding=None` or a 60-character spec. */
+const SPOKEN_PARAM_CHARS = 24;
+
+/**
+ * The printed eqn with its params as a speaker would read them: params that are None are left out,
+ * and params longer than SPOKEN_PARAM_CHARS become "…" (`dot_general[…] f c`). The full line stays
+ * in the jaxpr pane; a step's label is read from across a room. `at` is where the primitive starts.
+ */
+export function spokenParams(line, at) {
+  const open = line.indexOf("[", at);
+  if (open < 0 || !/^\w+$/.test(line.slice(at, open))) return line;
+  let depth = 0, close = -1;
+  for (let i = open; i < line.length; i++) {
+    const c = line[i];
+    if (c === "[" || c === "(" || c === "{") depth++;
+    else if ((c === "]" || c === ")" || c === "}") && --depth === 0) { close = i; break; }
+  }
+  if (close < 0) return line;
+  const params = topLevelWords(line.slice(open + 1, close)).filter((p) => !/=None$/.test(p));
+  const kept = params.filter((p) => p.length <= SPOKEN_PARAM_CHARS);
+  const inner = [...kept, ...(kept.length < params.length ? ["…"] : [])].join(" ");
+  return line.slice(0, open) + (inner ? `[${inner}]` : "") + line.slice(close + 1);
+}
+
+/** Split `a=1 b=(2, 3) c=[x y]` at the spaces outside brackets. */
+function topLevelWords(text) {
+  const out = [];
+  let depth = 0, start = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = text[i];
+    if (c === "[" || c === "(" || c === "{") depth++;
+    else if (c === "]" || c === ")" || c === "}") depth--;
+    if ((c === " " && depth === 0) || i === text.length) {
+      if (i > start) out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return out;
 }
 
 function madeUpText(ix, node) {
   const outs = node.outs || [];
   const lhs = outs.slice(0, 3).map((v) => binder(ix, v)).join(" ") + (outs.length > 3 ? ` …+${outs.length - 3}` : "");
-  const params = Object.entries(node.params || {})
-    .filter(([, v]) => !/^<jaxpr /.test(String(v)))
-    .map(([k, v]) => `${k}=${cut(String(v).replace(/\s+/g, " "), 28)}`);
-  const prim = String(node.prim ?? "?") + (params.length ? `[${cut(params.join(" "), 64)}]` : "");
+  const all = Object.entries(node.params || {})
+    .filter(([, v]) => !/^<jaxpr /.test(String(v)) && String(v) !== "None")
+    .map(([k, v]) => `${k}=${String(v).replace(/\s+/g, " ")}`);
+  const params = all.filter((p) => p.length <= SPOKEN_PARAM_CHARS); // as spokenParams reads them
+  if (params.length < all.length) params.push("…");
+  const prim = String(node.prim ?? "?") + (params.length ? `[${params.join(" ")}]` : "");
   const ins = node.ins || [];
   const args = ins.slice(0, 6).map((op) => {
     if (!op) return "?";

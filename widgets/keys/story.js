@@ -37,12 +37,18 @@ const list = (x) => (Array.isArray(x) ? x : []);
 const ORDINALS = ["zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
 const ordinal = (n) => ORDINALS[n] || `${n}th`;
 
-/** `line 7` for a line of the cell (a file named `<cell 3>` or `<ipython-input-…>`), `train.py:12` elsewhere. */
+/**
+ * A notebook cell's file: `<cell 3>`, `<ipython-input-…>` (IPython, Colab), or the file ipykernel
+ * writes each cell to (`/tmp/ipykernel_4242/526010223.py`), whose name means nothing to a reader.
+ */
+const CELL_FILE = /^<.*>$|[\\/]ipykernel_\d+[\\/]\d+\.py$/;
+
+/** `line 7` for a line of the cell (CELL_FILE), `train.py:12` elsewhere. */
 export function lineText(src) {
   if (!src || typeof src !== "object") return null;
   const line = Number.isFinite(src.line) ? src.line : null;
   const file = src.file == null ? "" : String(src.file);
-  if (!file || /^<.*>$/.test(file)) return line != null ? `line ${line}` : null;
+  if (!file || CELL_FILE.test(file)) return line != null ? `line ${line}` : null;
   const base = file.split(/[\\/]/).pop();
   return line != null ? `${base}:${line}` : base;
 }

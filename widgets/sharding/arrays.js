@@ -41,7 +41,8 @@ export function arrayCard(ref, m, arr, on, present = false) {
     arr.addressable === false ? " · some shards not addressable here" : "",
   ];
   const nd = arr.shape.length;
-  const el = h("section", { class: "jm-sh-card jm-sh-array", tabindex: -1 }, [
+  // An earlier cell's array is context, not the story: presentation mode hides it (.jm-clutter).
+  const el = h("section", { class: "jm-sh-card jm-sh-array" + (arr.earlier ? " jm-sh-earlier jm-clutter" : ""), tabindex: -1 }, [
     h("div", { class: "jm-sh-card-head" }, [
       h("span", { class: "jm-sh-name" }, name, ref), " ",
       h("span", { class: "jm-sh-aval" }, avalText(arr.dtype, arr.shape), ref), " ",

@@ -197,7 +197,8 @@ function meshesFor(call, meshes, byId) {
 export function shardingStory(m, meshes) {
   const steps = [];
   meshes.forEach((mesh, i) => steps.push({ kind: "mesh", mesh: i, label: meshStepText(mesh) }));
-  const order = m.arrays.map((a, i) => i);
+  // Arrays an earlier cell placed were there before the cell ran: not part of its story.
+  const order = m.arrays.map((a, i) => i).filter((i) => !m.arrays[i].earlier);
   const rank = (a) => (a.call == null ? -1 : a.call);
   order.sort((i, j) => rank(m.arrays[i]) - rank(m.arrays[j]) || i - j);
   const arrayStep = new Map();
@@ -224,7 +225,9 @@ export function shardingStory(m, meshes) {
     return steps.length;
   });
   const devices = new Set([...m.colors.keys()]);
+  const earlier = m.arrays.length - order.length;
   const start = `Start: ${plural(m.meshes.length, "mesh", "meshes")} over ${plural(devices.size, "device")}, ` +
-    `${plural(m.arrays.length, "array")}, ${plural(m.calls.length, "jitted call")}`;
+    `${plural(order.length, "array")}, ${plural(m.calls.length, "jitted call")}` +
+    (earlier ? ` (and ${plural(earlier, "array")} from earlier cells, already placed)` : "");
   return { steps, start, findingStep };
 }

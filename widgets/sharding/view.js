@@ -17,6 +17,14 @@ import { bytesText, plural } from "./format.js";
 import { shardingStory } from "./story.js";
 import { createStage } from "./stage.js";
 
+/** `Arrays (19: 5 from this cell, 14 from earlier cells)`: earlier cells' arrays are context. */
+function arraysHeading(list, present) {
+  const earlier = list.filter((a) => a.earlier).length;
+  if (!earlier) return `Arrays (${list.length})`;
+  return `Arrays (${list.length}: ${list.length - earlier} from this cell, ${earlier} from earlier cells` +
+    `${present ? ", not shown while presenting" : ""})`;
+}
+
 /** Arrays the selection bar lists for a device, at most. */
 const BAR_ARRAYS = 8;
 const HINT = "Click a device or a block to light up everything that device holds (a replicated block: again for its next holder); " +
@@ -73,7 +81,7 @@ export function shardingView(root, doc, engine, options = {}) {
     findings && sec(`Findings (${m.findings.length})`, "jm-sh-top", findings),
     bar,
     meshes.length && sec("Devices", "", h("div", { class: "jm-sh-cards" }, meshes.map((x) => x.el), root)),
-    arrays.length && sec(`Arrays (${arrays.length})`, "", h("div", { class: "jm-sh-cards" }, arrays.map((x) => x.el), root)),
+    arrays.length && sec(arraysHeading(m.arrays, present), "", h("div", { class: "jm-sh-cards" }, arrays.map((x) => x.el), root)),
     calls.length && sec(`Jitted calls (${calls.length})`, "", calls.map((x) => x.el)),
     tip,
   ].filter(Boolean)); // append() would write a null as the text "null"

@@ -38,9 +38,11 @@ def keys_caption(doc: dict) -> list[str]:
 
 
 def _key_name(node: dict) -> str:
-    """'key k1' by the name the cell bound it to, else by its label ('key(1)', 'split 2')."""
+    """'key k1' by the name the cell bound it to ('key', 'rng_key' as they are), else by its label
+    ('key(1)', 'split 2')."""
     if node.get("names"):
-        return f"key {user_name(node['names'][0], 24)}"
+        name = user_name(node["names"][0], 24)
+        return name if "key" in name.lower() else f"key {name}"  # 'key k1', but not 'key key'"
     label = user_name(node.get("label") or f"#{node.get('id')}", 24)
     return label if label.startswith("key(") else f"key {label}"
 
