@@ -220,7 +220,7 @@ def _int(text: str | None) -> int | None:
     return int(text) if text and text.isdigit() and len(text) < 25 else None
 
 
-def _split_top(text: str) -> list[str]:
+def split_top_level(text: str) -> list[str]:
     """Split `2, 'v, w', (1, 2)` on commas outside quotes and brackets (B's static values)."""
     parts, depth, quote, start = [], 0, "", 0
     for i, ch in enumerate(text):
@@ -246,7 +246,7 @@ def _static_kwargs(text: str) -> dict[str, str]:
     if inner.startswith("{") and inner.endswith("}"):
         inner = inner[1:-1]
     out = {}
-    for part in _split_top(inner):
+    for part in split_top_level(inner):
         key, sep, value = part.partition(": ")
         if sep:
             out[key.strip()] = value.strip()
@@ -420,7 +420,7 @@ class _Parser:
     def _detail(self, line: str) -> None:
         section = self.section
         if section == "static_args" and (m := _NOW_BEFORE.match(line)):
-            now, before = _split_top(m.group("now")), _split_top(m.group("before"))
+            now, before = split_top_level(m.group("now")), split_top_level(m.group("before"))
             if len(now) != len(before):
                 self.add(Change("", "static", m.group("before"), m.group("now")))
                 return

@@ -158,6 +158,37 @@ class Playback:
         self.root.focus()
         self.root.press(key)
 
+    def playing(self) -> bool:
+        return "jm-playing" in (self.root.get_attribute("class") or "")
+
+    def check_keyboard(self) -> int:
+        """The keys every view shares, with the widget focused: Home, → →, ←, space plays (the clock
+        steps on its own), space pauses (the clock stops), End. Returns the number of steps."""
+        import time
+
+        from .harness import poll
+
+        total = self.position()[1]
+        assert self.position() == (total, total), "a view opens complete"
+        self.key("Home")
+        assert self.position() == (0, total)
+        self.key("ArrowRight")
+        self.key("ArrowRight")
+        assert self.position() == (2, total)
+        self.key("ArrowLeft")
+        assert self.position() == (1, total)
+        self.key(" ")
+        assert poll(self.playing, 5), "space did not start playback"
+        assert poll(lambda: self.position()[0] >= 2 or self.position()[0] == total, 10), "the clock did not step"
+        self.key(" ")
+        assert poll(lambda: not self.playing(), 5), "space did not pause"
+        paused = self.position()
+        time.sleep(1.2)  # longer than one step at 1×: a paused clock does not move
+        assert self.position() == paused
+        self.key("End")
+        assert self.position() == (total, total)
+        return total
+
     def set_speed(self, speed: float) -> None:
         self.root.locator(".jm-pb-speed").first.select_option(str(speed if speed % 1 else int(speed)))
 

@@ -197,25 +197,7 @@ def test_playback_tells_the_key_events_in_program_order(guarded_page: GuardedPag
 def test_keyboard_root_steps_playback_tree_items_keep_their_arrows(guarded_page: GuardedPage, tmp_path: Path) -> None:
     out, _, _ = _page(tmp_path)
     root, pb = _open(guarded_page, out)
-    total = pb.position()[1]
-    assert pb.position() == (total, total)  # a view opens complete
-    pb.key("Home")
-    assert pb.position() == (0, total)
-    pb.key("ArrowRight")
-    pb.key("ArrowRight")
-    assert pb.position() == (2, total)
-    pb.key("ArrowLeft")
-    assert pb.position() == (1, total)
-    pb.key(" ")
-    assert poll(lambda: "jm-playing" in (root.get_attribute("class") or ""), 5)
-    assert poll(lambda: pb.position()[0] >= 2, 10)  # the clock steps on its own
-    pb.key(" ")
-    assert poll(lambda: "jm-playing" not in (root.get_attribute("class") or ""), 5)
-    paused = pb.position()[0]
-    time.sleep(1.2)  # longer than one step at 1×: a paused clock does not move
-    assert pb.position()[0] == paused
-    pb.key("End")
-    assert pb.position() == (total, total)
+    total = pb.check_keyboard()
 
     # a tree item owns its arrows: focus moves in the tree, playback does not step
     pb.key("Home")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ...capture.explain import split_top_level
 from .words import MAX_LISTED, MAX_CHAIN, fit, fitting, user_name, counted, times_word, listed, at_line
 
 
@@ -68,25 +69,10 @@ def _function_sentence(fns: list[dict]) -> str:
     return fitting(*candidates)
 
 
-def _split_signature(text: str) -> list[str]:
-    """Top-level arguments of a signature text: 'f32[3,4], n=3' -> ['f32[3,4]', 'n=3']."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
-
-
 def _signatures_sentence(fns: list[dict]) -> str:
     """What differs between the signatures of one function, in the order they were first called:
     'f has 3 signatures: argument 1 was f32[3], then f32[4], then f32[5]; ...'."""
-    split = [_split_signature(f["signature"]) for f in fns]
+    split = [split_top_level(f["signature"]) for f in fns]
     name = user_name(fns[0]["name"])
     tail = "; each one is traced and compiled on its own."
     if len({len(sig) for sig in split}) == 1:

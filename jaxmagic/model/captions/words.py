@@ -59,17 +59,6 @@ def duration_text(us: float) -> str:
     return f"{us / 1e6:.3g} s"
 
 
-def _error_sentence(doc: dict) -> str | None:
-    error = doc.get("error")
-    if not error:
-        return None
-    message = str(error.get("message") or "")
-    message = message.splitlines()[0] if message else ""
-    if len(message) > 80:
-        message = message[:79] + "…"
-    return f"The cell raised {user_name(error.get('type'))}{': ' + message if message else ''}{at_line(error)}."
-
-
 def first_clause(message: str) -> str:
     """A finding's message up to its first ': ' or '. ' outside backticks: its headline."""
     quoted = False
