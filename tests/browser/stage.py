@@ -218,3 +218,37 @@ def present(root: Any, on: bool = True) -> None:
     pressed = toggle.get_attribute("aria-pressed") == "true"
     if pressed != on:
         toggle.click()
+
+
+def write_page(doc: dict, tmp_path: Any, name: str) -> Any:
+    """An offline page of one document (`jaxmagic.to_html`), as a user exports it."""
+    import jaxmagic
+
+    path = tmp_path / f"{name}.html"
+    jaxmagic.to_html(doc, path)
+    return path
+
+
+def open_view(guarded: Any, path: Any) -> Any:
+    """Open a page and return its first view's `.jm-root` once it is on screen."""
+    page = guarded.page
+    page.goto(path.as_uri(), wait_until="load")
+    root = page.locator(".jm-root").first
+    root.wait_for(state="visible", timeout=30_000)
+    return root
+
+
+def assert_clean(guarded: Any) -> None:
+    """Nothing left the machine and the page logged no error."""
+    assert not guarded.blocked and not guarded.offsite_seen, guarded.report()
+    assert not guarded.page_errors, guarded.page_errors
+    assert not guarded.console_errors, guarded.console_errors
+
+
+def css_colour(root: Any, value: str, inside: str | None = None) -> str:
+    """A CSS colour as the page computes it inside the widget, or inside the element `inside`
+    selects (`var(--jm-teal)` -> `rgb(...)`)."""
+    return root.evaluate("""(r, [v, sel]) => { const host = sel ? r.querySelector(sel) : r;
+      const d = document.createElement('div'); d.style.color = v; host.appendChild(d);
+      const c = getComputedStyle(d).color; d.remove(); return c; }""", [value, inside])
+

@@ -29,7 +29,7 @@ import pytest
 import jaxmagic
 
 from .harness import GuardedPage, open_guarded_page, poll
-from .stage import PROJECTOR, Playback, legibility, present
+from .stage import PROJECTOR, Playback, assert_clean, css_colour, legibility, open_view, present, write_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -42,16 +42,11 @@ def _split_page(tmp_path: Path, name: str, values: bool = True) -> tuple[Path, d
     with jaxmagic.capture({}, grads=True, values=values) as cap:
         jax.grad(_loss)(jnp.arange(3.0))
     doc = jaxmagic.document(cap, "grad")
-    path = tmp_path / f"{name}.html"
-    jaxmagic.to_html(doc, path)
-    return path, doc
+    return write_page(doc, tmp_path, name), doc
 
 
 def _open(guarded: GuardedPage, path: Path) -> Any:
-    page = guarded.page
-    page.goto(path.as_uri(), wait_until="load")
-    root = page.locator(".jm-root").first
-    root.wait_for(state="visible", timeout=30_000)
+    root = open_view(guarded, path)
     _drawn(root)
     return root
 
@@ -67,12 +62,6 @@ def _drawn(root: Any) -> None:
     assert poll(lambda: root.evaluate(_DRAWN_JS), 30)
 
 
-def _clean(guarded: GuardedPage) -> None:
-    assert not guarded.blocked and not guarded.offsite_seen, guarded.report()
-    assert not guarded.page_errors, guarded.page_errors
-    assert not guarded.console_errors, guarded.console_errors
-
-
 _SNAPSHOT_JS = """(root) => [...root.querySelectorAll('.jm-svg g[data-node-id], .jm-svg g[data-port-id], .jm-svg .jm-edge,'
   + ' .jm-svg .jm-edge-label, .jm-layer-flows > *, .jm-grad-chip')].map((e) => [e.tagName,
   e.getAttribute('data-node-id') || e.getAttribute('data-port-id') || e.getAttribute('data-residual-id') ||
@@ -84,10 +73,6 @@ _STATE_JS = """(root, graph) => Object.fromEntries([...root.querySelectorAll(`.j
     e.classList.contains('jm-pb-future') ? 'future' : e.classList.contains('jm-pb-current') ? 'current' : 'done']))"""
 
 
-def _css_colour(root: Any, value: str, inside: str) -> str:
-    """A CSS colour as the page computes it inside element `inside` (`var(--jm-teal)` -> `rgb(...)`)."""
-    return root.evaluate("""(r, [v, sel]) => { const host = r.querySelector(sel); const d = document.createElement('div');
-      d.style.color = v; host.appendChild(d); const c = getComputedStyle(d).color; d.remove(); return c; }""", [value, inside])
 
 
 def test_split_playback_forward_then_backward(guarded_page: GuardedPage, tmp_path: Path) -> None:
@@ -144,14 +129,14 @@ def test_split_playback_forward_then_backward(guarded_page: GuardedPage, tmp_pat
             flows = root.locator(f"{pane} .jm-layer-flows .jm-pb-flow")
             into = root.locator(f'{pane} .jm-edge[data-to="N:{node["id"]}"]').count()
             assert flows.count() == into > 0
-            assert flows.first.evaluate("e => getComputedStyle(e).stroke") == _css_colour(root, "var(--jm-grad)", pane)
+            assert flows.first.evaluate("e => getComputedStyle(e).stroke") == css_colour(root, "var(--jm-grad)", pane)
             for d in flows.evaluate_all("els => els.map((e) => e.getAttribute('d'))"):
                 xs = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", d)[0::2]]
                 assert xs[0] > xs[-1], d  # the backward pass is mirrored: adjoints run right to left
             guarded_page.screenshot("grad-stage-backward", root)
     pb.key("End")
     assert root.evaluate(_SNAPSHOT_JS) == before  # the state matches the static view
-    _clean(guarded_page)
+    assert_clean(guarded_page)
 
 
 def test_keyboard_controls(guarded_page: GuardedPage, tmp_path: Path) -> None:
@@ -164,7 +149,7 @@ def test_keyboard_controls(guarded_page: GuardedPage, tmp_path: Path) -> None:
     pb.key("Home")
     pb.key("ArrowRight")
     assert "ct " not in pb.label()  # no values recorded: no cotangent in the label
-    _clean(guarded_page)
+    assert_clean(guarded_page)
 
 
 def test_jitted_step_says_forward_or_backward(guarded_page: GuardedPage, tmp_path: Path) -> None:
@@ -177,9 +162,7 @@ def test_jitted_step_says_forward_or_backward(guarded_page: GuardedPage, tmp_pat
         jax.jit(step)(w, x)
     doc = jaxmagic.document(cap, "grad")
     [entry] = [e for e in doc["entries"] if e["origin"] == "jit"]
-    path = tmp_path / "jit.html"
-    jaxmagic.to_html(doc, path)
-    root = _open(guarded_page, path)
+    root = _open(guarded_page, write_page(doc, tmp_path, "jit"))
     pb = Playback(root)
     nodes = [n for n in entry["program"]["nodes"] if not n["subgroups"]]
     assert pb.position()[1] == len(nodes)
@@ -191,7 +174,7 @@ def test_jitted_step_says_forward_or_backward(guarded_page: GuardedPage, tmp_pat
         roles.add(role)
         assert pb.label().startswith(f"{i} of {len(nodes)} · {role} · "), (pb.label(), role)
     assert {"forward", "backward"} <= roles
-    _clean(guarded_page)
+    assert_clean(guarded_page)
 
 
 def test_presentation_mode_is_legible_at_1280x720(chromium_browser: Any, tmp_path: Path) -> None:
@@ -220,6 +203,6 @@ def test_presentation_mode_is_legible_at_1280x720(chromium_browser: Any, tmp_pat
         box = root.bounding_box()
         print(f"[present] widget {box['width']:.0f}x{box['height']:.0f} px in a {PROJECTOR[0]}x{PROJECTOR[1]} page")
         assert box["width"] >= PROJECTOR[0] - 40
-        _clean(guarded)
+        assert_clean(guarded)
     finally:
         guarded.context.close()

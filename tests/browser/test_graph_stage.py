@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from .harness import GuardedPage, open_guarded_page, poll
-from .stage import PROJECTOR, Playback, legibility, present
+from .stage import PROJECTOR, Playback, assert_clean, css_colour, legibility, open_view, present, write_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -59,16 +59,11 @@ def _page(tmp_path: Path, fn: Any, arg: Any, name: str, **options: Any) -> tuple
     with jaxmagic.capture({}, **options) as cap:
         jax.jit(fn)(arg)
     doc = jaxmagic.document(cap)
-    path = tmp_path / f"{name}.html"
-    jaxmagic.to_html(doc, path)
-    return path, doc
+    return write_page(doc, tmp_path, name), doc
 
 
 def _open(guarded: GuardedPage, path: Path) -> Any:
-    page = guarded.page
-    page.goto(path.as_uri(), wait_until="load")
-    root = page.locator(".jm-root").first
-    root.wait_for(state="visible", timeout=30_000)
+    root = open_view(guarded, path)
     _drawn(root)
     return root
 
@@ -76,12 +71,6 @@ def _open(guarded: GuardedPage, path: Path) -> Any:
 def _drawn(root: Any) -> None:
     assert poll(lambda: root.locator(".jm-canvas[data-draws]").count() > 0, 30)
     assert poll(lambda: not root.locator(".jm-status.jm-busy").count() and root.locator(".jm-pb-slot:not([hidden])").count(), 20)
-
-
-def _clean(guarded: GuardedPage) -> None:
-    assert not guarded.blocked and not guarded.offsite_seen, guarded.report()
-    assert not guarded.page_errors, guarded.page_errors
-    assert not guarded.console_errors, guarded.console_errors
 
 
 _SNAPSHOT_JS = """(root) => [...root.querySelectorAll('.jm-svg g[data-node-id], .jm-svg g[data-port-id], .jm-svg g[data-group-id],'
@@ -94,10 +83,6 @@ _STATE_JS = """(root) => [...root.querySelectorAll('.jm-svg g.jm-eqn[data-node-i
   e.classList.contains('jm-pb-future') ? 'future' : e.classList.contains('jm-pb-current') ? 'current' : 'done'])"""
 
 
-def _css_colour(root: Any, value: str) -> str:
-    """A CSS colour as the page computes it inside the widget (`var(--jm-teal)` -> `rgb(...)`)."""
-    return root.evaluate("""(r, v) => { const d = document.createElement('div'); d.style.color = v; r.appendChild(d);
-      const c = getComputedStyle(d).color; d.remove(); return c; }""", value)
 
 
 def _expected_eqns(fn: Any, arg: Any) -> list[tuple[str, str]]:
@@ -150,7 +135,7 @@ def test_playback_tells_the_jaxpr_and_ends_as_drawn(guarded_page: GuardedPage, t
     assert pb.position() == (n, n)
     assert root.evaluate(_SNAPSHOT_JS) == before  # the state matches the static view
     assert root.locator(".jm-codestrip").evaluate("e => getComputedStyle(e).display") == "none"
-    _clean(guarded_page)
+    assert_clean(guarded_page)
 
 
 def test_forward_mode_values_flow_into_each_eqn(guarded_page: GuardedPage, tmp_path: Path) -> None:
@@ -175,11 +160,11 @@ def test_forward_mode_values_flow_into_each_eqn(guarded_page: GuardedPage, tmp_p
         assert into == sum(1 for op in node["ins"] if "var" in op)
         assert f"{names[node['outs'][0]]} = " in pb.label(), pb.label()
         if i == 2:
-            assert flows.first.evaluate("e => getComputedStyle(e).stroke") == _css_colour(root, "var(--jm-teal)")
+            assert flows.first.evaluate("e => getComputedStyle(e).stroke") == css_colour(root, "var(--jm-teal)")
             guarded_page.screenshot("graph-stage-forward-flow", root)
     pb.key("ArrowLeft")  # a step back moves nothing
     assert root.locator(".jm-pb-flow").count() == 0
-    _clean(guarded_page)
+    assert_clean(guarded_page)
 
 
 def test_keyboard_controls(guarded_page: GuardedPage, tmp_path: Path) -> None:
@@ -194,7 +179,7 @@ def test_keyboard_controls(guarded_page: GuardedPage, tmp_path: Path) -> None:
     root.locator(".jm-search").focus()
     root.locator(".jm-search").press("Home")
     assert pb.position() == (n, n)
-    _clean(guarded_page)
+    assert_clean(guarded_page)
 
 
 def test_presentation_mode_is_legible_at_1280x720(chromium_browser: Any, tmp_path: Path) -> None:
@@ -228,7 +213,7 @@ def test_presentation_mode_is_legible_at_1280x720(chromium_browser: Any, tmp_pat
         box = root.bounding_box()
         print(f"[present] widget {box['width']:.0f}x{box['height']:.0f} px in a {PROJECTOR[0]}x{PROJECTOR[1]} page")
         assert box["width"] >= PROJECTOR[0] - 40  # the full output width
-        _clean(guarded)
+        assert_clean(guarded)
     finally:
         guarded.context.close()
 
@@ -261,7 +246,7 @@ def test_presentation_keeps_forty_eqns_legible(chromium_browser: Any, tmp_path: 
                 canvas = root.locator(".jm-canvas").bounding_box()
                 assert current and canvas["x"] <= current["x"] and current["x"] + current["width"] <= canvas["x"] + canvas["width"]
         guarded.screenshot("graph-present-forty", root)
-        _clean(guarded)
+        assert_clean(guarded)
     finally:
         guarded.context.close()
 
@@ -323,4 +308,4 @@ def test_step_time_on_a_5000_eqn_program(guarded_page: GuardedPage, tmp_path: Pa
         if renderer == "canvas":
             guarded_page.screenshot("graph-stage-canvas", root)  # faded by redraw: later eqns pale, the current outlined
         pb.key("End")
-    _clean(guarded_page)
+    assert_clean(guarded_page)
