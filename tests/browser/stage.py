@@ -213,11 +213,14 @@ class Playback:
 
 
 def present(root: Any, on: bool = True) -> None:
-    """Switch presentation mode with the widget's own toggle."""
+    """Switch presentation mode with the widget's own toggle, and wait until the view is redrawn in it."""
+    from .harness import poll
+
     toggle = root.locator(".jm-present-toggle").first
     pressed = toggle.get_attribute("aria-pressed") == "true"
     if pressed != on:
         toggle.click()
+    assert poll(lambda: root.evaluate("r => r.classList.contains('jm-present')") == on, 10), "presentation mode did not switch"
 
 
 def write_page(doc: dict, tmp_path: Any, name: str) -> Any:
