@@ -35,6 +35,15 @@ const nodeEl = (el, graph, id) => pane(el, graph).querySelector(`g.jm-eqn[data-n
 const xOf = (g) => Number(/translate\(([-\d.]+)/.exec(g.getAttribute("transform"))[1]);
 
 describe("grad view: split entries", () => {
+  it("marks info findings as desk detail that presentation mode hides; warnings stay", async () => {
+    const doc = fixture("grad-mlp");
+    const el = render(doc);
+    const items = [...el.querySelectorAll(".jm-grad-findings li")];
+    const infos = doc.findings.filter((f) => f.severity === "info").length;
+    expect(items.filter((li) => li.classList.contains("jm-clutter")).length).toBe(infos);
+    expect(items.filter((li) => li.querySelector(".jm-grad-sev-warning") && li.classList.contains("jm-clutter")).length).toBe(0);
+  });
+
   it("draws the header, warnings-first findings, one tab, both graphs in full and one chip per residual", async () => {
     const d = fixture("grad-mlp"), e = d.entries[0];
     const el = render(d);

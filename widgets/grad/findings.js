@@ -24,7 +24,8 @@ export function findingsList(ref, findings, onPick) {
       h("span", { class: "jm-grad-finding-msg" }, " " + String(f.message ?? ""), ref),
     ], ref);
     b.addEventListener("click", () => onPick(f));
-    return h("li", null, b, ref);
+    // Infos (residual memory) are desk detail: presentation mode keeps the warnings and bugs.
+    return h("li", { class: sev === "info" ? "jm-clutter" : null }, b, ref);
   });
   if (all.length > MAX_FINDINGS) items.push(h("li", { class: "jm-muted" }, `… ${all.length - MAX_FINDINGS} more`, ref));
   return h("ul", { class: "jm-grad-findings", "aria-label": "findings" }, items, ref);
