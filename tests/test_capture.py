@@ -178,3 +178,14 @@ def test_nested_captures_record_into_the_inner_one_and_restore():
     assert [str(c.signature) for c in outer.calls] == ["f32[1]", "f32[3]"]
     assert [str(c.signature) for c in inner.calls] == ["f32[2]"]
     assert jax.jit is ORIGINAL_JIT
+
+
+def test_where_text_names_cell_lines_by_line_and_files_by_name():
+    """Notes and findings point at code as a reader sees it (the widgets' rule: widgets/source-text.js)."""
+    from jaxmagic.capture.source import where_text
+
+    assert where_text("/tmp/ipykernel_4242/526010223.py", 5) == "line 5"
+    assert where_text("<ipython-input-3-abc>", 2) == "line 2"
+    assert where_text("/site-packages/flax/linen/stochastic.py", 105) == "stochastic.py:105"
+    assert where_text("/home/me/ipykernel_tools.py", 1) == "ipykernel_tools.py:1"
+    assert where_text(None, 4) == "line 4"

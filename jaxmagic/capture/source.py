@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import linecache
 import os
+import re
 import sysconfig
 import types
 from typing import Any
@@ -51,6 +52,24 @@ def is_user_file(file: str) -> bool:
     if real.startswith(PACKAGE_DIR):
         return False
     return not real.startswith(_LIBRARY_PREFIXES)
+
+
+# A notebook cell's file: `<ipython-input-3-…>` (IPython, Colab), `<cell 3>`, or the file ipykernel
+# writes each cell to (`/tmp/ipykernel_4242/526010223.py`), whose name means nothing to a reader.
+_CELL_FILE = re.compile(r"^<.*>$|[\\/]ipykernel_\d+[\\/]\d+\.py$")
+
+
+def is_cell_file(file: str | None) -> bool:
+    return bool(file) and bool(_CELL_FILE.search(file))
+
+
+def where_text(file: str | None, line: int | None) -> str:
+    """`line 7` for a line of a notebook cell, `train.py:12` elsewhere (the file's name, not its path):
+    how notes and findings point at code. The same rule as the widgets' (widgets/source-text.js)."""
+    if not file or is_cell_file(file):
+        return f"line {line}" if line is not None else "?"
+    name = re.split(r"[\\/]", file)[-1]
+    return f"{name}:{line}" if line is not None else name
 
 
 def function_location(fn: Any) -> SourceLocation | None:

@@ -19,6 +19,7 @@ import math
 import statistics
 from typing import Any, Callable, Iterable
 
+from ..capture.source import where_text
 from ..units import bytes_text
 
 TOP_RESIDUALS = 5  # largest residuals reported as findings
@@ -61,7 +62,7 @@ def _residual_findings(entries: list[dict], total: int) -> list[dict]:
     for nbytes, entry, r in found[:TOP_RESIDUALS]:
         if nbytes <= 0:
             break
-        where = f" ({r['source']['file']}:{r['source']['line']})" if r.get("source") else ""
+        where = f" ({where_text(r['source']['file'], r['source']['line'])})" if r.get("source") else ""
         out.append({**_finding("large_residual", "info",
                                f"{entry['name']}: residual {r['aval']} holds {bytes_text(nbytes)}{where}", entry["id"]),
                     "residual": r["id"], "source": r.get("source")})
@@ -215,4 +216,4 @@ def _ancestors(fn: dict, var: str) -> set[str]:
 
 def _where(node: dict | None) -> str:
     src = (node or {}).get("src")
-    return f" ({src['file'].rsplit('/', 1)[-1]}:{src['line']})" if src else ""
+    return f" ({where_text(src['file'], src['line'])})" if src else ""

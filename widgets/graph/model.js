@@ -16,6 +16,7 @@
  * A group with more than PORT_CAP input (or output) ports draws them as "Q:" port
  * bundles of at most CAP ports, each opening in place in the port column.
  */
+import { shortWhere } from "../source-text.js";
 
 /** Most items one container holds (and one layout lays out), ports aside. */
 export const CAP = 120;
@@ -361,6 +362,7 @@ export function operandText(ix, op) {
 /** `file:line` of a Source (basename only when `short`), or "". */
 export function srcText(src, short) {
   if (!src || !src.file) return "";
-  const f = short ? String(src.file).split(/[\\/]/).pop() : String(src.file);
+  if (short) return shortWhere(src.file, src.line); // `line 7` in a cell, `train.py:12` elsewhere
+  const f = String(src.file);
   return src.line != null ? `${f}:${src.line}` : f;
 }

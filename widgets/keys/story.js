@@ -24,6 +24,7 @@
  * many). What a step draws is given per item key: when it appears, and its state step by step.
  */
 import { STATES, stateOf } from "./model.js";
+import { shortWhere } from "../source-text.js";
 
 const RANK = { unused: 0, consumed: 1, reused: 2 };
 /** The use kind that makes a child of each `how`. */
@@ -37,20 +38,11 @@ const list = (x) => (Array.isArray(x) ? x : []);
 const ORDINALS = ["zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
 const ordinal = (n) => ORDINALS[n] || `${n}th`;
 
-/**
- * A notebook cell's file: `<cell 3>`, `<ipython-input-…>` (IPython, Colab), or the file ipykernel
- * writes each cell to (`/tmp/ipykernel_4242/526010223.py`), whose name means nothing to a reader.
- */
-const CELL_FILE = /^<.*>$|[\\/]ipykernel_\d+[\\/]\d+\.py$/;
-
-/** `line 7` for a line of the cell (CELL_FILE), `train.py:12` elsewhere. */
+/** `line 7` for a line of the cell, `train.py:12` elsewhere (widgets/source-text.js). */
 export function lineText(src) {
   if (!src || typeof src !== "object") return null;
   const line = Number.isFinite(src.line) ? src.line : null;
-  const file = src.file == null ? "" : String(src.file);
-  if (!file || CELL_FILE.test(file)) return line != null ? `line ${line}` : null;
-  const base = file.split(/[\\/]/).pop();
-  return line != null ? `${base}:${line}` : base;
+  return shortWhere(src.file == null ? "" : String(src.file), line) || null;
 }
 
 /** The code of a line, trimmed and cut for a one-line label; null when unknown. */
