@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .record import Finding, KeyRecord, KeyUse
+from .source import where_text
 
 
 def _where(use: KeyUse) -> str:
-    text = f"{use.source.file}:{use.source.line}" if use.source else "an unknown line"
+    text = where_text(use.source.file, use.source.line) if use.source else "an unknown line"
     return text + (f" in {use.function}" if use.function else "")
 
 

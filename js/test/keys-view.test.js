@@ -4,6 +4,7 @@
 // aggregates and their pages, findings that reveal their node, the filter, hover card
 // and details of a reused key, search, keyboard, hostile strings, element counts of
 // 5,000-key documents, export, and the empty document.
+import { shortWhere } from "../../widgets/source-text.js";
 import { describe, it, expect, vi } from "vitest";
 import { fixture } from "./helpers.js";
 import { useKeys, useViewSize, manyRoots, wideSplit, longRun } from "./keys-helpers.js";
@@ -192,7 +193,7 @@ describe("keys view", () => {
       const uses = [...el.querySelectorAll(".jm-k-details .jm-k-use")];
       expect(uses.length).toBe(n.uses.length);
       n.uses.forEach((u, i) => {
-        expect(uses[i].textContent).toContain(`${u.source.file}:${u.source.line}`.split(/[\\/]/).pop());
+        expect(uses[i].textContent).toContain(shortWhere(u.source.file, u.source.line)); // `line 7` in a cell
         expect(uses[i].textContent).toContain(u.source.code);
       });
       const firstC = n.uses.findIndex((u) => u.consuming);

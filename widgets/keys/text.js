@@ -3,17 +3,17 @@
  * card, the details panel, aria labels and the SVG export, so all say the same. Pure
  * functions of the document's values; every result is plain text.
  */
+import { shortWhere } from "../source-text.js";
 
 const list = (x) => (Array.isArray(x) ? x : []);
 
 /** `3 keys`, `1 key`. */
 export const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
 
-/** `<cell 3>:7`, `train.py:12` (a path by its last part); null without a file. */
+/** `line 7` in a notebook cell, `train.py:12` elsewhere (widgets/source-text.js); null without a file. */
 export function whereText(src) {
   if (!src || typeof src !== "object" || src.file == null) return null;
-  const file = String(src.file).split(/[\\/]/).pop();
-  return src.line != null ? `${file}:${src.line}` : file;
+  return shortWhere(String(src.file), src.line) || null;
 }
 
 /** `<cell 3>:7  u = jax.random.uniform(k1)`: where and the code, as one line. */

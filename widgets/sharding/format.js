@@ -3,6 +3,7 @@
  * the Python side write them, so the widget, the findings (jaxmagic/units.py) and the
  * user's code read alike. Pure functions.
  */
+import { shortWhere } from "../source-text.js";
 
 /** `48 bytes`, `1.5 KB`, `2.0 MB` (binary units, as jaxmagic/units.py `bytes_text`). */
 export function bytesText(n) {
@@ -55,9 +56,8 @@ export function idsText(ids, max = 12) {
   return ids.length > max ? `${shown}, … (+${ids.length - max})` : shown;
 }
 
-/** `file.py:12` of a source record ({file, line}); "" without one. */
+/** `line 12` in a notebook cell, `file.py:12` elsewhere (widgets/source-text.js); "" without one. */
 export function whereText(src) {
   if (!src || typeof src !== "object" || !src.file) return "";
-  const file = String(src.file).split(/[\\/]/).pop();
-  return src.line != null ? `${file}:${src.line}` : file;
+  return shortWhere(String(src.file), src.line);
 }
