@@ -20,7 +20,8 @@ export function bytesText(n) {
 }
 
 /** "1 call", "3 calls". */
-export const plural = (n, w) => `${n} ${w}${n === 1 ? "" : "s"}`;
+export { plural } from "../../js/src/words.js";
+import { plural } from "../../js/src/words.js";
 
 /** A function's name without its `f.<locals>.` prefixes: `mlp.<locals>.loss` -> `loss`. */
 export const shortName = (name) => String(name ?? "?").replace(/^.*<locals>\./, "");

@@ -3,7 +3,7 @@
  */
 import { h } from "../../js/src/dom.js";
 
-const plural = (n, w) => `${n} ${w}${n === 1 ? "" : "s"}`;
+import { plural } from "../../js/src/words.js";
 
 export function functionTabs(fns, current, onPick, ref) {
   const tabs = fns.map((fn, i) => {

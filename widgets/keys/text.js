@@ -8,7 +8,8 @@ import { shortWhere } from "../source-text.js";
 const list = (x) => (Array.isArray(x) ? x : []);
 
 /** `3 keys`, `1 key`. */
-export const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
+export { plural } from "../../js/src/words.js";
+import { plural } from "../../js/src/words.js";
 
 /** `line 7` in a notebook cell, `train.py:12` elsewhere (widgets/source-text.js); null without a file. */
 export function whereText(src) {

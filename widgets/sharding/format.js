@@ -15,7 +15,8 @@ export function bytesText(n) {
 }
 
 /** `3 arrays`, `1 array`. */
-export const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
+export { plural } from "../../js/src/words.js";
+import { plural } from "../../js/src/words.js";
 
 /** `f32[512,512]`; `f32[]` for a scalar. */
 export const avalText = (dtype, shape) => `${dtype}[${(shape || []).join(",")}]`;

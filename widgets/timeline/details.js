@@ -8,7 +8,7 @@ import { srcText } from "../graph/model.js";
 import { fmtUs } from "./time.js";
 import { PHASES, phasesOf, dispatchOf, deviceOf, callNumber, whatChanged, signatureOf, errorOf, persistentIn } from "./model.js";
 
-const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
+import { plural } from "../../js/src/words.js";
 const counts = (o) => `${o.calls} (${plural(o.hits, "hit")}, ${plural(o.misses, "miss", "misses")})`;
 const kindText = (k) => String(k).replace(/_/g, " ");
 

@@ -27,7 +27,7 @@ export const HIT_RUN = 3;
 const SIG_CHARS = 64;
 const DONE = { trace: "traced", lower: "lowered", compile: "compiled" };
 
-const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
+import { plural } from "../../js/src/words.js";
 
 /** Indices 0..n-1 ordered by `start` (ties: index order), without sorting when already in order. */
 function byStart(n, start, keep = () => true) {

@@ -24,7 +24,7 @@ import { bindKeys, helpPanel } from "./keys.js";
 import { timelinePlayback, motionAllowed } from "./stage.js";
 import { fmtUs } from "./time.js";
 
-const plural = (n, w, ws = w + "s") => `${n} ${n === 1 ? w : ws}`;
+import { plural } from "../../js/src/words.js";
 const range = (r) => `${fmtUs(r[0])} – ${fmtUs(r[1])}`;
 
 /** The status line: "N calls, H hits, M misses, C compiles in T". */
