@@ -72,8 +72,14 @@ describe("repeats", () => {
     expect(reveal(ix, exp, "N:n99")).toBe(true);
     expect([...exp].sort()).toEqual(["R:0", "U:0:2"]);
     expect(visibleRep(ix, "N:n99", exp)).toBe("N:n99");
-    // 104 eqns fit the default budget: everything opens, repeats too
-    expect(visibleEqnCount(ix, defaultExpansion(ix))).toBe(fn.n_eqns);
+    // 104 eqns fit the default budget: everything opens but the repeats, which stay folded
+    // as the caption says (captions/graph.py): one box each, nothing inside them open
+    const def = defaultExpansion(ix);
+    expect([...def].filter((k) => /^[RU]:/.test(k) || ancestors(ix, k).some((a) => a.startsWith("R:")))).toEqual([]);
+    const inRepeats = [...ix.parent.keys()].filter((k) => k.startsWith("N:") && ancestors(ix, k).some((a) => a.startsWith("R:")));
+    expect(inRepeats.length).toBe(10 + 45); // R:0: 5 units of 2 eqns; R:1: two scope boxes of 31 and 14 eqns
+    expect(visibleEqnCount(ix, def)).toBe(fn.n_eqns - inRepeats.length);
+    expect(visibleEqnCount(ix, allCollapsibles(ix))).toBe(fn.n_eqns); // Expand all still opens them
     expect(visibleEqnCount(ix, new Set())).toBe(0);
     // search finds eqns inside repeats; their visible stand-in is the R box
     const hits = search(searchRecords(ix), "sub");

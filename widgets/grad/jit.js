@@ -33,7 +33,7 @@ export function jitEntry(slot, entry, ctx) {
     h("h4", null, `grad called (${(entry.grad_sites || []).length})`, ref),
     h("ul", { class: "jm-grad-leaves" }, (entry.grad_sites || []).map((g) => h("li", { class: "jm-grad-site" }, [
       h("span", { class: "jm-grad-path" }, `${g.kind} of ${g.name}`, ref),
-      h("span", { class: "jm-muted" }, ` ${g.site ? srcText(g.site, true) : ""}${g.count > 1 ? ` ×${g.count}` : ""}${g.batch ? ` · ${g.batch}` : ""}`, ref),
+      h("span", { class: "jm-muted" }, ` ${g.site ? srcText(g.site) : ""}${g.count > 1 ? ` ×${g.count}` : ""}${g.batch ? ` · ${g.batch}` : ""}`, ref),
       g.site && g.site.code ? h("pre", { class: "jm-d-code" }, String(g.site.code), ref) : null,
     ], ref)), ref),
   ], ref);
@@ -57,6 +57,7 @@ export function jitEntry(slot, entry, ctx) {
     opts: { onSelect: (key) => ready && onSelect(key), onStory: () => publish() },
   });
   const view = prog.view;
+  if (ctx.key) view.setKey(nKey(ctx.key.node));
   view.setDecorations(decorator(entry.program, { roles: entry.roles || {}, recomputed }));
   const chips = [];
   for (const reg of entry.regions || []) {

@@ -23,7 +23,8 @@ export function graphPane(parent, { fn, graph, title, sub, engine, opts = {} }) 
     host,
   ], ref);
   parent.appendChild(el);
-  const view = graphView(host, graphDoc(fn, title), engine, { compact: true, label: title, ...opts });
+  const pane = graph === "forward" || graph === "backward" ? graph : "graph"; // data-jm-pane
+  const view = graphView(host, graphDoc(fn, title), engine, { compact: true, label: title, pane, ...opts });
   return { el, view };
 }
 
@@ -53,16 +54,19 @@ export function valuesToggle(ref, available, on, onChange) {
   return b;
 }
 
-/** Legend items for recomputed (checkpoint) and custom-rule nodes, when there are any. */
+/**
+ * Legend items for what a selection lights up, recomputed (checkpoint) nodes (said even
+ * when there are none: "0 eqns recomputed" answers the question) and custom-rule nodes.
+ */
 export const markLegend = (recomputed, customs) => [
-  { text: "lit up", line: "var(--jm-mark)" },
-  recomputed ? { key: "recomputed", text: `↻ ${plural(recomputed, "eqn")} recomputed under checkpoint`, line: RECOMPUTED_STROKE, cls: "jm-grad-swatch-dash" } : null,
+  { key: "lit", text: "lit up: selection, residual and links", line: "var(--jm-mark)" },
+  { key: "recomputed", text: `↻ ${plural(recomputed, "eqn")} recomputed under checkpoint`, line: RECOMPUTED_STROKE, cls: "jm-grad-swatch-dash" },
   customs ? { key: "custom", text: plural(customs, "custom rule"), line: CUSTOM_STROKE } : null,
 ];
 
-/** `span.jm-grad-legend`: items [{text, swatch?: css colour, line?: css colour, cls?}]. */
+/** `span.jm-grad-legend[data-jm-legend]`: items [{text, swatch?: css colour, line?: css colour, cls?}]. */
 export function legendLine(ref, items) {
-  return h("span", { class: "jm-grad-legend" }, items.filter(Boolean).map((it) => {
+  return h("span", { class: "jm-grad-legend", "data-jm-legend": "grad" }, items.filter(Boolean).map((it) => {
     const sw = h("span", { class: "jm-grad-swatch" + (it.line ? " jm-grad-swatch-line" : "") + (it.cls ? " " + it.cls : "") }, null, ref);
     if (it.swatch) sw.style.background = it.swatch;
     if (it.line) sw.style.borderColor = it.line;

@@ -51,8 +51,9 @@ export function splitEntry(slot, entry, ctx) {
     ...arrButtons,
     valuesToggle(ref, withValues, st.values, (on) => setValues(on)),
     legendLine(ref, [
-      { text: "forward", line: "var(--jm-teal)" },
-      { text: "backward (cotangents)", line: "var(--jm-grad)" },
+      { key: "forward", text: "forward", line: "var(--jm-teal)" },
+      { key: "backward", text: "backward (cotangents)", line: "var(--jm-grad)" },
+      { key: "residual", text: "residual: saved by the forward, read by the backward", swatch: "var(--jm-bg1)", cls: "jm-grad-swatch-chip" },
       ...markLegend(recomputed.size, customs),
     ]),
   ], ref);
@@ -93,6 +94,7 @@ export function splitEntry(slot, entry, ctx) {
     () => [bridge.el], { values: withValues });
   const other = (graph) => view[graph === "forward" ? "backward" : "forward"];
   quiet = false;
+  if (ctx.key) view[ctx.key.graph === "forward" ? "forward" : "backward"].setKey(nKey(ctx.key.node));
   fwd.view.setDecorations(decorator(entry.forward, { custom: custom.forward }));
   bwd.view.setDecorations(decorator(entry.backward, { recomputed, custom: custom.backward }));
 

@@ -73,7 +73,10 @@ export function gradView(root, doc, engine, options = {}) {
     clear(slot);
     const e = entries[i];
     if (options.playback) options.playback.clear(); // the new entry's graphs set its story once drawn
-    const ctx = { engine, state, onState: () => {}, playback: options.playback || null };
+    // The first finding naming a node of this entry: its node is the view's key element.
+    const f = (Array.isArray(doc.findings) ? doc.findings : []).find((x) => x && x.entry === e.id && x.node != null);
+    const key = f ? { graph: f.graph, node: String(f.node) } : null;
+    const ctx = { engine, state, onState: () => {}, playback: options.playback || null, key };
     ctrl = (ENTRY_VIEWS[e.origin] || splitEntry)(slot, e, ctx);
   };
 

@@ -29,13 +29,15 @@ function revealed(ix, key) {
  * visible eqn nodes stays within `budget` and drawn items within ITEM_BUDGET. A
  * container that would overflow stays closed (and so does everything under it);
  * smaller ones later in the queue may open. A function that fits in the budget opens
- * completely; otherwise runs of repeated layers ("R:") stay folded, since showing
- * one box for 46 identical layers is their point.
+ * completely but for its runs of repeated layers ("R:"), which always stay folded
+ * (and what is inside them closed): one box for 24 identical layers is their point,
+ * and the caption says so (captions/graph.py).
  */
 export function defaultExpansion(ix, budget = DEFAULT_BUDGET) {
   if (!ix.root) return new Set();
   if ((ix.count.get(ix.root) || 0) <= budget) {
     const all = allCollapsibles(ix);
+    for (const k of all) if (k.startsWith("R:") || ancestors(ix, k).some((a) => a.startsWith("R:"))) all.delete(k);
     if (visibleItemCount(ix, all) <= ITEM_BUDGET) return all;
   }
   const expanded = new Set();

@@ -15,7 +15,7 @@ import { boundaryOf, boundaryLine, boundaryTip } from "./boundary.js";
 
 export const F_PRIM = 12; // primitive names, headers
 export const F_SMALL = 11; // avals, port labels
-export const F_TINY = 10; // literal chips, edge labels
+export const F_TINY = 11; // literal chips, edge labels: the smallest text, legible (framing.js LEGIBLE_PX) at zoom 1
 const CHAR_EM = 0.62; // monospace advance, with a little slack
 
 export const PAD_X = 10; // inner horizontal padding of node boxes
@@ -35,24 +35,23 @@ export const textW = (s, px) => Math.ceil(String(s).length * px * CHAR_EM);
 /** Cut long text with an ellipsis so one value cannot blow up the layout. */
 export const cut = (s, n) => (String(s).length > n ? String(s).slice(0, n - 1) + "…" : String(s));
 
-export const F_BADGE = 9; // decoration badges ("custom rule")
+export const F_BADGE = 11; // decoration badges ("custom rule"): no smaller than any other text
 
 /**
  * Text scale of presentation mode: the smallest graph text (edge labels, chips, badges:
- * 10 px) becomes 14 px, what a 1280x720 projector shows legibly, at zoom 1.
+ * 11 px) becomes 14 px, what a 1280x720 projector shows legibly, at zoom 1.
  */
-export const PRESENT_SCALE = 1.4;
+export const PRESENT_SCALE = 14 / 11;
 
 /**
  * Every size the scene builder and both renderers use, at text scale `z`: fonts,
  * paddings, box heights, and the baselines text is drawn at (relative to its box).
- * Badges never go below the edge-label size once scaled (a badge is text too).
  */
 export function metricsAt(z = 1) {
   const q = (v) => Math.round(v * z * 100) / 100;
   return Object.freeze({
     z,
-    F_PRIM: q(F_PRIM), F_SMALL: q(F_SMALL), F_TINY: q(F_TINY), F_BADGE: z > 1 ? q(F_TINY) : F_BADGE,
+    F_PRIM: q(F_PRIM), F_SMALL: q(F_SMALL), F_TINY: q(F_TINY), F_BADGE: q(F_BADGE),
     PAD_X: q(PAD_X), NODE_H1: q(NODE_H1), NODE_H2: q(NODE_H2), NODE_H3: q(NODE_H3), PORT_H: q(PORT_H),
     CHIP_H: q(CHIP_H), GAP: q(GAP), HEAD_G: q(HEAD_G), HEAD_S: q(HEAD_S), BOX_PAD,
     // baselines and small boxes inside a node

@@ -4,8 +4,8 @@
  * view there. Boxes are drawn once per layout to an offscreen canvas; a pan only
  * copies that image and draws the viewport rectangle.
  *
- * Shown only when the layout is over twice the size of the graph area (when Fit
- * would shrink it below 50%).
+ * Shown while the graph area holds only a part of the drawing (framing.js: the
+ * whole would be too small to read).
  */
 import { h } from "../../js/src/dom.js";
 
@@ -72,7 +72,7 @@ export function createMinimap(host, pan, ref) {
   const cv = h("canvas", { class: "jm-minimap", "aria-label": "overview: click or drag to pan", hidden: true }, null, ref);
   let ctx = null; // asked for on first use: jsdom has no canvas and says so loudly
   const doc = host.ownerDocument;
-  let image = null, frame = null, bbox = null, view = null, pending = 0;
+  let image = null, frame = null, bbox = null, view = null, pending = 0, scene = null;
   const win = doc.defaultView;
   const raf = win.requestAnimationFrame ? (f) => win.requestAnimationFrame(f) : (f) => setTimeout(f, 16);
 
@@ -125,43 +125,58 @@ export function createMinimap(host, pan, ref) {
     dragging = false;
   };
   const stop = (e) => e.stopPropagation(); // no select / toggle / zoom behind the minimap
+  /** Every box of `geo`, once, into the offscreen image a pan copies. */
+  const drawImage = (geo) => {
+    frame = minimapFrame(bbox);
+    const dpr = win.devicePixelRatio || 1;
+    cv.width = Math.round(frame.w * dpr);
+    cv.height = Math.round(frame.h * dpr);
+    cv.style.width = frame.w + "px";
+    cv.style.height = frame.h + "px";
+    image = doc.createElement("canvas");
+    image.width = cv.width;
+    image.height = cv.height;
+    const ic = image.getContext("2d");
+    const cs = getComputedStyle(cv);
+    ic.setTransform(dpr * frame.s, 0, 0, dpr * frame.s, -dpr * frame.s * bbox.x, -dpr * frame.s * bbox.y);
+    const px = 1 / frame.s; // one minimap pixel in layout units
+    ic.fillStyle = cs.getPropertyValue("--jm-mm-frame").trim() || "rgba(0,0,0,0.05)";
+    for (const c of geo.conts) ic.fillRect(c.x, c.y, c.w, c.h);
+    const boxColour = cs.getPropertyValue("--jm-mm-box").trim() || "rgba(0,0,0,0.45)";
+    if (geo.leaves.length > RASTER_LEAVES) {
+      ic.setTransform(1, 0, 0, 1, 0, 0);
+      ic.drawImage(coverage(doc, geo.leaves, bbox, dpr * frame.s, image.width, image.height, rgbaOf(doc, boxColour)), 0, 0);
+    } else {
+      ic.fillStyle = boxColour;
+      for (const l of geo.leaves) ic.fillRect(l.x, l.y, Math.max(l.w, px), Math.max(l.h, px));
+    }
+  };
   const listeners = [["pointerdown", onDown], ["pointermove", onMove], ["pointerup", onUp], ["pointercancel", onUp],
     ["click", stop], ["dblclick", stop], ["wheel", stop]];
   for (const [ev, fn] of listeners) cv.addEventListener(ev, fn);
 
+  /**
+   * Show or hide: shown while the pane holds only a part of the drawing (framing.js),
+   * so the reader sees where that part is. Draws every box once per layout.
+   */
+  const show = (on) => {
+    if (on && !ctx && bbox) ctx = cv.getContext("2d");
+    cv.hidden = !on || !ctx || !bbox || !bbox.w;
+    if (cv.hidden || image) return;
+    drawImage(scene);
+    schedule();
+  };
+
   return {
     el: cv,
-    /** New layout: draw every box once, offscreen. `big` decides whether to show. */
-    setScene(geo, big) {
+    /** New layout: kept, and drawn offscreen once it is shown (`show`). */
+    setScene(geo, on = !cv.hidden) {
+      scene = geo;
       bbox = geo.bbox;
-      if (big && !ctx) ctx = cv.getContext("2d");
-      cv.hidden = !big || !ctx || !bbox.w;
-      if (cv.hidden) return;
-      frame = minimapFrame(bbox);
-      const dpr = win.devicePixelRatio || 1;
-      cv.width = Math.round(frame.w * dpr);
-      cv.height = Math.round(frame.h * dpr);
-      cv.style.width = frame.w + "px";
-      cv.style.height = frame.h + "px";
-      image = doc.createElement("canvas");
-      image.width = cv.width;
-      image.height = cv.height;
-      const ic = image.getContext("2d");
-      const cs = getComputedStyle(cv);
-      ic.setTransform(dpr * frame.s, 0, 0, dpr * frame.s, -dpr * frame.s * bbox.x, -dpr * frame.s * bbox.y);
-      const px = 1 / frame.s; // one minimap pixel in layout units
-      ic.fillStyle = cs.getPropertyValue("--jm-mm-frame").trim() || "rgba(0,0,0,0.05)";
-      for (const c of geo.conts) ic.fillRect(c.x, c.y, c.w, c.h);
-      const boxColour = cs.getPropertyValue("--jm-mm-box").trim() || "rgba(0,0,0,0.45)";
-      if (geo.leaves.length > RASTER_LEAVES) {
-        ic.setTransform(1, 0, 0, 1, 0, 0);
-        ic.drawImage(coverage(doc, geo.leaves, bbox, dpr * frame.s, image.width, image.height, rgbaOf(doc, boxColour)), 0, 0);
-      } else {
-        ic.fillStyle = boxColour;
-        for (const l of geo.leaves) ic.fillRect(l.x, l.y, Math.max(l.w, px), Math.max(l.h, px));
-      }
-      schedule();
+      image = null;
+      show(on);
     },
+    show,
     setView(t, w, hh) {
       view = { ...t, w, h: hh };
       schedule();
@@ -169,6 +184,7 @@ export function createMinimap(host, pan, ref) {
     clear() {
       bbox = null;
       image = null;
+      scene = null;
       cv.hidden = true;
     },
     dispose() {

@@ -87,3 +87,20 @@ export function labelFor(mode, ix) {
   if (mode === "vmap" && modeState(fn, mode).ok) return vmapLabel(ix, fn.batch);
   return null;
 }
+
+/**
+ * The node a value finding is about: the first eqn (graph order) with a NaN in an output
+ * and none in its inputs, else the same for Inf (the caption's rule, captions/graph.py
+ * first_bad_node). Its id, or null without values or without one.
+ */
+export function firstBadNode(fn) {
+  const values = fn && fn.values;
+  if (!values || typeof values !== "object") return null;
+  const bad = (v, w) => v != null && ((values[v] || {})[w] || 0) > 0;
+  for (const w of ["nan", "inf"]) {
+    for (const n of fn.nodes || []) {
+      if ((n.outs || []).some((v) => bad(v, w)) && !(n.ins || []).some((op) => op && bad(op.var, w))) return String(n.id);
+    }
+  }
+  return null;
+}

@@ -26,6 +26,7 @@ import { createCanvasRenderer } from "./canvas.js";
 import { createMinimap } from "./minimap.js";
 import { mirrorGeometry } from "./mirror.js";
 import { badgeBox, BASE } from "./metrics.js";
+import { frameDrawing } from "./framing.js";
 
 /** More drawn elements than this: draw on a canvas instead of SVG. */
 export const CANVAS_THRESHOLD = 1500;
@@ -63,6 +64,52 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
   let lastPaint = null;
   let draws = 0;
 
+  // ---- what the pane shows (framing.js), published for readers' tools and tests ----
+
+  let keyEl = null, keyKey = null;
+  /** Smallest label font size of the drawing at zoom 1. */
+  const labelPx = () => (geo && geo.m ? geo.m : BASE).F_TINY;
+  /**
+   * On the pane (.jm-canvas), from the geometry, so both renderers say the same:
+   * `data-jm-text-px` (smallest label as drawn, CSS px) and `data-jm-drawing` ("x,y,w,h"
+   * of the drawing's box relative to the pane at the current zoom); in canvas mode
+   * `data-jm-key-rect` for the key element (pane-relative too).
+   */
+  const publish = (t) => {
+    const el = host();
+    if (!el || !geo) return;
+    const b = geo.bbox, k = t.k, r = (v) => Math.round(v);
+    el.setAttribute("data-jm-text-px", (labelPx() * k).toFixed(1));
+    el.setAttribute("data-jm-drawing", [t.x + b.x * k, t.y + b.y * k, b.w * k, b.h * k].map(r).join(","));
+    const kb = mode === "canvas" && keyKey && geo.boxes.get(keyKey);
+    if (kb) el.setAttribute("data-jm-key-rect", [t.x + kb.x * k, t.y + kb.y * k, kb.w * k, kb.h * k].map(r).join(","));
+    else el.removeAttribute("data-jm-key-rect");
+  };
+  /**
+   * Frame the drawing in the pane (framing.js frameDrawing; `o` its options but the
+   * drawing box, pane width and label size, which come from here): size the pane with
+   * `setHeight(px)`, zoom and pan, say "whole" or "part" (`data-jm-framed`), and show
+   * the minimap for a part. Null before a drawing or while the pane has no width.
+   */
+  const frame = (o, setHeight) => {
+    const w = svg.clientWidth;
+    if (!geo || !w || !host()) return null;
+    const f = frameDrawing({ ...o, box: geo.bbox, paneW: w, labelPx: labelPx() });
+    setHeight(f.paneHeight);
+    host().setAttribute("data-jm-framed", f.framed);
+    minimap.show(f.framed === "part");
+    pz.set(f.tx, f.ty, f.scale);
+    return f;
+  };
+  /** Mark the element the story is about (`data-jm-key-element`); null: none. */
+  const setKey = (key) => {
+    keyKey = key;
+    if (keyEl) keyEl.removeAttribute("data-jm-key-element");
+    keyEl = key && mode === "svg" ? elements.get(key) || null : null;
+    if (keyEl) keyEl.setAttribute("data-jm-key-element", "");
+    publish(pz.transform);
+  };
+
   const size = () => ({ w: svg.clientWidth || 0, h: svg.clientHeight || 0 });
   let minimap = null;
   const pz = createPanZoom(svg, viewport, {
@@ -70,6 +117,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
       if (mode === "canvas" && renderer) renderer.setView(t);
       const { w, h: hh } = size();
       if (minimap) minimap.setView(t, w, hh);
+      publish(t);
     },
   });
   minimap = createMinimap(svg, (wx, wy) => {
@@ -120,8 +168,10 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     }
     if (mode === "svg" && decorate) setDecorations(decorate); // new elements: fill them again
     const { w, h: hh } = size();
-    minimap.setScene(geo, geo.bbox.w > 2 * w || geo.bbox.h > 2 * hh); // Fit would shrink it below 50%
+    minimap.setScene(geo); // shown for a part (frame)
     minimap.setView(pz.transform, w, hh);
+    keyEl = null;
+    setKey(keyKey && geo.boxes.has(keyKey) ? keyKey : null);
     return { boxes: geo.boxes, bbox: geo.bbox, renderer: mode, elements };
   };
 
@@ -337,7 +387,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     if (!f) return "";
     if (key.startsWith("N:")) {
       const n = ix.nodes.get(key.slice(2));
-      return [n.prim, srcText(n.src, false), n.src && n.src.code, f.tip].filter(Boolean).join("\n");
+      return [n.prim, srcText(n.src), n.src && n.src.code, f.tip].filter(Boolean).join("\n");
     }
     if (key.startsWith("P:") || key.startsWith("O:")) return f.text;
     return f.tip ? f.tip + "\n— click to expand" : f.title || "";
@@ -352,6 +402,10 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     els: [gl, svg, minimap.el],
     pz,
     draw,
+    frame,
+    setKey,
+    /** Publish the pane's text size and drawing box again (after the pane changed size). */
+    publish: () => publish(pz.transform),
     paint,
     /** Repaint with the last paint state (after a decoration or label change). */
     repaint: () => lastPaint && paint(lastPaint),

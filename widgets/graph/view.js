@@ -28,7 +28,9 @@ import { svgToPng, canvasToPng } from "./png.js";
 import { createBreadcrumbs } from "./breadcrumbs.js";
 import { bindKeys, helpPanel, expandBelow } from "./keys.js";
 import { modeControl, overlayControl } from "./controls.js";
-import { modeState, labelFor } from "./modes.js";
+import { modeState, labelFor, firstBadNode } from "./modes.js";
+import { graphLegend } from "./legend.js";
+import { LEGIBLE_PX, PRESENT_PX } from "./framing.js";
 import { costOverlay, legend } from "./overlay.js";
 import { BASE, PRESENT } from "./metrics.js";
 import { storySteps, storyLabel, stepLines } from "./story.js";
@@ -69,8 +71,6 @@ export function graphView(root, doc, engine, opts = {}) {
   // Presentation mode: mount.js says so, and an embedding view's root carries the class.
   const present = !!(opts.present || (root.closest && root.closest(".jm-present")));
   const M = present ? PRESENT : BASE;
-  /** Smallest zoom of a fit: presentation mode keeps its smallest text at 14 px on screen. */
-  const MIN_FIT = present ? 1 : 0.75;
   const uid = `jm${instance}${++viewCounter}`;
   const fns = Array.isArray(doc.functions) ? doc.functions : [];
   const states = new Map(); // function index -> per-function state
@@ -124,7 +124,7 @@ export function graphView(root, doc, engine, opts = {}) {
   const crumbs = createBreadcrumbs(root, (k) => (k === stateOf(current).ix.root ? (select(null), fit()) : focus(k)));
   const legendSlot = h("div", { class: "jm-legend-slot" }, null, root);
   const help = helpPanel(root);
-  const canvas = h("div", { class: "jm-canvas" }, [...stage.els, crumbs.el, legendSlot, help, hood.banner, status], root);
+  const canvas = h("div", { class: "jm-canvas", "data-jm-pane": opts.pane || "graph" }, [...stage.els, crumbs.el, legendSlot, help, hood.banner, status], root);
   const details = h("div", { class: "jm-details", "aria-label": "details" }, null, root);
   const panes = createPanes(root, (name, line) => onPaneLine(name, line));
   const side = h("div", { class: "jm-side" }, [details, panes.el], root);
@@ -132,8 +132,9 @@ export function graphView(root, doc, engine, opts = {}) {
   const tabsSlot = h("div", { class: "jm-tabs-slot" }, null, root);
   crumbs.el.classList.add("jm-clutter");
   const cls = "jm-graph" + (compact ? " jm-compact" : "") + (opts.tone ? " jm-tone-" + opts.tone : "") + (present ? " jm-graph-present" : "");
+  const legendLine = compact ? null : graphLegend(root); // an embedding view shows its own
   const view = h("div", { class: cls }, [compact ? null : docHeader(doc, root), compact ? null : tabsSlot, toolbar,
-    compact ? null : strip.el, main], root);
+    legendLine && legendLine.el, compact ? null : strip.el, main], root);
   view.style.setProperty("--jm-z", String(M.z)); // SVG text sizes follow the metrics (graph.css)
   if (compact) side.remove();
   root.appendChild(view);
@@ -153,6 +154,7 @@ export function graphView(root, doc, engine, opts = {}) {
       const ix = timed("index", () => indexFunction(fns[i]));
       states.set(i, {
         ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1, marks: new Map(),
+        key: ((id) => (id ? nKey(id) : null))(firstBadNode(ix.fn)), // the element a finding is about
         records: null, transform: null, prefix: `${uid}:${i}:`, // records: on the first search
       });
     }
@@ -180,6 +182,7 @@ export function graphView(root, doc, engine, opts = {}) {
       status.textContent = `${shown} of ${total} eqns shown` + (out.stats && out.stats.layered ? " · simplified layout for large groups" : "");
       paintSelection();
       paintMatches();
+      stage.setKey(st.key && st.ix.parent.has(st.key) ? visibleRep(st.ix, st.key, st.expanded) : null);
       if (after) after();
       publishStory();
       for (const f of whenDrawn.splice(0)) f();
@@ -203,23 +206,82 @@ export function graphView(root, doc, engine, opts = {}) {
       if (before && after) {
         pz.set(t0.x + (before.x - after.x) * t0.k, t0.y + (before.y - after.y) * t0.k, t0.k);
       }
+      grow();
     });
   };
 
-  /** Fit button: the whole drawing (in presentation mode: never below legible). */
-  const fit = () => drawn && pz.fit(drawn.bbox, present ? { max: 1.5, min: MIN_FIT } : { max: 1 });
-  /** First view of a function: fit, but never so small that labels are unreadable. */
-  const firstView = () => {
-    if (!drawn) return;
-    pz.fit(drawn.bbox, { max: present ? 1.5 : 1, min: MIN_FIT });
-    // Too big to fit readably: start where the computation starts, not at the top-left
-    // corner (which in wide programs holds only input ports and long edges).
-    const start = startOfComputation(drawn.boxes);
-    const vp = svg.getBoundingClientRect();
-    if (start && drawn.bbox.h * pz.transform.k > vp.height) {
-      pz.set(pz.transform.x, vp.height / 2 - start.y * pz.transform.k, pz.transform.k);
-    }
+  // ---- framing (framing.js): the pane's height, zoom and pan ----------------------
+
+  let fixedH = 0, setH = 0, framedAt = null, framedW = 0; // reader's height; ours; the last framing
+  /** Tallest pane: an embedding view's --jm-graph-h; else what a 720 px screen holds under the bars. */
+  const maxHeight = () => {
+    const vh = (root.ownerDocument.defaultView || {}).innerHeight || 900;
+    if (compact) return parseFloat(root.ownerDocument.defaultView.getComputedStyle(main).getPropertyValue("--jm-graph-h")) || 380;
+    return present ? Math.max(280, Math.min(vh - 410, 640)) : Math.max(280, Math.min(vh - 240, 580));
   };
+  /** Size the pane (the .jm-main row holding it), in either layout of the view. */
+  const setHeight = (px) => {
+    setH = px;
+    const narrow = !!view.closest(".jm-narrow");
+    main.style.minHeight = "0px";
+    main.style.gridTemplateRows = narrow ? (compact ? `${px}px` : `${px}px 360px`) : "";
+    main.style.height = narrow ? "auto" : `${px}px`;
+  };
+  /** Box of `key` to centre on: an open box's header, not its middle. Null when not drawn. */
+  const anchorBox = (key) => {
+    const st = stateOf(current);
+    const b = key && st.ix.parent.has(key) ? drawn.boxes.get(visibleRep(st.ix, key, st.expanded)) : null;
+    return b ? { x: b.x, y: b.y, w: Math.min(b.w, 360), h: Math.min(b.h, 42) } : null;
+  };
+  /**
+   * Frame the drawing: whole when legible, else the part around `anchors` (boxes; by
+   * default the selection, else the finding's node, else the inputs on the left).
+   */
+  const reframe = (anchors) => {
+    if (!drawn) return null;
+    const st = stateOf(current);
+    const start = startOfComputation(drawn.boxes);
+    const f = stage.frame({
+      present, maxH: maxHeight(), minH: compact ? 120 : 180, fixedH,
+      anchors: anchors || [anchorBox(st.selected) || anchorBox(st.key)], startY: start ? start.y : null,
+    }, setHeight);
+    if (f) {
+      framedAt = pz.transform;
+      framedW = svg.clientWidth;
+    }
+    return f;
+  };
+  /** After a box opened or closed: grow the pane (never past its maximum) to what the drawing needs. */
+  const grow = () => {
+    if (!drawn || fixedH || !setH) return;
+    const want = Math.min(maxHeight(), Math.ceil(drawn.bbox.h * pz.transform.k + 32));
+    if (want > setH) setHeight(want);
+    stage.publish();
+  };
+  /** True when `b` (content box) is on screen at a legible zoom: a reveal leaves the view alone. */
+  const inView = (b) => {
+    const t = pz.transform, w = svg.clientWidth, hh = svg.clientHeight;
+    const legible = M.F_TINY * t.k >= (present ? PRESENT_PX : LEGIBLE_PX) - 0.05;
+    return !!b && legible && t.x + b.x * t.k >= 0 && t.y + b.y * t.k >= 0 && t.x + (b.x + b.w) * t.k <= w && t.y + (b.y + b.h) * t.k <= hh;
+  };
+  // A resized output area (a new width, a sidebar closed, narrow layout) frames again,
+  // unless the reader moved the drawing since; a height the reader dragged is kept.
+  const win = root.ownerDocument.defaultView;
+  const ro = win && win.ResizeObserver ? new win.ResizeObserver(() => {
+    if (!drawn) return;
+    const w = svg.clientWidth, hh = svg.clientHeight;
+    if (w && w !== framedW) {
+      const t = pz.transform, moved = framedAt && (t.x !== framedAt.x || t.y !== framedAt.y || t.k !== framedAt.k);
+      if (!framedAt || !moved) return void reframe();
+      framedW = w;
+    } else if (setH && hh && Math.abs(hh - setH) > 2 && !view.closest(".jm-narrow")) fixedH = hh;
+    stage.publish();
+  }) : null;
+  if (ro) ro.observe(canvas);
+
+  /** Fit button (and the first view of a function): frame it (framing.js). */
+  const fit = () => void reframe();
+  const firstView = fit;
 
   // ---- selection ---------------------------------------------------------------
 
@@ -252,9 +314,8 @@ export function graphView(root, doc, engine, opts = {}) {
     const st = stateOf(current);
     const center = () => {
       select(key);
-      const b = drawn && drawn.boxes.get(visibleRep(st.ix, key, st.expanded));
-      // Open boxes can be huge: centre on their header, not their middle.
-      if (b) pz.centerOn(b.x + Math.min(b.w, 360) / 2, b.y + Math.min(b.h, 42) / 2, 0.7);
+      const b = drawn && anchorBox(key);
+      if (b && !inView(b)) reframe([b]);
     };
     if (reveal(st.ix, st.expanded, key)) relayout(center);
     else center();
@@ -296,7 +357,7 @@ export function graphView(root, doc, engine, opts = {}) {
 
   const show = (i) => {
     hood.exit(); // a neighbourhood belongs to the function it was opened on
-    if (drawn && states.has(current)) states.get(current).transform = pz.transform;
+    if (drawn && states.has(current)) Object.assign(states.get(current), { transform: pz.transform, paneH: setH });
     current = i;
     const st = stateOf(i);
     clear(tabsSlot);
@@ -305,6 +366,7 @@ export function graphView(root, doc, engine, opts = {}) {
     strip.setFunction(st.ix);
     if (!modeState(fns[i], mode).ok) mode = "trace";
     modes.update(fns[i], mode);
+    if (legendLine) legendLine.update(mode);
     searchBox.value = st.query;
     runSearch();
     select(st.selected, false);
@@ -312,8 +374,10 @@ export function graphView(root, doc, engine, opts = {}) {
     applyLabels();
     applyOverlay();
     relayout(() => {
-      if (st.transform) pz.set(st.transform.x, st.transform.y, st.transform.k);
-      else firstView();
+      if (st.transform) {
+        if (st.paneH) setHeight(st.paneH);
+        pz.set(st.transform.x, st.transform.y, st.transform.k);
+      } else firstView();
       select(st.selected, false);
     });
   };
@@ -394,6 +458,7 @@ export function graphView(root, doc, engine, opts = {}) {
     if (!modeState(fns[current], m).ok) return;
     mode = m;
     modes.update(fns[current], mode);
+    if (legendLine) legendLine.update(mode);
     applyLabels();
     select(stateOf(current).selected, false); // details show values / batch dims per mode
   };
@@ -454,28 +519,18 @@ export function graphView(root, doc, engine, opts = {}) {
     if (!known.length) return;
     let changed = false;
     for (const k of known) changed = reveal(st.ix, st.expanded, k) || changed;
+    // All of them when they fit at a legible zoom, else the first (framing.js).
     const go = () => {
       if (!drawn) return;
-      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, first = null;
-      for (const k of known) {
-        const b = drawn.boxes.get(visibleRep(st.ix, k, st.expanded));
-        if (!b) continue;
-        const w = Math.min(b.w, 360), hh = Math.min(b.h, 42); // open boxes: their header
-        first ||= { x: b.x + w / 2, y: b.y + hh / 2 };
-        x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y); x1 = Math.max(x1, b.x + w); y1 = Math.max(y1, b.y + hh);
-      }
-      if (!first) return;
-      const vp = svg.getBoundingClientRect(), k = Math.max(pz.transform.k, 0.5);
-      const fitK = Math.min((vp.width - 40) / (x1 - x0 + 1), (vp.height - 40) / (y1 - y0 + 1));
-      if (fitK >= k) pz.centerOn((x0 + x1) / 2, (y0 + y1) / 2, k);
-      else if (fitK >= 0.4) pz.fit({ x: x0 - 20, y: y0 - 20, w: x1 - x0 + 40, h: y1 - y0 + 40 }, { max: 1 });
-      else pz.centerOn(first.x, first.y, 0.7); // too far apart to read at once
+      const boxes = known.map(anchorBox).filter(Boolean);
+      if (boxes.length && !boxes.every(inView)) reframe(boxes);
     };
     if (changed) relayout(go);
     else go();
   };
   const dispose = () => {
     disposed = true;
+    if (ro) ro.disconnect();
     stage.dispose();
     panes.dispose();
     unbindKeys();
@@ -493,6 +548,12 @@ export function graphView(root, doc, engine, opts = {}) {
       paintSelection();
     },
     reveal: (keys) => onceDrawn(() => revealKeys(keys)),
+    /** The element the host's story is about (a finding's node): marked, and framed first. */
+    setKey(key) {
+      const st = stateOf(current);
+      st.key = key || null;
+      if (drawn) stage.setKey(st.key && st.ix.parent.has(st.key) ? visibleRep(st.ix, st.key, st.expanded) : null);
+    },
     setMode,
     setDecorations(fn) {
       hostDecorate = fn || null;
