@@ -256,9 +256,11 @@ def test_static_and_text_views_list_meshes_arrays_and_collectives():
     doc = jaxmagic.document(cap, "sharding")
     page = fallback_html(doc)
     assert "<script>" not in page and "&lt;/td&gt;&lt;script&gt;" in page
-    assert page.count("<img") == len(doc["meshes"]) + len(doc["arrays"])
+    own = [a for a in doc["arrays"] if not a["earlier"]]  # the earlier one is a row of the closed table
+    assert page.count("<img") == len(doc["meshes"]) + len(own)
+    assert "<details><summary>1 array from earlier cells</summary>" in page
     text = text_summary(doc)
-    assert "mesh m0: x=2 × y=4" in text and "w: f32[64, 64] P('x', 'y'), 8 blocks, 1 copies" in text
+    assert "unnamed mesh m0: x=2 (Auto) × y=4 (Auto)" in text and "w: f32[64, 64] P('x', 'y'), 8 blocks, 1 copy" in text
     (call,) = doc["calls"]
     assert text.count("\n  all-") + text.count("\n  reduce-scatter") == len(call["collectives"])
 
@@ -370,3 +372,61 @@ def test_registered_pytrees_are_walked_and_opaque_objects_are_not():
           "mixed": [jnp.ones(1), 2.0, "text"]}
     records, _ = sharding.namespace_arrays(ns)
     assert [r.name for r in records] == ["layer.w", "layer.b", "mixed[0]"]
+
+
+def test_meshes_carry_the_names_the_namespace_binds_and_their_axis_types():
+    """Mesh names are the namespace's names for the very Mesh object (an alias is a second name;
+    inside a dict, its path); an Auto and an Explicit mesh over the same devices are two meshes,
+    each with JAX's own `mesh.axis_types`; a mesh set with `jax.set_mesh` at a call is recorded."""
+    dp = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,))
+    ex = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
+    assert list(dp.devices.flat) == list(ex.devices.flat) and dp.axis_names == ex.axis_names
+    grid = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    hidden = jax.make_mesh((4, 2), ("a", "b"), axis_types=(AxisType.Explicit,) * 2)
+    ns = {"dp": dp, "alias": dp, "meshes": {"grid": grid}}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        ns["ex"] = ex
+        ns["batch"] = jax.device_put(jnp.ones((16, 4)), NamedSharding(ex, P("data")))
+        with jax.set_mesh(hidden):  # named nowhere: recorded from the call's context
+            ns["y"] = jax.jit(lambda v: v * 2)(jax.device_put(jnp.ones((8, 4)), P("a")))
+    doc = jaxmagic.document(cap, "sharding")
+    by_names = {tuple(m["names"]): m for m in doc["meshes"]}
+    want = {("ex",): ex, ("dp", "alias"): dp, ("meshes['grid']",): grid}
+    for names, mesh in want.items():
+        m = by_names[names]
+        assert m["axis_types"] == [t.name for t in mesh.axis_types]
+        assert m["devices"] == [int(d.id) for d in mesh.devices.flat] and m["axis_names"] == list(mesh.axis_names)
+    assert by_names[("ex",)]["id"] != by_names[("dp", "alias")]["id"]  # Auto and Explicit: two meshes
+    (context,) = [m for m in doc["meshes"] if m["context"]]
+    assert context["names"] == [] and context["axis_names"] == ["a", "b"]
+    assert context["axis_types"] == [t.name for t in hidden.axis_types]
+    batch = next(a for a in doc["arrays"] if a["name"] == "batch")
+    assert batch["sharding"]["mesh"] == by_names[("ex",)]["id"]  # an Explicit array names the Explicit mesh
+    from jaxmagic.views.static_sharding import mesh_title
+
+    assert mesh_title(by_names[("dp", "alias")]) == "mesh dp"
+    assert mesh_title(context) == f"mesh {context['id']} (set with jax.set_mesh)"
+
+
+def test_the_earlier_arrays_are_those_bound_before_the_cell_that_its_calls_do_not_read(magic_shell):
+    """Through the magic, as a notebook runs it: 30 arrays left by earlier cells, then a cell on a
+    2x4 mesh that reads two of them. Earlier = bound before the cell, not rebound, not read by its calls;
+    the document lists this cell's arrays first and the earlier ones last."""
+    setup = "import jax, jax.numpy as jnp\n" + "".join(f"old{i} = jnp.full((4,), {i}.0)\n" for i in range(30))
+    assert magic_shell.run_cell(setup).success
+    bound = {n for n, v in magic_shell.user_ns.items() if isinstance(v, jax.Array) and not n.startswith("_")}
+    cell = ("%%sharding --name scap\n"
+            "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
+            "grid = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)\n"
+            "x = jax.device_put(jnp.ones((64, 32)), NamedSharding(grid, P('x', 'y')))\n"
+            "w = jax.device_put(jnp.ones((32, 16)), NamedSharding(grid, P('y', None)))\n"
+            "out = jax.jit(lambda a, b, c: a @ b + c.sum())(x, w, old3)\n"
+            "old7 = old7 + 1\n")
+    assert magic_shell.run_cell(cell).success
+    doc = jaxmagic.document(magic_shell.user_ns["scap"], "sharding")
+    earlier = {a["name"] for a in doc["arrays"] if a["earlier"]}
+    assert earlier == bound - {"old3", "old7"}  # old3 is read by the call, old7 rebound
+    assert {f"old{i}" for i in range(30)} - {"old3", "old7"} <= earlier
+    flags = [a["earlier"] for a in doc["arrays"]]
+    assert flags == sorted(flags)  # this cell's arrays first, then the earlier ones
+    assert doc["meshes"][0]["names"] == ["grid"]  # the cell's own name first

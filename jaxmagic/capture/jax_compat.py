@@ -469,3 +469,26 @@ def source_info_now() -> Any:
         return source_info_util.current()
     except Exception:
         return None
+
+
+def context_meshes() -> list[Any]:
+    """The meshes in context now: the concrete one `jax.set_mesh` / `use_mesh` set (as a global or a
+    `with` block), then the abstract one (`use_abstract_mesh`, or the concrete one's). Empty where
+    none is set or this JAX has no such context (older versions: `with mesh:` only)."""
+    out = []
+    for getter in ("get_mesh", "get_abstract_mesh"):
+        try:
+            mesh = getattr(jax.sharding, getter)()
+        except Exception:
+            continue
+        if mesh is not None and getattr(mesh, "axis_names", None):  # the empty mesh means none is set
+            out.append(mesh)
+    return out
+
+
+def axis_types(mesh: Any) -> tuple[Any, ...]:
+    """The mesh's axis types (`AxisType.Auto`, `Explicit`, `Manual`); () on a JAX without them."""
+    try:
+        return tuple(getattr(mesh, "axis_types", None) or ())
+    except Exception:
+        return ()

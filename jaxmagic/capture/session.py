@@ -140,6 +140,7 @@ class CaptureSession:
         if self.shardings:  # which names the cell binds anew: their arrays are listed first
             self._bound_before = {name: id(value) for name, value in self.namespace.items()}
             self._inputs_seen: set[int] = set()
+            self._context_meshes: list = []  # meshes set with jax.set_mesh / use_mesh at the cell's calls
         self._running = True
         self.capture.start = time.perf_counter()
         return self.capture
@@ -189,13 +190,15 @@ class CaptureSession:
         try:
             from . import sharding
 
+            named: dict = {}  # meshes, named by the same walk as the arrays
             arrays, extra = sharding.namespace_arrays(self.namespace, getattr(self, "_bound_before", {}),
-                                                      getattr(self, "_inputs_seen", set()))
+                                                      getattr(self, "_inputs_seen", set()), meshes=named)
             self.capture.arrays[:] = sharding.merge_outputs(self.capture.arrays, arrays, self.namespace)
             if extra:
                 self.capture.notes.append(f"{extra} more arrays in the namespace were not recorded (the first "
                                           f"{sharding.MAX_ARRAYS} were)")
-            self.capture.meshes.extend(sharding.namespace_meshes(self.namespace))
+            self.capture.meshes.extend(sharding.namespace_meshes(self.namespace, named,
+                                                                 getattr(self, "_context_meshes", ())))
             self.capture.devices.extend((int(d.id), str(d.platform), str(getattr(d, "device_kind", "")))
                                         for d in jax.devices())
         except Exception as exc:  # our failure never becomes the user's
@@ -327,6 +330,7 @@ class CaptureSession:
             from . import sharding
 
             self.capture.arrays.extend(sharding.output_arrays(out, index, self._rows[index].name))
+            self._context_meshes.extend(sharding.context_mesh_records())  # `with jax.set_mesh(m): f(x)`
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"outputs of call {index} not placed: {type(exc).__name__}: {exc}")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import types
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import jax
@@ -30,17 +30,24 @@ IPYTHON_HISTORY = frozenset({"In", "Out"})  # IPython's input and output caches:
 
 @dataclass(frozen=True)
 class MeshRecord:
-    """A device mesh: axis names and sizes, axis types, and the device id at every mesh position."""
+    """A device mesh: axis names and sizes, axis types, and the device id at every mesh position.
+
+    Two meshes are one when all four agree (`key`): an Auto and an Explicit mesh over the same
+    devices place arrays under different rules, so they are two. `names` (the names the user's
+    namespace binds to it) and `context` (set with `jax.set_mesh` / `use_mesh`) say how the user
+    refers to it and are not part of its identity."""
 
     axis_names: tuple[str, ...]
     shape: tuple[int, ...]
     axis_types: tuple[str, ...]  # "Auto" | "Explicit" | "Manual" (JAX's AxisType names); () when unknown
     device_ids: tuple[int, ...]  # row-major over `shape`; () for an abstract mesh (no devices)
     abstract: bool = False
+    names: tuple[str, ...] = field(default=(), compare=False)
+    context: bool = field(default=False, compare=False)
 
     @property
     def key(self) -> tuple:
-        return (self.axis_names, self.shape, self.device_ids)
+        return (self.axis_names, self.shape, self.device_ids, self.axis_types)
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ def mesh_record(mesh: Any) -> MeshRecord | None:
         shape = tuple(int(n) for n in (mesh.axis_sizes if hasattr(mesh, "axis_sizes") else mesh.devices.shape))
     except Exception:
         return None
-    types = tuple(_axis_type_name(t) for t in (getattr(mesh, "axis_types", None) or ()))
+    types = tuple(_axis_type_name(t) for t in jax_compat.axis_types(mesh))
     if not names:
         return None  # the empty mesh JAX reports when none is set
     try:
@@ -201,7 +208,8 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
 
 
 def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
-                     read: set[int] | None = None) -> tuple[list[ArrayRecord], int]:
+                     read: set[int] | None = None,
+                     meshes: dict[int, tuple[Any, list[str]]] | None = None) -> tuple[list[ArrayRecord], int]:
     """Arrays bound in the namespace (and inside lists, tuples and dicts bound there: params), by
     path; (records, how many more there were past `MAX_ARRAYS`).
 
@@ -209,6 +217,10 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
     started, or bound to another object) come first: in a notebook, the arrays of this cell
     are what its view is about, the ones earlier cells left follow, marked `earlier` unless the
     cell's jitted calls read them (`read`: ids of the arrays passed to them).
+
+    The same walk names meshes (no second pass, no deeper look): every `Mesh` / `AbstractMesh`
+    leaf it meets is added to `meshes` (when given) as {id: (mesh, [names in walk order])}, so
+    `dp = jax.make_mesh(...)` is drawn as `dp`, not as `m0`.
     """
     read = read or set()
     before = before or {}
@@ -225,6 +237,8 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
             continue
         for path, leaf in leaves:
             if not isinstance(leaf, jax.Array):
+                if meshes is not None and type(leaf).__name__ in MESH_TYPES:
+                    meshes.setdefault(id(leaf), (leaf, []))[1].append(name + jax.tree_util.keystr(tuple(path)))
                 continue
             if len(records) >= MAX_ARRAYS:
                 extra += 1
@@ -293,22 +307,55 @@ def merge_outputs(outputs: list[ArrayRecord], bound: list[ArrayRecord], namespac
     return merged
 
 
-def namespace_meshes(namespace: dict) -> list[MeshRecord]:
-    """Meshes bound in the namespace, and the mesh set by `jax.set_mesh` / `use_mesh` if any."""
-    out = []
-    for name, value in list(namespace.items()):
-        if type(value).__name__ in ("Mesh", "AbstractMesh") and not name.startswith("_"):
-            record = mesh_record(value)
-            if record is not None:
-                out.append(record)
-    for getter in ("get_mesh", "get_abstract_mesh"):
-        try:
-            current = getattr(jax.sharding, getter)()
-        except Exception:
-            continue
-        record = mesh_record(current) if current is not None else None
-        if record is not None:
+MESH_TYPES = frozenset({"Mesh", "AbstractMesh"})
+
+
+def namespace_meshes(namespace: dict, named: dict[int, tuple[Any, list[str]]] | None = None,
+                     context: Iterable[MeshRecord] = ()) -> list[MeshRecord]:
+    """Meshes the namespace binds, with their names, then the meshes set with `jax.set_mesh` /
+    `use_mesh`: in context now, or at a jitted call of the cell (`context`, recorded then), marked
+    `context` and named where the namespace binds the same mesh.
+
+    `named` is what `namespace_arrays(..., meshes=named)` found; without it, the top level of the
+    namespace is looked at (the same names, minus meshes inside containers)."""
+    if named is None:
+        named = {}
+        for name, value in list(namespace.items()):
+            if type(value).__name__ in MESH_TYPES and not name.startswith("_"):
+                named.setdefault(id(value), (value, []))[1].append(name)
+    out: list[MeshRecord] = []
+    by_key: dict[tuple, int] = {}
+
+    def add(record: MeshRecord | None) -> None:
+        if record is None:
+            return
+        at = by_key.get(record.key)
+        if at is None:
+            by_key[record.key] = len(out)
             out.append(record)
+            return
+        had = out[at]
+        out[at] = replace(had, names=had.names + tuple(n for n in record.names if n not in had.names),
+                          context=had.context or record.context)
+
+    for mesh, names in named.values():
+        record = mesh_record(mesh)
+        add(record and replace(record, names=tuple(names)))
+    for record in context:
+        add(record)
+    for mesh in jax_compat.context_meshes():
+        record = mesh_record(mesh)
+        add(record and replace(record, context=True))
+    return out
+
+
+def context_mesh_records() -> list[MeshRecord]:
+    """The meshes in context right now (at a jitted call: `with jax.set_mesh(m): f(x)`), marked `context`."""
+    out = []
+    for mesh in jax_compat.context_meshes():
+        record = mesh_record(mesh)
+        if record is not None:
+            out.append(replace(record, context=True))
     return out
 
 

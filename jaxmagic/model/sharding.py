@@ -21,7 +21,7 @@ import jax
 from ..capture import collectives as hlo
 from ..capture import sharding as placement
 from ..capture.record import Capture, JitCall
-from ..units import bytes_text
+from ..units import bytes_text, plural
 from .document import envelope, source_json
 from .graph import _function_entries
 
@@ -35,7 +35,7 @@ def sharding_document(capture: Capture) -> dict:
     meshes = _Meshes()
     for record in capture.meshes:
         meshes.id_of(record)
-    arrays = [_array(f"a{i}", a, meshes) for i, a in enumerate(capture.arrays)]
+    arrays = [_array(f"a{i}", a, meshes) for i, a in enumerate(_story_order(capture.arrays))]
     calls = []
     for first, same in _function_entries(capture)[0]:
         if first.artifacts is None:
@@ -49,9 +49,8 @@ def sharding_document(capture: Capture) -> dict:
     findings = _findings(arrays, calls)
     n_dev = len(devices)
     if arrays or calls:
-        title = (f"%%sharding: {len(arrays)} array{'s' * (len(arrays) != 1)} on {n_dev} device{'s' * (n_dev != 1)}"
-                 f", {len(meshes.records)} mesh{'es' * (len(meshes.records) != 1)}, "
-                 f"{len(calls)} jitted function{'s' * (len(calls) != 1)}")
+        title = (f"%%sharding: {plural(len(arrays), 'array')} on {plural(n_dev, 'device')}, "
+                 f"{plural(len(meshes.records), 'mesh')}, {plural(len(calls), 'jitted function')}")
     else:
         title = "%%sharding: no arrays and no jitted calls were recorded in this cell"
     info = {int(d[0]): {"id": int(d[0]), "platform": d[1], "kind": d[2]} for d in capture.devices}
@@ -60,8 +59,16 @@ def sharding_document(capture: Capture) -> dict:
                     meshes=meshes.records, arrays=arrays, calls=calls, findings=findings)
 
 
+def _story_order(arrays: list[placement.ArrayRecord]) -> list[placement.ArrayRecord]:
+    """This cell's arrays first (those it bound, then the outputs of its calls in call order), the
+    ones earlier cells left last: the order the view, the static page and playback show them."""
+    return sorted(arrays, key=lambda a: (a.earlier, a.call is not None, a.call or 0))
+
+
 class _Meshes:
-    """Meshes by identity of content; an abstract mesh matching a concrete one is that one."""
+    """Meshes by identity of content (axis names, shape, devices, axis types); an abstract mesh
+    matching a concrete one is that one. The first record of a mesh that the namespace names, or
+    that was set with `jax.set_mesh`, gives it `names` and `context` (capture records come first)."""
 
     def __init__(self) -> None:
         self.records: list[dict] = []
@@ -72,7 +79,9 @@ class _Meshes:
             return None
         if mesh.abstract:
             for record in self.records:
-                if record["axis_names"] == list(mesh.axis_names) and record["shape"] == list(mesh.shape):
+                if (record["axis_names"] == list(mesh.axis_names) and record["shape"] == list(mesh.shape)
+                        and (not mesh.axis_types or record["axis_types"] == list(mesh.axis_types))):
+                    self._name(record, mesh)
                     return record["id"]
         key = mesh.key
         if key not in self._ids:
@@ -80,8 +89,15 @@ class _Meshes:
             self.records.append({"id": mid, "axis_names": list(mesh.axis_names), "shape": list(mesh.shape),
                                  "axis_types": list(mesh.axis_types),
                                  "devices": list(mesh.device_ids) if not mesh.abstract else None,
-                                 "abstract": mesh.abstract})
-        return self._ids[key]
+                                 "abstract": mesh.abstract, "names": [], "context": False})
+        record = self.records[int(self._ids[key][1:])]
+        self._name(record, mesh)
+        return record["id"]
+
+    @staticmethod
+    def _name(record: dict, mesh: placement.MeshRecord) -> None:
+        record["names"].extend(n for n in mesh.names if n not in record["names"])
+        record["context"] = record["context"] or mesh.context
 
 
 def _sharding(s: placement.ShardingRecord, meshes: _Meshes) -> dict:

@@ -4,13 +4,18 @@ jitted call's shardings and collectives, as tables and small SVG pictures.
 For hosts that run no scripts (GitHub, nbviewer, email) and for `text/plain`. Arrays of rank 3
 and more are drawn as their first 2-D slice with a note; at most `MAX_ARRAYS` pictures. Every
 document string is escaped.
+
+The same order and names as the widget (widgets/sharding/view.js): findings, the meshes by the
+names the user bound (`mesh dp`, `mesh_title`) with each axis's type, this
+cell's arrays, the jitted calls, and last the arrays earlier cells left as one closed
+`<details>` row, "14 arrays from earlier cells" (it opens without scripts).
 """
 
 from __future__ import annotations
 
 import colorsys
 
-from ..units import bytes_text
+from ..units import bytes_text, plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
 
 MAX_ARRAYS = 12  # pictures; the rest are listed
@@ -72,26 +77,60 @@ def array_svg(array: dict, n: int) -> str:
     return "".join(parts)
 
 
+def mesh_title(mesh: dict) -> str:
+    """How the view and the static page call a mesh (widgets/sharding/model.js meshTitle, the same
+    rule): by the user's first name for it, `mesh dp`; else by what set it, `mesh m1 (set with
+    jax.set_mesh)`; else `unnamed mesh m0`: the id is only a label, never passed off as a name."""
+    names = mesh.get("names") or []
+    if names:
+        return f"mesh {names[0]}"
+    if mesh.get("context"):
+        return f"mesh {mesh['id']} (set with jax.set_mesh)"
+    return f"unnamed mesh {mesh['id']}"
+
+
+def axes_text(mesh: dict) -> str:
+    """`x=2 (Auto) × y=4 (Auto)`: every axis with its size and, where JAX has axis types, its type."""
+    types = mesh.get("axis_types") or []
+    return " × ".join(f"{a}={s}" + (f" ({types[d]})" if d < len(types) else "")
+                      for d, (a, s) in enumerate(zip(mesh["axis_names"], mesh["shape"])))
+
+
+def earlier_text(n: int) -> str:
+    """`14 arrays from earlier cells`, `1 array from earlier cells` (the widget's row says the same)."""
+    return f"{plural(n, 'array')} from earlier cells"
+
+
+def _mesh_line(mesh: dict) -> str:
+    also = mesh.get("names", [])[1:]
+    return f"{mesh_title(mesh)}: {axes_text(mesh)}" + (f", also bound as {', '.join(also)}" if also else "")
+
+
+def _array_table(arrays: list[dict]) -> str:
+    rows = ["<table><tr><th>array</th><th>shape</th><th>sharding</th><th>blocks</th><th>copies</th><th>bytes</th></tr>"]
+    for a in arrays:
+        s = a["sharding"]
+        rows.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
+            a["name"] or a["id"], f"{a['dtype']}{a['shape']}", _spec_text(s["spec"], s["kind"]),
+            len(a["blocks"]), a["replication"], bytes_text(a["bytes"]))) + "</tr>")
+    rows.append("</table>")
+    return "".join(rows)
+
+
 def sharding_html(doc: dict) -> str:
     n = len(doc.get("devices", []))
     parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
              findings_html(doc)]
     for mesh in doc.get("meshes", []):
-        axes = " × ".join(f"{a}={s}" for a, s in zip(mesh["axis_names"], mesh["shape"]))
-        parts.append(f"<p>mesh {esc(mesh['id'])}: {esc(axes)} ({esc(', '.join(mesh['axis_types']))})</p>")
+        parts.append(f"<p>{esc(_mesh_line(mesh))}</p>")
         if mesh["devices"]:
-            parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, n), f"mesh {mesh['id']}"))
+            parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, n), mesh_title(mesh)))
     arrays = doc.get("arrays", [])
-    if arrays:
-        parts.append("<table><tr><th>array</th><th>shape</th><th>sharding</th><th>blocks</th><th>copies</th>"
-                     "<th>bytes</th></tr>")
-        for a in arrays:
-            s = a["sharding"]
-            parts.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
-                a["name"] or a["id"], f"{a['dtype']}{a['shape']}", _spec_text(s["spec"], s["kind"]),
-                len(a["blocks"]), a["replication"], bytes_text(a["bytes"]))) + "</tr>")
-        parts.append("</table>")
-    for a in arrays[:MAX_ARRAYS]:
+    own = [a for a in arrays if not a.get("earlier")]
+    earlier = [a for a in arrays if a.get("earlier")]
+    if own:
+        parts.append(_array_table(own))
+    for a in own[:MAX_ARRAYS]:
         note = " (first 2-D slice)" if len(a["shape"]) > 2 else ""
         parts.append(f"<p>{esc(a['name'] or a['id'])}{esc(note)}</p>")
         parts.append(svg_img(lambda a=a: array_svg(a, n), f"blocks of {a['name'] or a['id']}"))
@@ -99,6 +138,8 @@ def sharding_html(doc: dict) -> str:
         parts.append(f"<p><b>{esc(c['name'])}({esc(c['signature'])})</b></p><ul>")
         parts.extend(f"<li>{esc(line)}</li>" for line in _call_lines(c))
         parts.append("</ul>")
+    if earlier:
+        parts.append(f"<details><summary>{esc(earlier_text(len(earlier)))}</summary>{_array_table(earlier)}</details>")
     parts.extend(f"<p><i>{esc(note)}</i></p>" for note in doc.get("notes", []))
     parts.append("</div>")
     return "".join(parts)
@@ -110,7 +151,7 @@ def _call_lines(c: dict) -> list[str]:
              for leaf in c["inputs"]]
     lines += [f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?')}" for leaf in c["outputs"]]
     for col in c["collectives"]:
-        groups = f", groups of {len(col['groups'][0])}" if col["groups"] else ""
+        groups = f", {plural(len(col['groups']), 'group')} of {len(col['groups'][0])}" if col["groups"] else ""
         lines.append(f"{col['kind']} {', '.join(col['operands'])} -> {col['result']} "
                      f"({bytes_text(col['result_bytes'])} per device{groups})"
                      + (f" from {col['op_name']}" if col["op_name"] else ""))
@@ -124,17 +165,25 @@ def _call_lines(c: dict) -> list[str]:
     return lines
 
 
+def _array_line(a: dict) -> str:
+    s = a["sharding"]
+    return (f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_spec_text(s['spec'], s['kind'])}, "
+            f"{plural(len(a['blocks']), 'block')}, {plural(a['replication'], 'copy', 'copies')}, "
+            f"{bytes_text(a['bytes'])}")
+
+
 def sharding_text(doc: dict) -> str:
     lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
-    for mesh in doc.get("meshes", []):
-        lines.append(f"mesh {mesh['id']}: " + " × ".join(f"{a}={s}" for a, s in zip(mesh["axis_names"], mesh["shape"])))
-    for a in doc.get("arrays", []):
-        s = a["sharding"]
-        lines.append(f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_spec_text(s['spec'], s['kind'])}, "
-                     f"{len(a['blocks'])} blocks, {a['replication']} copies, {bytes_text(a['bytes'])}")
+    lines.extend(_mesh_line(mesh) for mesh in doc.get("meshes", []))
+    arrays = doc.get("arrays", [])
+    lines.extend(_array_line(a) for a in arrays if not a.get("earlier"))
     for c in doc.get("calls", []):
         lines.append(f"{c['name']}({c['signature']}):")
         lines.extend("  " + line for line in _call_lines(c))
+    earlier = [a for a in arrays if a.get("earlier")]
+    if earlier:
+        lines.append(f"{earlier_text(len(earlier))}:")
+        lines.extend("  " + _array_line(a) for a in earlier)
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)

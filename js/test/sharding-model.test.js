@@ -3,7 +3,8 @@
 // replicated holders, collective tags, per-device totals.
 import { describe, it, expect } from "vitest";
 import { fixture } from "./helpers.js";
-import { arrayLayout, facets, meshLayout, neighbour, planeSize, intervals, PLANE_W, FACET_W, MAX_FACETS, MESH_W } from "../../widgets/sharding/geometry.js";
+import { arrayLayout, facets, meshLayout, neighbour, planeSize, tileSize, intervals, PLANE_W, PLANE_H, FACET_W, MAX_FACETS, MESH_W,
+  COMPACT, MIN_BLOCK, PRESENT } from "../../widgets/sharding/geometry.js";
 import { deviceHex, deviceOrder, devicePalette, hexLab } from "../../widgets/sharding/colors.js";
 import { bytesText, specText, sliceText, shardingText, idsText } from "../../widgets/sharding/format.js";
 import { readSharding, blockLines, holdersText, collectiveTags, deviceLines, heldArrays } from "../../widgets/sharding/model.js";
@@ -23,17 +24,44 @@ describe("block geometry", () => {
   it("splits a 2-D array in proportion to the index ranges", () => {
     const w = arr("w"); // 512x512, P('x', 'y') on 2x4
     const lay = arrayLayout(w);
-    expect([lay.width, lay.height]).toEqual([PLANE_W, PLANE_W]);
+    const S = PLANE_H; // a square plane is as tall as a plane may be
+    expect([lay.width, lay.height]).toEqual([S, S]);
     expect(lay.items.length).toBe(w.blocks.length);
     for (const it of lay.items) {
       const [[r0, r1], [c0, c1]] = w.blocks[it.block].index;
-      expect(it.x).toBeCloseTo((PLANE_W * c0) / 512, 1);
-      expect(it.w).toBeCloseTo((PLANE_W * (c1 - c0)) / 512, 1);
-      expect(it.y).toBeCloseTo((PLANE_W * r0) / 512, 1);
-      expect(it.h).toBeCloseTo((PLANE_W * (r1 - r0)) / 512, 1);
+      expect(it.x).toBeCloseTo((S * c0) / 512, 1);
+      expect(it.w).toBeCloseTo((S * (c1 - c0)) / 512, 1);
+      expect(it.y).toBeCloseTo((S * r0) / 512, 1);
+      expect(it.h).toBeCloseTo((S * (r1 - r0)) / 512, 1);
     }
     // the blocks tile the rectangle: areas add up
-    expect(lay.items.reduce((s, it) => s + it.w * it.h, 0)).toBeCloseTo(PLANE_W * PLANE_W, 0);
+    expect(lay.items.reduce((s, it) => s + it.w * it.h, 0)).toBeCloseTo(S * S, 0);
+  });
+
+  it("draws a one-block array as a small tile: a 16-byte f32[4,1] is not a tall column", () => {
+    const one = (shape, devices = [0]) => ({ shape, blocks: [block(shape.map((n) => [0, n]), devices)] });
+    for (const [shape, want] of [[[4, 1], [COMPACT.short, COMPACT.long]], [[16, 4], [COMPACT.short, COMPACT.long]],
+      [[4, 4], [COMPACT.long, COMPACT.long]], [[1, 64], [COMPACT.long, COMPACT.short]], [[3], [COMPACT.long, COMPACT.short]]]) {
+      const lay = arrayLayout(one(shape));
+      expect([lay.width, lay.height], String(shape)).toEqual(want);
+      expect(lay.items).toEqual([{ x: 0, y: 0, w: want[0], h: want[1], block: 0 }]);
+    }
+    // replicated whole over 8 devices: one block too, still room for its ×8
+    const rep = arrayLayout(one([16, 4], [0, 1, 2, 3, 4, 5, 6, 7]));
+    expect(rep.height).toBeLessThanOrEqual(COMPACT.long);
+    expect(rep.width).toBeGreaterThanOrEqual(18);
+    // presentation sizes: larger, still small
+    const big = arrayLayout(one([4, 1]), PRESENT.plane, { compact: PRESENT.compact });
+    expect([big.width, big.height]).toEqual([PRESENT.compact.short, PRESENT.compact.long]);
+    expect(tileSize(4, 1, COMPACT)).toEqual({ w: COMPACT.short, h: COMPACT.long });
+  });
+
+  it("grows a plane split into many short rows until each block has room for its id", () => {
+    const rows = { shape: [64, 16], blocks: [...Array(8).keys()].map((i) => block([[i * 8, i * 8 + 8], [0, 16]], [i])) };
+    const lay = arrayLayout(rows);
+    expect(Math.min(...lay.items.map((it) => it.h))).toBeGreaterThanOrEqual(MIN_BLOCK.h);
+    const big = arrayLayout(rows, PRESENT.plane, { maxH: PRESENT.planeH, block: PRESENT.block });
+    expect(Math.min(...big.items.map((it) => it.h))).toBeGreaterThanOrEqual(PRESENT.block.h);
   });
 
   it("keeps uneven blocks proportional", () => {
@@ -48,8 +76,9 @@ describe("block geometry", () => {
     expect(arrayLayout({ shape: [], blocks: [block([])] }).items).toEqual([{ x: 0, y: 0, w: 28, h: 28, block: 0 }]);
     expect(planeSize(64, 512, 220)).toEqual({ w: 220, h: 28 });
     expect(planeSize(1, 100000, 220)).toEqual({ w: 220, h: 16 });
-    expect(planeSize(4096, 512, 220)).toEqual({ w: 40, h: 275 });
-    expect(planeSize(1024, 512, 220)).toEqual({ w: 138, h: 275 });
+    expect(planeSize(4096, 512, 220)).toEqual({ w: 40, h: PLANE_H });
+    expect(planeSize(1024, 512, 220)).toEqual({ w: PLANE_H / 2, h: PLANE_H });
+    expect(planeSize(1024, 512, 220, 275)).toEqual({ w: 138, h: 275 });
   });
 
   it("facets a 3-D array over its leading dimension's block ranges, each block in one facet", () => {
@@ -93,7 +122,9 @@ describe("mesh layout", () => {
     const cell = lay.items[0].w;
     expect(lay.items[5]).toMatchObject({ x: cell, y: cell, pos: 5 }); // x=1, y=1
     expect(lay.width).toBe(4 * cell);
-    expect(axesText(m)).toBe("rows: x (2) · columns: y (4)");
+    expect(axesText(m)).toBe("rows: x (2, Auto) · columns: y (4, Auto)"); // each axis with its type
+    expect(axesText({ ...m, axis_types: ["Explicit", "Auto"] })).toBe("rows: x (2, Explicit) · columns: y (4, Auto)");
+    expect(axesText({ ...m, axis_types: [] })).toBe("rows: x (2) · columns: y (4)"); // a JAX without axis types
   });
 
   it("wraps a long 1-D mesh, facets a 3-D one, draws an abstract one without devices", () => {
@@ -192,7 +223,7 @@ describe("texts", () => {
     const mesh = d.meshes[0];
     const lines = deviceLines(m, mesh, { device: 6, pos: 6 });
     expect(lines[0]).toBe("device 6 · cpu");
-    expect(lines[1]).toBe("mesh m0 position x=1, y=2");
+    expect(lines[1]).toBe(`mesh ${mesh.names[0]} position x=1, y=2`);
     expect(lines[2]).toMatch(/^holds .+: \d+ blocks of \d+ arrays$/);
     expect(m.findings.map((f) => f.severity)).toEqual(d.findings.map((f) => f.severity).sort((a, b) => (a === "warning" ? 0 : 1) - (b === "warning" ? 0 : 1)));
     expect(looseDevices(m)).toBeNull();

@@ -55,7 +55,7 @@ describe("sharding playback", () => {
     key(root, "ArrowRight");
     const meshes = [...view.querySelectorAll(".jm-sh-mesh")];
     expect(meshes.map((x) => [future(x), current(x)])).toEqual([[false, true], [true, false], [true, false]]);
-    expect(label()).toBe("mesh m0 · 8 devices as 2 × 4: 'x' (2) × 'y' (4)");
+    expect(label()).toBe("mesh mesh · 8 devices as 2 × 4: 'x' (2) × 'y' (4)"); // by the name the cell bound
     key(root, "End");
     expect(count()).toEqual([steps, steps]);
     expect(view.outerHTML).toBe(before);

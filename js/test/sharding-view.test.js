@@ -30,14 +30,49 @@ const heldBy = (arr, d) => arr.blocks.map((b, i) => (b.devices.includes(d) ? i :
 const blockOfCell = (c) => Number(/block (\d+) of/.exec(c.getAttribute("aria-label"))[1]) - 1;
 
 describe("sharding view", () => {
-  it("marks arrays an earlier cell placed, which presentation mode hides", () => {
-    const doc = small();
-    doc.arrays[1].earlier = true;
-    const el = render(doc);
-    const cards = arrayCards(el);
-    expect(cards.filter((c) => c.classList.contains("jm-clutter")).length).toBe(1);
-    expect(cards[1].classList.contains("jm-sh-earlier")).toBe(true);
-    expect(el.textContent).toMatch(new RegExp(`Arrays \\(${doc.arrays.length}: ${doc.arrays.length - 1} from this cell, 1 from earlier cells\\)`));
+  it("puts the arrays earlier cells left in one closed row after the calls; a click or the keyboard opens it", () => {
+    for (const n of [1, 3]) {
+      const doc = small();
+      doc.arrays.slice(0, n).forEach((a) => (a.earlier = true));
+      const el = render(doc);
+      const row = el.querySelector(".jm-sh-earlier-row");
+      const btn = row.querySelector("button.jm-sh-earlier-toggle");
+      expect(btn.textContent).toContain(n === 1 ? "1 array from earlier cells" : "3 arrays from earlier cells");
+      expect(btn.getAttribute("aria-expanded")).toBe("false");
+      const body = row.querySelector(".jm-sh-earlier-cards");
+      expect(body.hidden).toBe(true);
+      expect([...body.querySelectorAll(".jm-sh-array .jm-sh-name")].map((x) => x.textContent)).toEqual(doc.arrays.slice(0, n).map((a) => a.name));
+      // order: meshes, this cell's arrays, the calls, then the row
+      const order = [...el.querySelectorAll(".jm-sh-mesh, .jm-sh-array:not(.jm-sh-earlier), .jm-sh-call, .jm-sh-earlier-row")];
+      const last = (sel) => order.map((x) => x.matches(sel)).lastIndexOf(true);
+      const first = (sel) => order.findIndex((x) => x.matches(sel));
+      expect(last(".jm-sh-mesh")).toBeLessThan(first(".jm-sh-array"));
+      expect(last(".jm-sh-array")).toBeLessThan(first(".jm-sh-call"));
+      expect(order[order.length - 1]).toBe(row);
+      expect(el.textContent).toContain(`Arrays from this cell (${doc.arrays.length - n})`);
+      click(btn);
+      expect([body.hidden, btn.getAttribute("aria-expanded")]).toEqual([false, "true"]);
+      click(btn);
+      expect(body.hidden).toBe(true);
+      expect(btn.tagName).toBe("BUTTON"); // Enter and Space toggle it like any button
+    }
+  });
+
+  it("has a legend of its colours and marks the first collective as the story's key element", () => {
+    const d = small();
+    const el = render(d);
+    const legend = el.querySelector("[data-jm-legend]");
+    expect(legend).not.toBeNull();
+    const pal = devicePalette(d);
+    const chips = [...legend.querySelectorAll(".jm-sh-lg-chips .jm-sh-chip")];
+    expect(chips.map((c) => Number(c.textContent))).toEqual([...pal.keys()]);
+    expect(legend.textContent).toContain("one colour per device (8 devices)");
+    expect(legend.textContent).toMatch(/replicated/);
+    expect(legend.textContent).toMatch(/collective's device group/);
+    const keys = el.querySelectorAll("[data-jm-key-element]");
+    expect(keys.length).toBe(1);
+    const firstCall = el.querySelectorAll(".jm-sh-call")[d.calls.findIndex((c) => c.collectives.length)];
+    expect(keys[0]).toBe(firstCall.querySelector(".jm-sh-coll"));
   });
 
   it("draws header, findings (warnings first), a card per mesh and array, and one cell per block", () => {
@@ -58,8 +93,13 @@ describe("sharding view", () => {
     });
     // specs as JAX writes them, the single-device array by its device
     const meta = (name) => cards[d.arrays.findIndex((a) => a.name === name)].querySelector(".jm-sh-meta").textContent;
-    expect(meta("w")).toContain("P('x', 'y') · mesh m0 · 1 copy");
-    expect(meta("rep")).toContain("P() · mesh m0 · ×8 replicated");
+    expect(meta("w")).toContain("P('x', 'y') · mesh mesh · 1 copy");
+    expect(meta("rep")).toContain("P() · mesh mesh · ×8 replicated");
+    // meshes by the names the cell bound, each axis with its type
+    expect(meshCards(el).map((c) => c.querySelector(".jm-sh-name").textContent)).toEqual(d.meshes.map((x) => `mesh ${x.names[0]}`));
+    expect(meshCards(el)[0].textContent).toContain("rows: x (2, Auto) · columns: y (4, Auto)");
+    const unnamed = render({ ...d, meshes: d.meshes.map((x) => ({ ...x, names: [] })) });
+    expect(meshCards(unnamed)[0].querySelector(".jm-sh-name").textContent).toBe(`unnamed mesh ${d.meshes[0].id}`);
     expect(meta("on3")).toContain("device 3");
     expect(meta("params['cube']")).toContain("P(None, 'y', 'x')");
   });
@@ -250,7 +290,7 @@ describe("sharding view", () => {
     expect([...t3.querySelectorAll(".jm-sh-flabel")].map((x) => x.textContent)).toEqual(["[0:2]", "[2:4]"]);
     const cube = meshCards(el)[d.meshes.findIndex((m) => m.shape.length === 3)];
     expect([...cube.querySelectorAll(".jm-sh-flabel")].map((x) => x.textContent)).toEqual(["a=0", "a=1"]);
-    expect(cube.textContent).toContain("facets: a (2) · rows: b (2) · columns: c (2)");
+    expect(cube.textContent).toContain("facets: a (2, Auto) · rows: b (2, Auto) · columns: c (2, Auto)");
     expect(cells(arrayCards(el)[d.arrays.findIndex((a) => a.shape.length === 0)]).length).toBe(1);
   });
 

@@ -6,7 +6,7 @@
 import { h } from "../../js/src/dom.js";
 import { createGrid } from "./grid.js";
 import { arrayLayout, PLANE_W, PRESENT } from "./geometry.js";
-import { blockLines, colorOf } from "./model.js";
+import { blockLines, colorOf, meshRef } from "./model.js";
 import { avalText, bytesText, shardingText } from "./format.js";
 import { presentFits } from "./mesh.js";
 
@@ -19,7 +19,8 @@ export const replicationText = (arr) => (arr.replication > 1 ? `×${arr.replicat
  * Returns `{el, grid}`; the grid's items carry `block` and `holders`.
  */
 export function arrayCard(ref, m, arr, on, present = false) {
-  const lay = present ? arrayLayout(arr, PRESENT.plane, { facetW: PRESENT.facet, labelH: PRESENT.label }) : arrayLayout(arr, PLANE_W);
+  const lay = present ? arrayLayout(arr, PRESENT.plane, { facetW: PRESENT.facet, labelH: PRESENT.label, compact: PRESENT.compact, maxH: PRESENT.planeH, block: PRESENT.block })
+    : arrayLayout(arr, PLANE_W);
   for (const it of lay.items) it.holders = arr.blocks[it.block].devices || [];
   const s = arr.sharding || {};
   const name = arr.name ?? "(unnamed)";
@@ -33,16 +34,18 @@ export function arrayCard(ref, m, arr, on, present = false) {
     fits: present ? presentFits : undefined,
   });
   const call = arr.origin === "output" && arr.call != null ? m.calls.find((c) => c.call === arr.call) : null;
+  // Each piece its own span: presentation mode stacks them beside the grid (sharding.css), without the dots.
+  const part = (text) => h("span", { class: "jm-sh-part" }, [h("span", { class: "jm-sh-sep" }, " · ", ref), text], ref);
   const meta = [
     h("span", { class: "jm-sh-spec" }, shardingText(s), ref),
-    s.mesh != null ? ` · mesh ${s.mesh}` : "",
-    ` · ${replicationText(arr)}`,
-    call ? ` · output of ${call.name}` : "",
-    arr.addressable === false ? " · some shards not addressable here" : "",
+    s.mesh != null ? part(meshRef(m, s.mesh)) : null,
+    part(replicationText(arr)),
+    call ? part(`output of ${call.name}`) : null,
+    arr.addressable === false ? part("some shards not addressable here") : null,
   ];
   const nd = arr.shape.length;
-  // An earlier cell's array is context, not the story: presentation mode hides it (.jm-clutter).
-  const el = h("section", { class: "jm-sh-card jm-sh-array" + (arr.earlier ? " jm-sh-earlier jm-clutter" : ""), tabindex: -1 }, [
+  // An earlier cell's array is context, not the story: the view puts it in the closed row at the end.
+  const el = h("section", { class: "jm-sh-card jm-sh-array" + (arr.earlier ? " jm-sh-earlier" : ""), tabindex: -1 }, [
     h("div", { class: "jm-sh-card-head" }, [
       h("span", { class: "jm-sh-name" }, name, ref), " ",
       h("span", { class: "jm-sh-aval" }, avalText(arr.dtype, arr.shape), ref), " ",

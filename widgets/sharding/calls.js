@@ -6,7 +6,7 @@
  * source lines) and the shardings of the lowered program as text.
  */
 import { h } from "../../js/src/dom.js";
-import { colorOf } from "./model.js";
+import { colorOf, meshRef, meshShort } from "./model.js";
 import { bytesText, leafText, plural, whereText } from "./format.js";
 
 /** Replica groups drawn per collective, and device chips per group. */
@@ -26,13 +26,13 @@ export function operandsText(ops) {
 const chip = (m, d, ref) => h("span", { class: "jm-sh-chip", style: `background:${colorOf(m, d)}` }, String(d), ref);
 
 /** Leaves as a table: path, aval, placement; a mismatched input says what it arrived as. */
-function leafTable(ref, leaves, title) {
+function leafTable(ref, m, leaves, title) {
   const rows = list(leaves).map((l) => h("tr", { class: l.mismatch ? "jm-sh-mismatch" : null }, [
     h("td", { class: "jm-sh-path" }, String(l.path ?? ""), ref),
     h("td", null, String(l.aval ?? ""), ref),
     h("td", null, [
       h("span", { class: "jm-sh-spec", title: l.text == null ? null : String(l.text) }, leafText(l), ref),
-      l.mesh != null ? h("span", { class: "jm-muted" }, ` ${l.mesh}`, ref) : null,
+      l.mesh != null ? h("span", { class: "jm-muted", title: meshRef(m, l.mesh) }, ` ${meshShort(m, l.mesh)}`, ref) : null,
       l.mismatch ? h("div", { class: "jm-sh-warn" }, `⚠ arrives as ${l.given ?? "one device"}: moved on every call`, ref) : null,
     ], ref),
   ], ref));
@@ -83,7 +83,7 @@ function collective(ref, m, col, rows) {
 }
 
 /** The shard_map bodies: mesh, specs with global and per-shard avals, explicit collectives. */
-function shardMaps(ref, maps) {
+function shardMaps(ref, m, maps) {
   return list(maps).map((s) => {
     const ins = list(s.in_specs).map((spec, i) => h("tr", null, [
       h("td", { class: "jm-muted" }, `in ${i}`, ref), h("td", { class: "jm-sh-spec" }, String(spec), ref),
@@ -99,7 +99,7 @@ function shardMaps(ref, maps) {
       c.source ? h("span", { class: "jm-muted" }, ` · ${whereText(c.source)}${c.source.func ? " (" + c.source.func + ")" : ""}`, ref) : null,
     ], ref));
     return h("div", { class: "jm-sh-smap" }, [
-      h("h5", null, `shard_map${s.mesh != null ? " on mesh " + s.mesh : ""}`, ref),
+      h("h5", null, `shard_map${s.mesh != null ? " on " + meshRef(m, s.mesh) : ""}`, ref),
       h("table", { class: "jm-sh-leaves" }, [...ins, ...outs], ref),
       cols.length ? h("ul", { class: "jm-sh-smap-cols" }, cols, ref) : h("div", { class: "jm-muted" }, "no collectives in the body", ref),
     ], ref);
@@ -154,14 +154,14 @@ export function callCard(ref, m, call, on) {
       h("span", { class: "jm-muted" }, ` · ${plural(call.calls ?? 1, "call")}${where ? " · " + where : ""}`, ref),
     ], ref),
     h("div", { class: "jm-sh-io" }, [
-      leafTable(ref, call.inputs, "Inputs"),
+      leafTable(ref, m, call.inputs, "Inputs"),
       h("div", { class: "jm-sh-col jm-sh-colls" }, [
         h("h5", null, `Collectives (${colls.length})`, ref),
         colls.length ? colls : h("div", { class: "jm-muted" }, "none: no communication between devices", ref),
       ], ref),
-      leafTable(ref, call.outputs, "Outputs"),
+      leafTable(ref, m, call.outputs, "Outputs"),
     ], ref),
-    shardMaps(ref, call.shard_maps),
+    shardMaps(ref, m, call.shard_maps),
     intermediates(ref, call.intermediates),
     low ? h("details", { class: "jm-sh-lowered jm-clutter" }, [h("summary", null, "Lowered shardings", ref), h("pre", null, low, ref)], ref) : null,
   ], ref);

@@ -30,7 +30,18 @@ const MAX_CELL = 40;
  * 15 px ids, facet captions on a taller line. The layouts stay the same functions of the
  * document, only scaled, so a mode switch draws the same cells bigger.
  */
-export const PRESENT = { plane: 300, facet: 128, mesh: 640, cell: 56, label: 22 };
+export const PRESENT = { plane: 300, planeH: 96, facet: 128, mesh: 640, cell: 40, label: 22, compact: { long: 64, short: 28 },
+  block: { w: 26, h: 22 } };
+
+/** A block is drawn at least this big where the plane allows (its id fits: 10 px ids; PRESENT.block for 15 px ones). */
+export const MIN_BLOCK = { w: 18, h: 14 };
+
+/**
+ * An array of one block (on one device, or replicated whole) has nothing inside it to show but
+ * its holders' colours: it is drawn as a small tile, `long` px on its longer side and at least
+ * `short` (room for its `×8`), so a 16-byte f32[4,1] is not a 275 px column.
+ */
+export const COMPACT = { long: 56, short: 20 };
 
 const prod = (xs) => xs.reduce((p, x) => p * x, 1);
 const round = (x) => Math.round(x * 10) / 10;
@@ -72,17 +83,27 @@ export function facets(arr) {
   };
 }
 
+/** Height of a plane at most, px: a tall array is drawn narrower, so this cell's arrays stay one short row. */
+export const PLANE_H = 150;
+
 /**
- * Size of one plane (rows x cols elements) drawn `maxW` wide: proportional to the
- * array up to 1.25 times as tall as wide, then narrower down to 40 px; never under 16 px
+ * Size of one plane (rows x cols elements) drawn at most `maxW` wide and `maxH` tall:
+ * proportional to the array, narrower for a tall one down to 40 px; never under 16 px
  * tall, so a 1 x 100000 array is still a visible bar.
  */
-export function planeSize(rows, cols, maxW) {
+export function planeSize(rows, cols, maxW, maxH = PLANE_H) {
   if (rows == null) return { w: maxW, h: STRIP_H };
   const aspect = Math.max(1, rows) / Math.max(1, cols);
-  if (aspect <= 1.25) return { w: maxW, h: Math.max(16, Math.round(maxW * aspect)) };
-  const h = Math.round(maxW * 1.25);
-  return { w: Math.max(40, Math.round(h / aspect)), h };
+  if (maxW * aspect <= maxH) return { w: maxW, h: Math.max(16, Math.round(maxW * aspect)) };
+  return { w: Math.max(40, Math.round(maxH / aspect)), h: maxH };
+}
+
+/** Size of a one-block array's tile: `long` on the longer side, the other in proportion, at least `short`. */
+export function tileSize(rows, cols, { long, short }) {
+  if (rows == null) return { w: long, h: short };
+  const aspect = Math.max(1, rows) / Math.max(1, cols);
+  const side = (a) => Math.max(short, Math.min(long, Math.round(long * a)));
+  return aspect >= 1 ? { w: side(1 / aspect), h: long } : { w: long, h: side(aspect) };
 }
 
 /**
@@ -106,19 +127,28 @@ function tiles(n, w, h, perRow, labelled, labelH = LABEL_H) {
  * block's position in `arr.blocks`). `facetW` and `labelH` are the facet width and caption
  * line (larger in presentation mode).
  */
-export function arrayLayout(arr, maxW = PLANE_W, { facetW = FACET_W, labelH = LABEL_H } = {}) {
+export function arrayLayout(arr, maxW = PLANE_W, { facetW = FACET_W, labelH = LABEL_H, compact = COMPACT, maxH = PLANE_H,
+  block = MIN_BLOCK } = {}) {
   const shape = arr.shape || [];
   const nd = shape.length;
   const blocks = arr.blocks || [];
   if (nd === 0) {
     return { width: SCALAR, height: SCALAR, items: blocks.slice(0, 1).map(() => ({ x: 0, y: 0, w: SCALAR, h: SCALAR, block: 0 })), labels: [], hidden: 0 };
   }
+  if (blocks.length === 1) {
+    const { w, h } = tileSize(nd >= 2 ? shape[nd - 2] : null, shape[nd - 1], compact);
+    return { width: w, height: h, items: [{ x: 0, y: 0, w, h, block: 0 }], labels: [], hidden: 0 };
+  }
   const F = facets(arr);
   const shown = Math.min(F.count, MAX_FACETS);
   const rowDim = nd >= 2 ? nd - 2 : null;
   const colDim = nd - 1;
   const ext = (d) => Math.max(1, shape[d]);
-  const { w, h } = planeSize(rowDim == null ? null : shape[rowDim], shape[colDim], shown > 1 ? facetW : maxW);
+  const plane = planeSize(rowDim == null ? null : shape[rowDim], shape[colDim], shown > 1 ? facetW : maxW,
+    shown > 1 ? Math.round(facetW * 1.25) : maxH);
+  // A short plane split into many rows (or a narrow one into many columns) grows until each block can show its id.
+  const w = shown > 1 ? plane.w : Math.min(maxW, Math.max(plane.w, block.w * intervals(blocks, colDim).length));
+  const h = shown > 1 || rowDim == null ? plane.h : Math.min(2 * maxW, Math.max(plane.h, block.h * intervals(blocks, rowDim).length));
   const T = tiles(shown, w, h, 3, F.count > 1, labelH);
   const items = [];
   blocks.forEach((b, i) => {

@@ -6,14 +6,19 @@
 import { h } from "../../js/src/dom.js";
 import { createGrid } from "./grid.js";
 import { meshLayout, MESH_W, MESH_WRAP, PRESENT } from "./geometry.js";
-import { colorOf, deviceLines } from "./model.js";
+import { colorOf, deviceLines, meshTitle } from "./model.js";
 import { bytesText, plural } from "./format.js";
 
-/** `rows: x (2) · columns: y (4)`: how to read the grid. */
+/**
+ * `rows: x (2, Auto) · columns: y (4, Explicit)`: how to read the grid, with each axis's type
+ * where the JAX version has axis types (Auto: the compiler decides; Explicit: the type carries
+ * the sharding; Manual: inside shard_map).
+ */
 export function axesText(mesh, wrapped) {
   const names = mesh.axis_names || [];
   const shape = mesh.shape || [];
-  const ax = (d) => `${names[d] ?? "axis " + d} (${shape[d]})`;
+  const types = mesh.axis_types || [];
+  const ax = (d) => `${names[d] ?? "axis " + d} (${shape[d]}${types[d] ? ", " + types[d] : ""})`;
   const nd = shape.length;
   if (!nd) return "";
   if (nd === 1) return `${ax(0)}${wrapped ? `, wrapped every ${MESH_WRAP}` : ""}`;
@@ -38,9 +43,8 @@ export function meshCard(ref, m, mesh, on, present = false) {
   const named = mesh.id != null;
   const ids = Array.isArray(mesh.devices) ? mesh.devices : [];
   const held = ids.map((d) => (m.totals.get(d) || { bytes: 0 }).bytes);
-  const types = (mesh.axis_types || []).filter((t) => t !== "Auto").length ? ` · ${mesh.axis_types.join(", ")}` : "";
   const grid = createGrid(ref, lay, {
-    label: named ? `mesh ${mesh.id}` : "devices outside every mesh",
+    label: named ? meshTitle(mesh) : "devices outside every mesh",
     colors: (it) => [colorOf(m, it.device)],
     text: (it) => (it.device == null ? "" : String(it.device)),
     aria: (it) => deviceLines(m, mesh, it).join("; "),
@@ -53,14 +57,16 @@ export function meshCard(ref, m, mesh, on, present = false) {
   const lo = Math.min(...held), hi = Math.max(...held);
   const el = h("section", { class: "jm-sh-card jm-sh-mesh" }, [
     h("div", { class: "jm-sh-card-head" }, [
-      h("span", { class: "jm-sh-name" }, named ? `mesh ${mesh.id}` : "other devices", ref),
-      " ", h("span", { class: "jm-muted" }, (mesh.shape || []).join(" × ") + types, ref),
+      h("span", { class: "jm-sh-name" }, named ? meshTitle(mesh) : "other devices", ref),
+      " ", h("span", { class: "jm-muted" }, (mesh.shape || []).join(" × "), ref),
     ], ref),
-    h("div", { class: "jm-sh-meta jm-muted" }, named ? axesText(mesh, (mesh.shape || []).length === 1 && mesh.shape[0] > MESH_WRAP) : "", ref),
+    named && (mesh.names || []).length > 1 ? h("div", { class: "jm-sh-meta jm-muted" }, `also bound as ${mesh.names.slice(1).join(", ")}`, ref) : null,
+    h("div", { class: "jm-sh-meta jm-muted jm-sh-axes" }, named ? axesText(mesh, (mesh.shape || []).length === 1 && mesh.shape[0] > MESH_WRAP)
+      .split(" · ").map((t, i) => h("span", { class: "jm-sh-part" }, [i ? h("span", { class: "jm-sh-sep" }, " · ", ref) : null, t], ref)) : "", ref),
     mesh.abstract ? h("div", { class: "jm-sh-meta jm-muted" }, "abstract mesh: no devices bound", ref) : null,
     grid.el,
     lay.hidden > 0 ? h("div", { class: "jm-sh-more jm-muted" }, `+${lay.hidden} more`, ref) : null,
-    ids.length ? h("div", { class: "jm-sh-meta jm-muted" }, `${plural(ids.length, "device")} · ` +
+    ids.length ? h("div", { class: "jm-sh-meta jm-muted jm-sh-held" }, `${plural(ids.length, "device")} · ` +
       (lo === hi ? `${bytesText(lo)} held by each` : `${bytesText(lo)} – ${bytesText(hi)} held per device`), ref) : null,
   ], ref);
   return { el, grid };

@@ -47,6 +47,27 @@ export function readSharding(doc) {
   };
 }
 
+/**
+ * How a mesh is called everywhere in the view (jaxmagic/views/static_sharding.py `mesh_title`,
+ * the same rule): by the user's first name for it, `mesh dp`; else by what set it, `mesh m1 (set
+ * with jax.set_mesh)`; else `unnamed mesh m0`: the id is a label, never passed off as a name.
+ */
+export function meshTitle(mesh) {
+  const names = list(mesh && mesh.names);
+  if (names.length) return `mesh ${names[0]}`;
+  if (mesh && mesh.context) return `mesh ${mesh.id} (set with jax.set_mesh)`;
+  return `unnamed mesh ${mesh ? mesh.id : "?"}`;
+}
+
+/** A mesh referred to by id in an array or a call: its title, or `mesh <id>` when the document lacks it. */
+export const meshRef = (m, id) => (m.meshById.has(id) ? meshTitle(m.meshById.get(id)) : `mesh ${id}`);
+
+/** The short form beside a call's leaf spec: the user's name, else the id. */
+export const meshShort = (m, id) => {
+  const mesh = m.meshById.get(id);
+  return mesh && list(mesh.names).length ? String(mesh.names[0]) : String(id);
+};
+
 /** Colour of device `d` (grey for none). */
 export const colorOf = (m, d) => (d == null ? NO_DEVICE : m.colors.get(d) || NO_DEVICE);
 
@@ -87,7 +108,7 @@ export function deviceLines(m, mesh, item) {
     p = Math.floor(p / shape[d]);
   }
   const lines = [item.device == null ? "abstract mesh: no device" : deviceTitle(m, item.device)];
-  if (pos.length && mesh.id != null) lines.push(`mesh ${mesh.id} position ${pos.join(", ")}`);
+  if (pos.length && mesh.id != null) lines.push(`${meshTitle(mesh)} position ${pos.join(", ")}`);
   if (item.device != null) lines.push(heldText(m, item.device));
   return lines;
 }

@@ -12,6 +12,7 @@
  * device groups against every split of a mesh's axes, and left out when none matches.
  */
 import { avalText, bytesText, idsText, leafText, plural, shardingText } from "./format.js";
+import { meshTitle } from "./model.js";
 
 const list = (x) => (Array.isArray(x) ? x : []);
 /** Leaves a call's label names per side before "+N more". */
@@ -20,16 +21,20 @@ const LEAVES = 3;
 const PAIRS = 3;
 const quote = (a) => `'${String(a)}'`;
 
-/** `mesh m0 · 8 devices along 'data'`, `mesh m1 · 8 devices as 2 × 4: 'x' (2) × 'y' (4)`. */
+/**
+ * `mesh dp · 8 devices along 'data'`, `mesh grid · 8 devices as 2 × 4: 'x' (2) × 'y' (4)`, with
+ * the axis types when one is not Auto (`· Explicit axes`); the mesh by the user's name (meshTitle).
+ */
 export function meshStepText(mesh) {
   const ids = list(mesh.devices);
   if (mesh.id == null) return `${plural(ids.length, "device")} outside every mesh: ${idsText(ids)}`;
   const shape = list(mesh.shape), names = list(mesh.axis_names);
   const axes = shape.map((n, d) => `${quote(names[d] ?? d)} (${n})`).join(" × ");
   const types = list(mesh.axis_types).some((t) => t !== "Auto") ? ` · ${list(mesh.axis_types).join(", ")} axes` : "";
-  if (mesh.abstract || !Array.isArray(mesh.devices)) return `mesh ${mesh.id} · abstract ${shape.join(" × ")}: ${axes}, no devices bound${types}`;
-  if (shape.length === 1) return `mesh ${mesh.id} · ${plural(ids.length, "device")} along ${quote(names[0] ?? 0)}${types}`;
-  return `mesh ${mesh.id} · ${plural(ids.length, "device")} as ${shape.join(" × ")}: ${axes}${types}`;
+  const title = meshTitle(mesh);
+  if (mesh.abstract || !Array.isArray(mesh.devices)) return `${title} · abstract ${shape.join(" × ")}: ${axes}, no devices bound${types}`;
+  if (shape.length === 1) return `${title} · ${plural(ids.length, "device")} along ${quote(names[0] ?? 0)}${types}`;
+  return `${title} · ${plural(ids.length, "device")} as ${shape.join(" × ")}: ${axes}${types}`;
 }
 
 /** The global shape of each block, from its index ranges: `f32[8,16]`. */

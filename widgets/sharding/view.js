@@ -1,10 +1,13 @@
 /**
- * The sharding view (`kind: "sharding"`): what `%%sharding` recorded. Findings on top,
- * then the meshes, every array as a grid of its blocks, and the jitted calls with the
- * collectives between their inputs and outputs. Owns the selection: a device (click a
- * mesh cell or a block) lights every block it holds and every collective group it is in;
- * a collective lights the devices that talk in the meshes, tagged with their group. Esc
- * or the bar's button clears. One hover card serves every grid.
+ * The sharding view (`kind: "sharding"`): what `%%sharding` recorded, the cell's own story
+ * first. Findings on top, a legend of the colours, then the meshes (by the names the user
+ * bound), this cell's arrays as grids of their blocks, the jitted calls with the collectives
+ * between their inputs and outputs, and last the arrays earlier cells left (context) as one
+ * closed row that opens on click or Enter. Owns the selection: a device (click a mesh cell or
+ * a block) lights every block it holds and every collective group it is in; a collective
+ * lights the devices that talk in the meshes, tagged with their group. Esc or the bar's button
+ * clears. One hover card serves every grid. The first collective is the story's key element
+ * (`data-jm-key-element`): the caption is about what XLA inserted.
  */
 import { h, clear } from "../../js/src/dom.js";
 import { docHeader } from "../header.js";
@@ -13,16 +16,39 @@ import { meshCard, looseDevices } from "./mesh.js";
 import { arrayCard } from "./arrays.js";
 import { callCard, operandsText } from "./calls.js";
 import { findingsList } from "./findings.js";
+import { shardingLegend } from "./legend.js";
 import { bytesText, plural } from "./format.js";
 import { shardingStory } from "./story.js";
 import { createStage } from "./stage.js";
 
-/** `Arrays (19: 5 from this cell, 14 from earlier cells)`: earlier cells' arrays are context. */
-function arraysHeading(list, present) {
-  const earlier = list.filter((a) => a.earlier).length;
-  if (!earlier) return `Arrays (${list.length})`;
-  return `Arrays (${list.length}: ${list.length - earlier} from this cell, ${earlier} from earlier cells` +
-    `${present ? ", not shown while presenting" : ""})`;
+/** `14 arrays from earlier cells` (jaxmagic/views/static_sharding.py `earlier_text`: the same words). */
+export const earlierText = (n) => `${plural(n, "array")} from earlier cells`;
+
+/**
+ * The closed row of the arrays earlier cells left: a button that says how many and opens the
+ * cards below it (keyboard: it is a button, Enter and Space toggle). Returns `{el, open()}`.
+ */
+function earlierRow(ref, cards) {
+  const words = h("span", null, earlierText(cards.length), ref);
+  const caret = h("span", { class: "jm-sh-caret", "aria-hidden": "true" }, "▸", ref);
+  const body = h("div", { class: "jm-sh-cards jm-sh-earlier-cards", hidden: true }, cards, ref);
+  const btn = h("button", { type: "button", class: "jm-sh-earlier-toggle", "aria-expanded": "false" }, [
+    caret, " ", words, h("span", { class: "jm-muted" }, " · placed before this cell ran, not read by its jitted calls", ref),
+  ], ref);
+  const set = (open) => {
+    body.hidden = !open;
+    btn.setAttribute("aria-expanded", String(open));
+    caret.textContent = open ? "▾" : "▸";
+  };
+  btn.addEventListener("click", () => set(body.hidden));
+  const el = h("section", { class: "jm-sh-sec jm-sh-earlier-row" }, [btn, body], ref);
+  return { el, open: () => set(true) };
+}
+
+/** The story's key element: the first collective XLA inserted, else the first call, else null. */
+function keyElement(calls) {
+  const withColl = calls.find((c) => c.colls.length);
+  return withColl ? withColl.colls[0] : calls.length ? calls[0].el : null;
 }
 
 /** Arrays the selection bar lists for a device, at most. */
@@ -73,16 +99,28 @@ export function shardingView(root, doc, engine, options = {}) {
   const arrays = m.arrays.map((a) => arrayCard(root, m, a, { pickBlock, tip: showTip }, present));
   const calls = m.calls.map((c, ci) => callCard(root, m, c, { pickCollective: (k) => pickCollective(ci, k) }));
   const cardOfArray = new Map(m.arrays.map((a, i) => [a.id, arrays[i].el]));
+  const own = arrays.filter((_, i) => !m.arrays[i].earlier).map((x) => x.el);
+  const before = arrays.filter((_, i) => m.arrays[i].earlier).map((x) => x.el);
+  const earlier = before.length ? earlierRow(root, before) : null;
+  const key = keyElement(calls);
+  if (key) key.setAttribute("data-jm-key-element", "");
 
   const bar = h("div", { class: "jm-sh-bar", "aria-live": "polite" }, null, root);
+  const legend = shardingLegend(root, m);
   const sec = (title, cls, body) => h("section", { class: "jm-sh-sec " + cls }, [h("h4", null, title, root), body], root);
   const findings = findingsList(root, m.findings, (f) => pickFinding(f));
   view.append(...[
     findings && sec(`Findings (${m.findings.length})`, "jm-sh-top", findings),
     bar,
-    meshes.length && sec("Devices", "", h("div", { class: "jm-sh-cards" }, meshes.map((x) => x.el), root)),
-    arrays.length && sec(arraysHeading(m.arrays, present), "", h("div", { class: "jm-sh-cards" }, arrays.map((x) => x.el), root)),
+    present ? null : legend,
+    h("div", { class: "jm-sh-band" }, [
+      meshes.length ? sec("Devices", "", h("div", { class: "jm-sh-cards" }, meshes.map((x) => x.el), root)) : null,
+      own.length ? sec(before.length ? `Arrays from this cell (${own.length})` : `Arrays (${own.length})`, "",
+        h("div", { class: "jm-sh-cards" }, own, root)) : null,
+    ], root),
     calls.length && sec(`Jitted calls (${calls.length})`, "", calls.map((x) => x.el)),
+    present ? legend : null, // a presentation's first screen is the story; its legend follows it
+    earlier && earlier.el,
     tip,
   ].filter(Boolean)); // append() would write a null as the text "null"
 
@@ -105,7 +143,10 @@ export function shardingView(root, doc, engine, options = {}) {
       select({ coll: { c: ci, k: f.collective } });
       pick(calls[ci].el);
       calls[ci].colls[f.collective].focus({ preventScroll: true });
-    } else if (f.array != null && cardOfArray.has(f.array)) pick(cardOfArray.get(f.array));
+    } else if (f.array != null && cardOfArray.has(f.array)) {
+      if (earlier && m.arrays.some((a) => a.id === f.array && a.earlier)) earlier.open();
+      pick(cardOfArray.get(f.array));
+    }
     else if (ci != null) pick(calls[ci].el);
   }
 
