@@ -54,6 +54,9 @@ export function createBreadcrumbs(ref, onPick) {
     el,
     update(ix, key) {
       clear(el);
+      // Nothing selected: the path would be the function alone, which the drawing's own
+      // header already names, and it would cover that header.
+      el.hidden = !key;
       const path = crumbPath(ix, key);
       path.forEach((c, i) => {
         if (i) el.appendChild(h("span", { class: "jm-crumb-sep", "aria-hidden": "true" }, "›", ref));

@@ -154,7 +154,8 @@ export function graphView(root, doc, engine, opts = {}) {
       const ix = timed("index", () => indexFunction(fns[i]));
       states.set(i, {
         ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1, marks: new Map(),
-        key: ((id) => (id ? nKey(id) : null))(firstBadNode(ix.fn)), // the element a finding is about
+        // the element a finding is about (an embedding view names its own: setKey)
+        key: ((id) => (id && !compact ? nKey(id) : null))(firstBadNode(ix.fn)),
         records: null, transform: null, prefix: `${uid}:${i}:`, // records: on the first search
       });
     }
