@@ -15,10 +15,13 @@
  * - Playback (`setPlay`, replay.js): what a step has not reached yet is drawn faded and
  *   without text, the step just taken outlined; each step is one redraw (no animation).
  *
- * Colours come from the theme's CSS variables, read once per scene (`readPalette`).
+ * Colours come from the theme's CSS variables, read once per scene (`readPalette`) when the
+ * canvas is in a document (read on a detached element they are all unresolved), and read
+ * again when the host's theme changes (widgets/theme-watch.js).
  */
 import { BASE, textW, chipW, badgeBox } from "./metrics.js";
 import { traceCurve, pieceSet } from "./curve.js";
+import { readVars, watchTheme, whenConnected } from "../theme-watch.js";
 
 /** Text smaller than this on screen (px) is not drawn. */
 export const TEXT_MIN_PX = 5;
@@ -31,18 +34,21 @@ const FUTURE_ALPHA = 0.08;
 
 /**
  * The renderer's colours (as rgba() strings) and font, from the theme variables in
- * effect on `el`. Each variable is resolved by the browser's own colour parser (a
- * 1×1 canvas), and the colour-mixes of graph.css are computed here.
+ * effect on `el` (connected: see createCanvasRenderer). Each variable is resolved by the
+ * browser's own colour parser (a 1×1 canvas), one still unresolved from the theme's
+ * fallback palette, and the colour-mixes of graph.css are computed here.
  */
 export function readPalette(el) {
   const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+  const names = ["bg", "bg1", "bg2", "fg", "fg1", "fg2", "border", "border2", "brand", "teal", "teal-text", "edge-label", "mark", "mono"];
+  const vars = readVars(el, names);
   const c = el.ownerDocument.createElement("canvas");
   c.width = c.height = 1;
   const x = c.getContext("2d", { willReadFrequently: true });
   const v = (name) => {
     x.clearRect(0, 0, 1, 1);
     x.fillStyle = "#888";
-    x.fillStyle = cs.getPropertyValue("--jm-" + name).trim() || "#888";
+    x.fillStyle = vars[name];
     x.fillRect(0, 0, 1, 1);
     const d = x.getImageData(0, 0, 1, 1).data;
     return [d[0], d[1], d[2], d[3] / 255];
@@ -57,7 +63,7 @@ export function readPalette(el) {
   const [bg, bg1, bg2, fg, fg1, fg2, border, border2, brand, teal, tealText, label, mark] =
     ["bg", "bg1", "bg2", "fg", "fg1", "fg2", "border", "border2", "brand", "teal", "teal-text", "edge-label", "mark"].map(v);
   return {
-    mono: cs.getPropertyValue("--jm-mono").trim() || "monospace",
+    mono: vars.mono,
     frame: mix(fg, null, 0.025), frameStroke: s(border), rootFrame: s(bg1), rootStroke: s(border2),
     ownerFrame: mix(fg, null, 0.03), ownerStroke: mix(fg2, null, 0.6), headTitle: s(fg), muted: s(fg2),
     box: s(bg1), boxStroke: s(border), strong: s(fg2), bg2: s(bg2), prim: s(fg), text1: s(fg1), avals: s(tealText),
@@ -412,12 +418,33 @@ function boxStyle(l, ix, paint, decorate, pal, play) {
 export function createCanvasRenderer(cv, host) {
   const ctx = cv.getContext("2d");
   const win = host.ownerDocument.defaultView;
-  let geo = null, ix = null, pal = null, decorate = null, play = null, pending = 0;
+  let geo = null, ix = null, pal = null, decorate = null, play = null, pending = 0, waiting = null;
   let view = { x: 0, y: 0, k: 1 };
   let paint = { sel: null, hl: new Set(), match: new Map() };
+  const schedule = () => {
+    if (!pending) pending = win.requestAnimationFrame(render);
+  };
+  // The host changed theme: read the colours again (a renderer whose host was drawn and has
+  // since left the document stops watching: nobody disposes it).
+  let drawnOnce = false;
+  const unwatch = watchTheme(host, () => {
+    if (drawnOnce && !host.isConnected) return unwatch();
+    pal = null;
+    if (geo) schedule();
+  });
   const render = () => {
     pending = 0;
     if (!ctx || !geo) return null;
+    if (!host.isConnected) {
+      // Colours cannot be read off a detached element (they would paint black): draw once attached.
+      waiting = waiting || whenConnected(host, () => {
+        waiting = null;
+        schedule();
+      });
+      return null;
+    }
+    pal = pal || readPalette(host);
+    drawnOnce = true;
     const dpr = win.devicePixelRatio || 1, w = host.clientWidth, h = host.clientHeight;
     if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
       cv.width = Math.round(w * dpr);
@@ -427,14 +454,14 @@ export function createCanvasRenderer(cv, host) {
   };
   const later = (f) => () => {
     f();
-    if (!pending) pending = win.requestAnimationFrame(render);
+    schedule();
   };
   return {
     ready: !!ctx,
     setScene: (g, index) => later(() => {
       geo = g;
       ix = index;
-      pal = readPalette(host);
+      pal = null; // read when drawn, on a connected element
     })(),
     setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }))(),
     setPaint: (p) => later(() => (paint = p))(),
@@ -448,6 +475,11 @@ export function createCanvasRenderer(cv, host) {
     },
     /** Draw now (tests, and before a screenshot). */
     render,
+    /** Stop watching the host's theme. */
+    dispose() {
+      unwatch();
+      if (waiting) waiting();
+    },
     clear() {
       geo = null;
       play = null;

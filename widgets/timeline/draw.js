@@ -10,29 +10,31 @@
  *   compile is one rectangle and 100,000 short hits are at most one per pixel;
  * - hits as teal ticks (taller for more calls), misses as orange markers, red when
  *   a recompile-storm finding names the call;
- * - the number of calls in each 64 px cell above dense runs.
+ * - "N calls" in each 64 px cell above dense runs (how many calls the stretch below holds).
  * Rectangles are batched per colour (one path each). Text is fillText only: document
  * strings are never markup here either.
  *
  * Presentation mode draws the same frame at scale `k` (PRESENT_SCALE): every size, font and
- * marker is multiplied, so the smallest text (the call counts) is 14 px, and strokes follow
+ * marker is multiplied, so the smallest text is 17.6 px, and strokes follow
  * the theme's `--jm-stroke-scale`. During playback (`st.playback`) what had not happened yet
  * is veiled, a line marks the present and the step's calls or compiles are framed.
  */
 import { aggregate, bucketRow } from "./model.js";
 import { ticks } from "./time.js";
+import { readVars } from "../theme-watch.js";
+import { plural } from "../../js/src/words.js";
 
 /** Geometry in CSS px. */
-export const GEO = { labelW: 170, axisH: 22, rowH: 34, gapH: 8, overviewH: 24, padR: 10 };
-/** Row inner bands: count text, bars, markers (offsets from the row top). */
-const BAND = { count: 9, barY: 11, barH: 12, markY: 25, markH: 8 };
+export const GEO = { labelW: 170, axisH: 22, rowH: 37, gapH: 8, overviewH: 24, padR: 10 };
+/** Row inner bands: count text (baseline), bars, markers (offsets from the row top). */
+const BAND = { count: 10, barY: 12, barH: 13, markY: 27, markH: 8 };
 /** Cells (px) over which call counts are written when calls are dense. */
 const COUNT_CELL = 64;
 /** A phase present in a bucket is at least this tall (px), so short spans stay visible. */
 const MIN_H = 2;
-/** Font sizes (px) at scale 1: lane names, axis and lane subtitles, call counts. */
-const FONT = { name: 12, small: 10.5, count: 9 };
-/** Scale of presentation mode: the 9 px call counts become 14.4 px. */
+/** Font sizes (px) at scale 1: lane names, axis and lane subtitles, call counts; none under 11 px (legible at a desk). */
+export const FONT = { name: 12, small: 11, count: 11 };
+/** Scale of presentation mode: the 11 px texts become 17.6 px (at least 14 px on a projector). */
 export const PRESENT_SCALE = 1.6;
 /** How much of the not-yet-happened part the playback veil hides. */
 const VEIL = 0.84;
@@ -57,13 +59,17 @@ export function frameLayout(w, rows, k = 1) {
 
 /**
  * Colours and fonts from the theme variables in effect on `el` (theme.css, and
- * timeline.css for the phase colours, light and dark).
+ * timeline.css for the phase colours, light and dark). `el` must be in a document
+ * (plot.js waits for that): a variable read on a detached element is "", which a canvas
+ * ignores, painting everything in its default black. One still unresolved takes the theme's
+ * fallback value (widgets/theme-watch.js), so no colour is ever "".
  */
 export function readPalette(el) {
-  const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+  const v = readVars(el, ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans", "canvas", "tl-trace", "tl-lower", "tl-compile", "tl-exec"]);
   const pal = {};
-  for (const k of ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans", "canvas"]) pal[k] = cs.getPropertyValue("--jm-" + k).trim();
-  for (const k of ["trace", "lower", "compile", "exec"]) pal[k] = cs.getPropertyValue("--jm-tl-" + k).trim();
+  for (const k of ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans", "canvas"]) pal[k] = v[k];
+  for (const k of ["trace", "lower", "compile", "exec"]) pal[k] = v["tl-" + k];
+  const cs = el.ownerDocument.defaultView.getComputedStyle(el);
   pal.stroke = Number.parseFloat(cs.getPropertyValue("--jm-stroke-scale")) || 1;
   return pal;
 }
@@ -165,7 +171,7 @@ function rowMarks(agg, r, x0, bw, y, ticksOut, missPath, stormPath, z = sizes(1)
   const labels = [];
   let lastMiss = -Infinity, cell = -1, cellN = 0, cellX = 0;
   const endCell = () => {
-    if (cellN > 2) labels.push({ x: Math.min(cellX + CELL, x0 + agg.nb * bw) - 2 * k, y: y + B.count, text: `${cellN}` });
+    if (cellN > 2) labels.push({ x: Math.min(cellX + CELL, x0 + agg.nb * bw) - 2 * k, y: y + B.count, text: countText(cellN) });
   };
   for (let b = 0; b < agg.nb; b++) {
     const x = x0 + b * bw;
@@ -191,6 +197,11 @@ function rowMarks(agg, r, x0, bw, y, ticksOut, missPath, stormPath, z = sizes(1)
   }
   endCell();
   return labels;
+}
+
+/** The count written over a dense stretch: "12 calls", "3.4k calls" (fits the 64 px cell). */
+export function countText(n) {
+  return `${n >= 10000 ? Math.round(n / 1000) + "k" : n >= 1000 ? (n / 1000).toFixed(1).replace(/\.0$/, "") + "k" : n} calls`;
 }
 
 /** Fill triangles given as flat [x0, y0, x1, y1, x2, y2, …] in one path. */
@@ -300,13 +311,13 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
     ctx.globalAlpha = idle ? 0.35 : 1;
     ctx.font = `${l === v.focus ? "600 " : ""}${F.name}px ${pal.mono}`;
     ctx.fillStyle = l === v.focus ? pal.brand : pal.fg;
-    ctx.fillText(fitText(ctx, lane.name, z.geo.labelW - 16 * k, F.name), 8 * k, y + 11 * k);
+    ctx.fillText(fitText(ctx, lane.name, z.geo.labelW - 16 * k, F.name), 8 * k, y + 11.5 * k);
     ctx.font = `${F.small}px ${pal.sans}`;
     ctx.fillStyle = pal.fg2;
     const c = so || lane;
-    const sub = lane.origin === "events" ? `compile events · ${c.compiles} compile${c.compiles === 1 ? "" : "s"}`
-      : `${c.calls} calls · ${c.misses} miss${c.misses === 1 ? "" : "es"}`;
-    ctx.fillText(fitText(ctx, sub, z.geo.labelW - 16 * k, F.small), 8 * k, y + 25 * k);
+    const sub = lane.origin === "events" ? `compile events · ${plural(c.compiles, "compile")}`
+      : `${plural(c.calls, "call")} · ${plural(c.misses, "miss", "misses")}`;
+    ctx.fillText(fitText(ctx, sub, z.geo.labelW - 16 * k, F.small), 8 * k, y + 27 * k);
     ctx.globalAlpha = 1;
   });
 

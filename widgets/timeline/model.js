@@ -463,6 +463,15 @@ export function stepMiss(tl, from, dir) {
   return j >= 0 && j < m.length ? m[j] : -1;
 }
 
+/**
+ * The first recompile, in call order: the first miss that is not a function's first call
+ * (JAX compiled again because something about the call changed). -1 when there is none.
+ */
+export function firstRecompile(tl) {
+  for (const c of tl.missCalls) if (whatChanged(tl, c).kind !== "first") return c;
+  return -1;
+}
+
 /** Findings sorted severity first (bug, warning, info), then document order. */
 const SEVERITY = { bug: 0, warning: 1, info: 2 };
 export function sortedFindings(tl) {

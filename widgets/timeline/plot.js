@@ -12,14 +12,22 @@
  * Redraws are coalesced to one per animation frame; `.jm-tl-plot[data-draws]`
  * counts them and `canvas.jmProbe` tells tests and automation where things are.
  *
+ * Colours: nothing is drawn before the canvas is in a document (a widget may be rendered
+ * into a detached element; its theme variables read "" there and the canvas would paint
+ * black), and the palette is read again when the host's theme changes (theme-watch.js).
+ * `.jm-tl-plot` is the drawing pane of the shared contract: `data-jm-pane="timeline"`,
+ * `data-jm-framed`, `data-jm-text-px`, `data-jm-drawing` and, when a call recompiled,
+ * `data-jm-key-rect` (the first recompile's marker), set on every frame.
+ *
  * Playback (`setPlayback`) only changes what one frame draws over the same axis: the window
  * and the rows stay where the user left them (a lane scrolls into the rows when a step
  * happens in it). `sweep` moves the present from one time to the next over a few frames, so
  * a compile's trace, lower and compile spans appear one after the other.
  */
 import { h } from "../../js/src/dom.js";
-import { callAt, spanAt } from "./model.js";
-import { drawFrame, frameLayout, readPalette, PRESENT_SCALE } from "./draw.js";
+import { callAt, spanAt, firstRecompile } from "./model.js";
+import { drawFrame, frameLayout, readPalette, PRESENT_SCALE, FONT, sizes } from "./draw.js";
+import { whenConnected, watchTheme } from "../theme-watch.js";
 import { callTip, spanTip } from "./details.js";
 
 /** Lanes shown at once; more scroll. */
@@ -39,7 +47,7 @@ const MIN_SPAN = 20;
 export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = false }) {
   const canvas = h("canvas", { class: "jm-tl-canvas", role: "img", "aria-label": "JIT timeline" }, null, ref);
   const tip = h("div", { class: "jm-tl-tip", hidden: true, role: "tooltip" }, "", ref);
-  const el = h("div", { class: "jm-tl-plot" }, [canvas, tip], ref);
+  const el = h("div", { class: "jm-tl-plot", "data-jm-pane": "timeline" }, [canvas, tip], ref);
   const win = ref.ownerDocument.defaultView;
   const D = Math.max(1, tl.duration);
   // pick: a window being dragged out on the overview
@@ -48,6 +56,12 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = fal
   let sweepId = 0, sweeps = 0; // the running sweep (0: none; ids never repeat); a new state or sweep cancels it
   let t0 = 0, t1 = D, offset = 0, focus = null, draws = 0, pending = 0, pal = null, ctx = null, drag = null, noClick = false;
   const cache = {};
+  const recompile = firstRecompile(tl); // the call the story points at: its marker is the key rect
+  let waiting = null; // stops waiting for the canvas to be attached
+  const unwatch = watchTheme(canvas, () => {
+    pal = null; // the host changed theme: read the colours again
+    schedule();
+  });
 
   /** Lanes that can be shown: all, or with "misses only" those that missed or compiled. */
   const shown = () => tl.lanes.filter((l) => !st.missesOnly || l.misses > 0 || l.compiles > 0).map((l) => l.pos);
@@ -57,6 +71,14 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = fal
 
   const render = () => {
     pending = 0;
+    if (!canvas.isConnected) {
+      // Not in a document yet: its colours cannot be read. Draw once it is.
+      waiting = waiting || whenConnected(canvas, () => {
+        waiting = null;
+        schedule();
+      });
+      return;
+    }
     const L = layout(), dpr = win.devicePixelRatio || 1;
     const bw = Math.round(L.w * dpr), bh = Math.round(L.h * dpr);
     if (canvas.width !== bw || canvas.height !== bh) [canvas.width, canvas.height] = [bw, bh]; // resizing clears: only on change
@@ -66,6 +88,41 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = fal
     pal = pal || readPalette(canvas);
     drawFrame(ctx, tl, { w: L.w, h: L.h, dpr, t0, t1, rows: rows(), focus, k }, st, pal, cache);
     el.setAttribute("data-draws", String(++draws));
+    publish(L);
+  };
+  /** The pane's contract attributes for the frame just drawn (see the module comment). */
+  const publish = (L) => {
+    const f = framing(L);
+    el.setAttribute("data-jm-framed", f.framed);
+    el.setAttribute("data-jm-text-px", f.textPx.toFixed(1));
+    el.setAttribute("data-jm-drawing", f.drawing.map((v) => Math.round(v)).join(","));
+    const r = recompile >= 0 ? markerRect(L, recompile) : null;
+    if (r) el.setAttribute("data-jm-key-rect", r.map((v) => Math.round(v * 10) / 10).join(","));
+    else el.removeAttribute("data-jm-key-rect");
+  };
+  /**
+   * "whole" when the window holds the whole capture and every lane is a row, else "part";
+   * the smallest text as drawn; the box of the whole drawing (every lane, the whole capture)
+   * relative to the pane at the current zoom.
+   */
+  const framing = (L) => {
+    const span = Math.max(1e-9, t1 - t0), all = shown().length;
+    const x0 = L.plotX + ((0 - t0) / span) * L.plotW, x1 = L.plotX + ((D - t0) / span) * L.plotW;
+    const left = Math.min(0, x0 - L.plotX), full = frameLayout(L.w, Math.max(1, all), k);
+    const whole = t0 <= 0 && t1 >= D && all <= maxRows;
+    return {
+      framed: whole ? "whole" : "part",
+      textPx: Math.min(...Object.values(FONT)) * k,
+      drawing: [left, -offset * L.rowH, Math.max(L.w, x1 + sizes(k).geo.padR) - left, full.h],
+    };
+  };
+  /** [x, y, w, h] of call c's miss marker in the pane, or null when its lane or time is not shown. */
+  const markerRect = (L, c) => {
+    const r = rows().indexOf(tl.calls.lane[c]), t = tl.calls.start[c];
+    if (r < 0 || t < t0 || t > t1) return null;
+    const { band, k: s } = sizes(k);
+    const x = L.plotX + ((t - t0) / (t1 - t0)) * L.plotW;
+    return [x - 3.5 * s, L.rowsY + r * L.rowH + band.markY, 7 * s, 7 * s];
   };
   const schedule = () => {
     pending = pending || (win.requestAnimationFrame ? win.requestAnimationFrame(render) : win.setTimeout(render, 16));
@@ -209,6 +266,7 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = fal
   };
 
   const fit = () => setWindow(-0.01 * D, 1.01 * D);
+  if (recompile >= 0) revealLane(tl.calls.lane[recompile]); // the story's recompile is on screen from the first frame
   fit();
   return {
     el,
@@ -271,6 +329,8 @@ export function createPlot(ref, tl, { onSelect, onBrush, onWindow, present = fal
     flush: render,
     dispose() {
       sweepId = 0;
+      unwatch();
+      if (waiting) waiting();
       if (ro) ro.disconnect();
       if (pending && win.cancelAnimationFrame) win.cancelAnimationFrame(pending);
     },

@@ -23,16 +23,25 @@ import { summaryTable, findingsList } from "./table.js";
 import { bindKeys, helpPanel } from "./keys.js";
 import { timelinePlayback, motionAllowed } from "./stage.js";
 import { fmtUs } from "./time.js";
+import { timelineLegend } from "./legend.js";
 
 import { plural } from "../../js/src/words.js";
 const range = (r) => `${fmtUs(r[0])} – ${fmtUs(r[1])}`;
 
-/** The status line: "N calls, H hits, M misses, C compiles in T". */
+/** The status line's totals: "N calls, H hits, M misses, C compiles in T". */
 export function statusText(tl) {
   const t = tl.totals;
   return `${plural(t.calls, "call")}, ${plural(t.hits, "hit")}, ${plural(t.misses, "miss", "misses")}, ` +
     `${plural(t.compiles, "compile")} in ${fmtUs(tl.duration)}`;
 }
+
+/** The status line's second part: the window shown, clamped to the capture ("showing 0 µs – 603 ms"). */
+export function windowText(tl, a, b) {
+  return "showing " + range([Math.max(0, a), Math.min(tl.duration, b)]);
+}
+
+/** The whole status line as read aloud: the totals, then the window, as two parts ("… in 603 ms · showing …"). */
+export const statusLine = (tl, a, b) => `${statusText(tl)} · ${windowText(tl, a, b)}`;
 
 /**
  * Mount a timeline view for `doc` into `root`; `options` = {present, playback} from
@@ -65,7 +74,7 @@ export function timelineView(root, doc, engine, options) {
     btn("✕", "Clear the time range (Esc)", () => setBrush(null), "jm-btn-quiet"),
   ], root);
   const help = helpPanel(root);
-  const windowText = h("span", null, "", root);
+  const shownText = h("span", { class: "jm-tl-window" }, "", root);
   const toolbar = h("div", { class: "jm-toolbar" }, [
     btn("Fit", "Show the whole capture (f)", () => plot.fit()),
     btn("−", "Zoom out (-)", () => plot.zoom(0.5)),
@@ -82,11 +91,15 @@ export function timelineView(root, doc, engine, options) {
   const plot = createPlot(root, tl, {
     onSelect: (c, lane) => (c >= 0 ? selectCall(c) : focusLane(lane)),
     onBrush: (r) => setBrush(r),
-    onWindow: (a, b) => (windowText.textContent = "showing " + range([Math.max(0, a), Math.min(tl.duration, b)])),
+    onWindow: (a, b) => (shownText.textContent = windowText(tl, a, b)),
     present,
   });
   const stage = h("div", { class: "jm-tl-stage" }, [
-    plot.el, h("div", { class: "jm-status jm-tl-status" }, [statusText(tl), windowText], root), help,
+    plot.el,
+    h("div", { class: "jm-status jm-tl-status" }, [
+      h("span", { class: "jm-tl-totals" }, statusText(tl), root), h("span", { class: "jm-muted", "aria-hidden": "true" }, "·", root), shownText,
+    ], root),
+    timelineLegend(root, tl), help,
   ], root);
   const details = h("div", { class: "jm-details jm-tl-details", "aria-label": "details" }, null, root);
   const table = summaryTable(root, { onSort: (k) => sortBy(k), onPick: (l) => focusLane(l) });
@@ -145,7 +158,7 @@ export function timelineView(root, doc, engine, options) {
     plot.flush();
     new Promise((ok) => ok(canvasToPng(plot.canvas, root.ownerDocument.defaultView.getComputedStyle(stage).backgroundColor)))
       .then((blob) => download(fileName("jaxmagic-timeline", ".png"), blob, "image/png"),
-        (err) => (windowText.textContent = `PNG export failed: ${err && err.message}`));
+        (err) => (shownText.textContent = `PNG export failed: ${err && err.message}`));
   };
 
   root.setAttribute("tabindex", "0");
