@@ -6,6 +6,7 @@ key-reuse checker, addressable shards), and the lines it names against the lines
 from __future__ import annotations
 
 import inspect
+import os
 import math
 import re
 from collections import Counter
@@ -30,6 +31,14 @@ from .test_grads import jax_saved_residuals
 jr = jax.random
 KINDS = ("graph", "timeline", "grad", "sharding", "keys")
 COLLECTIVE = re.compile(r"=\s.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
+
+
+HERE = "test_captions.py"  # lines of a file are named `file.py:N` (capture/source.py where_text)
+
+
+def _at(fn, marker: str) -> str:
+    """`file.py:N`: how captions name the line holding `marker` inside `fn` (a file's line)."""
+    return f"{os.path.basename(inspect.getsourcefile(fn))}:{_line(fn, marker)}"
 
 
 def _line(fn, marker: str) -> int:
@@ -125,7 +134,7 @@ def test_graph_values_say_where_a_nan_first_appears():
         jax.jit(log_of_double)(x)
     sentences = _caption(jaxmagic.document(cap, "graph"))
     nans = int(jnp.isnan(jnp.log(x * 2.0)).sum())  # JAX's answer
-    assert sentences[0] == (f"NaN first appears in log_of_double at log (line {_line(log_of_double, 'NaN for')}): "
+    assert sentences[0] == (f"NaN first appears in log_of_double at log ({_at(log_of_double, 'NaN for')}): "
                             f"{nans} NaN in its output, none in its inputs.")
     with jaxmagic.capture({}, values=True) as clean:
         jax.jit(log_of_double)(jnp.abs(x))
@@ -172,7 +181,7 @@ def test_timeline_names_a_static_argument_and_the_trace_time_print(capsys):
     assert sentences[0] == "scaled was compiled twice: static argument n changed from 1 to 2."
     assert sentences[1] == "1 of 3 calls hit the cache."
     line = _line(scaled, "print(")
-    assert sentences[2] == f"print() inside a jitted function runs only while JAX traces it (line {line})."
+    assert sentences[2] == f"print() inside a jitted function runs only while JAX traces it ({HERE}:{line})."
 
 
 # --- %%grad_graph -------------------------------------------------------------------------------
@@ -216,7 +225,7 @@ def test_grad_counts_residuals_as_jax_saves_them():
     assert remat["recomputed"]  # the checkpointed block is recomputed in the backward
     aval, size = max(_jax_residuals(loss, params, x), key=lambda t: t[1])
     assert sentences[-1] == (f"The largest residual is {aval} ({size} bytes) in grad of loss, made by tanh "
-                             f"(line {_line(small_mlp, 'jnp.tanh')}).")
+                             f"({_at(small_mlp, 'jnp.tanh')}).")
 
 
 def test_grad_names_the_nan_and_splits_a_jitted_step():
@@ -234,7 +243,7 @@ def test_grad_names_the_nan_and_splits_a_jitted_step():
     assert int(jnp.isnan(jnp.log(v * w)).sum()) == 1 and bool(jnp.isnan(nan_loss(w, v)))  # JAX: log makes the NaN
     doc = jaxmagic.document(cap, "grad")
     sentences = _caption(doc)
-    assert sentences[0] == f"grad of nan_loss: NaN first appears at log in the forward (line {_line(nan_loss, 'log of')})."
+    assert sentences[0] == f"grad of nan_loss: NaN first appears at log in the forward ({_at(nan_loss, 'log of')})."
     jitted = next(e for e in doc["entries"] if e["origin"] == "jit")
     m = _one(sentences, r"step: (\d+) forward, (\d+) backward and (\d+) other eqns; (\d+) residuals? \((.*)\) saved "
                         r"between the passes\.")
@@ -328,7 +337,7 @@ def test_keys_name_the_reused_key_and_its_lines(tmp_path):
         exec(code, ns)  # noqa: S102
     assert _jax_says_reuse(lambda: exec(code, {"jr": jr}))  # noqa: S102
     sentences = _caption(jaxmagic.document(cap, "keys"))
-    assert sentences[0] == "key k1 was used twice: lines 2 and 3 (normal and uniform draw the same random numbers)."
+    assert sentences[0] == "key k1 was used twice: cell.py, lines 2 and 3 (normal and uniform draw the same random numbers)."
 
     ns = {"k": jr.key(6), "run": jax.jit(drawn_in_every_iteration)}
     with jaxmagic.capture(ns) as loop:
@@ -338,7 +347,7 @@ def test_keys_name_the_reused_key_and_its_lines(tmp_path):
     line = _line(drawn_in_every_iteration, "the outer key")
     assert _caption(jaxmagic.document(loop, "keys"))[0] == (
         f"key k is made outside the loop and drawn from by normal on each of {scan.params['length']} iterations of "
-        f"the scan (line {line}): every iteration gets the same numbers.")
+        f"the scan ({HERE}:{line}): every iteration gets the same numbers.")
 
 
 def test_keys_clean_loop_is_folded_and_says_no_reuse():
@@ -378,7 +387,7 @@ def test_empty_and_errored_cells_get_one_sentence():
             1 / 0  # noqa: B018
     for kind in KINDS:
         assert _caption(jaxmagic.document(failed, kind)) == [
-            f"The cell raised ZeroDivisionError: division by zero (line {line})."]
+            f"The cell raised ZeroDivisionError: division by zero ({HERE}:{line})."]
 
 
 @pytest.fixture(scope="module")

@@ -186,8 +186,10 @@ def test_where_text_names_cell_lines_by_line_and_files_by_name():
     """Notes and findings point at code as a reader sees it (the widgets' rule: widgets/source-text.js)."""
     from jaxmagic.capture.source import where_text
 
-    assert where_text("/tmp/ipykernel_4242/526010223.py", 5) == "line 5"
-    assert where_text("<ipython-input-3-abc>", 2) == "line 2"
+    assert where_text("/tmp/ipykernel_4242/526010223.py", 5) == "line 5"  # no IPython here: number unknown
+    assert where_text("/tmp/ipykernel_4242/526010223.py", 5, {"/tmp/ipykernel_4242/526010223.py": 7}) == \
+        "cell [7], line 5"
+    assert where_text("<ipython-input-3-abc>", 2) == "cell [3], line 2"  # IPython 7 names files by the count
     assert where_text("/site-packages/flax/linen/stochastic.py", 105) == "stochastic.py:105"
     assert where_text("/home/me/ipykernel_tools.py", 1) == "ipykernel_tools.py:1"
     assert where_text(None, 4) == "line 4"

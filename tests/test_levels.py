@@ -95,7 +95,11 @@ def check_links(jaxpr, links, require_all: bool = True) -> None:
 def test_linked_lines_hold_the_eqns_ops(name):
     fn, args, kwargs = PROGRAMS[name]()
     jaxpr, links = _link(fn, args, kwargs)
-    assert links.stablehlo_note is None and links.hlo_note is None
+    # the HLO pane's note only ever says that some ops share XLA's labels (and so mark no HLO line)
+    assert links.stablehlo_note is None and (links.hlo_note is None or "cannot tell their instructions apart"
+                                             in links.hlo_note)
+    unlinked = sum(not lines for lines in links.hlo)
+    assert links.hlo_note is None or unlinked >= int(links.hlo_note.split()[0])
     check_links(jaxpr, links)
 
 

@@ -3,13 +3,13 @@
  * the cell raised (red banner). Document strings are text, never markup.
  */
 import { h } from "../js/src/dom.js";
+import { shortWhere } from "./source-text.js";
 
 export function docHeader(doc, ref) {
   const parts = [h("div", { class: "jm-title" }, String(doc.title || "jaxmagic"), ref)];
   const err = doc.error;
   if (err && typeof err === "object") {
-    const where = [err.file ? String(err.file).split(/[\\/]/).pop() : null, err.line != null ? `line ${err.line}` : null]
-      .filter(Boolean).join(", ");
+    const where = err.file || err.line != null ? shortWhere(err.file, err.line) : ""; // `cell [3], line 5`, `train.py:12`
     parts.push(h("div", { class: "jm-error", role: "alert" }, [
       h("div", { class: "jm-error-msg" }, `Cell raised ${err.type || "an exception"}: ${err.message ?? ""}`, ref),
       where ? h("div", { class: "jm-error-where" }, where, ref) : null,

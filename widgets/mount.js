@@ -15,6 +15,7 @@ import { h, clear } from "../js/src/dom.js";
 import { decodeDocument } from "./graph/decode.js";
 import { theme } from "./styles.js";
 import { stageBar, placeStageBar } from "./stagebar.js";
+import { rememberCells } from "./source-text.js";
 
 /** Narrow layout below this root width (px): panes stack under the canvas. */
 const NARROW_PX = 760;
@@ -79,6 +80,7 @@ export function frontEnd(kinds) {
     if (!known.includes(doc.version)) {
       return messageBox(root, `This jaxmagic version cannot show ${doc.kind} documents of version ${String(doc.version)} (it knows version${known.length > 1 ? "s" : ""} ${known.join(", ")}).`);
     }
+    rememberCells(doc.cells); // which notebook cell each source file is: `cell [3], line 7` (widgets/source-text.js)
     const unwatch = watchWidth(root);
     const engine = kind.layout ? kind.layout() : null; // only graphs are laid out (starts a worker)
     let stop = () => {};

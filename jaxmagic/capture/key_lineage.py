@@ -19,6 +19,7 @@ import numpy as np
 from . import jax_compat, key_flow, source
 from .key_findings import key_findings
 from .record import Finding, KeyRecord, KeyUse, SourceLocation
+from ..units import plural
 
 MAX_NODES = 50_000  # nodes the lineage may grow to; past it, later program calls add none
 MAX_ROWS = 100_000  # rows of one key array indexed by value (a split of a million keys stays fast)
@@ -162,7 +163,7 @@ class Lineage:
         rows = [self.for_value(row) for row in flat]
         if all(r is None for r in rows):
             name = self._named_inputs.get(_value(words))
-            return [self.new(default_how, None, name or f"{len(flat)} keys",
+            return [self.new(default_how, None, name or plural(len(flat), "key"),
                              f"`{name}`, bound before the cell" if name else _INPUT_DETAIL,
                              shape=tuple(words.shape[:-1]), typed=typed, impl=impl, words=words)]
         return [r if r is not None else self.new(default_how, None, *self._input_text(row), typed=typed, impl=impl,

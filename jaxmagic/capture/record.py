@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..units import plural
+
 
 @dataclass(frozen=True)
 class SourceLocation:
@@ -290,7 +292,8 @@ class Capture:
     def summary(self) -> str:
         names = sorted({c.name for c in self.calls})
         hits = sum(c.cache_hit for c in self.calls)
-        text = f"{len(self.calls)} jitted calls ({hits} cache hits) to {len(names)} functions"
+        text = (f"{plural(len(self.calls), 'jitted call')} ({plural(hits, 'cache hit')}) to "
+                f"{plural(len(names), 'function')}")
         if names:
             text += ": " + ", ".join(names)
         if self.error is not None:

@@ -11,9 +11,10 @@ import functools
 import linecache
 import os
 import re
+import sys
 import sysconfig
 import types
-from typing import Any
+from typing import Any, Iterable
 
 from .record import CellError, SourceLocation
 
@@ -57,28 +58,143 @@ def is_user_file(file: str) -> bool:
 # A notebook cell's file: `<ipython-input-3-…>` (IPython, Colab), `<cell 3>`, or the file ipykernel
 # writes each cell to (`/tmp/ipykernel_4242/526010223.py`), whose name means nothing to a reader.
 _CELL_FILE = re.compile(r"^<.*>$|[\\/]ipykernel_\d+[\\/]\d+\.py$")
+# IPython before 8 (and Colab) put the execution count in the file's name: `<ipython-input-3-5f2a…>`.
+_INPUT_NUMBER = re.compile(r"^<ipython-input-(\d+)-")
 
 
 def is_cell_file(file: str | None) -> bool:
     return bool(file) and bool(_CELL_FILE.search(file))
 
 
-def where_text(file: str | None, line: int | None) -> str:
-    """`line 7` for a line of a notebook cell, `train.py:12` elsewhere (the file's name, not its path):
-    how notes and findings point at code. The same rule as the widgets' (widgets/source-text.js)."""
+def _filename_map() -> dict | None:
+    """IPython's {cell file: execution count} (IPython >= 8 keeps it for "Cell In[3], line 5"
+    tracebacks), or None outside IPython or before IPython 8. Never imports IPython."""
+    ipython = sys.modules.get("IPython")
+    getter = getattr(ipython, "get_ipython", None)
+    try:
+        shell = getter() if getter is not None else None
+    except Exception:  # an IPython we do not know: name lines without cells
+        return None
+    found = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return found if isinstance(found, dict) else None
+
+
+def cell_number(file: str | None, names: dict | None = None) -> int | None:
+    """The execution count of the cell `file` holds (`3` for `In [3]`), or None when unknown:
+    from `names` when given (a document's `cells`), else from this session's IPython."""
+    if not file:
+        return None
+    found = (names if names is not None else (_filename_map() or {})).get(file)
+    if isinstance(found, int) and not isinstance(found, bool):
+        return found
+    match = _INPUT_NUMBER.match(file)
+    return int(match.group(1)) if match else None
+
+
+def cell_names(files: Iterable[str]) -> dict[str, int]:
+    """{file: execution count} for the cell files among `files`: what a document carries (`cells`) so
+    that every view names a line `cell [3], line 5` whichever process renders it. Empty outside a
+    notebook (or where IPython keeps no map: then lines read `line 5`)."""
+    known = _filename_map()
+    out: dict[str, int] = {}
+    for file in files:
+        if isinstance(file, str) and file not in out and is_cell_file(file):
+            number = cell_number(file, known if known is not None else {})
+            if number is not None:
+                out[file] = number
+    return out
+
+
+def where_text(file: str | None, line: int | None, names: dict | None = None) -> str:
+    """`cell [3], line 7` for a line of a notebook cell (`line 7` when the cell's number is unknown),
+    `train.py:12` elsewhere (the file's name, not its path): how notes and findings point at code.
+    `names` is a document's `cells` ({file: execution count}); without it, this session's IPython is
+    asked. The same rule as the widgets' (widgets/source-text.js)."""
     if not file or is_cell_file(file):
-        return f"line {line}" if line is not None else "?"
-    name = re.split(r"[\\/]", file)[-1]
+        if line is None:
+            return "?"
+        number = cell_number(file, names)
+        return f"cell [{number}], line {line}" if number is not None else f"line {line}"
+    name = _file_name(file)
     return f"{name}:{line}" if line is not None else name
 
 
+def _file_name(file: str) -> str:
+    """`train.py` for `/home/me/train.py` or `C:\\me\\train.py`."""
+    return re.split(r"[\\/]", file)[-1]
+
+
+def lines_where(file: str | None, lines: Iterable[int], names: dict | None = None) -> str:
+    """Several lines of one place: `cell [3], lines 44–45`, `lines 44–45` (a cell whose number is
+    unknown), `train.py:12–14`; one line as `where_text` says it (widgets/source-text.js `linesWhere`)."""
+    found = sorted({line for line in lines if isinstance(line, int)})
+    if len(found) <= 1:
+        return where_text(file, found[0] if found else None, names)
+    span = f"{found[0]}–{found[-1]}"
+    if not file or is_cell_file(file):
+        number = cell_number(file, names)
+        return f"cell [{number}], lines {span}" if number is not None else f"lines {span}"
+    return f"{_file_name(file)}:{span}"
+
+
+# Where wrappers keep the function they wrap: functools.wraps (`__wrapped__`), bound methods,
+# functools.partial (`func`), and the attributes libraries use (Flax's `f`, Equinox's `fun`, ...).
+_INNER = ("__wrapped__", "__func__", "func", "f", "fun", "_fun", "fn", "function", "__call__")
+_MAX_LOOKS = 64  # objects looked into under one wrapper: a decorator stack is a handful deep
+
+
+def _code_of(obj: Any) -> types.CodeType | None:
+    code = getattr(obj, "__code__", None)
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _inner_callables(obj: Any) -> list[Any]:
+    """What `obj` wraps: the attributes wrappers keep their function in, and its closure's callables."""
+    found = []
+    for name in _INNER:
+        try:
+            inner = getattr(obj, name, None)
+        except Exception:  # a property of someone's wrapper that raises: not where the function is
+            continue
+        if inner is not None and inner is not obj and callable(inner):
+            found.append(inner)
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if callable(inner) and not isinstance(inner, type):
+            found.append(inner)
+    return found
+
+
+def user_function(fn: Any) -> Any:
+    """The user's function under `fn`'s wrappers, or the first function found when none is the user's.
+
+    A library decorator (`nnx.remat`, `eqx.filter_jit`, a `functools.partial`) hands JAX its own
+    function, whose code is in site-packages; the user's is one or more levels in (`__wrapped__`,
+    an attribute, a closure cell). Looked for breadth first, so the nearest user function wins.
+    """
+    first, queue, seen = None, [fn], set()
+    while queue and len(seen) < _MAX_LOOKS:
+        obj = queue.pop(0)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        code = _code_of(obj)
+        if code is not None:
+            if is_user_file(code.co_filename):
+                return obj
+            first = first if first is not None else obj
+        queue.extend(_inner_callables(obj))
+    return first if first is not None else fn
+
+
 def function_location(fn: Any) -> SourceLocation | None:
-    """Where a Python function (or the function under a jit) is defined."""
-    target = getattr(fn, "__wrapped__", fn)
-    code = getattr(target, "__code__", None)
-    if code is None:
-        call = getattr(target, "__call__", None)
-        code = getattr(call, "__code__", None)
+    """Where a Python function (or the function under a jit or a library's decorator) is defined:
+    the user's code when any function under the wrappers is the user's (`user_function`)."""
+    target = user_function(fn)
+    code = _code_of(target)
     if code is None:
         return None
     line = code.co_firstlineno

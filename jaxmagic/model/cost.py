@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any, Callable, Iterable
 
+from ..units import plural
+
 # one flop per output element
 _ELEMENTWISE = frozenset("""
 add add_any sub mul div rem max min neg abs sign floor ceil round nextafter copysign
@@ -147,12 +149,12 @@ def owner_cost(eqn: Any, subs: list[list[Cost]]) -> Cost:
     total = _total(bodies)
     if prim == "scan":
         length = eqn.params.get("length")
-        return _scaled(total, length, f"{length} iterations of the body")
+        return _scaled(total, length, f"{plural(length, 'iteration')} of the body" if isinstance(length, int) else f"{length} iterations of the body")
     if prim == "shard_map":
         devices = _manual_devices(eqn)
         if devices is None:
             return Cost(None, None, None, "shard_map: the number of devices is not known")
-        return _scaled(total, devices, f"the body on each of {devices} devices")
+        return _scaled(total, devices, f"the body on each of {plural(devices, 'device')}")
     if prim == "pallas_call":
         return Cost(None, _io_bytes(eqn), None, "pallas_call: a hand-written kernel; its body is not costed")
     return total

@@ -24,7 +24,7 @@ import jax
 from ..capture import jax_compat, source
 from ..capture.grad_stacks import GradRegions, grad_regions
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
-from ..units import bytes_text
+from ..units import bytes_text, plural
 from .document import envelope, guarded, source_json
 from .grad_findings import grad_findings
 from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
@@ -101,7 +101,7 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
             entries.append(entry)
     total = sum(e["residual_bytes"] for e in entries)
     if entries:
-        title = (f"%%grad_graph: {len(entries)} differentiation{'s' * (len(entries) != 1)}, "
+        title = (f"%%grad_graph: {plural(len(entries), 'differentiation')}, "
                  f"{bytes_text(total)} of residuals")
     else:
         title = "%%grad_graph: nothing was differentiated in this cell"

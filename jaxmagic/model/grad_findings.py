@@ -20,9 +20,16 @@ import statistics
 from typing import Any, Callable, Iterable
 
 from ..capture.source import where_text
-from ..units import bytes_text
+from ..units import bytes_text, plural
 
-TOP_RESIDUALS = 5  # largest residuals reported as findings
+TOP_RESIDUALS = 5  # largest residuals reported as findings, at most
+# A residual is *large* (a `large_residual` finding) when it is both big in memory and a big part of
+# what the cell keeps between the passes: at least LARGE_RESIDUAL_BYTES (1 MiB: below that, memory held
+# for the backward pass is not what limits a program) and at least LARGE_RESIDUAL_SHARE (10%) of all
+# residual bytes (so one of a thousand equal 2 MiB activations is not called out). A 16-byte residual
+# never is; the total is always reported (`residual_memory`).
+LARGE_RESIDUAL_BYTES = 1 << 20
+LARGE_RESIDUAL_SHARE = 0.10
 VANISH_RMS = 1e-7
 VANISH_RELATIVE = 1e-6
 EXPLODE_RMS = 1e3
@@ -46,6 +53,11 @@ def _finding(kind: str, severity: str, message: str, entry: str | None, **extra:
 # Residual memory.
 
 
+def is_large_residual(nbytes: int, total: int) -> bool:
+    """Big in memory and a big part of the total (LARGE_RESIDUAL_BYTES, LARGE_RESIDUAL_SHARE)."""
+    return nbytes >= LARGE_RESIDUAL_BYTES and nbytes >= LARGE_RESIDUAL_SHARE * total
+
+
 def _residual_findings(entries: list[dict], total: int) -> list[dict]:
     found = []
     for entry in entries:
@@ -56,11 +68,11 @@ def _residual_findings(entries: list[dict], total: int) -> list[dict]:
     if found:
         count = len(found)
         out.append(_finding("residual_memory", "info",
-                            f"{count} residual{'s' * (count != 1)} hold {bytes_text(total)} between the forward "
+                            f"{plural(count, 'residual')} {'holds' if count == 1 else 'hold'} {bytes_text(total)} between the forward "
                             "and the backward pass", None))
     found.sort(key=lambda t: -t[0])
     for nbytes, entry, r in found[:TOP_RESIDUALS]:
-        if nbytes <= 0:
+        if not is_large_residual(nbytes, total):
             break
         where = f" ({where_text(r['source']['file'], r['source']['line'])})" if r.get("source") else ""
         out.append({**_finding("large_residual", "info",

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from ..capture import jax_compat
 from ..capture.record import Artifacts, Capture, JitCall
+from ..units import plural
 from .document import envelope, guarded, source_json
 from .cost import estimate_all, program_cost
 from .jaxpr_text import JaxprText
@@ -60,11 +61,17 @@ def _param_text(value: Any, group_ids: dict[int, str]) -> str:
 
 
 def _eqn_source(eqn: Any) -> dict | None:
+    """The user's line that made the eqn: JAX's innermost non-JAX frame, unless that is a library's
+    (Flax, Optax, ... in site-packages) and a frame of the user's own code (a cell, a script) called it."""
     frame = jax_compat.user_frame(eqn.source_info)
     if frame is None:
         return None
     from ..capture import source as capture_source
 
+    if not capture_source.is_user_file(frame.file_name):
+        for file, line, function in reversed(jax_compat.user_stack(eqn.source_info)):  # innermost first
+            if capture_source.is_user_file(file):
+                return source_json(capture_source.location(file, line, None, function))
     loc = capture_source.location(frame.file_name, frame.start_line, frame.start_column, frame.function_name)
     return source_json(loc)
 
@@ -282,7 +289,7 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
                      "or methods of objects made before the cell")
     n_eqns = sum(f["n_eqns"] for f in functions)
     if functions:
-        title = f"%%jaxpr: {len(functions)} function{'s' * (len(functions) != 1)}, {n_eqns} eqns"
+        title = f"%%jaxpr: {plural(len(functions), 'function')}, {plural(n_eqns, 'eqn')}"
     else:
         title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
     return envelope("graph", VERSION, title, capture, notes, functions=functions)

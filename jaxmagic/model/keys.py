@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..capture.record import Capture, KeyRecord, KeyUse
+from ..units import plural
 from .document import envelope, source_json
 
 VERSION = 1
@@ -148,7 +149,7 @@ def keys_document(capture: Capture) -> dict:
                "consumed": states.count("consumed"), "reused": states.count("reused"),
                "unused": states.count("unused"), "uses": sum(len(r.uses) for r in records), "programs": programs}
     reused = summary["reused"]
-    title = (f"%%prng — {summary['keys']} keys from {summary['roots']} roots"
+    title = (f"%%prng — {plural(summary['keys'], 'key')} from {plural(summary['roots'], 'root')}"
              + (f", {reused} reused" if reused else ", no reuse") if records else "%%prng — no PRNG keys")
     return envelope("keys", VERSION, title, capture, notes, summary=summary, nodes=nodes, runs=runs,
                     findings=findings)

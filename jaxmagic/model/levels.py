@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import jax_compat
+from ..units import plural
 
 Frame = tuple  # (file, line, column, end_line | None, end_column | None)
 
@@ -1233,8 +1234,12 @@ def _link_hlo(links: LevelLinks, eqns: list[_Eqn], module: _StableHLO, aligner: 
         chosen = fused[0] if fused else (comps[0] if comps else -1)
         links.hlo_comp[e - 1] = hlo.comp_names[chosen] if chosen >= 0 else None
     if unresolved:
-        links.notes.append(f"{unresolved} eqns share HLO metadata (same primitive, name stack and source position) "
-                           "with others and their instructions could not be told apart: no HLO lines for them")
+        # Said where it matters, the HLO pane (not the top of the view), in a reader's words: XLA labels each
+        # instruction with the op, scope and line it came from, and these ops share all three with another.
+        them = "it" if unresolved == 1 else "them"
+        said = (f"{plural(unresolved, 'op')} of this function came from the same line as another op of the same "
+                f"kind, so XLA's labels cannot tell their instructions apart: selecting {them} marks no HLO line.")
+        links.hlo_note = f"{links.hlo_note} {said}" if links.hlo_note else said
 
 
 def _share_out(hlo: "_HLO", twins: list[_Eqn], lines: list[int]) -> list[list[int]] | None:

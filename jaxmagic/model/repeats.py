@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from ..units import plural
+
 MAX_PERIOD = 400  # items per unit searched for; a layer rarely has more top-level items
 MIN_UNIT_EQNS = 4  # a unit must hold at least this many eqns, or the run this many units...
 MIN_SMALL_UNITS = 4
@@ -206,5 +208,5 @@ def find_repeats(fn: dict) -> list[dict]:
 
 def _label(first: _Item, last: _Item, period: int, count: int, eqns: int) -> str:
     if period == 1 and first.scope_path is not None:
-        return f"{count} identical blocks {first.scope_path[-1]} … {last.scope_path[-1]} ({eqns} eqns each)"
-    return f"{count} identical blocks of {period} item{'s' * (period != 1)} ({eqns} eqns each)"
+        return f"{count} identical blocks {first.scope_path[-1]} … {last.scope_path[-1]} ({plural(eqns, 'eqn')} each)"
+    return f"{count} identical blocks of {plural(period, 'item')} ({plural(eqns, 'eqn')} each)"

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..capture.monitoring import top_level
 from ..capture.record import Capture, Event, Finding, JitCall
+from ..units import plural, times_word
 from .document import envelope, source_json
 
 VERSION = 1
@@ -145,8 +146,8 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
     n_miss = sum(l.misses for l in lanes)
     n_compiles = sum(l.compiles for l in lanes)
     n_fns = sum(l.origin == "call" for l in lanes)
-    title = (f"%%trace — {n_calls} call{'s' * (n_calls != 1)} of {n_fns} jitted function{'s' * (n_fns != 1)}, "
-             f"{n_miss} miss{'es' * (n_miss != 1)}, {n_compiles} compile{'s' * (n_compiles != 1)}")
+    title = (f"%%trace — {plural(n_calls, 'call')} of {plural(n_fns, 'jitted function')}, "
+             f"{plural(n_miss, 'miss')}, {plural(n_compiles, 'compile')}")
     notes = []
     if not capture.calls and not spans["lane"]:
         notes.append("nothing was recorded: the cell made no jitted call and JAX compiled nothing")
@@ -277,7 +278,7 @@ def _findings(capture: Capture, lanes: list[_Lane], cols: dict, storm: int) -> l
             fix = _FIX_BY_KIND.get(kinds[0][0]) if kinds else None
             out.append({"kind": "recompile_storm", "severity": "bug", "lane": li, "calls": calls_of_lane.get(li, []),
                         "source": source_json(lane.source),
-                        "message": f"{lane.name} was compiled {lane.misses} times in this cell ({why})"
+                        "message": f"{lane.name} was compiled {times_word(lane.misses)} in this cell ({why})"
                                    + (f": {fix}." if fix else ".")})
         compile_s = sum(lane.phase_us.values()) / 1e6
         run_s = ((lane.device_us if lane.device_us is not None else lane.dispatch_us) or 0) / 1e6

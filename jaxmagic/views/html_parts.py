@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import html
 
+from ..capture.source import where_text
+
 
 # C0 controls and DEL as Unicode's "control pictures" (U+2400...): visible, and legal in XML, which
 # forbids most controls (an SVG picture holding one does not decode at all).
@@ -31,12 +33,19 @@ def esc(text: object) -> str:
     return html.escape(visible(text), quote=True)
 
 
+def where_of(doc: dict, src: dict) -> str:
+    """`cell [3], line 5` or `train.py:12` for a source of `doc`, named from the document's `cells`
+    as the widget names it (capture/source.py where_text)."""
+    cells = doc.get("cells")
+    return where_text(src.get("file"), src.get("line"), cells if isinstance(cells, dict) else {})
+
+
 def error_html(doc: dict) -> str:
     """The exception the cell raised, as a paragraph ("" when it raised none)."""
     error = doc.get("error")
     if not error:
         return ""
-    where = f" (line {esc(error['line'])}: <code>{esc(error.get('code') or '')}</code>)" if error.get("line") else ""
+    where = f" ({esc(where_of(doc, error))}: <code>{esc(error.get('code') or '')}</code>)" if error.get("line") else ""
     return f"<p>Cell raised <b>{esc(error['type'])}</b>: {esc(error['message'])}{where}</p>"
 
 
@@ -62,7 +71,7 @@ def caption_text(doc: dict) -> list[str]:
 def findings_html(doc: dict) -> str:
     parts = []
     for f in doc.get("findings", []):
-        where = f" (line {esc(f['source']['line'])})" if f.get("source") else ""
+        where = f" ({esc(where_of(doc, f['source']))})" if f.get("source") else ""
         parts.append(f"<p>{esc(f['severity'])}: {esc(f['message'])}{where}</p>")
     return "".join(parts)
 

@@ -8,7 +8,8 @@ step or a forward-mode call: its one program, with counts by role). Every docume
 
 from __future__ import annotations
 
-from ..units import bytes_text
+from ..model.captions.words import at_line
+from ..units import bytes_text, plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
 from .static_svg import function_svg
 
@@ -35,7 +36,7 @@ def grad_html(doc: dict) -> str:
             parts.extend("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in grads[:MAX_ROWS])
             parts.append("</table>")
         for label, fn in _graphs(entry):
-            parts.append(f"<p>{esc(label)}: {fn['n_eqns']} eqns</p>")
+            parts.append(f"<p>{esc(label)}: {plural(fn['n_eqns'], 'eqn')}</p>")
             parts.append(svg_img(lambda fn=fn: function_svg(fn), f"{label} of {entry['name']}"))
     parts.extend(f"<p><i>{esc(note)}</i></p>" for note in doc.get("notes", []))
     parts.append("</div>")
@@ -63,7 +64,7 @@ def grad_text(doc: dict) -> str:
 def _heading(entry: dict) -> str:
     what = "jitted" if entry["origin"] == "jit" else entry["kind"]
     site = entry.get("call_site") or entry.get("source")
-    where = f" (line {site['line']})" if site else ""
+    where = at_line(site) if site else ""
     calls = f", {entry['calls']} calls" if entry.get("calls", 1) > 1 else ""
     batch = f", per example: {entry['batch']}" if entry.get("batch") else ""
     saved = "forward mode, nothing saved" if entry["origin"] == "tangent" else \
@@ -77,13 +78,15 @@ def _facts(entry: dict) -> list[str]:
         return [f"{t['n_primal']} primal and {t['n_tangent']} tangent eqns; {entry['note']}"]
     if entry["origin"] == "jit":
         t = entry["totals"]
-        return [f"{t['n_forward']} forward, {t['n_backward']} backward, {t['n_other']} other eqns; "
-                f"{t['n_regions']} differentiation(s), {t['n_residuals']} residuals, {t['n_recomputed']} recomputed"]
+        return [f"{t['n_forward']} forward, {t['n_backward']} backward, {plural(t['n_other'], 'other eqn')}; "
+                f"{plural(t['n_regions'], 'differentiation')}, {plural(t['n_residuals'], 'residual')}, "
+                f"{t['n_recomputed']} recomputed"]
     out = [entry["note"]] if entry.get("note") else []
-    out += [f"forward {entry['forward']['n_eqns']} eqns, backward {entry['backward']['n_eqns']} eqns, "
-           f"{len(entry['residuals'])} residuals, {len(entry['links']['backward'])} backward eqns linked to forward ones"]
+    out += [f"forward {plural(entry['forward']['n_eqns'], 'eqn')}, backward {plural(entry['backward']['n_eqns'], 'eqn')}, "
+           f"{plural(len(entry['residuals']), 'residual')}, "
+           f"{plural(len(entry['links']['backward']), 'backward eqn')} linked to forward ones"]
     if entry.get("recomputed"):
-        out.append(f"{len(entry['recomputed'])} backward eqns recompute forward work (checkpoint/remat)")
+        out.append(f"{plural(len(entry['recomputed']), 'backward eqn')} recompute forward work (checkpoint/remat)")
     custom = [n for n in entry["forward"]["nodes"] if n["prim"].startswith("custom_")]
     if custom:
         out.append(f"{len(custom)} custom differentiation rule(s): " + ", ".join(sorted({n['prim'] for n in custom})))
@@ -102,7 +105,7 @@ def _residual_rows(entry: dict) -> list[tuple]:
     for r in sorted(residuals, key=lambda r: -r["bytes"]):
         producer = r.get("producer")
         if isinstance(producer, str):
-            made = prims.get(producer, producer) + (f" (line {r['source']['line']})" if r.get("source") else "")
+            made = prims.get(producer, producer) + (at_line(r["source"]) if r.get("source") else "")
         elif isinstance(producer, dict) and "path" in producer:
             made = f"input {producer['path']}"
         elif isinstance(producer, dict) and "literal" in producer:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..model.captions.words import cells_of
+from ..units import plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, svg_img
 from .static_grad import grad_html, grad_text
 from .static_keys import keys_html, keys_text
@@ -31,11 +33,12 @@ STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, 
 def fallback_html(doc: dict) -> str:
     """Summary and collapsed top-level picture of each function, for script-free hosts."""
     if doc.get("kind") in STATIC_VIEWS:
-        return STATIC_VIEWS[doc["kind"]][0](doc)
+        with cells_of(doc):  # lines named from the document's `cells`, as the widget names them
+            return STATIC_VIEWS[doc["kind"]][0](doc)
     parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc)]
     for fn in doc.get("functions", []):
-        parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {fn['n_eqns']} eqns, "
-                     f"{fn['calls']} calls, {fn['cache_hits']} cache hits</p>")
+        parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {plural(fn['n_eqns'], 'eqn')}, "
+                     f"{plural(fn['calls'], 'call')}, {plural(fn['cache_hits'], 'cache hit')}</p>")
         parts.append(svg_img(lambda fn=fn: function_svg(fn), f"graph of {fn['name']}"))
     for note in doc.get("notes", []):
         parts.append(f"<p><i>{_esc(note)}</i></p>")
@@ -46,7 +49,8 @@ def fallback_html(doc: dict) -> str:
 def text_summary(doc: dict) -> str:
     """text/plain: the title and each function's jaxpr text (timelines: the summary and the misses)."""
     if doc.get("kind") in STATIC_VIEWS:
-        return STATIC_VIEWS[doc["kind"]][1](doc)
+        with cells_of(doc):
+            return STATIC_VIEWS[doc["kind"]][1](doc)
     lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     for fn in doc.get("functions", []):
         text = fn["text"].split("\n")

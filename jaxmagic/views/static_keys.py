@@ -7,6 +7,8 @@ written. Every document string is escaped.
 
 from __future__ import annotations
 
+from ..model.captions.words import at_line, lines_listed, where
+from ..units import plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc, svg_img
 
 MAX_ITEMS = 400  # keys written out; the rest are counted
@@ -18,15 +20,15 @@ COLOURS = {"unused": "#1a9e8f", "consumed": "#e8883a", "reused": "#d62728"}  # t
 
 
 def _use_text(use: dict) -> str:
-    where = f" at line {use['source']['line']}" if use.get("source") else ""
+    place = where(use["source"]) if use.get("source") else ""
     inside = f" in {use['function']}" if use.get("function") else ""
     times = f" ×{use['times']}" if use.get("times") not in (1, None) else " on every iteration" if use.get("times") is None else ""
-    return f"{use['name']}{where}{inside}{times}"
+    return f"{use['name']}{' at ' + place if place else ''}{inside}{times}"
 
 
 def _node_text(node: dict) -> str:
     uses = "; ".join(_use_text(u) for u in node["uses"]) or "not used"
-    made = f" (line {node['made'][0]['line']})" if node.get("made") else ""
+    made = at_line(node["made"][0]) if node.get("made") else ""
     return f"{node['label']}{made} [{node['state']}]: {uses}"
 
 
@@ -102,12 +104,12 @@ def keys_html(doc: dict) -> str:
     s = doc.get("summary", {})
     parts = [f"<p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc)]
     for f in doc.get("findings", []):
-        lines = ", ".join(f"line {esc(src['line'])}" for src in f.get("sources", []) if src)
+        lines = esc(lines_listed(f.get("sources", [])))
         parts.append(f"<p><b>{esc(f['severity'])}</b>: {esc(f['message'])}{' (' + lines + ')' if lines else ''}</p>")
     if not doc.get("nodes"):
         parts.append("<p>No PRNG key was used in this cell.</p>")
     else:
-        parts.append(f"<p>{esc(s.get('keys', 0))} keys · {esc(s.get('roots', 0))} roots · {esc(s.get('reused', 0))} "
+        parts.append(f"<p>{esc(plural(s.get('keys', 0), 'key'))} · {esc(plural(s.get('roots', 0), 'root'))} · {esc(s.get('reused', 0))} "
                      f"reused · {esc(s.get('unused', 0))} unused</p>")
         parts.append(svg_img(lambda: tree_svg(doc), "key tree"))
         out: list[str] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..units import plural
 from .html_parts import esc
 
 BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 132, 34, 48, 14, 16
@@ -47,7 +48,7 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
     for key, vid, kind in ports:
         if len(ports) > MAX_PORTS:  # a pytree of hundreds of params: one box, not a column of hundreds
             port_of[key] = "in:*"
-            items.setdefault("in:*", _Item("in:*", f"{len(ports)} inputs", "arguments", "input"))
+            items.setdefault("in:*", _Item("in:*", plural(len(ports), "input"), "arguments", "input"))
             continue
         port_of[key] = key
         label = f"const {vars_by_id[vid]['name']}" if kind == "const" else vars_by_id[vid]["name"]
@@ -62,7 +63,7 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
             key = "repeat:" + rep["id"]
             if key not in items:
                 start, stop = rep["units"][0][0], rep["units"][-1][1]
-                items[key] = _Item(key, f"{len(rep['units'])}× block", f"▸ {stop - start} eqns", "scope")
+                items[key] = _Item(key, f"{len(rep['units'])}× block", f"▸ {plural(stop - start, 'eqn')}", "scope")
         elif node["scope"]:
             key = "scope:" + node["scope"][0]
             scope_counts[key] += 1 + sum(group_of[g]["n_eqns"] for g in node["subgroups"])
@@ -77,16 +78,16 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
             sub = ", ".join(outs) if outs else ""
             if node["subgroups"]:
                 inner = sum(group_of[g]["n_eqns"] for g in node["subgroups"])
-                sub = f"▸ {inner} eqns"
+                sub = f"▸ {plural(inner, 'eqn')}"
             items[key] = _Item(key, node["prim"], sub, "group" if node["subgroups"] else "eqn")
         item_of_node[node["id"]] = key
     for key, count in scope_counts.items():
-        items[key].sub = f"▸ {count} eqns"
+        items[key].sub = f"▸ {plural(count, 'eqn')}"
     outvars = root_group["outvars"]
     for i, operand in enumerate(outvars):
         if len(outvars) > MAX_PORTS:
             port_of[f"out:{i}"] = "out:*"
-            items.setdefault("out:*", _Item("out:*", f"{len(outvars)} outputs", "", "output"))
+            items.setdefault("out:*", _Item("out:*", plural(len(outvars), "output"), "", "output"))
             continue
         port_of[f"out:{i}"] = f"out:{i}"
         label = vars_by_id[operand["var"]]["name"] if "var" in operand else operand["lit"]

@@ -8,6 +8,7 @@ picture aggregates calls into at most `COLUMNS` time columns per lane, so a cell
 from __future__ import annotations
 
 
+from ..units import plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, findings_html, svg_img
 
 COLUMNS = 240  # time columns of the static picture
@@ -70,7 +71,7 @@ def timeline_svg(doc: dict) -> str:
         y = PAD + li * LANE_H + 14
         colour = COLOURS["miss"] if misses else COLOURS["hit"]
         out.append(f'<rect x="{x:.1f}" y="{y}" width="{max(1.0, step - 0.5):.1f}" height="5" fill="{colour}">'
-                   f'<title>{hits} hits, {misses} misses</title></rect>')
+                   f'<title>{plural(hits, "hit")}, {plural(misses, "miss")}</title></rect>')
     axis_y = PAD + len(lanes) * LANE_H + 12
     out.append(f'<text x="{LABEL_W + PAD}" y="{axis_y}" fill="#666">0</text>')
     out.append(f'<text x="{LABEL_W + PAD + PLOT_W}" y="{axis_y}" fill="#666" text-anchor="end">'
@@ -137,8 +138,8 @@ def timeline_text(doc: dict) -> str:
     for f in doc.get("findings", []):
         lines.append(f"{f['severity']}: {f['message']}")
     for lane in _lane_rows(doc)[:MAX_LANES]:
-        lines.append(f"{lane['name']}: {lane['calls']} calls, {lane['hits']} hits, {lane['misses']} misses, "
-                     f"{lane['compiles']} compiles; compile phases "
+        lines.append(f"{lane['name']}: {plural(lane['calls'], 'call')}, {plural(lane['hits'], 'hit')}, "
+                     f"{plural(lane['misses'], 'miss')}, {plural(lane['compiles'], 'compile')}; compile phases "
                      f"{fmt_us(lane['trace_us'] + lane['lower_us'] + lane['compile_us'])}, "
                      f"dispatch {fmt_us(lane['dispatch_us'])}")
     disk = persistent_cache_line(doc)

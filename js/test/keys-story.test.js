@@ -31,9 +31,9 @@ function expectEndIsStatic({ t, story }) {
 }
 
 describe("lineText", () => {
-  it("says `line N` for a notebook cell's file and `file:line` for a library", () => {
+  it("says `line N` for a notebook cell's file (`cell [N], line L` when its number is known) and `file:line` for a library", () => {
     expect(lineText({ file: "/tmp/ipykernel_4242/526010223.py", line: 5 })).toBe("line 5");
-    expect(lineText({ file: "<ipython-input-3-abc>", line: 2 })).toBe("line 2");
+    expect(lineText({ file: "<ipython-input-3-abc>", line: 2 })).toBe("cell [3], line 2"); // IPython 7 names the cell
     expect(lineText({ file: "/site-packages/flax/linen/stochastic.py", line: 105 })).toBe("stochastic.py:105");
     expect(lineText({ file: "/home/me/train_2024.py", line: 9 })).toBe("train_2024.py:9");
   });

@@ -8,14 +8,14 @@
  */
 import { h, clear } from "../../js/src/dom.js";
 import { showDetails } from "../graph/details.js";
-import { nKey, srcText } from "../graph/model.js";
+import { nKey, srcPath, srcText } from "../graph/model.js";
 import { nodeOf, userOpOf, chipParts, bytesText, CUSTOM_PRIMS, shortName } from "./model.js";
 
 const sec = (ref, title, body) => h("section", { class: "jm-d-sec" }, [h("h4", null, title, ref), body], ref);
 const rows = (ref, list) => h("table", { class: "jm-params" },
   list.filter(Boolean).map(([k, v]) => h("tr", null, [h("th", null, k, ref), h("td", null, v, ref)], ref)), ref);
 const code = (ref, src) => [
-  h("div", { class: "jm-d-src" }, srcText(src, false) + (src.func ? ` in ${src.func}` : ""), ref),
+  h("div", { class: "jm-d-src", title: srcPath(src) }, srcText(src) + (src.func ? ` in ${src.func}` : ""), ref),
   src.code ? h("pre", { class: "jm-d-code" }, String(src.code), ref) : null,
 ];
 /** A button naming a node of `graph` that selects it. */
@@ -128,7 +128,7 @@ function entrySummary(panel, ctx) {
     ["residuals", bytesText(e.residual_bytes)],
     ctx.recomputed.size ? ["recomputed", `${ctx.recomputed.size} eqns under checkpoint`] : null,
     ctx.mode === "forward" && e.cotangent ? ["cotangent", String(e.cotangent)] : null,
-    e.source ? ["defined", srcText(e.source, false)] : null,
+    e.source ? ["defined", srcText(e.source)] : null,
   ]));
   if (e.call_site) panel.appendChild(sec(ref, "Called at", code(ref, e.call_site)));
   panel.appendChild(h("div", { class: "jm-muted jm-d-empty" },

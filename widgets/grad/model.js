@@ -79,7 +79,7 @@ export function producerText(r, fn) {
     if (p.const != null) return `const ${p.const}`;
     if (p.literal != null) return `literal ${p.literal}`;
   }
-  const line = srcText(r.source, true);
+  const line = srcText(r.source);
   if (typeof p === "string") {
     const n = nodeOf(fn, p);
     return [n ? n.prim : p, line].filter(Boolean).join(" · ");

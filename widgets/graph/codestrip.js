@@ -10,6 +10,7 @@
  */
 import { h, clear } from "../../js/src/dom.js";
 import { codeLines } from "./story.js";
+import { shortWhere } from "../source-text.js";
 
 /** Returns {el, setFunction(ix), mark(keys: Set|null)}. */
 export function codeStrip(ref) {
@@ -25,13 +26,12 @@ export function codeStrip(ref) {
       rows = new Map();
       marked = [];
       const lines = codeLines(ix);
-      const files = new Set(lines.map((l) => l.file));
       if (!lines.length) {
         list.appendChild(h("div", { class: "jm-cs-none" }, "No source lines were recorded for these eqns.", ref));
         return;
       }
       for (const l of lines) {
-        const where = files.size > 1 ? `${l.file.split(/[\\/]/).pop()}:${l.line}` : `line ${l.line}`;
+        const where = shortWhere(l.file, l.line); // `cell [3], line 5` or `model.py:5`
         const row = h("div", { class: "jm-cs-row", role: "listitem", "data-line-key": l.key }, [
           h("span", { class: "jm-cs-no" }, where, ref),
           h("span", { class: "jm-cs-code" }, l.code || "(source not readable)", ref),

@@ -9,7 +9,7 @@
  * (boundary.js), which is what a collapsed box stands for.
  */
 import { h, clear } from "../../js/src/dom.js";
-import { operandText, srcText } from "./model.js";
+import { operandText, srcPath, srcText } from "./model.js";
 import { portFace } from "./metrics.js";
 import { si, num, valueSummary, batchAval } from "./format.js";
 import { costTable } from "./overlay.js";
@@ -96,7 +96,7 @@ function nodeDetails(panel, ix, n, opts) {
   // Source first: "which line of mine made this?" is the question users click to answer.
   if (n.src) {
     section(panel, "Source", [
-      h("div", { class: "jm-d-src" }, srcText(n.src, false) + (n.src.func ? ` in ${n.src.func}` : ""), panel),
+      h("div", { class: "jm-d-src", title: srcPath(n.src) }, srcText(n.src) + (n.src.func ? ` in ${n.src.func}` : ""), panel),
       n.src.code ? h("pre", { class: "jm-d-code" }, n.src.code, panel) : null,
     ]);
   }
@@ -172,7 +172,7 @@ function functionSummary(panel, fn) {
     ["calls", `${calls} (${hits} cache hit${hits === 1 ? "" : "s"})`],
     ["eqns", `${fn.n_eqns ?? (fn.nodes || []).length}${fn.truncated ? " (truncated)" : ""}`],
   ];
-  if (fn.source) rows.push(["defined", srcText(fn.source, false)]);
+  if (fn.source) rows.push(["defined", srcText(fn.source)]);
   if (fn.values || fn.values_note) rows.push(["values", fn.values_note || "recorded (forward mode)"]);
   if (fn.batch || fn.batch_note) rows.push(["vmap", [fn.batch_size != null ? `batch size ${fn.batch_size}` : "", fn.batch_note].filter(Boolean).join(" · ") || "recorded"]);
   section(panel, "Function", table(panel, rows));

@@ -16,7 +16,7 @@
  * A group with more than PORT_CAP input (or output) ports draws them as "Q:" port
  * bundles of at most CAP ports, each opening in place in the port column.
  */
-import { shortWhere } from "../source-text.js";
+import { fullWhere, shortWhere } from "../source-text.js";
 
 /** Most items one container holds (and one layout lays out), ports aside. */
 export const CAP = 120;
@@ -359,10 +359,16 @@ export function operandText(ix, op) {
   return op.aval ? `${op.lit}: ${op.aval}` : String(op.lit);
 }
 
-/** `file:line` of a Source (basename only when `short`), or "". */
-export function srcText(src, short) {
+/**
+ * How a reader names a Source: `cell [3], line 7` or `train.py:12` (widgets/source-text.js), or "".
+ * The full path is `srcPath`, for a tooltip under it.
+ */
+export function srcText(src) {
   if (!src || !src.file) return "";
-  if (short) return shortWhere(src.file, src.line); // `line 7` in a cell, `train.py:12` elsewhere
-  const f = String(src.file);
-  return src.line != null ? `${f}:${src.line}` : f;
+  return shortWhere(src.file, src.line);
+}
+
+/** The full `path:line` of a Source (a tooltip's text: where the file really is), or "". */
+export function srcPath(src) {
+  return src && src.file ? fullWhere(src.file, src.line) : "";
 }

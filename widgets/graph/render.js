@@ -142,7 +142,7 @@ function drawItem(l, ix, m) {
 /** One eqn element (also the header of an open owner box). */
 function eqn(ix, nid, x, y, w, face, extra, m) {
   const n = ix.nodes.get(nid);
-  const tip = [n.prim, srcText(n.src, false), n.src && n.src.code, face.tip].filter(Boolean).join("\n");
+  const tip = [n.prim, srcText(n.src), n.src && n.src.code, face.tip].filter(Boolean).join("\n");
   const kids = [
     s("title", null, tip),
     s("rect", { class: "jm-box", width: w, height: face.h, rx: 6 }),

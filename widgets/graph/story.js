@@ -133,7 +133,7 @@ function madeUpText(ix, node) {
 
 /** Per index: the files its eqns come from. */
 const fileLists = new WeakMap();
-/** Files the function's eqns come from, in first-seen order (one file: lines say `line N`). */
+/** Files the function's eqns come from, in first-seen order. */
 function filesOf(ix) {
   let files = fileLists.get(ix);
   if (!files) {
@@ -147,10 +147,10 @@ function filesOf(ix) {
   return files;
 }
 
-/** `line 5`, or `model.py:5` when the function's eqns come from more than one file. */
+/** `cell [3], line 5` or `model.py:5` (widgets/source-text.js). */
 export function lineText(ix, src) {
   if (!src || src.line == null) return "";
-  return filesOf(ix).length > 1 ? srcText(src, true) : `line ${src.line}`;
+  return srcText(src) || `line ${src.line}`;
 }
 
 /**

@@ -4,6 +4,7 @@
 import { h } from "../../js/src/dom.js";
 
 import { plural } from "../../js/src/words.js";
+import { srcPath, srcText } from "./model.js";
 
 export function functionTabs(fns, current, onPick, ref) {
   const tabs = fns.map((fn, i) => {
@@ -13,7 +14,7 @@ export function functionTabs(fns, current, onPick, ref) {
     const b = h("button", {
       type: "button", class: "jm-tab" + (i === current ? " jm-tab-active" : ""), role: "tab",
       "aria-selected": i === current ? "true" : "false", "data-function-id": fn.id,
-      title: fn.source ? `${fn.source.file}:${fn.source.line}` : false,
+      title: fn.source ? `${srcText(fn.source)} · ${srcPath(fn.source)}` : false,
     }, [
       h("span", { class: "jm-tab-name" }, String(fn.name ?? fn.id ?? "?"), ref),
       h("span", { class: "jm-tab-sig" }, `(${fn.signature ?? ""})`, ref),

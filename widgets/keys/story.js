@@ -24,7 +24,7 @@
  * many). What a step draws is given per item key: when it appears, and its state step by step.
  */
 import { STATES, stateOf } from "./model.js";
-import { shortWhere } from "../source-text.js";
+import { linesWhere, shortWhere } from "../source-text.js";
 
 const RANK = { unused: 0, consumed: 1, reused: 2 };
 /** The use kind that makes a child of each `how`. */
@@ -38,7 +38,7 @@ const list = (x) => (Array.isArray(x) ? x : []);
 const ORDINALS = ["zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
 const ordinal = (n) => ORDINALS[n] || `${n}th`;
 
-/** `line 7` for a line of the cell, `train.py:12` elsewhere (widgets/source-text.js). */
+/** `cell [3], line 7` for a line of a cell, `train.py:12` elsewhere (widgets/source-text.js). */
 export function lineText(src) {
   if (!src || typeof src !== "object") return null;
   const line = Number.isFinite(src.line) ? src.line : null;
@@ -260,15 +260,15 @@ export function eventLabel(m, ev, e) {
   return `${where}${jit} ${what}${reuse ? ` — ${reuse}` : ""}`;
 }
 
-/** `lines 44–45`, `train.py:12–14`, `line 54`, or the distinct places joined. */
+/** `cell [3], lines 44–45`, `train.py:12–14`, `line 54`, or the distinct places joined. */
 function linesOf(srcs) {
+  const known = srcs.filter((x) => x && typeof x === "object" && Number.isFinite(x.line));
   const texts = [...new Set(srcs.map(lineText).filter(Boolean))];
   if (texts.length <= 1) return texts[0] || null;
-  const parts = texts.map((t) => /^(line |.*:)(\d+)$/.exec(t));
-  if (parts.every((x) => x && x[1] === parts[0][1])) {
-    const v = parts.map((x) => Number(x[2]));
-    const range = `${Math.min(...v)}–${Math.max(...v)}`;
-    return parts[0][1] === "line " ? `lines ${range}` : `${parts[0][1]}${range}`;
+  const files = new Set(known.map((x) => (x.file == null ? "" : String(x.file))));
+  if (files.size === 1) {
+    const range = linesWhere([...files][0], known.map((x) => x.line));
+    if (range) return range;
   }
   return texts.slice(0, 3).join(", ") + (texts.length > 3 ? ", …" : "");
 }

@@ -11,7 +11,7 @@ const list = (x) => (Array.isArray(x) ? x : []);
 export { plural } from "../../js/src/words.js";
 import { plural } from "../../js/src/words.js";
 
-/** `line 7` in a notebook cell, `train.py:12` elsewhere (widgets/source-text.js); null without a file. */
+/** `cell [3], line 7` in a notebook cell, `train.py:12` elsewhere (widgets/source-text.js); null without a file. */
 export function whereText(src) {
   if (!src || typeof src !== "object" || src.file == null) return null;
   return shortWhere(String(src.file), src.line) || null;

@@ -57,7 +57,7 @@ export function idsText(ids, max = 12) {
   return ids.length > max ? `${shown}, … (+${ids.length - max})` : shown;
 }
 
-/** `line 12` in a notebook cell, `file.py:12` elsewhere (widgets/source-text.js); "" without one. */
+/** `cell [3], line 12` in a notebook cell, `file.py:12` elsewhere (widgets/source-text.js); "" without one. */
 export function whereText(src) {
   if (!src || typeof src !== "object" || !src.file) return "";
   return shortWhere(String(src.file), src.line);

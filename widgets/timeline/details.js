@@ -4,7 +4,7 @@
  * as text (dom.js `h`), JAX's own explanation verbatim in a <pre>.
  */
 import { h, clear } from "../../js/src/dom.js";
-import { srcText } from "../graph/model.js";
+import { srcPath, srcText } from "../graph/model.js";
 import { fmtUs } from "./time.js";
 import { PHASES, phasesOf, dispatchOf, deviceOf, callNumber, whatChanged, signatureOf, errorOf, persistentIn } from "./model.js";
 
@@ -77,7 +77,7 @@ const title = (panel, main, sub) => panel.appendChild(h("div", { class: "jm-d-ti
 function source(panel, heading, src) {
   if (src && src.file) {
     section(panel, heading, [
-      h("div", { class: "jm-d-src" }, srcText(src, false) + (src.func ? ` in ${src.func}` : ""), panel),
+      h("div", { class: "jm-d-src", title: srcPath(src) }, srcText(src) + (src.func ? ` in ${src.func}` : ""), panel),
       src.code ? h("pre", { class: "jm-d-code" }, src.code, panel) : null,
     ]);
   }

@@ -59,7 +59,7 @@ export function findingsList(ref, tl, onPick) {
     const sev = ["bug", "warning"].includes(f.severity) ? f.severity : "info";
     const b = h("button", { type: "button", class: "jm-tl-finding", "data-kind": f.kind }, [
       h("span", { class: "jm-tl-sev jm-tl-sev-" + sev }, sev, ref), " ", f.message,
-      f.source && f.source.file ? h("span", { class: "jm-muted" }, " " + srcText(f.source, true), ref) : null,
+      f.source && f.source.file ? h("span", { class: "jm-muted" }, " " + srcText(f.source), ref) : null,
     ], ref);
     b.addEventListener("click", () => onPick(f));
     return h("li", null, b, ref);

@@ -3,7 +3,8 @@
 A caption is a reading of the document alone (docs/schema.md), never of JAX objects, so every
 figure in it is one the document holds, and the widget, the static views and exported pages all
 say the same thing. Sentences use the names users wrote (functions, arguments from recompile
-reasons, keys, arrays) and the line numbers of the document's source locations. Names pass
+reasons, keys, arrays) and the lines of the document's source locations, named as the views name them (`cell [3], line 5`,
+`train.py:12`). Names pass
 through as data: escaping is the views' job (`views/html_parts.esc`). Problems (a NaN, a reused
 key, a recompile) come before descriptions, because they are what a reader should look at first.
 """
@@ -19,7 +20,7 @@ from .graph import graph_caption
 from .keys import keys_caption
 from .sharding import sharding_caption
 from .timeline import timeline_caption
-from .words import at_line, fit, user_name
+from .words import at_line, cells_of, fit, user_name
 
 MAX_SENTENCES = 4
 EMPTY = {
@@ -44,8 +45,9 @@ def caption(doc: dict) -> list[str]:
     """
     kind = doc.get("kind")
     write = WRITERS.get(kind)
-    body = [s for s in (write(doc) if write else []) if s]
-    sentences = body or [_error_sentence(doc) or EMPTY.get(kind) or fit(str(doc.get("title") or "jaxmagic"))]
+    with cells_of(doc):
+        body = [s for s in (write(doc) if write else []) if s]
+        sentences = body or [_error_sentence(doc) or EMPTY.get(kind) or fit(str(doc.get("title") or "jaxmagic"))]
     out: list[str] = []
     for sentence in map(fit, sentences):
         if sentence not in out:

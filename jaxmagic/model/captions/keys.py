@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .words import user_name, counted, times_word, listed, at_line, first_clause
+from .words import user_name, counted, times_word, listed, at_line, first_clause, lines_listed, where as where_of
 
 
 def keys_caption(doc: dict) -> list[str]:
@@ -15,7 +15,9 @@ def keys_caption(doc: dict) -> list[str]:
     for f in bugs[:2]:
         out.append(_reuse_sentence(f, nodes))
     if len(bugs) > 2:
-        out.append(f"{len(bugs) - 2} more keys were reused: each one is marked red.")
+        more = len(bugs) - 2
+        out.append(f"{more} more key was reused: it is marked red." if more == 1
+                   else f"{more:,} more keys were reused: each one is marked red.")
     if not bugs:
         out.append("No key was reused: every key was consumed at most once.")
     constant = next((f for f in doc.get("findings") or [] if f["kind"] == "constant_key"), None)
@@ -67,10 +69,11 @@ def _reuse_sentence(f: dict, nodes: list[dict]) -> str:
                 f"{at_line(consuming[0].get('source')) if consuming else ''}.")
     functions = {u.get("function") for u in consuming}
     inside = f" in {user_name(functions.pop(), 24)}" if len(functions) == 1 and None not in functions else ""
+    sources = [src for src in f.get("sources") or [] if src and src.get("line") is not None]
     if len(set(lines)) > 1:
-        where = ": lines " + listed([f"{line}" for line in lines]) + inside
+        where = ": " + lines_listed(sources) + inside
     elif lines:
-        where = f", each time at line {lines[0]}{inside}"
+        where = f", each time at {where_of(sources[0])}{inside}"
     else:
         where = inside
     samplers = list(dict.fromkeys(u["name"] for u in consuming))

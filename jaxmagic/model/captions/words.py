@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterable, Iterator
+
+from ...capture.source import where_text
+from ...units import plural as units_plural, times_word  # noqa: F401 (captions use times_word from here)
 
 MAX_CHARS = 159  # every sentence stays under 160 characters
 NAME_CHARS = 40  # a user's name longer than this is cut with "…" so the sentence keeps its figures
@@ -27,12 +32,10 @@ def user_name(text: Any, limit: int = NAME_CHARS) -> str:
 
 
 def counted(count: int, word: str, plural: str | None = None) -> str:
-    """'1 call', '2,614 eqns'."""
-    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+    """'1 call', '2,614 eqns' (units.plural)."""
+    return units_plural(count, word, plural)
 
 
-def times_word(count: int) -> str:
-    return {1: "once", 2: "twice"}.get(count, f"{count:,} times")
 
 
 def listed(items: list[str], limit: int = MAX_LISTED) -> str:
@@ -42,9 +45,46 @@ def listed(items: list[str], limit: int = MAX_LISTED) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+# The `cells` of the document being captioned ({file: execution count}): lines are named from the
+# document, as the views name them, whichever process writes the caption.
+_CELLS: ContextVar[dict | None] = ContextVar("jaxmagic_caption_cells", default=None)
+
+
+@contextmanager
+def cells_of(doc: dict) -> Iterator[None]:
+    """While writing `doc`'s caption, name cell lines from its `cells`."""
+    cells = doc.get("cells")
+    token = _CELLS.set(cells if isinstance(cells, dict) else {})
+    try:
+        yield
+    finally:
+        _CELLS.reset(token)
+
+
+def where(src: dict | None) -> str:
+    """`cell [3], line 12` or `train.py:12` for a source location (capture/source.py where_text), '' without one."""
+    if not src or src.get("line") is None:
+        return ""
+    return where_text(src.get("file"), src["line"], _CELLS.get())
+
+
+def lines_listed(srcs: Iterable[dict | None]) -> str:
+    """`cell [3], lines 4 and 7` (separate uses, not a range) when the sources are lines of one place,
+    `lines 4 and 7` in a cell whose number is unknown, `train.py, lines 4 and 7`; else each place listed."""
+    known = [s for s in srcs if s and s.get("line") is not None]
+    files = {s.get("file") for s in known}
+    lines = sorted({s["line"] for s in known})
+    if len(files) != 1 or len(lines) < 2:
+        return listed(list(dict.fromkeys(where(s) for s in known))) if known else ""
+    one = where(known[0])  # `cell [3], line 4`, `line 4` or `train.py:4`: its place, then the lines
+    place = one.rsplit("line ", 1)[0] if "line " in one else one.rsplit(":", 1)[0] + ", "
+    return f"{place}lines {listed([str(line) for line in lines])}"
+
+
 def at_line(src: dict | None) -> str:
-    """' (line 12)' for a source location, '' without one."""
-    return f" (line {src['line']})" if src and src.get("line") is not None else ""
+    """' (cell [3], line 12)' or ' (train.py:12)' for a source location, '' without one."""
+    text = where(src)
+    return f" ({text})" if text else ""
 
 
 def aval_text(dtype: str, shape: Iterable[int]) -> str:
