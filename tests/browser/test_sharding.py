@@ -164,3 +164,89 @@ def test_a_256_device_mesh_renders_and_selects(guarded_page: GuardedPage, tmp_pa
     cells = page.evaluate(_CELLS_JS)
     assert [sorted(c["block"] for c in card if c["lit"]) for card in cells] == _held(doc, device)
     guarded_page.screenshot("sharding-256")
+
+
+_MATMUL_CELL = """
+grid = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)
+x = jax.device_put(jnp.ones((64, 32)), NamedSharding(grid, P('x', 'y')))
+w = jax.device_put(jnp.ones((32, 16)), NamedSharding(grid, P('y', None)))
+matmul = jax.jit(lambda a, b: a @ b)
+out = matmul(x, w)
+"""
+
+
+def _after_30_arrays(tmp_path: Path) -> tuple[Path, dict]:
+    """A 2x4-mesh matmul cell run after earlier cells left 30 arrays bound (as a notebook would)."""
+    ns: dict = {"jax": jax, "jnp": jnp, "NamedSharding": NamedSharding, "P": P, "AxisType": AxisType}
+    for i in range(30):
+        ns[f"old{i}"] = jnp.full((4, 4) if i % 3 else (16,), float(i))
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        exec(_MATMUL_CELL, ns)  # noqa: S102
+    doc = jaxmagic.document(cap, "sharding")
+    out = tmp_path / "matmul.html"
+    jaxmagic.to_html(doc, out)
+    return out, doc
+
+
+# Where the story's parts are, relative to the view's top (px), once the view's top is at the top of the
+# window: the key element (the first collective), the earlier-arrays row, the legend, the first call.
+_FIRST_SCREEN_JS = """(root) => {
+  root.scrollIntoView({block: 'start'});
+  const top = root.getBoundingClientRect().top;
+  const box = (e) => e && (({top: t, bottom: b, left: l, right: r}) => ({top: t - top, bottom: b - top, left: l, right: r}))(e.getBoundingClientRect());
+  const key = root.querySelectorAll('[data-jm-key-element]');
+  const row = root.querySelector('.jm-sh-earlier-row');
+  const toggle = row && row.querySelector('button');
+  return {keys: key.length, key: box(key[0]), keyIsFirstCollective: key[0] === root.querySelector('.jm-sh-coll'),
+          row: box(row), rowText: toggle && toggle.textContent, expanded: toggle && toggle.getAttribute('aria-expanded'),
+          rowCardsHidden: row && row.querySelector('.jm-sh-earlier-cards').hidden,
+          rowCards: row ? row.querySelectorAll('.jm-sh-array').length : 0,
+          legend: box(root.querySelector('[data-jm-legend]')), call: box(root.querySelector('.jm-sh-call')),
+          windowH: window.innerHeight, rootW: root.getBoundingClientRect().width};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [(1280, 720), (1400, 900)], ids=["1280x720", "1400"])
+@pytest.mark.parametrize("mode", ["normal", "present"])
+def test_the_cells_own_story_comes_first_after_30_earlier_arrays(guarded_page: GuardedPage, tmp_path: Path,
+                                                               viewport: tuple[int, int], mode: str) -> None:
+    """After earlier cells left 30 arrays, a 2x4-mesh matmul cell's view shows its first collective (the
+    key element) within the view's first 720 px, the earlier arrays as one closed row below the calls,
+    and the legend; in both modes, at 1280x720 and 1400 px wide."""
+    from .stage import legibility, present
+
+    out, doc = _after_30_arrays(tmp_path)
+    earlier = [a for a in doc["arrays"] if a["earlier"]]
+    assert len(earlier) == 30 and [m["names"] for m in doc["meshes"]] == [["grid"]]
+    assert doc["calls"][0]["collectives"], "XLA inserted no collective: the scenario lost its point"
+    page = guarded_page.page
+    page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    page.goto(out.as_uri(), wait_until="load")
+    assert poll(lambda: page.locator(".jm-sh-array").count() == len(doc["arrays"]), 30), guarded_page.report()
+    root = page.locator(".jm-root").first
+    if mode == "present":
+        present(root)
+    at = root.evaluate(_FIRST_SCREEN_JS)
+    assert at["keys"] == 1 and at["keyIsFirstCollective"], at
+    # the key element on the view's first screen (720 px: the projector's height), wholly
+    assert 0 <= at["key"]["top"] and at["key"]["bottom"] <= 720, at
+    assert at["key"]["bottom"] <= at["windowH"] and at["key"]["right"] <= viewport[0], at
+    # one closed row of the 30 earlier arrays, below the calls
+    assert at["rowText"].startswith("▸ 30 arrays from earlier cells"), at
+    assert at["expanded"] == "false" and at["rowCardsHidden"] and at["rowCards"] == 30, at
+    assert at["row"]["top"] > at["call"]["bottom"], at
+    assert at["legend"] is not None and at["legend"]["bottom"] > at["legend"]["top"], at
+    assert page.locator("[data-jm-legend]").first.is_visible()
+    guarded_page.screenshot(f"sharding-first-screen-{mode}-{viewport[0]}", page)
+    if mode == "present":
+        report = legibility(root)
+        assert report.problems == [], str(report)
+    # the row opens with the keyboard (a button: Enter) and shows the 30 cards, and closes again
+    toggle = root.locator(".jm-sh-earlier-toggle")
+    toggle.focus()
+    page.keyboard.press("Enter")
+    assert toggle.get_attribute("aria-expanded") == "true"
+    assert root.locator(".jm-sh-earlier-cards .jm-sh-array:visible").count() == 30
+    toggle.click()
+    assert root.locator(".jm-sh-earlier-cards").first.is_hidden()
+    assert not guarded_page.console_errors and not guarded_page.page_errors, guarded_page.report()

@@ -180,7 +180,8 @@ def test_playback_tells_jaxs_story_and_ends_on_the_static_view(guarded_page: Gua
     order = ["batch", "weights", "w", "bias", "grads", "y"]  # namespace arrays first, then outputs by call
     calls = {name: _hlo_collectives(text) for name, text in hlo.items()}
     assert all(calls.values()), calls
-    expected = ["mesh m0 · 8 devices along 'data'", "mesh m1 · 8 devices as 2 × 4: 'x' (2) × 'y' (4)"]
+    # the meshes by the names the cell bound them to
+    expected = ["mesh dp · 8 devices along 'data'", "mesh grid · 8 devices as 2 × 4: 'x' (2) × 'y' (4)"]
     assert labels[:2] == expected
     for name, label in zip(order, labels[2:2 + len(order)]):
         arr = arrays[name]
@@ -266,7 +267,7 @@ def test_keyboard_controls_the_story(guarded_page: GuardedPage, tmp_path: Path) 
     assert pb.check_keyboard() == n
     pb.key("Home")
     pb.key("ArrowRight")
-    assert pb.label().startswith("mesh m0")
+    assert pb.label().startswith("mesh dp")
     pb.key("End")
     # a grid's own arrow keys move between its cells and leave the story alone
     cell = root.locator(".jm-sh-mesh .jm-sh-cell").first
