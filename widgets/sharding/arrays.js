@@ -7,7 +7,7 @@ import { h } from "../../js/src/dom.js";
 import { createGrid } from "./grid.js";
 import { arrayLayout, PLANE_W, PRESENT } from "./geometry.js";
 import { blockLines, colorOf, meshRef } from "./model.js";
-import { avalText, bytesText, shardingText } from "./format.js";
+import { avalText, bytesText, plural, shardingText } from "./format.js";
 import { presentFits } from "./mesh.js";
 
 /** `×8 replicated`, `1 copy`. */
@@ -25,7 +25,7 @@ export function arrayCard(ref, m, arr, on, present = false) {
   const s = arr.sharding || {};
   const name = arr.name ?? "(unnamed)";
   const grid = createGrid(ref, lay, {
-    label: `${name}: ${arr.blocks.length} blocks`,
+    label: `${name}: ${plural(arr.blocks.length, "block")}`,
     colors: (it) => (it.holders.length ? it.holders.map((d) => colorOf(m, d)) : [colorOf(m, null)]),
     text: (it) => (it.holders.length > 1 ? `×${it.holders.length}` : String(it.holders[0] ?? "")),
     aria: (it) => blockLines(arr, it.block).join("; "),

@@ -59,7 +59,7 @@ function collective(ref, m, col, rows) {
     rows.push({ el, devices: new Set(g) });
     body.push(el);
   });
-  if (groups.length > MAX_GROUPS) body.push(h("div", { class: "jm-muted" }, `+${groups.length - MAX_GROUPS} more groups`, ref));
+  if (groups.length > MAX_GROUPS) body.push(h("div", { class: "jm-muted" }, `+${plural(groups.length - MAX_GROUPS, "more group", "more groups")}`, ref));
   if (pairs.length) {
     const wrap = h("div", { class: "jm-sh-pairs" }, null, ref);
     for (const [s, t] of pairs.slice(0, MAX_CHIPS)) {
@@ -67,7 +67,7 @@ function collective(ref, m, col, rows) {
       rows.push({ el, devices: new Set([s, t]) });
       wrap.appendChild(el);
     }
-    if (pairs.length > MAX_CHIPS) wrap.appendChild(h("span", { class: "jm-muted" }, ` +${pairs.length - MAX_CHIPS} pairs`, ref));
+    if (pairs.length > MAX_CHIPS) wrap.appendChild(h("span", { class: "jm-muted" }, ` +${plural(pairs.length - MAX_CHIPS, "pair")}`, ref));
     body.push(wrap);
   }
   const what = groups.length ? `${plural(groups.length, "group")} of ${list(groups[0]).length}` : pairs.length ? plural(pairs.length, "pair") : "";

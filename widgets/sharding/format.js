@@ -5,13 +5,13 @@
  */
 import { shortWhere } from "../source-text.js";
 
-/** `48 bytes`, `1.5 KB`, `2.0 MB` (binary units, as jaxmagic/units.py `bytes_text`). */
+/** `1 byte`, `48 bytes`, `1.5 KB`, `2.0 MB` (binary units, as jaxmagic/units.py `bytes_text`). */
 export function bytesText(n) {
   if (typeof n !== "number" || !Number.isFinite(n)) return "?";
   for (const [unit, scale] of [["GB", 2 ** 30], ["MB", 2 ** 20], ["KB", 2 ** 10]]) {
     if (n >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
   }
-  return `${n} bytes`;
+  return plural(n, "byte");
 }
 
 /** `3 arrays`, `1 array`. */
