@@ -63,8 +63,9 @@ def _click_leaf(page, graph: str, key: str) -> None:
     """Click element `key` of a graph where it is drawn (scrolled into view first)."""
     pane = page.locator(f'.jm-grad-pane[data-graph="{graph}"]')
     pane.scroll_into_view_if_needed()
-    box = page.evaluate("""([graph, key]) => document.querySelector(`.jm-grad-pane[data-graph="${graph}"] .jm-canvas`).jmProbe.box(key)""",
-                        [graph, key])
+    # a pane shows a part of a wide drawing at a legible scale: pan the element into view first
+    box = page.evaluate("""([graph, key]) => { const p = document.querySelector(`.jm-grad-pane[data-graph="${graph}"] .jm-canvas`).jmProbe;
+                           p.centre(key); return p.box(key); }""", [graph, key])
     assert box, f"{key} is not drawn in the {graph} graph"
     page.mouse.click(box["x"] + min(box["w"], 40) / 2, box["y"] + min(box["h"], 20) / 2)
 

@@ -140,6 +140,13 @@ def _main_fits(driver: ViewDriver) -> bool:
     return driver.root.locator(".jm-main").evaluate("m => m.scrollWidth <= m.clientWidth + 1 && m.scrollLeft === 0")
 
 
+def _node(root: Any, node_id: str) -> Any:
+    """The drawn eqn `node_id`, panned into the middle of the graph first (a pane shows a part
+    of a wide drawing at a legible scale, as a reader drags it)."""
+    root.evaluate("(r, id) => r.querySelector('.jm-canvas').jmProbe.centre('N:' + id)", node_id)
+    return root.locator(f'g.jm-eqn[data-node-id="{node_id}"]').first
+
+
 def _selected(driver: ViewDriver) -> str | None:
     sel = driver.root.locator("g.jm-eqn.jm-selected")
     return sel.first.get_attribute("data-node-id") if sel.count() else None
@@ -196,7 +203,7 @@ def test_linked_panes_both_ways(guarded_page: GuardedPage, feature_doc: tuple, t
 
     # graph -> panes: an eqn with lines at every level (a leaf, so only its own lines are marked)
     node = next(n for n in fn["nodes"] if n.get("shlo") and n.get("hlo") and not n["subgroups"])
-    root.locator(f'g.jm-eqn[data-node-id="{node["id"]}"]').first.click()
+    _node(root, node['id']).click()
     assert poll(lambda: _selected(driver) == node["id"], 10)
     assert _marked(driver, "jaxpr")[0] == node["line"]
     assert _line_in_view(driver, "jaxpr", node["line"])
@@ -296,7 +303,7 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
         f"forward mode: edge labels {labels()} (trace: {trace_labels})")
     node = next(n for n in fn["nodes"] if n["outs"] and fn["values"].get(n["outs"][0]) and not n["subgroups"]
                 and root.locator(f'g.jm-eqn[data-node-id="{n["id"]}"]').count())
-    root.locator(f'g.jm-eqn[data-node-id="{node["id"]}"]').first.click()
+    _node(root, node['id']).click()
     assert poll(lambda: "values (recorded)" in driver.details_text().lower(), 10), driver.details_text()
     guarded_page.screenshot("features-mode-forward", root)
     mode("trace").click()
@@ -325,7 +332,7 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
     assert poll(lambda: any("‹8›" in t for t in root.locator(".jm-edge-label, .jm-details").all_text_contents()), 10)
     g = doc["functions"][1]
     node = next(n for n in g["nodes"] if n["outs"] and g["batch"].get(n["outs"][0]) == 0)
-    root.locator(f'g.jm-eqn[data-node-id="{node["id"]}"]').first.click()
+    _node(root, node['id']).click()
     assert poll(lambda: "‹8›" in driver.details_text() and "batch size 8" in driver.details_text().lower(), 10), (
         driver.details_text())
     guarded_page.screenshot("features-mode-vmap", root)
@@ -339,7 +346,7 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
         root.locator(".jm-edge-label").all_text_contents())
     h = doc["functions"][2]
     sqrt = next(n for n in h["nodes"] if n["prim"] == "sqrt")
-    root.locator(f'g.jm-eqn[data-node-id="{sqrt["id"]}"]').first.click()
+    _node(root, sqrt['id']).click()
     bad = root.locator(".jm-details .jm-bad")
     assert poll(lambda: bad.count() and bad.first.inner_text().strip() == "NaN 1", 10), driver.details_text()
     assert bad.first.evaluate("e => getComputedStyle(e).color") != root.locator(".jm-details").evaluate(
@@ -378,7 +385,7 @@ def test_breadcrumbs_search_and_keys(guarded_page: GuardedPage, feature_doc: tup
     scoped = next(n for n in fn["nodes"] if n["scope"] and n["group"] == fn["root"])
     driver.click_button("Expand all")
     driver.settle_count(fn["n_eqns"])
-    root.locator(f'g.jm-eqn[data-node-id="{scoped["id"]}"]').first.click()
+    _node(root, scoped['id']).click()
     assert poll(lambda: _selected(driver) == scoped["id"], 10)
     crumbs.filter(has_text=re.compile(rf"^{re.escape(scoped['scope'][-1])}$")).click()
     sel = root.locator("g.jm-scope.jm-selected")
@@ -414,7 +421,7 @@ def test_breadcrumbs_search_and_keys(guarded_page: GuardedPage, feature_doc: tup
     assert driver.visible_eqn_count() == collapsed
     assert search.input_value().endswith("cc")
     search.fill(inner["prim"])
-    root.locator(".jm-svg").click(position={"x": 5, "y": 300})  # empty canvas: clears the selection
+    root.locator(".jm-svg").click(position={"x": 5, "y": 5})  # empty canvas (inside the margin): clears the selection
     page.keyboard.press("n")
     assert poll(lambda: _selected(driver) is not None, 10)
     page.keyboard.press("Escape")

@@ -38,8 +38,8 @@ def _f(x: Any) -> Any:
 def _forty(x: Any) -> Any:
     import jax.numpy as jnp
 
-    for _ in range(10):
-        x = jnp.sin(x) * 0.5 + jnp.cos(x)  # 4 eqns
+    for i in range(10):  # 4 eqns each; the constants differ, so no two blocks repeat (and fold)
+        x = jnp.sin(x) * (0.5 + i) + jnp.cos(x)
     return x
 
 
@@ -122,7 +122,8 @@ def test_playback_tells_the_jaxpr_and_ends_as_drawn(guarded_page: GuardedPage, t
         text = pb.label()
         assert text.startswith(f"{i} of {n} · "), text
         assert re.search(rf":{re.escape(aval)}(?: \S+)* = {prim}\b", text), (text, prim, aval)
-        assert f"line {node['src']['line']}" in text, text
+        line = node['src']['line']  # 'line N' in a notebook cell, 'file.py:N' in a file (source-text.js)
+        assert f"line {line}" in text or f".py:{line}" in text, text
         if i == 3:  # (a) an intermediate step: exactly the eqns played so far
             state = dict(root.evaluate(_STATE_JS))
             assert state == {nd["id"]: "done" if j < 2 else "current" if j == 2 else "future" for j, nd in enumerate(nodes)}

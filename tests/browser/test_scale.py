@@ -141,7 +141,10 @@ def test_10k_transformer_is_responsive(guarded_page: GuardedPage, transformer_pa
     guarded_page.screenshot("scale-first-render", page.locator(".jm-root"))
 
     # expand a folded run of layers: the "×46 …" box
+    # Fit frames the part that matters at a legible scale (framing.js): pan to the first folded run
     page.click("button:text-is('Fit')")
+    page.evaluate("""() => { const p = document.querySelector('.jm-canvas').jmProbe;
+      const r = p.keys().find((k) => k.startsWith('R:')); if (r) p.centre(r); }""")
     boxes = _boxes(page)
     repeat = next((b for b in boxes if b["key"].startswith("R:") and b["canOpen"]), None)
     assert repeat, f"no folded repeat box in view: {[b['key'] for b in boxes][:30]}"

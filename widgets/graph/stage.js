@@ -323,6 +323,13 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     },
     /** Client box of a drawn leaf or open container, or null. */
     box: (key) => (geo && geo.boxes.has(key) ? client(geo.boxes.get(key)) : null),
+    /** Keys of every drawn leaf, in view or not. */
+    keys: () => (geo ? geo.leaves.map((l) => l.key) : []),
+    /** Pan (zoom kept) so that drawn element `key` is in the middle, as a reader drags it there. */
+    centre(key) {
+      const b = geo && geo.boxes.get(key);
+      if (b) pz.centerOn(b.x + Math.min(b.w, 360) / 2, b.y + Math.min(b.h, 42) / 2);
+    },
   };
 
   // ---- clicks ---------------------------------------------------------------------
