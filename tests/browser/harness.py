@@ -146,14 +146,15 @@ def install_kernelspec(env: dict[str, str]) -> None:
     assert Path(argv[0]).resolve() == Path(PYTHON).resolve() or argv[0] == PYTHON, argv
 
 
-def write_lab_settings(env: dict[str, str]) -> None:
-    """User settings: no news, no update checks, every cell rendered (no windowing)."""
+def write_lab_settings(env: dict[str, str], windowing: str | None = "none") -> None:
+    """User settings: no news, no update checks, every cell rendered (no windowing); with
+    `windowing=None` the notebook keeps the host's default windowing, as a user has it."""
     root = Path(env["JUPYTERLAB_SETTINGS_DIR"])
     settings = {
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
             {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-            {"windowingMode": "none"},
+            {"windowingMode": windowing} if windowing else {},
         "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings":
             {"autosave": False},
         "@jupyterlab/extensionmanager-extension/plugin.jupyterlab-settings":
@@ -182,9 +183,16 @@ class LabServer:
     root_dir: Path
     log_path: Path
     process: subprocess.Popen
+    app: str = "lab"
 
     def lab_url(self, path: str) -> str:
         return f"{self.url}/lab/tree/{urllib.parse.quote(path)}?token={self.token}"
+
+    def page_url(self, path: str) -> str:
+        """The page of a notebook in this front end: /lab/tree/<path> or Notebook 7's /notebooks/<path>."""
+        if self.app == "notebook":
+            return f"{self.url}/notebooks/{urllib.parse.quote(path)}?token={self.token}"
+        return self.lab_url(path)
 
     def log_tail(self, n: int = 4000) -> str:
         try:
@@ -210,41 +218,73 @@ def _wait_for_status(url: str, token: str, process: subprocess.Popen, timeout: f
     raise TimeoutError(f"JupyterLab did not answer /api/status within {timeout:.0f}s (last error: {last})")
 
 
-@contextlib.contextmanager
-def jupyter_lab(notebooks: list[Path] = (), startup_timeout: float = 90.0) -> Iterator[LabServer]:
-    """A JupyterLab on 127.0.0.1 in throwaway dirs, serving copies of `notebooks`.
+def _server_command(app: str, port: int, token: str, root: Path) -> list[str]:
+    """The command line of a Jupyter front end on 127.0.0.1 (`app`: "lab" or "notebook"), with
+    the app exposed as `window.jupyterapp` so tests can read kernel state and run commands."""
+    common = [
+        PYTHON, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        "--port-retries=0", f"--ServerApp.token={token}", "--ServerApp.password=",
+        "--allow-root", f"--ServerApp.root_dir={root}",
+        "--ServerApp.open_browser=False", "--MappingKernelManager.cull_idle_timeout=0",
+        "--ServerApp.shutdown_no_activity_timeout=900",
+    ]
+    if app == "lab":
+        return common + [
+            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
+        ]
+    if app == "notebook":  # Notebook 7: no news or update check of its own; the settings file mutes the rest
+        return common + ["--JupyterNotebookApp.expose_app_in_browser=True"]
+    raise ValueError(f"unknown Jupyter front end {app!r}")
 
-    On exit: /api/shutdown, then terminate, then kill; then every process that carries
-    this run's marker (kernels live in sessions of their own) is ended too.
+
+@contextlib.contextmanager
+def jupyter_lab(notebooks: list[Path] = (), startup_timeout: float = 90.0,
+                windowing: str | None = "none") -> Iterator[LabServer]:
+    """A JupyterLab on 127.0.0.1 in throwaway dirs, serving copies of `notebooks` (see `jupyter_server`)."""
+    with jupyter_server("lab", notebooks, startup_timeout, windowing) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def jupyter_notebook7(notebooks: list[Path] = (), startup_timeout: float = 90.0,
+                      windowing: str | None = "none") -> Iterator[LabServer]:
+    """A Notebook 7 on 127.0.0.1 in throwaway dirs, serving copies of `notebooks`; its pages are
+    /notebooks/<path> (`LabServer.page_url`)."""
+    with jupyter_server("notebook", notebooks, startup_timeout, windowing) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def jupyter_server(app: str, notebooks: list[Path] = (), startup_timeout: float = 90.0,
+                   windowing: str | None = "none") -> Iterator[LabServer]:
+    """A Jupyter front end (`app`: "lab" or "notebook") on 127.0.0.1 in throwaway dirs.
+
+    Its own config, data, runtime and settings dirs, the venv's kernel as `python3`, a random
+    port and token; `windowing` as in `write_lab_settings`. On exit: /api/shutdown, then
+    terminate, then kill; then every process that carries this run's marker (kernels live in
+    sessions of their own) is ended too.
     """
     marker = secrets.token_hex(8)
-    base = Path(tempfile.mkdtemp(prefix="jaxmagic-lab-"))
+    base = Path(tempfile.mkdtemp(prefix=f"jaxmagic-{app}-"))
     server: LabServer | None = None
     log = None
+    log_name = "jupyterlab.log" if app == "lab" else f"jupyter-{app}.log"
     try:
         root = base / "root"
         root.mkdir()
         env = isolated_env(base, marker)
         install_kernelspec(env)
-        write_lab_settings(env)
+        write_lab_settings(env, windowing)
         for nb in notebooks:
             prepare_notebook(Path(nb), root)
         port, token = free_port(), secrets.token_hex(16)
-        log_path = base / "jupyterlab.log"
-        cmd = [
-            PYTHON, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            "--port-retries=0", f"--ServerApp.token={token}", "--ServerApp.password=",
-            "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
-            "--ServerApp.open_browser=False", "--MappingKernelManager.cull_idle_timeout=0",
-            "--ServerApp.shutdown_no_activity_timeout=900",
-        ]
+        log_path = base / log_name
         log = open(log_path, "wb")
-        process = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(_server_command(app, port, token, root), cwd=root, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
-                           log_path=log_path, process=process)
+                           log_path=log_path, process=process, app=app)
         try:
             _wait_for_status(server.url, token, process, startup_timeout)
         except Exception as exc:
@@ -257,7 +297,8 @@ def jupyter_lab(notebooks: list[Path] = (), startup_timeout: float = 90.0) -> It
         if log is not None:
             log.close()
             with contextlib.suppress(OSError):
-                shutil.copy(base / "jupyterlab.log", artifacts_dir() / "jupyterlab-server.log")
+                server_log = "jupyterlab-server.log" if app == "lab" else f"jupyter-{app}-server.log"
+                shutil.copy(base / log_name, artifacts_dir() / server_log)
         shutil.rmtree(base, ignore_errors=True)
 
 
