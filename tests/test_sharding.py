@@ -430,3 +430,12 @@ def test_the_earlier_arrays_are_those_bound_before_the_cell_that_its_calls_do_no
     flags = [a["earlier"] for a in doc["arrays"]]
     assert flags == sorted(flags)  # this cell's arrays first, then the earlier ones
     assert doc["meshes"][0]["names"] == ["grid"]  # the cell's own name first
+    own = len(doc["arrays"]) - len(earlier)
+    assert doc["title"].startswith(f"%%sharding: {own} arrays on 8 devices")
+    assert doc["title"].endswith(f" ({len(earlier)} arrays from earlier cells)")
+    from jaxmagic.views.static_sharding import sharding_html, sharding_text
+
+    text = sharding_text(doc)  # the static page and text: this cell's arrays, the call, then the earlier ones
+    assert text.index("x: f32[64, 32]") < text.index("<lambda>(") < text.index(f"{len(earlier)} arrays from earlier cells:")
+    page = sharding_html(doc)
+    assert page.index("&lt;lambda&gt;") < page.index(f"<details><summary>{len(earlier)} arrays from earlier cells</summary>")

@@ -25,6 +25,10 @@ SIDE = 140  # px of the longer side of an array picture
 FONT = "ui-sans-serif, system-ui, sans-serif"
 
 
+LEGEND = ("Colours: one per device (the mesh pictures show which); a block is drawn in the colour of the "
+          "first device holding it; the copies column counts the devices holding each block.")
+
+
 def device_colour(device: int, n: int) -> str:
     """A colour per device, evenly spaced in hue (the widget uses the same rule)."""
     r, g, b = colorsys.hls_to_rgb((device % max(n, 1)) / max(n, 1), 0.62, 0.55)
@@ -121,6 +125,8 @@ def sharding_html(doc: dict) -> str:
     n = len(doc.get("devices", []))
     parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
              findings_html(doc)]
+    if n:
+        parts.append(f"<p><small>{esc(LEGEND)}</small></p>")
     for mesh in doc.get("meshes", []):
         parts.append(f"<p>{esc(_mesh_line(mesh))}</p>")
         if mesh["devices"]:
