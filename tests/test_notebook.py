@@ -62,6 +62,60 @@ def test_demo_export_embeds_every_view(demo):
     assert "window.__jaxmagic_static = true" in page and "https://" not in page.split("<script type=\"module\">")[0]
 
 
+def _docs_by_cell(nb) -> dict:
+    """{cell id: (the cell, its view's document)} of the demo's magic cells."""
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    return {cell.id: (cell, state[outputs[0]["data"][WIDGET_VIEW]["model_id"]]["state"]["doc"])
+            for cell, outputs in magic_outputs(nb) if outputs}
+
+
+def test_demo_names_each_cells_lines_by_its_execution_count(demo):
+    """Every view's document says which cell its lines are in, as the kernel numbered the cells: its own
+    cell, and earlier cells where it calls a function defined there (`power_sum` of s3, called in s3b)."""
+    counts = {c.execution_count: c for c in demo.cells if c.cell_type == "code"}
+    for cell, doc in _docs_by_cell(demo).values():
+        named = set((doc.get("cells") or {}).values())
+        assert named <= {n for n in counts if n <= cell.execution_count}, (cell.id, named)
+        assert (cell.id == "s3b" and named == {counts[cell.execution_count - 1].execution_count}) or \
+            cell.execution_count in named, (cell.id, named)
+
+
+def test_demo_prose_says_what_its_views_show(demo):
+    """The claims of demo.ipynb's markdown, checked against the documents its cells made."""
+    docs = _docs_by_cell(demo)
+    text = {cell.id: cell.source for cell in demo.cells}
+    cell, doc = docs["gf4"]  # `--values`: log of a negative number makes a NaN, and the view says where
+    assert "makes a NaN" in text["gf4-md"]
+    assert doc["caption"][0].startswith(f"NaN first appears in per_example at log (cell [{cell.execution_count}], "
+                                        "line 5): 2 NaN in its output")
+    cell, doc = docs["s7b"]  # the sqrt trap: NaN in every gradient, both ops named, checkpointed work recomputed
+    nan, inf = (next(f for f in doc["findings"] if f["kind"] == kind) for kind in ("nan_gradient", "inf_gradient"))
+    assert "at mul" in nan["message"] and "at div" in inf["message"]
+    assert "params['layer1']['w'], params['layer2']['b'], params['layer2']['w']" in nan["message"]
+    assert "recompute checkpointed work" in " ".join(doc["caption"])
+    cell, doc = docs["s8"]  # 98 of 100 loop steps folded; the reuse on two lines
+    assert [run["length"] for run in doc["runs"]] == [98] and "98 of the loop's 100" in text["s8-md"]
+    assert doc["caption"][0].endswith(f"cell [{cell.execution_count}], lines 7 and 8 (each normal draws the same "
+                                      "random numbers).")
+    cell, doc = docs["s10"]  # one compile, then 500 hits; compiling dominates
+    assert "compiled once, on its first call; the other 500 calls hit the cache" in doc["caption"][0]
+    assert any(f["kind"] == "compile_dominates" for f in doc["findings"])
+    assert "loss" in "".join(o.get("text", "") for o in cell.outputs)
+    cell, doc = docs["s2"]  # the print runs while tracing only: twice for three calls
+    assert "2 misses" in doc["title"] and any(f["kind"] == "trace_time_print" for f in doc["findings"])
+    assert "".join(o.get("text", "") for o in cell.outputs).count("tracing normalize") == 2
+
+
+def test_make_demo_writes_the_committed_demo(tmp_path):
+    """tools/make_demo.py and demo.ipynb say the same thing, byte for byte."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "demo.ipynb"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_demo.py"), str(out)], check=True, capture_output=True)
+    assert out.read_bytes() == (ROOT / "demo.ipynb").read_bytes()
+
+
 def test_top_level_await_and_run_all_stopping_on_error(tmp_path):
     nb = new_notebook(cells=[
         new_code_cell("%load_ext jaxmagic\nimport asyncio, jax, jax.numpy as jnp"),

@@ -55,7 +55,8 @@ def _function_sentence(fns: list[dict]) -> str:
     elif compiles:
         tail = f"; {counted(calls, 'call')}, compiled {times_word(compiles)}"
     else:
-        tail = f"; all {counted(calls, 'call')} hit JAX's cache (compiled before the cell)"
+        tail = ("; its only call hit JAX's cache (compiled before the cell)" if calls == 1
+                else f"; all {counted(calls, 'call')} hit JAX's cache (compiled before the cell)")
     each = f" for each of {len(fns)} signatures" if len(fns) > 1 and len({f['n_eqns'] for f in fns}) == 1 else ""
     up_to = "up to " if len(fns) > 1 and not each else ""
     candidates = []
@@ -63,7 +64,7 @@ def _function_sentence(fns: list[dict]) -> str:
         mix = ", ".join(f"{count:,} {prim}" for prim, count in prims[:k])
         rest = sum(count for _, count in prims[k:])
         if mix and rest:
-            mix += f" and {rest:,} others"
+            mix += f" and {counted(rest, 'other')}"
         size = counted(fn["n_eqns"], "eqn") + (f" ({mix})" if mix else "")
         candidates.append(f"{user_name(fn['name'])} traced to {up_to}{size}{each}{tail}.")
     return fitting(*candidates)
