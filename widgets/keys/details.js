@@ -4,9 +4,9 @@
  * path from its root as breadcrumbs; for a reused key the uses come with both lines and
  * the first consuming use marked. Stand-ins (runs, aggregates) say what they hold.
  */
-import { h } from "../../js/src/dom.js";
+import { h, clear } from "../../js/src/dom.js";
 import { pathTo } from "./model.js";
-import { firstConsuming, kindText, namesText, shapeText, standInLines, useFacts, useHead, whereText } from "./text.js";
+import { firstConsuming, kindText, namesText, plural, shapeText, standInLines, useFacts, useHead, whereText } from "./text.js";
 
 const sec = (ref, title, body) => h("div", { class: "jm-d-sec" }, [h("h4", null, title, ref), body], ref);
 
@@ -25,16 +25,50 @@ export function emptyDetails(ref) {
     "Click a key for its details; hover or Tab to a key for a summary. Enter or Space folds and unfolds; arrows move; Esc clears.", ref);
 }
 
-/** Breadcrumbs from the root to node `id`: every ancestor a button that selects it. */
+/** Levels a breadcrumb shows at its start and at its end (the node itself included) when it is long. */
+export const CRUMBS_HEAD = 2, CRUMBS_TAIL = 4;
+
+/**
+ * Which of `n` path positions a breadcrumb shows: all of them when short, else the first
+ * CRUMBS_HEAD, a gap standing for the rest, and the last CRUMBS_TAIL. A key made on the
+ * hundredth iteration of a folded loop is a hundred levels deep: its whole path filled the
+ * details pane. Returns [index | {gap: count}].
+ */
+export function crumbPlan(n, head = CRUMBS_HEAD, tail = CRUMBS_TAIL) {
+  const all = Array.from({ length: n }, (_, i) => i);
+  if (n <= head + tail + 1) return all; // a gap of one level would save nothing
+  return [...all.slice(0, head), { gap: n - head - tail }, ...all.slice(n - tail)];
+}
+
+/**
+ * Breadcrumbs from the root to node `id`: every ancestor shown is a button that selects it; a
+ * long path shows its first and last levels around "… N levels …", a button that shows them all.
+ */
 function crumbs(ref, m, id, onPick) {
   const path = pathTo(m, id);
-  return h("nav", { class: "jm-k-crumbs", "aria-label": "path from the root" }, path.map((i, k) => {
+  const nav = h("nav", { class: "jm-k-crumbs", "aria-label": "path from the root" }, null, ref);
+  const crumb = (i) => {
     const label = String(m.nodes[i].label ?? `key ${i}`);
     if (i === id) return h("span", { class: "jm-k-crumb-here" }, label, ref);
     const b = h("button", { type: "button", class: "jm-k-crumb" }, label, ref);
     b.addEventListener("click", () => onPick(i));
-    return [b, k < path.length - 1 ? h("span", { class: "jm-muted" }, " › ", ref) : null];
-  }), ref);
+    return b;
+  };
+  const sep = () => h("span", { class: "jm-muted" }, " › ", ref);
+  const fill = (plan) => {
+    clear(nav);
+    plan.forEach((p, k) => {
+      if (k > 0) nav.appendChild(sep());
+      if (typeof p === "number") nav.appendChild(crumb(path[p]));
+      else {
+        const more = h("button", { type: "button", class: "jm-k-crumb jm-k-crumb-gap", title: "Show every level of the path" }, `… ${plural(p.gap, "level")} …`, ref);
+        more.addEventListener("click", () => fill(path.map((_, i) => i)));
+        nav.appendChild(more);
+      }
+    });
+  };
+  fill(crumbPlan(path.length));
+  return nav;
 }
 
 /** Details of a document node. */
@@ -72,7 +106,7 @@ function nodeDetails(ref, m, id, onPick) {
     ], ref);
   }), ref) : h("div", { class: "jm-muted" }, "not used: this key is still available", ref)));
   const kids = m.children[id].length;
-  if (kids) parts.push(h("div", { class: "jm-muted jm-k-kids" }, `${kids} key${kids === 1 ? "" : "s"} made from it`, ref));
+  if (kids) parts.push(h("div", { class: "jm-muted jm-k-kids" }, `${plural(kids, "key")} made from it`, ref));
   return parts;
 }
 

@@ -14,6 +14,11 @@
  * Playback (story.js) draws on the same layout through a *stage*: each item's state at the
  * current step (or null: not reached yet, faded with its edge), the items the step touched
  * and those that flash. No stage is the ordinary drawing, so the last step restores it exactly.
+ *
+ * Framing (where the tree sits, how large) is the view's (frame.js): the scene applies a
+ * transform, reports each drawn frame (`onDraw`) so the view can publish the pane's contract
+ * attributes, and asks the view to frame again once a blind first frame gets a size (`onSized`).
+ * The story's key element (the reused key) carries `data-jm-key-element` (marks.key).
  */
 import { s, clear } from "../../js/src/dom.js";
 import { createPanZoom } from "../../js/src/panzoom.js";
@@ -33,11 +38,11 @@ const raf = (f) => (globalThis.requestAnimationFrame ? globalThis.requestAnimati
 /**
  * `describe(item)` -> `{aria, badge, flags}` (flags: extra classes), called when an item is
  * first drawn. Events: `onActivate(item, {toggle})` for a click (`toggle`: on the toggle,
- * or a stand-in), `onHover(item | null)`, `onKey(item, event)`. `startZoom`: the least zoom the
- * first frame fits the tree at (below it: zoom 1 at the top left); presentation mode asks for
- * more, so its labels stay large enough for a projector.
+ * or a stand-in), `onHover(item | null)`, `onKey(item, event)`, `onDraw(transform)` after each
+ * frame, `onSized()` when a frame made blind (no size yet) can be framed for real.
+ * `legibleK`: the least zoom at which labels stay legible (revealing an item zooms to it).
  */
-export function createScene(ref, { describe, onActivate, onHover, onKey, startZoom = 0.75 }) {
+export function createScene(ref, { describe, onActivate, onHover, onKey, onDraw = () => {}, onSized = null, legibleK = () => 1 }) {
   const svg = s("svg", { class: "jm-k-svg", role: "tree", "aria-label": "PRNG key tree", "aria-multiselectable": "false" }, null, ref);
   const viewport = s("g", { class: "jm-viewport" }, null, ref);
   const edges = s("path", { class: "jm-k-edges" }, null, ref);
@@ -51,7 +56,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
   let g = lay.g; // the sizes the layout was made with
   const byKey = new Map();
   const drawn = new Map(); // key -> {g, sig, item}
-  let marks = { selected: null, hits: new Set(), inside: new Set() };
+  let marks = { selected: null, hits: new Set(), inside: new Set(), key: null };
   /** Playback: `{state(item) -> state | null (not reached), current: Set, flash: Set}` of item keys; null: none. */
   let stage = null;
   let overview = false;
@@ -154,6 +159,8 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
       e.g.setAttribute("transform", `translate(${it.x},${it.y})`);
       e.g.setAttribute("class", classOf(it, e.d.flags));
       e.g.setAttribute("aria-selected", String(marks.selected === it.key));
+      if (marks.key === it.key) e.g.setAttribute("data-jm-key-element", "");
+      else e.g.removeAttribute("data-jm-key-element");
       const want = prev ? prev.nextSibling : layer.firstChild;
       if (want !== e.g) layer.insertBefore(e.g, want);
       prev = e.g;
@@ -197,6 +204,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
     if (overview) overviewOf(v.items);
     else detailed(v.items);
     svg.classList.toggle("jm-k-overview", overview);
+    if (!all) onDraw(pz.transform);
   }
 
   // ---- events ------------------------------------------------------------------------
@@ -242,14 +250,13 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
   };
   const listeners = { click: onClick, mouseover: onOver, mouseout: onOut, focusin: onFocusIn, focusout: onFocusOut, keydown: onKeyDown };
   for (const [type, fn] of Object.entries(listeners)) svg.addEventListener(type, fn);
-  // A first frame made before the svg had a size (a widget drawn while hidden) is made again once it has one.
-  let blind = null;
+  // A frame made before the svg had a size (a widget drawn while hidden or detached), or one the
+  // reader has not moved since, is made again for the new size.
+  let framedAt = null; // the transform the last framing set
   const onResize = () => {
-    const t = pz.transform;
-    if (blind && svg.clientWidth && t.x === blind.x && t.y === blind.y && t.k === blind.k) {
-      blind = null;
-      api.fit({ min: startZoom, topLeft: true });
-    } else schedule();
+    const t = pz.transform, f = framedAt;
+    if (onSized && svg.clientWidth && f && t.x === f.x && t.y === f.y && t.k === f.k) onSized();
+    else schedule();
   };
   const ro = typeof ResizeObserver !== "undefined" ? new ResizeObserver(onResize) : null;
   if (ro) ro.observe(svg);
@@ -257,7 +264,7 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
   /** Bring item into the middle of the view at zoom at least `minK` (and at most 1.5). */
   function centerOn(it, minK = 0) {
     const { w, h } = size(), t = pz.transform;
-    const k = Math.min(Math.max(t.k, minK), 1.5);
+    const k = Math.min(Math.max(t.k, minK), Math.max(1.5, minK));
     pz.set(w / 2 - (it.x + it.w / 2) * k, h / 2 - it.y * k, k);
   }
 
@@ -270,21 +277,33 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
 
   const api = {
     svg,
-    /** Replace the forest. `view`: "keep" the transform, "start" (frame it: fit when it reads at zoom ≥ 0.75, else the top left at zoom 1). */
-    setLayout(next, view = "keep") {
+    /** Replace the forest, keeping the transform (the view frames it when it asks for that). */
+    setLayout(next) {
       lay = next;
       g = lay.g || METRICS.normal;
       byKey.clear();
       for (const it of lay.items) byKey.set(it.key, it);
       for (const e of drawn.values()) e.item = null; // re-describe: a rebuilt tree has new item objects
-      if (view === "start") {
-        this.fit({ min: startZoom, topLeft: true });
-        blind = svg.clientWidth ? null : pz.transform;
-      }
+      draw();
+    },
+    /** The laid-out forest drawn ({items, box, g}). */
+    get layout() {
+      return lay;
+    },
+    /** The pane's size as drawn (a default while it has none). */
+    size,
+    /** Whether the svg has a size (a hidden or detached widget has none). */
+    get sized() {
+      return !!svg.clientWidth;
+    },
+    /** Apply a framing (frame.js): the transform, remembered so a resize can frame again. */
+    frameTo(x, y, k) {
+      pz.set(x, y, k);
+      framedAt = { ...pz.transform };
       draw();
     },
     setMarks(next) {
-      marks = { selected: null, hits: new Set(), inside: new Set(), ...next };
+      marks = { selected: null, hits: new Set(), inside: new Set(), key: null, ...next };
       draw();
     },
     /** Show a playback step (see `stage` above), or the ordinary drawing (null). */
@@ -301,18 +320,9 @@ export function createScene(ref, { describe, onActivate, onHover, onKey, startZo
     get transform() {
       return pz.transform;
     },
-    /** Frame the whole forest; when that needs a zoom below `min` (and `topLeft`): zoom 1 at its top left. */
-    fit({ min = 0, topLeft = false } = {}) {
-      const { w, h } = size(), b = lay.box, pad = 20;
-      if (!b.w || !b.h) return;
-      const k = Math.min(1, (w - 2 * pad) / b.w, (h - 2 * pad) / b.h);
-      if (k < min && topLeft) pz.set(pad - b.x, pad - b.y, 1);
-      else pz.set((w - b.w * k) / 2 - b.x * k, (h - b.h * k) / 2 - b.y * k, Math.max(k, 0.01));
-      draw();
-    },
-    /** Pan to item when it is not in view (zooming in to read it), draw, and return its element. */
+    /** Pan to item when it is not in view (zooming in to a legible scale), draw, and return its element. */
     show(it, { focus = false } = {}) {
-      if (!visible(it) || overview) centerOn(it, LOD_K + 0.35);
+      if (!visible(it) || overview || pz.transform.k < legibleK() - 1e-6) centerOn(it, legibleK());
       draw();
       const e = drawn.get(it.key);
       if (e && focus) e.g.focus({ preventScroll: true });

@@ -36,7 +36,7 @@ function swatch(ref, cls, { rx = 7, stack = false } = {}) {
  */
 export function legend(ref, m, captioned = false) {
   const entry = (sw, text, cls = "") => h("span", { class: `jm-k-legend-item${cls}` }, [sw, text], ref);
-  return h("div", { class: "jm-k-legend" }, [
+  return h("div", { class: "jm-k-legend", "data-jm-legend": "" }, [
     h("span", { class: `jm-k-summary${captioned ? " jm-clutter" : ""}` }, summaryText(m), ref),
     entry(swatch(ref, "jm-k-s-unused"), "unused (available)"),
     entry(swatch(ref, "jm-k-s-consumed"), "consumed once"),

@@ -103,6 +103,20 @@ export function readKeys(doc) {
   };
 }
 
+/**
+ * The node the view is about: the key of the first reuse finding (bugs come first), else the
+ * first reused key, else the node of the first finding; -1 when nothing is wrong.
+ */
+export function storyNode(m) {
+  const ok = (i) => Number.isInteger(i) && i >= 0 && i < m.nodes.length;
+  const reuse = m.findings.find((f) => REUSE_KINDS.has(f.kind) && ok(f.node));
+  if (reuse) return reuse.node;
+  const reused = m.nodes.find((n) => stateOf(n) === "reused");
+  if (reused) return reused.id;
+  const any = m.findings.find((f) => ok(f.node));
+  return any ? any.node : -1;
+}
+
 /** Node ids from the root of `id`'s tree down to `id`. */
 export function pathTo(m, id) {
   const path = [];

@@ -25,6 +25,7 @@
  */
 import { STATES, stateOf } from "./model.js";
 import { linesWhere, shortWhere } from "../source-text.js";
+import { plural } from "../../js/src/words.js";
 
 const RANK = { unused: 0, consumed: 1, reused: 2 };
 /** The use kind that makes a child of each `how`. */
@@ -207,7 +208,7 @@ function madeText(m, ev, e, node) {
   const label = String(m.nodes[k].label ?? "a key");
   if (!rows.length) return label;
   const shown = rows.slice(0, KIDS_MAX).map((r) => String(m.nodes[r].label ?? "?"));
-  return `${label} (${shown.join(", ")}${rows.length > KIDS_MAX ? `, … ${rows.length} keys` : ""})`;
+  return `${label} (${shown.join(", ")}${rows.length > KIDS_MAX ? `, … ${plural(rows.length, "key")}` : ""})`;
 }
 
 /** The reuse part of a label: `second use: reuse (first at line 4)`, or null. */
@@ -224,7 +225,7 @@ function reuseText(m, ev, e, node) {
     return `reuse${u.loop != null ? ` inside ${u.loop}` : ""}`;
   }
   const rows = ev.changes[e].filter((c) => c.node !== node && c.state === "reused").length;
-  return rows ? `${rows} key${rows === 1 ? "" : "s"} taken from it reused` : null;
+  return rows ? `${plural(rows, "key")} taken from it reused` : null;
 }
 
 /** The one-line label of event `e`. */
@@ -284,8 +285,8 @@ function groupLabel(m, ev, es, item) {
   if (item.type === "run") {
     what = `×${item.run.length} identical steps, folded into one run (${item.run.label ?? ""})`;
   } else if (item.type === "agg") {
-    what = `${item.rows.length} keys of ${m.nodes[item.of].label ?? "a key array"}`;
-  } else if (item.type === "more") what = `${item.list.length - item.shown} keys not shown (${item.label})`;
+    what = `${plural(item.rows.length, "key")} of ${m.nodes[item.of].label ?? "a key array"}`;
+  } else if (item.type === "more") what = `${plural(item.list.length - item.shown, "key")} not shown (${item.label})`;
   else what = `inside folded ${m.nodes[item.id].label ?? "key"}`;
   const byName = new Map();
   for (const u of uses) {
@@ -296,10 +297,10 @@ function groupLabel(m, ev, es, item) {
   const sameLine = uses.length > 1 && uses.every((u) => u.kind === "sampler" && lineText(u.source) === lineText(uses[0].source));
   if (sameLine && item.type === "agg") {
     const all = head(uses[0].source, String(uses[0].name));
-    return `${all} consumes ${keys} ${keys === 1 ? "key" : "keys"} of ${m.nodes[item.of].label ?? "a key array"} (${uses.length} uses)` +
+    return `${all} consumes ${plural(keys, "key")} of ${m.nodes[item.of].label ?? "a key array"} (${plural(uses.length, "use")})` +
       (reused ? ` — ${reused} reused` : "");
   }
-  const facts = [verbs, made ? `${made} keys made` : null].filter(Boolean).join("; ");
+  const facts = [verbs, made ? `${plural(made, "key")} made` : null].filter(Boolean).join("; ");
   return `${where ? `${where} · ` : ""}${what}: ${facts || `${es.length} events`}${reused ? ` — ${reused} reused` : ""}`;
 }
 
@@ -448,7 +449,7 @@ export function keyStory(m, ev, t) {
     stateAt,
     label(p) {
       if (p <= 0) {
-        return `Before the first key: ${steps.length} step${steps.length === 1 ? "" : "s"} replay how the cell made and used its ${N} key${N === 1 ? "" : "s"}, in program order`;
+        return `Before the first key: ${plural(steps.length, "step")} replay how the cell made and used its ${plural(N, "key")}, in program order`;
       }
       return steps[Math.min(p, steps.length) - 1].label;
     },

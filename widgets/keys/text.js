@@ -73,7 +73,7 @@ export function shapeText(n) {
   const shape = list(n.shape);
   const parts = [];
   if (shape.length) parts.push(`key array [${shape.join(",")}]`);
-  if (n.how === "loop" || (n.count != null && n.count !== 1)) parts.push(n.count == null ? "one key per iteration (count unknown)" : `${n.count} keys per call`);
+  if (n.how === "loop" || (n.count != null && n.count !== 1)) parts.push(n.count == null ? "one key per iteration (count unknown)" : `${plural(n.count, "key")} per call`);
   if (n.index != null) parts.push(`row ${n.index}`);
   else if (n.how === "row") parts.push("row chosen at run time");
   return parts.join(" · ") || null;

@@ -15,6 +15,7 @@
  * whatever hides it. Iterative throughout: a chain of 5,000 keys is 5,000 levels deep.
  */
 import { reuseSet, stateOf, worstState, STATES } from "./model.js";
+import { plural } from "../../js/src/words.js";
 
 /** A node with more than this many `row` children shows them as one aggregate child. */
 export const AGG_OVER = 8;
@@ -33,7 +34,7 @@ export function countsText(m, ids) {
   const c = { unused: 0, consumed: 0, reused: 0 };
   for (const i of ids) c[stateOf(m.nodes[i])] += 1;
   const parts = [...STATES].reverse().filter((s) => c[s]).map((s) => `${c[s]} ${s}`);
-  return `${ids.length} key${ids.length === 1 ? "" : "s"}: ${parts.join(", ")}`;
+  return `${plural(ids.length, "key")}: ${parts.join(", ")}`;
 }
 
 const worstOf = (m, ids) => worstState(ids.map((i) => stateOf(m.nodes[i])));

@@ -15,21 +15,21 @@ import { h, clear, download } from "../../js/src/dom.js";
 import { search, step } from "../../js/src/search.js";
 import { svgExport, fileName } from "../graph/export.js";
 import { docHeader } from "../header.js";
-import { readKeys, reuseSet, searchRecords } from "./model.js";
+import { readKeys, reuseSet, searchRecords, storyNode } from "./model.js";
 import { buildTree, initialUi, reveal, standIn, toggle } from "./tree.js";
 import { layoutForest, METRICS } from "./layout.js";
 import { createScene } from "./draw.js";
+import { frameTree, legibleZoom, paneState, labelPx, PANE_H } from "./frame.js";
 import { ariaText, nodeLines, standInLines } from "./text.js";
 import { detailsOf } from "./details.js";
 import { findingsList } from "./findings.js";
 import { legend } from "./legend.js";
 import { keyEvents, keyStory } from "./story.js";
 import { captionOf } from "../stagebar.js";
+import { plural } from "../../js/src/words.js";
 
 /** Most items the SVG export draws in detail (beyond, what the view shows). */
 const EXPORT_MAX = 5000;
-/** Least zoom presentation mode opens at: its 16px labels stay at least 14px on screen. */
-const PRESENT_ZOOM = 0.9;
 const EMPTY = "No PRNG key was used in this cell.";
 const EMPTY_HINT = "%%prng records the keys made or used by jax.random calls in the cell and in the jitted functions it calls: " +
   "make a key (jax.random.key(0)) and draw from it, or pass one to a jitted function.";
@@ -75,6 +75,8 @@ export function keysView(root, doc, engine, options = {}) {
   const st = { tree: null, lay: null, sel: null, matches: [], at: -1, query: "" };
   const metrics = present ? METRICS.present : METRICS.normal;
   const captioned = captionOf(doc).length > 0;
+  const badges = m.nodes.some((n) => n.call != null); // jitted keys carry their program's name
+  const keyNode = storyNode(m); // the reused key: what the view is about
 
   // ---- parts ---------------------------------------------------------------------------
   const btn = (label, title, fn, cls = "") => {
@@ -93,7 +95,7 @@ export function keysView(root, doc, engine, options = {}) {
     filterBtn, hiddenText,
     h("span", { class: "jm-search-wrap jm-clutter" }, [input, countText], root),
     h("span", { class: "jm-spacer" }, null, root),
-    btn("Fit", "Show the whole tree", () => scene.fit()),
+    btn("Fit", "Show the whole tree, or the part that matters at a legible size", () => frame()),
     h("span", { class: "jm-muted jm-export-label jm-clutter" }, "Export", root),
     btn("SVG", "Download the tree as SVG", () => exportSvg(), "jm-btn-quiet jm-clutter"),
     btn("JSON", "Download the document as JSON", () => download(fileName("jaxmagic-keys", ".json"), JSON.stringify(doc, null, 2), "application/json"), "jm-btn-quiet jm-clutter"),
@@ -105,33 +107,66 @@ export function keysView(root, doc, engine, options = {}) {
     onActivate: (it, { toggle: t }) => (t ? toggleItem(it, true) : selectItem(it)),
     onHover: (it) => showCard(it),
     onKey: (it, e) => onItemKey(it, e),
-    startZoom: present ? PRESENT_ZOOM : undefined,
+    onDraw: (t) => publish(t),
+    onSized: () => frame(),
+    legibleK: () => legibleZoom(present, badges),
   });
-  const canvas = h("div", { class: "jm-canvas jm-k-canvas" }, [scene.svg, card], root);
+  const canvas = h("div", { class: "jm-canvas jm-k-canvas", "data-jm-pane": "keys" }, [scene.svg, card], root);
   const findings = findingsList(root, m.findings, (f) => Number.isInteger(f.node) && f.node >= 0 && f.node < m.nodes.length && selectNode(f.node, { focus: true }));
+  const findingsSec = findings && h("section", { class: "jm-k-sec" }, [h("h4", null, `Findings (${m.findings.length})`, root), findings], root);
+  // Presentation mode puts the findings beside the tree, above the details: on a 720 px projector
+  // the reused key and what is wrong with it are on screen together, under the caption.
+  const side = h("div", { class: "jm-k-side" }, [present ? findingsSec : null, details], root);
+  const main = h("div", { class: "jm-main jm-k-main" }, [canvas, side], root);
   view.append(...[
-    // With a caption (stage bar) saying the bugs and the counts, presentation mode hides the findings and the summary, so the tree fits a projector
-    findings && h("section", { class: `jm-k-sec${captioned ? " jm-clutter" : ""}` }, [h("h4", null, `Findings (${m.findings.length})`, root), findings], root),
+    present ? null : findingsSec,
     toolbar,
     legend(root, m, captioned),
-    h("div", { class: "jm-main jm-k-main" }, [canvas, h("div", { class: "jm-k-side" }, details, root)], root),
+    main,
   ].filter(Boolean));
 
   // ---- tree and marks ------------------------------------------------------------------
-  /** Build and lay out the visible forest again; `anchor` (an item) keeps its place on screen. */
-  function relayout(tree, { frame = "keep", anchor = null } = {}) {
+  /** Build and lay out the visible forest again; `anchor` (an item) keeps its place on screen; `framing: "start"` frames it anew. */
+  function relayout(tree, { framing = "keep", anchor = null } = {}) {
     const before = anchor ? scene.screenBox(anchor) : null;
     st.tree = tree || buildTree(m, ui);
     st.lay = layoutForest(st.tree, metrics);
-    scene.setLayout(st.lay, frame);
+    scene.setLayout(st.lay);
+    if (framing === "start") frame();
     restage();
     const after = before ? scene.itemOf(anchor.key) : null;
     if (after) {
       const now = scene.screenBox(after), t = scene.transform;
       scene.setTransform(t.x + before.x - now.x, t.y + before.y - now.y, t.k);
     }
-    hiddenText.textContent = ui.filter ? `${st.tree.hidden} of ${m.nodes.length} keys hidden` : "";
+    hiddenText.textContent = ui.filter ? `${st.tree.hidden} of ${plural(m.nodes.length, "key")} hidden` : "";
     paint();
+  }
+
+  /** The drawn item that shows the reused key: its own, or the stand-in (run, aggregate) folding it. */
+  const keyItem = () => (keyNode < 0 ? null : st.tree.byNode.get(keyNode) || standIn(m, st.tree, keyNode) || null);
+
+  /**
+   * Frame the tree (frame.js): whole when legible, else the part around the reused key (then
+   * the selection, then the first root) at a legible scale; the pane's height follows it.
+   * A pane without a size yet (hidden, detached) is framed once it has one (scene `onSized`).
+   */
+  function frame() {
+    const { w, h } = scene.size();
+    // A height the reader dragged the pane to stays, and so does a pane its host made taller than ours.
+    const fixedH = main.style.height || h > (present ? PANE_H.present : PANE_H.normal).max ? h : 0;
+    const f = frameTree(st.lay, { paneW: w, fixedH, present, badges, anchors: [keyItem(), selectedItem()].filter(Boolean) });
+    main.style.setProperty("--jm-k-pane-h", `${f.paneHeight}px`);
+    scene.frameTo(f.tx, f.ty, f.scale);
+  }
+  /** The pane's contract attributes for the frame just drawn. */
+  function publish(t) {
+    if (!st.lay) return;
+    const { w, h } = scene.size();
+    const p = paneState(st.lay, t, w, h, labelPx(present, badges));
+    canvas.setAttribute("data-jm-framed", p.framed);
+    canvas.setAttribute("data-jm-text-px", p.textPx);
+    canvas.setAttribute("data-jm-drawing", p.drawing);
   }
 
   /** The drawn item of the selection (a node's own item, or a stand-in by key). */
@@ -149,14 +184,16 @@ export function keysView(root, doc, engine, options = {}) {
         if (it) inside.add(it.key);
       }
     }
-    const sel = selectedItem();
-    scene.setMarks({ selected: sel ? sel.key : null, hits, inside });
+    const sel = selectedItem(), key = keyItem();
+    scene.setMarks({ selected: sel ? sel.key : null, hits, inside, key: key ? key.key : null });
   }
 
   function showDetails() {
     clear(details);
     const it = st.sel ? (st.sel.node != null ? { type: "node", id: st.sel.node } : scene.itemOf(st.sel.key)) : null;
+    details.hidden = present && findingsSec && !it; // presentation: the findings, until a key is picked
     details.appendChild(detailsOf(root, m, it, { onPick: (id) => selectNode(id, { focus: true }), onToggle: (x) => toggleItem(scene.itemOf(x.key) || x) }));
+    if (present && findingsSec && it) side.scrollTop = details.offsetTop - side.offsetTop;
   }
 
   // ---- selection -----------------------------------------------------------------------
@@ -197,7 +234,7 @@ export function keysView(root, doc, engine, options = {}) {
   function setFilter(on) {
     ui.filter = on;
     syncFilter();
-    relayout(null, { frame: "start" });
+    relayout(null, { framing: "start" });
   }
 
   // ---- playback ------------------------------------------------------------------------
@@ -259,7 +296,7 @@ export function keysView(root, doc, engine, options = {}) {
     st.query = input.value;
     st.matches = search(records, st.query);
     st.at = -1;
-    countText.textContent = st.query.trim() ? `${st.matches.length} match${st.matches.length === 1 ? "" : "es"}` : "";
+    countText.textContent = st.query.trim() ? plural(st.matches.length, "match", "matches") : "";
     paint();
   }
   function nextMatch(dir) {
@@ -330,7 +367,7 @@ export function keysView(root, doc, engine, options = {}) {
     download(fileName("jaxmagic-keys", ".svg"), out.text, "image/svg+xml");
   }
 
-  relayout(null, { frame: "start" });
+  relayout(null, { framing: "start" });
   showDetails();
   return () => {
     scene.dispose();
