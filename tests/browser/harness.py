@@ -774,7 +774,8 @@ def pick_node_to_click(driver: ViewDriver, fn: ExpectedFunction) -> tuple[Any, d
 
 def click_node_and_check(driver: ViewDriver, fn: ExpectedFunction, label: str) -> dict:
     """Click a node whose source line the oracle knows; the details must show primitive,
-    `file:line` and the code text, and the jaxpr text must mark that eqn's line."""
+    where the line is (`file.py:12`, `cell [3], line 12`) and the code text, and the jaxpr text must
+    mark that eqn's line."""
     picked = pick_node_to_click(driver, fn)
     assert picked is not None, f"{label}: no visible node shows a primitive of {fn.name} with one source line"
     node, expect = picked
@@ -783,7 +784,9 @@ def click_node_and_check(driver: ViewDriver, fn: ExpectedFunction, label: str) -
     details = driver.details_text()
     assert ok, f"{label}: clicked a {expect['prim']} node; details lack {expect['code']!r}: {details!r}"
     assert re.search(prim_pattern(expect["prim"]), details), f"{label}: details lack the primitive: {details!r}"
-    assert f":{expect['line']}" in details, f"{label}: details lack the line :{expect['line']}: {details!r}"
+    # `train.py:12` for a file, `cell [3], line 12` (or `line 12`) for a notebook cell (widgets/source-text.js)
+    assert re.search(rf"(?::|\bline ){expect['line']}(?!\d)", details), (
+        f"{label}: details lack the line {expect['line']}: {details!r}")
     assert poll(lambda: driver.selected_lines(), 10), f"{label}: no .jm-line-selected in .jm-text after a click"
     assert any(re.search(prim_pattern(expect["prim"]), t) for t in driver.selected_lines()), (
         f"{label}: the selected text line is not the {expect['prim']} eqn: {driver.selected_lines()}")
