@@ -49,10 +49,9 @@ def sharding_document(capture: Capture) -> dict:
     findings = _findings(arrays, calls)
     n_dev = len(devices)
     if arrays or calls:
-        earlier = sum(a["earlier"] for a in arrays)  # counted apart: the title is about this cell
-        title = (f"%%sharding: {plural(len(arrays) - earlier, 'array')} on {plural(n_dev, 'device')}, "
-                 f"{plural(len(meshes.records), 'mesh')}, {plural(len(calls), 'jitted function')}"
-                 + (f" ({plural(earlier, 'array')} from earlier cells)" if earlier else ""))
+        own = sum(not a["earlier"] for a in arrays)  # the title is about this cell; its view's last row, the rest
+        title = (f"%%sharding: {plural(own, 'array')} on {plural(n_dev, 'device')}, "
+                 f"{plural(len(meshes.records), 'mesh')}, {plural(len(calls), 'jitted function')}")
     else:
         title = "%%sharding: no arrays and no jitted calls were recorded in this cell"
     info = {int(d[0]): {"id": int(d[0]), "platform": d[1], "kind": d[2]} for d in capture.devices}
