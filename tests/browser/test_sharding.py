@@ -7,7 +7,10 @@ collectives), exported with `jaxmagic.to_html`, opened from file:// in headless 
 have 8 different colours; (b) clicking a device's mesh cell lights exactly the blocks whose
 holders include it (by the document) and dims the rest, Esc clears; (c) a collective lights
 the devices of its groups in the mesh; (d) nothing leaves the machine and the console stays
-clean. First render and a device selection are timed and printed, never asserted.
+clean. First render and a device selection are timed and printed, never asserted. (e) After
+earlier cells left 30 arrays, a 2x4-mesh matmul cell's view, at 1280x720 and 1400 px, normal and
+presentation mode, shows its first collective (the key element) within its first 720 px, the 30
+earlier arrays as one closed row below the calls (opened by the keyboard), and its legend.
 """
 
 from __future__ import annotations
