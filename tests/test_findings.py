@@ -272,6 +272,7 @@ def test_python_loop_is_found_with_its_count_and_loop_line():
     assert found.source.line == line_of("loop-header")
     assert found.source.code == "for i in range(100):  # loop-header"
     assert " ran 100 times while JAX traced it, making 200 eqns (about 2 per iteration: " in found.message
+    assert f"(test_findings.py:{line_of('loop-header')}, in `python_loop`) was unrolled" in found.message
     assert "jax.lax.fori_loop" in found.message and "jax.lax.scan" in found.message
 
 

@@ -653,14 +653,15 @@ def _loop_finding(loop: dict) -> Finding:
     if len(loop["callers"]) > 1:
         callers = f" (reached from {len(loop['callers'])} call sites; counts are per call site)"
     else:
-        callers = "".join(f", called from line {line} of `{fn}`" for _, line, fn in reversed(key[:-1]))
+        callers = "".join(f", called from {source.where_text(f, line)} in `{fn}`" for f, line, fn in reversed(key[:-1]))
         callers = f" ({callers[2:]})" if callers else ""
     copies = k * len(loop["callers"])
     per = [(p, round(c / copies)) for p, c in loop["prims"].most_common()]
     mix = ", ".join(f"{p}×{c}" if c > 1 else p for p, c in per[:5] if c) + (", …" if len(per) > 5 else "")
     if header is not None:
         code = source.code_line(file, header) or ""
-        what = f"The Python loop `{code}` at line {header} of `{function}`{callers} was unrolled: {where} ran"
+        what = (f"The Python loop `{code}` ({source.where_text(file, header)}, in `{function}`){callers} "
+                f"was unrolled: {where} ran")
     else:
         what = f"A Python loop was unrolled: {where} of `{function}`{callers} ran"
     message = (
