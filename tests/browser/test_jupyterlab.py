@@ -221,3 +221,127 @@ def _count_code_cells(path) -> int:
     import json
 
     return sum(c["cell_type"] == "code" for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
+# --------------------------------------------------------------------------------------
+# timelines in colour in JupyterLab, and after a theme switch
+# --------------------------------------------------------------------------------------
+
+_RECOMPILE_LOOP_CELLS = [
+    "import os\nos.environ.setdefault('XLA_FLAGS', '--xla_force_host_platform_device_count=8')\n"
+    "import jax\nimport jax.numpy as jnp\n%load_ext jaxmagic",
+    "%%trace\n@jax.jit\ndef scale(x):\n    return jnp.tanh(x) * 2\n\nfor n in range(1, 31):   # 30 shapes: 30 compiles\n    scale(jnp.ones(n))",
+]
+
+_ALL_RAN_JS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget, cells = nb && nb.content && nb.content.model.cells;
+  if (!cells) return false;
+  for (let i = 0; i < cells.length; i++) { const c = cells.get(i); if (c.type === 'code' && !c.executionCount) return false; }
+  const k = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return !!k && k.status === 'idle';
+}"""
+
+
+def _recompile_loop_notebook(tmp_path):
+    import json
+
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+             for src in _RECOMPILE_LOOP_CELLS]
+    path = tmp_path / "recompile_loop.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+def _open_and_run(page, lab, name: str) -> None:
+    """Open notebook `name`, Run All, and wait until every code cell ran and the kernel is idle."""
+    page.goto(lab.lab_url(name), wait_until="domcontentloaded", timeout=60_000)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="visible", timeout=60_000)
+
+    def ready() -> bool:
+        _dismiss_dialogs(page)
+        return page.evaluate(_KERNEL_IDLE_JS)
+
+    assert poll(ready, 90, interval=0.5), f"{name}: kernel never became idle\n{lab.log_tail()}"
+    _run_all(page)
+    state = {"n": 0}
+
+    def ran() -> bool:
+        _dismiss_dialogs(page)
+        state["n"] = state["n"] + 1 if page.evaluate(_ALL_RAN_JS) else 0
+        return state["n"] >= 3
+
+    assert poll(ran, 240, interval=0.5), f"{name}: the notebook did not finish running\n{lab.log_tail()}"
+
+
+def _timeline_roots(page):
+    roots = page.locator(".jp-Notebook .jm-root:has(canvas.jm-tl-canvas)")
+    assert poll(lambda: roots.count() > 0, 30), "no timeline view in the notebook"
+    return [roots.nth(i) for i in range(roots.count())]
+
+
+def _drawn(root) -> bool:
+    return (root.evaluate("r => Number(r.querySelector('.jm-tl-plot').getAttribute('data-draws') || 0)") or 0) > 0
+
+
+@pytest.mark.timeout(600)
+def test_timelines_in_jupyterlab_paint_in_colour_and_follow_the_theme(guarded_page: GuardedPage, tmp_path) -> None:
+    """The demo's %%trace cells and a 30-shape recompile loop, run in a real JupyterLab: no
+    timeline canvas has a 40x10 block of pure black and the phase colours are drawn; switching
+    JupyterLab to its dark theme redraws them in the dark palette. The keys views are framed."""
+    from .test_timeline import assert_coloured, canvas_colours
+
+    page = guarded_page.page
+    loop_nb = _recompile_loop_notebook(tmp_path)
+    with jupyter_lab([DEMO_NOTEBOOK, loop_nb]) as lab:
+        reports = {}
+        for nb in (DEMO_NOTEBOOK, loop_nb):
+            _open_and_run(page, lab, nb.name)
+            roots = _timeline_roots(page)
+            if nb is DEMO_NOTEBOOK:
+                assert len(roots) >= 3, f"the demo has three %%trace cells; {len(roots)} timelines drawn"
+            for i, root in enumerate(roots):
+                root.scroll_into_view_if_needed()
+                assert poll(lambda: _drawn(root), 20), f"{nb.name} timeline {i} never drew"
+                label = f"{nb.stem}-timeline{i}"
+                reports[label] = canvas_colours(root)
+                guarded_page.screenshot(f"jupyterlab-{label}", root)
+                print(f"[lab colours] {label}: {reports[label]}")
+                assert_coloured(reports[label], label)
+                pane = root.locator('[data-jm-pane="timeline"]')
+                assert root.locator("[data-jm-legend]").count() == 1, f"{label}: no legend"
+                assert float(pane.get_attribute("data-jm-text-px")) >= 11, label
+            if nb is loop_nb:
+                key_rect = roots[0].locator('[data-jm-pane="timeline"]').get_attribute("data-jm-key-rect")
+                assert key_rect, "the recompile loop's first recompile marker has no key rect"
+            if nb is DEMO_NOTEBOOK:
+                for i, kroot in enumerate(page.locator(".jp-Notebook .jm-root:has(.jm-keys)").all()):
+                    kroot.scroll_into_view_if_needed()
+                    pane = kroot.locator('[data-jm-pane="keys"]')
+                    assert poll(lambda: pane.get_attribute("data-jm-text-px") is not None, 10)
+                    assert float(pane.get_attribute("data-jm-text-px")) >= 11, f"keys {i}: text too small"
+                    assert kroot.locator("[data-jm-key-element]").count() == 1, f"keys {i}: the reused key is not drawn"
+                    guarded_page.screenshot(f"jupyterlab-demo-keys{i}", kroot)
+
+        # JupyterLab's dark theme: the timeline redraws in the dark palette
+        root = _timeline_roots(page)[0]
+        root.scroll_into_view_if_needed()
+        before = canvas_colours(root)
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+        assert poll(lambda: page.evaluate("() => document.body.dataset.jpThemeLight") == "false", 30), "the theme did not switch"
+        assert poll(lambda: canvas_colours(root)[0]["overviewBg"] != before[0]["overviewBg"], 10), (
+            f"the timeline kept its light colours after the switch to the dark theme: {before}")
+        page.wait_for_timeout(500)
+        after = canvas_colours(root)
+        guarded_page.screenshot("jupyterlab-recompile-loop-dark", root)
+        print(f"[lab colours] theme switch: {before[0]['overviewBg']} -> {after[0]['overviewBg']}")
+        assert_coloured(after, "after the switch to the dark theme")
+        present_btn = root.locator(".jm-present-toggle").first
+        present_btn.click()
+        page.wait_for_timeout(800)
+        root = _timeline_roots(page)[0]
+        presenting = canvas_colours(root)
+        assert_coloured(presenting, "dark theme, presentation mode")
+        assert sum(int(v) for v in presenting[0]["overviewBg"].split(",")) < 3 * 96, (
+            f"presentation mode under JupyterLab's dark theme drew a light canvas: {presenting}")
+        guarded_page.screenshot("jupyterlab-recompile-loop-dark-present", root)
+    assert not guarded_page.page_errors, guarded_page.page_errors
