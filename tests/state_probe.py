@@ -21,8 +21,12 @@ import builtins
 import hashlib
 import json
 import logging
+import os
 import resource
+import signal
 import sys
+import threading
+import time
 from typing import Any
 
 # Everything `grad_patch` replaces, plus what users reach next to it: a leaked stand-in of any shows.
@@ -274,8 +278,8 @@ def record_compiles() -> None:
         armed = dict(_ARMED)
         if event == BACKEND_COMPILE and armed and armed["fun_name"] in str(kwargs.get("fun_name", "")):
             _ARMED.clear()
-            with open(armed["path"], "w") as started:
-                started.write(repr(value))
+            threading.Thread(target=_interrupt_inside_compile, args=(threading.get_ident(), value, armed["path"]),
+                             daemon=True).start()
 
     def on_span(event: str, start: float, end: float, **kwargs: Any) -> None:
         if event == BACKEND_COMPILE:
@@ -285,8 +289,41 @@ def record_compiles() -> None:
     jax.monitoring.register_event_time_span_listener(on_span)
 
 
+# JAX's Python functions that run inside the compile's timed span (jax/_src/interpreters/pxla.py
+# `_cached_compilation`: `log_elapsed_time(...)` around `compiler.compile_or_get_cached`).
+_INSIDE_COMPILE = frozenset({"compile_or_get_cached", "backend_compile_and_load"})
+
+
+def _inside_compile(frame: Any) -> bool:
+    while frame is not None:
+        if frame.f_code.co_name in _INSIDE_COMPILE:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _interrupt_inside_compile(main: int, started: float, path: str) -> None:
+    """SIGINT the kernel once its main thread is inside XLA's compile, then write when to `path`.
+
+    Sent from inside the kernel rather than by the test after polling a file: the test's poll,
+    the kernel manager and a loaded machine could take longer than a short compile (a SIGINT
+    that lands after it misses). This thread waits until the main thread's stack is inside the
+    compile's timed span (it runs while XLA compiles with the GIL released), so the signal is
+    sent after the span starts and its KeyboardInterrupt is raised before the span ends, every time.
+    """
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _inside_compile(sys._current_frames().get(main)):
+        time.sleep(0.0002)
+    sent = time.time()
+    os.kill(os.getpid(), signal.SIGINT)
+    with open(path + ".tmp", "w") as out:
+        out.write(json.dumps({"started": started, "sent": sent}))
+    os.replace(path + ".tmp", path)  # whole or absent: the test never reads half of it
+
+
 def arm_interrupt(fun_name: str, path: str) -> None:
-    """Before the interrupted-compile cell: touch `path` when XLA starts compiling `fun_name`.
+    """Before the interrupted-compile cell: SIGINT the kernel from inside XLA's compile of `fun_name`
+    and write `{"started", "sent"}` (time.time()) to `path`.
 
     Garbage collection is paused until `disarm`: with it on, CPython 3.11 may run a collection
     while the compile returns to Python, and a KeyboardInterrupt raised inside JAX's gc callback

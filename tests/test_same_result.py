@@ -97,8 +97,9 @@ class Kernel:
     def execute(self, code: str, *, silent: bool = False, user_expressions: dict | None = None,
                 interrupt_after: float | None = None, interrupt_file: str | None = None,
                 timeout: float = CELL_TIMEOUT_S) -> Reply:
-        """Run `code`. SIGINT goes `interrupt_after` seconds after INTERRUPT_MARKER shows on stdout,
-        or as soon as `interrupt_file` exists (state_probe.arm_interrupt writes it)."""
+        """Run `code`. SIGINT goes `interrupt_after` seconds after INTERRUPT_MARKER shows on stdout;
+        with `interrupt_file`, the kernel sends it to itself from inside a compile and writes when to
+        that file (state_probe.arm_interrupt)."""
         start = time.monotonic()
         msg_id = self.client.execute(code, silent=silent, store_history=not silent,
                                      user_expressions=user_expressions or {}, allow_stdin=False)
@@ -106,8 +107,8 @@ class Kernel:
         deadline = start + timeout
         while True:
             if interrupt_file and reply.interrupt_at is None and os.path.exists(interrupt_file):
-                reply.marker_at = float(Path(interrupt_file).read_text() or 0)
-                self._interrupt(reply)
+                sent = json.loads(Path(interrupt_file).read_text())  # the kernel interrupted itself
+                reply.marker_at, reply.interrupt_at = sent["started"], sent["sent"]
             wait = 0.005 if interrupt_file and reply.interrupt_at is None else deadline - time.monotonic()
             try:
                 msg = self.client.get_iopub_msg(timeout=max(0.001, wait))
