@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .record import Finding, KeyRecord, KeyUse
+from ..units import times_word
 from .source import where_text
 
 
@@ -35,10 +36,10 @@ def key_findings(records: list[KeyRecord]) -> list[Finding]:
             continue
         if len(consuming) >= 2:
             first, second = consuming[0], consuming[1]
-            again = f" (the same key data was made {len(r.made)} times)" if len(r.made) > 1 else ""
+            again = f" (the same key data was made {times_word(len(r.made))})" if len(r.made) > 1 else ""
             found.append(Finding(
                 kind="key_reuse", severity="bug", source=second.source, call=second.call, function=second.function, key=r.id,
-                message=f"key {r.label} is consumed {len(consuming) if r.consumed is None else r.consumed} times"
+                message=f"key {r.label} is consumed {times_word(len(consuming) if r.consumed is None else r.consumed)}"
                         f"{again}: {first.name} at {_where(first)} and {second.name} at {_where(second)} draw "
                         f"from the same random stream. Split it first: k1, k2 = jax.random.split(key)."))
         else:
