@@ -24,6 +24,8 @@ _LIBRARY_PREFIXES = tuple(
                                    sysconfig.get_paths().get("platlib")) if p}
 )
 
+_LIBRARY_DIRS = tuple(prefix + os.sep for prefix in _LIBRARY_PREFIXES)  # a folder's files, not its neighbours
+
 
 def code_line(file: str, line: int) -> str | None:
     text = linecache.getline(file, line)
@@ -50,9 +52,9 @@ def is_user_file(file: str) -> bool:
         real = os.path.realpath(file)
     except (ValueError, UnicodeError):  # a name no file system can hold (a lone surrogate, a NUL): the user's
         return True
-    if real.startswith(PACKAGE_DIR):
+    if real.startswith(PACKAGE_DIR + os.sep):  # the folder itself: a user's `jaxmagic_notes.py` beside it is theirs
         return False
-    return not real.startswith(_LIBRARY_PREFIXES)
+    return not real.startswith(_LIBRARY_DIRS)
 
 
 # A notebook cell's file: `<ipython-input-3-…>` (IPython, Colab), `<cell 3>`, or the file ipykernel
