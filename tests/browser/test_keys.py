@@ -90,3 +90,38 @@ def test_tree_renders_and_a_reused_key_is_red_with_both_lines(guarded_page: Guar
     first.click()
     assert poll(lambda: page.locator(".jm-k-svg .jm-k-item.jm-k-sel.jm-k-s-reused").count() == 1, 10)
     page.screenshot(path=str(tmp_path / "keys.png"))
+
+
+# The smallest label of the tree as Chromium draws it (font size times the zoom of the svg).
+_SMALLEST_LABEL_JS = """(root) => Math.min(...[...root.querySelectorAll('.jm-k-svg .jm-k-label, .jm-k-svg .jm-k-badge')].map((t) => {
+  const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); }))"""
+
+
+def test_a_thousand_key_tree_opens_legible(guarded_page: GuardedPage, tmp_path: Path) -> None:
+    """1,000 keys from 200 roots: the default framing is the part on the first root at a legible
+    scale (labels >= 11 px on screen), never the whole tree shrunk to unreadable 7 px labels."""
+    with jaxmagic.capture({}) as cap:
+        for r in range(200):
+            for k in jr.split(jr.key(r), 3):
+                jr.normal(k, (2,))
+    doc = jaxmagic.document(cap, "keys")
+    assert len(doc["nodes"]) >= 1000, len(doc["nodes"])
+    out = tmp_path / "keys-1000.html"
+    jaxmagic.to_html(doc, out)
+    page = guarded_page.page
+    page.goto(out.as_uri(), wait_until="load")
+    root = page.locator(".jm-root").first
+    pane = root.locator('[data-jm-pane="keys"]')
+    assert poll(lambda: pane.get_attribute("data-jm-text-px") is not None, 30), guarded_page.report()
+    smallest = root.evaluate(_SMALLEST_LABEL_JS)
+    guarded_page.screenshot("keys-1000-default-fit", root)
+    print(f"[keys framing] 1000 keys: {pane.get_attribute('data-jm-framed')}, text {pane.get_attribute('data-jm-text-px')} px, "
+          f"smallest label drawn {smallest:.1f} px, drawing {pane.get_attribute('data-jm-drawing')}")
+    assert pane.get_attribute("data-jm-framed") == "part"
+    assert float(pane.get_attribute("data-jm-text-px")) >= 11
+    assert smallest >= 11 - 0.05, smallest
+    x, y, w, h = (float(v) for v in pane.get_attribute("data-jm-drawing").split(","))
+    assert 0 <= y <= 40 and h > 1000, f"the part shown is not the top of the tree (its first root): {x, y, w, h}"
+    assert root.locator('.jm-k-svg [data-key="n0"]').count() == 1, "the first root is not drawn"
+    assert root.locator("[data-jm-legend]").count() == 1
+    assert not guarded_page.page_errors and not guarded_page.blocked

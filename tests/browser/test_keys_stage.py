@@ -250,3 +250,54 @@ def test_presentation_mode_is_legible_at_1280x720(chromium_browser: Any, tmp_pat
         assert not guarded.blocked and not guarded.console_errors and not guarded.page_errors, guarded.report()
     finally:
         guarded.context.close()
+
+
+def _demo_keys_pages(tmp_path: Path) -> list[Path]:
+    """The %%prng cells of demo.ipynb, run under jaxmagic.capture and exported one page each."""
+    import json
+
+    import jax.numpy as jnp
+
+    from .harness import DEMO_NOTEBOOK
+
+    cells = ["".join(c["source"]) for c in json.loads(DEMO_NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+             if c["cell_type"] == "code" and "".join(c["source"]).startswith("%%prng")]
+    assert cells, "demo.ipynb has no %%prng cell"
+    pages = []
+    for i, src in enumerate(cells):
+        body = src.split("\n", 1)[1]
+        with jaxmagic.capture({}) as cap:
+            exec(compile(body, f"demo_prng_{i}.py", "exec"), {"jax": jax, "jnp": jnp, "print": lambda *a, **k: None})
+        out = tmp_path / f"demo-keys-{i}.html"
+        jaxmagic.to_html(jaxmagic.document(cap, "keys"), out)
+        pages.append(out)
+    return pages
+
+
+def test_demo_key_trees_presenting_show_the_reused_key_and_its_findings(chromium_browser: Any, tmp_path: Path) -> None:
+    """Presentation mode at 1280x720, the view's top at the top of the screen: the reused key's
+    node and the first finding are both on screen, and the tree's text is at least 14 px."""
+    guarded = open_guarded_page(chromium_browser, PROJECTOR)
+    try:
+        for i, out in enumerate(_demo_keys_pages(tmp_path)):
+            root, _ = _open(guarded, out)
+            present(root)
+            assert poll(lambda: root.locator("[data-jm-key-element]").count() == 1, 10), f"demo keys {i}: no key element"
+            root.evaluate("(r) => r.scrollIntoView({block: 'start'})")
+            guarded.page.wait_for_timeout(300)
+            pane = root.locator('[data-jm-pane="keys"]')
+            key = root.locator("[data-jm-key-element]").bounding_box()
+            finding = root.locator(".jm-k-finding").first.bounding_box()
+            guarded.screenshot(f"keys-demo{i}-present-1280x720", guarded.page)
+            print(f"[keys framing] demo {i} presenting: {pane.get_attribute('data-jm-framed')}, "
+                  f"text {pane.get_attribute('data-jm-text-px')} px, key {key}, first finding {finding}")
+            on_screen = lambda b: b and b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= PROJECTOR[0] and b["y"] + b["height"] <= PROJECTOR[1]
+            assert on_screen(key), f"demo keys {i}: the reused key is off screen: {key}"
+            assert finding and finding["y"] >= 0 and finding["y"] + 60 <= PROJECTOR[1], f"demo keys {i}: the finding is off screen: {finding}"
+            assert float(pane.get_attribute("data-jm-text-px")) >= 14
+            assert root.locator("[data-jm-legend]").is_visible()
+            found = legibility(root)
+            assert found.problems == [], f"demo keys {i}: {found}"
+        assert not guarded.blocked and not guarded.page_errors, guarded.report()
+    finally:
+        guarded.context.close()
