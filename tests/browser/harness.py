@@ -779,6 +779,8 @@ def click_node_and_check(driver: ViewDriver, fn: ExpectedFunction, label: str) -
     picked = pick_node_to_click(driver, fn)
     assert picked is not None, f"{label}: no visible node shows a primitive of {fn.name} with one source line"
     node, expect = picked
+    # a wide graph opens on a legible part of it: pan the node into view, as a reader drags it there
+    node.evaluate("n => { const c = n.closest('.jm-canvas'); c && c.jmProbe && c.jmProbe.centre('N:' + n.getAttribute('data-node-id')); }")
     node.click(timeout=10_000)
     ok = poll(lambda: expect["code"] in driver.details_text(), 10)
     details = driver.details_text()

@@ -57,7 +57,7 @@ export function jitEntry(slot, entry, ctx) {
     opts: { onSelect: (key) => ready && onSelect(key), onStory: () => publish() },
   });
   const view = prog.view;
-  if (ctx.key) view.setKey(nKey(ctx.key.node));
+  if (ctx.key) view.setKey(nKey(ctx.key.node), false);
   view.setDecorations(decorator(entry.program, { roles: entry.roles || {}, recomputed }));
   const chips = [];
   for (const reg of entry.regions || []) {

@@ -94,7 +94,7 @@ export function splitEntry(slot, entry, ctx) {
     () => [bridge.el], { values: withValues });
   const other = (graph) => view[graph === "forward" ? "backward" : "forward"];
   quiet = false;
-  if (ctx.key) view[ctx.key.graph === "forward" ? "forward" : "backward"].setKey(nKey(ctx.key.node));
+  if (ctx.key) view[ctx.key.graph === "forward" ? "forward" : "backward"].setKey(nKey(ctx.key.node), false);
   fwd.view.setDecorations(decorator(entry.forward, { custom: custom.forward }));
   bwd.view.setDecorations(decorator(entry.backward, { recomputed, custom: custom.backward }));
 

@@ -18,7 +18,7 @@
  */
 import { h, clear } from "../../js/src/dom.js";
 import { docHeader } from "../header.js";
-import { entryTab } from "./model.js";
+import { entryTab, sortFindings } from "./model.js";
 import { findingsList } from "./findings.js";
 import { splitEntry } from "./split.js";
 import { jitEntry } from "./jit.js";
@@ -73,8 +73,8 @@ export function gradView(root, doc, engine, options = {}) {
     clear(slot);
     const e = entries[i];
     if (options.playback) options.playback.clear(); // the new entry's graphs set its story once drawn
-    // The first finding naming a node of this entry: its node is the view's key element.
-    const f = (Array.isArray(doc.findings) ? doc.findings : []).find((x) => x && x.entry === e.id && x.node != null);
+    // The first finding (as listed) naming a node of this entry: its pass opens on that node.
+    const f = sortFindings(doc.findings).find((x) => x && x.entry === e.id && x.node != null);
     const key = f ? { graph: f.graph, node: String(f.node) } : null;
     const ctx = { engine, state, onState: () => {}, playback: options.playback || null, key };
     ctrl = (ENTRY_VIEWS[e.origin] || splitEntry)(slot, e, ctx);

@@ -164,6 +164,9 @@ export function graphView(root, doc, engine, opts = {}) {
 
   // ---- layout + drawing -------------------------------------------------------
 
+  /** Mark the drawn element standing for the key element (its box when it is folded away). */
+  const markKey = (st) => stage.setKey(st.key && st.markKey !== false && st.ix.parent.has(st.key) ? visibleRep(st.ix, st.key, st.expanded) : null);
+
   /** Re-layout the current function; `after` runs once it is drawn. */
   const relayout = (after) => {
     const st = stateOf(current);
@@ -183,7 +186,7 @@ export function graphView(root, doc, engine, opts = {}) {
       status.textContent = `${shown} of ${total} eqns shown` + (out.stats && out.stats.layered ? " · simplified layout for large groups" : "");
       paintSelection();
       paintMatches();
-      stage.setKey(st.key && st.ix.parent.has(st.key) ? visibleRep(st.ix, st.key, st.expanded) : null);
+      markKey(st);
       if (after) after();
       publishStory();
       for (const f of whenDrawn.splice(0)) f();
@@ -549,11 +552,15 @@ export function graphView(root, doc, engine, opts = {}) {
       paintSelection();
     },
     reveal: (keys) => onceDrawn(() => revealKeys(keys)),
-    /** The element the host's story is about (a finding's node): marked, and framed first. */
-    setKey(key) {
+    /**
+     * The element the host's story is about (a finding's node): framed first, and marked
+     * `data-jm-key-element` unless `mark` is false (the host marks its own element).
+     */
+    setKey(key, mark = true) {
       const st = stateOf(current);
       st.key = key || null;
-      if (drawn) stage.setKey(st.key && st.ix.parent.has(st.key) ? visibleRep(st.ix, st.key, st.expanded) : null);
+      st.markKey = mark;
+      if (drawn) markKey(st);
     },
     setMode,
     setDecorations(fn) {
