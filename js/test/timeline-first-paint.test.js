@@ -9,7 +9,8 @@ import { useRecordingCanvas, bigTimeline } from "./timeline-helpers.js";
 import { mount } from "../../widgets/index.js";
 import { readTimeline, firstRecompile, whatChanged } from "../../widgets/timeline/model.js";
 import { statusLine, statusText, windowText } from "../../widgets/timeline/view.js";
-import { countText } from "../../widgets/timeline/draw.js";
+import { countText, drawFrame } from "../../widgets/timeline/draw.js";
+import { recorder } from "./timeline-helpers.js";
 import { legendEntries } from "../../widgets/timeline/legend.js";
 import { readVars, hostDark, FALLBACK } from "../../widgets/theme-watch.js";
 
@@ -93,6 +94,21 @@ describe("timeline words and contract", () => {
     expect(countText(1000)).toBe("1k calls");
     expect(countText(3456)).toBe("3.5k calls");
     expect(countText(45678)).toBe("46k calls");
+  });
+
+  it("never writes two counts over each other, even where the plot's end cuts a cell short", () => {
+    const tl = readTimeline(bigTimeline(3000));
+    for (const w of [437, 500, 611, 800, 1003]) {
+      const ctx = recorder();
+      drawFrame(ctx, tl, { w, h: 200, dpr: 1, t0: 0, t1: tl.duration, rows: [0, 1, 2], focus: null, k: 1 }, { selected: -1, brush: null, missesOnly: false }, {});
+      const counts = ctx.calls.filter((c) => c[0] === "fillText" && / calls$/.test(c[1]));
+      expect(counts.length).toBeGreaterThan(0);
+      const byRow = new Map();
+      for (const [, text, x, y] of counts) byRow.set(y, [...(byRow.get(y) || []), [text, x]]);
+      for (const row of byRow.values()) {
+        for (let i = 1; i < row.length; i++) expect(row[i][1] - row[i][0].length * 6.6, `${w}px: ${row[i - 1][0]} / ${row[i][0]}`).toBeGreaterThanOrEqual(row[i - 1][1]);
+      }
+    }
   });
 
   it("lists in its legend only what the capture draws", () => {

@@ -170,8 +170,16 @@ function rowMarks(agg, r, x0, bw, y, ticksOut, missPath, stormPath, z = sizes(1)
   const hits = bucketRow(agg, "hits", r), misses = bucketRow(agg, "misses", r), storm = bucketRow(agg, "storm", r);
   const labels = [];
   let lastMiss = -Infinity, cell = -1, cellN = 0, cellX = 0;
+  const em = 0.6 * z.font.count; // a character of the count's text, about
   const endCell = () => {
-    if (cellN > 2) labels.push({ x: Math.min(cellX + CELL, x0 + agg.nb * bw) - 2 * k, y: y + B.count, text: countText(cellN) });
+    if (cellN <= 2) return;
+    const x = Math.min(cellX + CELL, x0 + agg.nb * bw) - 2 * k, prev = labels[labels.length - 1];
+    // A cell cut short by the plot's end would write over its neighbour's count: one count for both.
+    if (prev && x - countText(cellN).length * em < prev.x + 4 * k) {
+      prev.n += cellN;
+      prev.x = x;
+      prev.text = countText(prev.n);
+    } else labels.push({ x, y: y + B.count, n: cellN, text: countText(cellN) });
   };
   for (let b = 0; b < agg.nb; b++) {
     const x = x0 + b * bw;
