@@ -274,3 +274,25 @@ def test_legends_and_key_element(browser: Any, demo_page: Path) -> None:
         assert poll(lambda: grad.locator("[data-jm-key-element]").count() == 1, 20), "no key element in the grad view"
     finally:
         guarded.context.close()
+
+
+def test_resized_output_frames_again(browser: Any, demo_page: Path) -> None:
+    """A narrower output area (a window made smaller, a sidebar opened) frames each untouched
+    graph again: a drawing that was whole at 1400 px stays inside its narrower pane or becomes a
+    legible part."""
+    guarded = open_guarded_page(browser, viewport=(1400, 900))
+    try:
+        page = guarded.page
+        page.goto(demo_page.as_uri(), wait_until="load")
+        root = graph_roots(page)[0]
+        root.scroll_into_view_if_needed()
+        assert poll(lambda: framed(root), 30)
+        before = panes_of(root, 0)[0]
+        page.set_viewport_size({"width": 900, "height": 700})
+        assert poll(lambda: panes_of(root, 0)[0].pane[0] < before.pane[0] - 100, 10)
+        page.wait_for_timeout(300)
+        after = panes_of(root, 0)[0]
+        assert after.problems(False) == [], f"{before} -> {after}: {after.problems(False)}"
+        assert after.published != before.published, "the drawing did not move with its pane"
+    finally:
+        guarded.context.close()

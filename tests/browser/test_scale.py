@@ -172,6 +172,13 @@ def test_10k_transformer_is_responsive(guarded_page: GuardedPage, transformer_pa
     minimap = page.locator(".jm-minimap")
     assert minimap.is_visible(), "no minimap over a 10k-eqn drawing"
     page.click("button:text-is('Fit')")
+    # the canvas renderer reports its framing from the geometry (framing.js): a legible part
+    assert host.get_attribute("data-jm-pane") == "graph"
+    assert host.get_attribute("data-jm-framed") == "part"
+    assert float(host.get_attribute("data-jm-text-px")) >= 11
+    x, y, w, h = (float(v) for v in host.get_attribute("data-jm-drawing").split(","))
+    pane = host.bounding_box()
+    assert w > pane["width"] and x <= 16.5, (x, y, w, h, pane)  # wider than the pane, inputs on the left
     guarded_page.screenshot("scale-expand-all-canvas", page.locator(".jm-root"))
 
     # the minimap pans the main view
