@@ -306,10 +306,13 @@ def _interrupt_inside_compile(main: int, started: float, path: str) -> None:
     """SIGINT the kernel once its main thread is inside XLA's compile, then write when to `path`.
 
     Sent from inside the kernel rather than by the test after polling a file: the test's poll,
-    the kernel manager and a loaded machine could take longer than a short compile (a SIGINT
-    that lands after it misses). This thread waits until the main thread's stack is inside the
-    compile's timed span (it runs while XLA compiles with the GIL released), so the signal is
-    sent after the span starts and its KeyboardInterrupt is raised before the span ends, every time.
+    the kernel manager and a loaded machine could take longer than a short compile (10-30 ms on
+    CPU; a SIGINT that lands after it misses). The thread starts in the span's start event, so the
+    signal is sent after the span began; it is sent only while the main thread's stack is inside
+    the span (`compile_or_get_cached`), and the main thread cannot move on while this thread holds
+    the GIL, so its KeyboardInterrupt is raised inside the span, and the span's end comes after,
+    every time. (XLA's CPU compile holds the GIL, so in practice the signal goes as XLA returns,
+    still inside JAX's compile step.)
     """
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _inside_compile(sys._current_frames().get(main)):
