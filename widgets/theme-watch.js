@@ -18,23 +18,17 @@
  *   or the OS's prefers-color-scheme. The renderer forgets its palette and redraws.
  */
 
+/** `name=value name=value …` as an object (values have no spaces): the tables below stay small in the bundle. */
+const table = (t) => Object.fromEntries(t.split(" ").map((p) => p.split("=")));
+/** What both themes share: the timeline's phase colours, the fonts. */
+const SHARED = "tl-trace=#e0a800 tl-lower=#4a90d9 tl-compile=#9b59b6 tl-exec=#8a96a3 mono=monospace sans=sans-serif ";
 /** theme.css's plain values, light and dark: what a variable falls back to when unresolved. */
 export const FALLBACK = {
-  light: {
-    bg: "#ffffff", bg1: "#ffffff", bg2: "#eeeeee", fg: "rgba(0, 0, 0, 0.92)", fg1: "rgba(0, 0, 0, 0.8)", fg2: "rgba(0, 0, 0, 0.55)",
-    border: "#bdbdbd", border2: "#e0e0e0", brand: "#1976d2", teal: "#0f9d8a", "teal-text": "#0b7566", grad: "#e8710a",
-    "grad-text": "#b45309", mark: "#c2185b", red: "#d93025", canvas: "#fbfbfb", "edge-label": "rgba(0, 0, 0, 0.55)",
-    "tl-trace": "#e0a800", "tl-lower": "#4a90d9", "tl-compile": "#9b59b6", "tl-exec": "#8a96a3",
-  },
-  dark: {
-    bg: "#1e1e1e", bg1: "#262626", bg2: "#333333", fg: "rgba(255, 255, 255, 0.95)", fg1: "rgba(255, 255, 255, 0.85)", fg2: "rgba(255, 255, 255, 0.58)",
-    border: "#5a5a5a", border2: "#3c3c3c", brand: "#64b5f6", teal: "#2bbfa9", "teal-text": "#5ad1bf", grad: "#f29b4b",
-    "grad-text": "#f5b078", mark: "#f06292", red: "#f28b82", canvas: "#1b1b1b", "edge-label": "rgba(255, 255, 255, 0.58)",
-    "tl-trace": "#e0a800", "tl-lower": "#4a90d9", "tl-compile": "#9b59b6", "tl-exec": "#8a96a3",
-  },
+  light: table(SHARED + "bg=#fff bg1=#fff bg2=#eee fg=rgba(0,0,0,.92) fg1=rgba(0,0,0,.8) fg2=rgba(0,0,0,.55) border=#bdbdbd " +
+    "border2=#e0e0e0 brand=#1976d2 teal=#0f9d8a teal-text=#0b7566 grad=#e8710a red=#d93025 mark=#c2185b canvas=#fbfbfb edge-label=rgba(0,0,0,.55)"),
+  dark: table(SHARED + "bg=#1e1e1e bg1=#262626 bg2=#333 fg=rgba(255,255,255,.95) fg1=rgba(255,255,255,.85) fg2=rgba(255,255,255,.58) " +
+    "border=#5a5a5a border2=#3c3c3c brand=#64b5f6 teal=#2bbfa9 teal-text=#5ad1bf grad=#f29b4b red=#f28b82 mark=#f06292 canvas=#1b1b1b edge-label=rgba(255,255,255,.58)"),
 };
-/** Fonts when --jm-mono / --jm-sans are unresolved. */
-export const FALLBACK_FONTS = { mono: "ui-monospace, Menlo, Consolas, monospace", sans: "system-ui, sans-serif" };
 
 /** Whether the host shows a dark theme: JupyterLab says so on <body>; elsewhere the OS setting. */
 export function hostDark(doc) {
@@ -57,7 +51,7 @@ export function readVars(el, names, fallback = {}) {
   for (const n of names) {
     const v = cs.getPropertyValue("--jm-" + n).trim();
     // "" (detached, no sheet) or a var() left unsubstituted (a host that does not substitute) is unresolved
-    out[n] = (v && !v.includes("var(") ? v : "") || fallback[n] || base[n] || FALLBACK_FONTS[n] || "#888888";
+    out[n] = (v && !v.includes("var(") ? v : "") || fallback[n] || base[n] || "#888";
   }
   return out;
 }

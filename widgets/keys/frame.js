@@ -12,7 +12,7 @@
 import { frameDrawing, LEGIBLE_PX, PRESENT_PX } from "../graph/framing.js";
 
 /** Tallest and shortest the tree pane may be, CSS px (the details pane beside it scrolls). */
-export const PANE_H = { normal: { max: 540, min: 200 }, present: { max: 460, min: 220 } };
+export const PANE_H = { normal: { max: 540, min: 260 }, present: { max: 460, min: 240 } };
 /** Label and badge font sizes at zoom 1 (keys.css): the badge is the smaller in presentation mode. */
 export const FONT_PX = { normal: { label: 11, badge: 11 }, present: { label: 16, badge: 14 } };
 
