@@ -34,6 +34,7 @@ import jax
 import numpy as np
 from jax import lax
 
+from ..units import plural
 from . import jax_compat
 
 MAX_EQNS = 5_000  # programs larger than this are not traced again
@@ -92,7 +93,7 @@ def _batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace
     if probe.unsupported:
         return BatchInfo(None, None, f"batch dimensions unknown: {probe.unsupported[0]}")
     if not probe.sizes:
-        return BatchInfo(None, None, f"batch dimensions unknown: {n_vmapped} eqns are under vmap, but no "
+        return BatchInfo(None, None, f"batch dimensions unknown: {plural(n_vmapped, 'eqn')} {'is' if n_vmapped == 1 else 'are'} under vmap, but no "
                                      "jax.vmap call was reached when tracing again (vmap through "
                                      "jnp.vectorize, or made outside the jitted function)")
     aligner = _Aligner()
@@ -108,7 +109,7 @@ def _batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace
     if len(sizes) > 1:
         notes.append(f"vmaps of sizes {', '.join(map(str, sizes))}: batch_size is left empty")
     if aligner.outside:
-        notes.append(f"{aligner.outside} eqns under vmap were not traced again (vmap inside an inner jitted "
+        notes.append(f"{plural(aligner.outside, 'eqn')} under vmap {'was' if aligner.outside == 1 else 'were'} not traced again (vmap inside an inner jitted "
                      "function JAX had cached, or through jnp.vectorize): their variables have no batch dims")
     if aligner.ambiguous:
         notes.append(f"{len(aligner.ambiguous)} variables have no batch dim: several dims changed with the batch "

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
+from ..units import plural
 from . import jax_compat, key_patch
 from .signature import _as_set, _parameter_names
 
@@ -141,9 +142,9 @@ class _Interpreter:
                 outs = self.run(sub_jaxpr, sub_consts, invals)
             else:
                 if self.bound >= self.max_eqns:
-                    raise _Stop(f"stopped after {self.bound} eqns (limit {self.max_eqns})")
+                    raise _Stop(f"stopped after {plural(self.bound, 'eqn')} (limit {self.max_eqns})")
                 if time.perf_counter() > self.deadline:
-                    raise _Stop(f"stopped after {self.bound} eqns: the {self.budget_s:g} s budget ran out")
+                    raise _Stop(f"stopped after {plural(self.bound, 'eqn')}: the {self.budget_s:g} s budget ran out")
                 if any(True for _ in _sub_jaxprs(eqn)):
                     self.whole[eqn.primitive.name] += 1
                 outs = jax_compat.bind_eqn(eqn, invals)
@@ -318,7 +319,7 @@ def _evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float |
     except _Stop as stop:
         notes.append(f"values are partial: {stop}")
     except Exception as exc:  # noqa: BLE001 - keep what was found
-        notes.append(f"values are partial: evaluation failed after {interpreter.bound} eqns: "
+        notes.append(f"values are partial: evaluation failed after {plural(interpreter.bound, 'eqn')}: "
                      f"{type(exc).__name__}: {exc}")
     if interpreter.whole:
         names = ", ".join(sorted(interpreter.whole))
