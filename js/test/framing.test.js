@@ -49,6 +49,9 @@ describe("framing a drawing", () => {
     const r = onScreen(f, box);
     expect(r.x).toBeCloseTo(MARGIN); // inputs first: the left edge at the margin
     expect(480 / 2 - f.ty).toBeCloseTo(600); // the start of the computation in the middle
+    // a start near the top: the drawing's top edge at the margin, headers not cut
+    const near = frameDrawing({ box, paneW: 800, maxH: 480, minH: 120, labelPx: 11, startY: 300 });
+    expect(onScreen(near, box).y).toBeCloseTo(MARGIN);
   });
 
   it("uses the presentation floor: 14 px", () => {

@@ -75,6 +75,9 @@ export function frameDrawing({ box, paneW, maxH, minH = 0, fixedH = 0, labelPx, 
     fy = a.y + a.h / 2;
   } else if (!whole) {
     fx = box.x + (paneW / 2 - margin) / scale; // the left edge at the margin: inputs first
+    // the top edge too, when the start of the computation is then still in the pane
+    const top = box.y + (paneHeight / 2 - margin) / scale;
+    if ((fy - box.y) * scale + 2 * margin <= paneHeight) fy = top;
   }
   return {
     scale,
