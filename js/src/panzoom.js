@@ -1,7 +1,7 @@
 /**
  * Pan and zoom for an <svg> whose content sits in one <g> "viewport".
- * Wheel zooms around the cursor, dragging pans, `fit` frames a box, `centerOn`
- * brings a point to the middle. A drag suppresses the click that ends it, so
+ * Wheel zooms around the cursor, dragging pans, `centerOn` brings a point to the
+ * middle (framing a drawing is widgets/graph/framing.js's, through `set`). A drag suppresses the click that ends it, so
  * panning never selects the node under the pointer. `onChange(t)` hears every
  * change of the transform (a canvas renderer and a minimap follow it).
  */
@@ -82,17 +82,6 @@ export function createPanZoom(svg, viewport, { minScale = 0.005, maxScale = 4, o
       apply();
     },
     zoomAt,
-    /** Frame box {x, y, w, h}; never zoom in past `max` so small graphs stay crisp. */
-    fit(box, { max = 1, min = minScale, margin = 24 } = {}) {
-      const { w, h } = size();
-      if (!w || !h || !box.w || !box.h) return;
-      const k = clampK(Math.max(min, Math.min((w - 2 * margin) / box.w, (h - 2 * margin) / box.h, max)));
-      const fitsX = box.w * k <= w - 2 * margin, fitsY = box.h * k <= h - 2 * margin;
-      t.k = k;
-      t.x = fitsX ? (w - box.w * k) / 2 - box.x * k : margin - box.x * k;
-      t.y = fitsY ? (h - box.h * k) / 2 - box.y * k : margin - box.y * k;
-      apply();
-    },
     /** Centre content point (cx, cy), zooming in to at least `minK`. */
     centerOn(cx, cy, minK = 0) {
       const { w, h } = size();

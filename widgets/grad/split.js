@@ -53,7 +53,7 @@ export function splitEntry(slot, entry, ctx) {
     legendLine(ref, [
       { key: "forward", text: "forward", line: "var(--jm-teal)" },
       { key: "backward", text: "backward (cotangents)", line: "var(--jm-grad)" },
-      { key: "residual", text: "residual: saved by the forward, read by the backward", swatch: "var(--jm-bg1)", cls: "jm-grad-swatch-chip" },
+      { key: "residual", text: "residual: saved by the forward, read by the backward", swatch: "var(--jm-bg1)" },
       ...markLegend(recomputed.size, customs),
     ]),
   ], ref);

@@ -10,13 +10,13 @@ const BASE_ITEMS = [
   ["port-in", "input"],
   ["port-out", "output"],
   ["eqn", "eqn"],
-  ["group", "sub-jaxpr / scope (▸ opens)"],
-  ["edge", "value, labelled with its aval"],
-  ["sel", "selected, and its edges"],
+  ["group", "sub-jaxpr, scope (▸ opens)"],
+  ["edge", "value (its aval)"],
+  ["sel", "selected"],
   ["match", "search match"],
 ];
 const MODE_ITEMS = {
-  forward: [["text", "[min … max] μ mean of the recorded value", "1.2"], ["bad", "NaN / Inf", "⚠"]],
+  forward: [["text", "[min … max] μ mean recorded", "1.2"], ["bad", "NaN / Inf", "⚠"]],
   vmap: [["text", "batch dimension", "‹8›"]],
 };
 

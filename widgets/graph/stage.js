@@ -72,8 +72,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
   /**
    * On the pane (.jm-canvas), from the geometry, so both renderers say the same:
    * `data-jm-text-px` (smallest label as drawn, CSS px) and `data-jm-drawing` ("x,y,w,h"
-   * of the drawing's box relative to the pane at the current zoom); in canvas mode
-   * `data-jm-key-rect` for the key element (pane-relative too).
+   * of the drawing's box relative to the pane at the current zoom).
    */
   const publish = (t) => {
     const el = host();
@@ -81,9 +80,6 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     const b = geo.bbox, k = t.k, r = (v) => Math.round(v);
     el.setAttribute("data-jm-text-px", (labelPx() * k).toFixed(1));
     el.setAttribute("data-jm-drawing", [t.x + b.x * k, t.y + b.y * k, b.w * k, b.h * k].map(r).join(","));
-    const kb = mode === "canvas" && keyKey && geo.boxes.get(keyKey);
-    if (kb) el.setAttribute("data-jm-key-rect", [t.x + kb.x * k, t.y + kb.y * k, kb.w * k, kb.h * k].map(r).join(","));
-    else el.removeAttribute("data-jm-key-rect");
   };
   /**
    * Frame the drawing in the pane (framing.js frameDrawing; `o` its options but the
@@ -101,13 +97,12 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     pz.set(f.tx, f.ty, f.scale);
     return f;
   };
-  /** Mark the element the story is about (`data-jm-key-element`); null: none. */
+  /** Mark the element the story is about (`data-jm-key-element`, SVG renderer); null: none. */
   const setKey = (key) => {
     keyKey = key;
     if (keyEl) keyEl.removeAttribute("data-jm-key-element");
     keyEl = key && mode === "svg" ? elements.get(key) || null : null;
     if (keyEl) keyEl.setAttribute("data-jm-key-element", "");
-    publish(pz.transform);
   };
 
   const size = () => ({ w: svg.clientWidth || 0, h: svg.clientHeight || 0 });

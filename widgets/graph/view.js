@@ -273,10 +273,9 @@ export function graphView(root, doc, engine, opts = {}) {
   const win = root.ownerDocument.defaultView;
   const ro = win && win.ResizeObserver ? new win.ResizeObserver(() => {
     if (!drawn) return;
-    const w = svg.clientWidth, hh = svg.clientHeight;
+    const w = svg.clientWidth, hh = svg.clientHeight, t = pz.transform;
     if (w && w !== framedW) {
-      const t = pz.transform, moved = framedAt && (t.x !== framedAt.x || t.y !== framedAt.y || t.k !== framedAt.k);
-      if (!framedAt || !moved) return void reframe();
+      if (!framedAt || ["x", "y", "k"].every((c) => t[c] === framedAt[c])) return void reframe();
       framedW = w;
     } else if (setH && hh && Math.abs(hh - setH) > 2 && !view.closest(".jm-narrow")) fixedH = hh;
     stage.publish();
