@@ -11,6 +11,7 @@ element on screen. Screenshots land in build/screens/<host>/, a table of results
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,7 +25,7 @@ from .harness import (
     run_isolated,
 )
 from .hosts import (
-    VIEWPORTS, assert_all_pass, cell_errors, check_all_views, count_code_cells, open_and_run_all,
+    CURRENT, VIEWPORTS, assert_all_pass, cell_errors, check_all_views, count_code_cells, open_and_run_all,
     shutdown_kernel, wait_for_views,
 )
 
@@ -68,17 +69,20 @@ def host(request: Any, chromium_browser: Any) -> Iterator[Host]:
 def test_every_view_framed_in_host(host: Host, notebook: str) -> None:
     path = NOTEBOOKS[notebook]
     page = host.guarded.page
+    t0 = time.monotonic()
     open_and_run_all(page, host.server.page_url(path.name), count_code_cells(path))
     errors = cell_errors(page)
     assert not errors, f"{host.name}/{notebook}: cells raised: {errors}"
-    roots = page.locator(".jp-Notebook .jm-root")
+    roots = page.locator(f"{CURRENT} .jp-Notebook .jm-root")
     expected = magic_cells(path)
     n = wait_for_views(roots, expected)
     assert n >= expected, f"{host.name}/{notebook}: {n} views for {expected} magic cells"
+    t1 = time.monotonic()
     try:
         results = check_all_views(page, host.name, notebook, roots)
     finally:
         shutdown_kernel(page)
+    print(f"[timings] {host.name}/{notebook}: open + run all {t1 - t0:.1f} s, checks {time.monotonic() - t1:.1f} s")
     assert_all_pass(results, host.name, notebook)
 
 
@@ -120,7 +124,7 @@ _PLANTED = """<!doctype html><meta charset=utf-8><style>body{margin:0;font:13px 
   <canvas id=black width=200 height=40></canvas>
   <div data-jm-key-element style="position:absolute;top:3000px;width:20px;height:20px">k</div></div></div></div>
 <div class=out><div class="jm-root" id=bad2 style="width:900px"><div class=jm-canvas>
-  <div class=pane data-jm-pane=graph data-jm-framed=part data-jm-text-px=12 data-jm-drawing="-50,0,900,150">
+  <div class=pane data-jm-pane=graph data-jm-framed=part data-jm-text-px=12 data-jm-drawing="-50,0,600,150">
     <svg width=1000 height=200><g transform="translate(-50,0)"><rect width=900 height=150 fill=#48c></rect></g></svg>
     <canvas class=jm-minimap hidden width=50 height=30></canvas></div>
   <canvas id=flat width=100 height=40></canvas><div data-jm-legend style="display:none">legend</div></div></div></div>
@@ -157,7 +161,8 @@ def test_host_checks_catch_planted_faults(guarded_page: GuardedPage, tmp_path: P
         assert expected in bad1, f"missed {expected!r} in: {bad1}"
     bad2 = faults("#bad2")
     for expected in ("framed part but no visible minimap", "one colour", "[data-jm-legend] not visible",
-                     "900 px wide in an output area of 700 px", "no [data-jm-key-element]"):
+                     "900 px wide in an output area of 700 px", "no [data-jm-key-element]",
+                     "drawn SVG -50,0,900,150 extends past data-jm-drawing -50,0,600,150"):
         assert expected in bad2, f"missed {expected!r} in: {bad2}"
     assert "text 12.0 px < 14" in faults("#good", "present")
     assert faults("#good") == "", faults("#good")
