@@ -193,10 +193,11 @@ def pane_failures(pane: dict, mode: str, has_minimap: bool) -> list[str]:
     real = None if content is None else (content["x"] - pane["box"]["x"], content["y"] - pane["box"]["y"],
                                          content["w"], content["h"])
     if framed == "whole":
+        size = f"{pw:.0f}x{ph:.0f}"
         if drawing is not None and not _inside(drawing, pw, ph):
-            out.append(f"pane {name}: framed whole but drawing {_fmt(drawing)} is not inside the pane {pw:.0f}x{ph:.0f}")
+            out.append(f"pane {name}: framed whole but drawing {_fmt(drawing)} is not inside the pane {size}")
         if real is not None and not _inside(real, pw, ph):
-            out.append(f"pane {name}: framed whole but the drawn SVG {_fmt(real)} is not inside the pane {pw:.0f}x{ph:.0f}")
+            out.append(f"pane {name}: framed whole but the drawn SVG {_fmt(real)} is not inside the pane {size}")
     if drawing is not None and real is not None and not _covers(drawing, real, DRAWING_AGREES_PX):
         # a report smaller than what is drawn would let a cut-off drawing pass as "whole"
         out.append(f"pane {name}: the drawn SVG {_fmt(real)} extends past data-jm-drawing {_fmt(drawing)}")
@@ -279,8 +280,9 @@ def measure(root: Any, mode: str) -> tuple[dict, list[str]]:
     """The view's geometry and every failure of the contract in this mode."""
     m = root.evaluate(_MEASURE_JS)
     fails: list[str] = []
-    if m["root"]["w"] > m["outClientW"] + TOLERANCE_PX or m["root"]["x"] + m["root"]["w"] > m["out"]["x"] + m["out"]["w"] + TOLERANCE_PX:
-        fails.append(f"view {m['root']['w']:.0f} px wide in an output area of {m['outClientW']} px")
+    view, out = m["root"], m["out"]
+    if view["w"] > m["outClientW"] + TOLERANCE_PX or view["x"] + view["w"] > out["x"] + out["w"] + TOLERANCE_PX:
+        fails.append(f"view {view['w']:.0f} px wide in an output area of {m['outClientW']} px")
     if m["rootScrollW"] > m["rootClientW"] + TOLERANCE_PX:
         fails.append(f"view content {m['rootScrollW']} px wide spills out of its {m['rootClientW']} px")
     visible = [p for p in m["panes"] if p["visible"]]
