@@ -242,8 +242,10 @@ def key_failures(m: dict, needs_key: bool) -> list[str]:
         return ["no [data-jm-key-element] nor data-jm-key-rect"] if needs_key else []
     what, box, region, visible = found[0]
     if not visible or not _on_screen(box, region):
+        below = box["y"] + box["h"] - (region["y"] + region["h"])
+        where = f", {below:.0f} px below what shows" if below > 0 else ""
         return [f"{what} at {box['x']:.0f},{box['y']:.0f} {box['w']:.0f}x{box['h']:.0f} is not on screen "
-                f"(visible region {region['x']:.0f},{region['y']:.0f} {region['w']:.0f}x{region['h']:.0f})"]
+                f"(visible region {region['x']:.0f},{region['y']:.0f} {region['w']:.0f}x{region['h']:.0f}{where})"]
     return []
 
 
