@@ -19,6 +19,7 @@ from .stage import present
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 LEGIBLE_PX, PRESENT_PX = 11.0, 14.0
+MIN_PANE_PX = 300  # the graph view's shortest pane beside its side panes (widgets/graph/view.js)
 MAX_BAND_PX = 40.0
 GRAPH_KINDS = ("graph", "grad")
 
@@ -87,8 +88,11 @@ class Pane:
         if self.framed == "whole":
             if x < -1 or y < -1 or x + w > pw + 1 or y + h > ph + 1:
                 out.append(f"whole, but the drawing {[round(v) for v in self.draw]} is outside the pane {pw:.0f}x{ph:.0f}")
-            if y > MAX_BAND_PX + 0.5 or ph - (y + h) > MAX_BAND_PX + 0.5:
-                out.append(f"empty band: {y:.0f} px above, {ph - y - h:.0f} px below the drawing")
+            above, below = y, ph - (y + h)
+            # a pane at its shortest (room for the details beside it) centres a small drawing
+            centred = ph <= MIN_PANE_PX + 1 and abs(above - below) <= 4
+            if (above > MAX_BAND_PX + 0.5 or below > MAX_BAND_PX + 0.5) and not centred:
+                out.append(f"empty band: {above:.0f} px above, {below:.0f} px below the drawing")
         elif not present_mode and not self.minimap:
             out.append("part, but no minimap shows where")
         return out

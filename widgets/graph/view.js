@@ -223,6 +223,11 @@ export function graphView(root, doc, engine, opts = {}) {
     if (compact) return parseFloat(root.ownerDocument.defaultView.getComputedStyle(main).getPropertyValue("--jm-graph-h")) || 380;
     return present ? Math.max(280, Math.min(vh - 410, 640)) : Math.max(280, Math.min(vh - 240, 580));
   };
+  /**
+   * Shortest pane. Beside the details and text panes (wide layout) it must leave them room to
+   * read (a 5-eqn graph then sits centred); stacked (narrow) or embedded, a short pane is fine.
+   */
+  const minHeight = () => (compact ? 120 : view.closest(".jm-narrow") ? 180 : 300);
   /** Size the pane (the .jm-main row holding it), in either layout of the view. */
   const setHeight = (px) => {
     setH = px;
@@ -246,7 +251,7 @@ export function graphView(root, doc, engine, opts = {}) {
     const st = stateOf(current);
     const start = startOfComputation(drawn.boxes);
     const f = stage.frame({
-      present, maxH: maxHeight(), minH: compact ? 120 : 180, fixedH,
+      present, maxH: maxHeight(), minH: minHeight(), fixedH,
       anchors: anchors || [anchorBox(st.selected) || anchorBox(st.key)], startY: start ? start.y : null,
     }, setHeight);
     if (f) {
