@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from .hosts import dismiss_dialogs
 from .harness import (
     DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, check_view_counts, click_node_and_check,
     expected_views, jupyter_lab, poll, prim_pattern,
@@ -43,14 +44,7 @@ _PROMPTS_JS = """
 """
 
 
-def _dismiss_dialogs(page) -> None:
-    for _ in range(3):
-        dialog = page.locator(".jp-Dialog")
-        if not dialog.count():
-            return
-        accept = dialog.locator("button.jp-mod-accept")
-        (accept.first if accept.count() else dialog.locator("button").last).click()
-        page.wait_for_timeout(300)
+_dismiss_dialogs = dismiss_dialogs
 
 
 def _run_all(page) -> str:
