@@ -176,6 +176,16 @@ describe("grad view: split entries", () => {
     expect(el.querySelector('[data-legend="custom"]')).toBeTruthy();
   });
 
+  it("the legend leaves the recomputed entry out when nothing is recomputed", async () => {
+    const d = fixture("grad-mlp"), e = d.entries[0];
+    expect(e.recomputed || []).toEqual([]);
+    const el = render(d);
+    await ready(el);
+    expect(el.querySelector("[data-jm-legend]")).toBeTruthy();
+    expect(el.querySelector('[data-legend="recomputed"]')).toBeNull();
+    expect(el.querySelector("[data-jm-legend]").textContent).not.toContain("recomputed");
+  });
+
   it("side by side puts the graphs in two columns, and back", async () => {
     const el = render(fixture("grad-mlp"));
     await ready(el);

@@ -55,12 +55,13 @@ export function valuesToggle(ref, available, on, onChange) {
 }
 
 /**
- * Legend items for what a selection lights up, recomputed (checkpoint) nodes (said even
- * when there are none: "0 eqns recomputed" answers the question) and custom-rule nodes.
+ * Legend items for what a selection lights up, recomputed (checkpoint) nodes and custom-rule
+ * nodes. A legend explains what is drawn: with nothing recomputed there is no dashed node to
+ * explain, so the entry is left out (as the custom-rule one is).
  */
 export const markLegend = (recomputed, customs) => [
   { key: "lit", text: "lit up: selection, residual and links", line: "var(--jm-mark)" },
-  { key: "recomputed", text: `↻ ${plural(recomputed, "eqn")} recomputed under checkpoint`, line: RECOMPUTED_STROKE, cls: "jm-grad-swatch-dash" },
+  recomputed ? { key: "recomputed", text: `↻ ${plural(recomputed, "eqn")} recomputed under checkpoint`, line: RECOMPUTED_STROKE, cls: "jm-grad-swatch-dash" } : null,
   customs ? { key: "custom", text: plural(customs, "custom rule"), line: CUSTOM_STROKE } : null,
 ];
 
