@@ -151,14 +151,10 @@ def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = launch_chromium(pw)
-        yield b
-        b.close()
+@pytest.fixture
+def browser(chromium_browser: Any) -> Any:
+    """The session's one Chromium (harness.chromium_browser): Playwright's sync API cannot be started twice in one process."""
+    return chromium_browser
 
 
 def measure_page(browser: Any, page_path: Path, size: tuple[int, int], present_mode: bool,
