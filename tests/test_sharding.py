@@ -434,7 +434,8 @@ def test_the_earlier_arrays_are_those_bound_before_the_cell_that_its_calls_do_no
     assert doc["title"].startswith(f"%%sharding: {own} arrays on 8 devices")  # the cell's own; the row says the rest
     from jaxmagic.views.static_sharding import sharding_html, sharding_text
 
-    text = sharding_text(doc)  # the static page and text: this cell's arrays, the call, then the earlier ones
-    assert text.index("x: f32[64, 32]") < text.index("<lambda>(") < text.index(f"{len(earlier)} arrays from earlier cells:")
+    text = sharding_text(doc)  # the static page and text: the call (its collectives), this cell's arrays, the earlier ones
+    assert text.index("<lambda>(") < text.index("x: f32[64, 32]") < text.index(f"{len(earlier)} arrays from earlier cells:")
     page = sharding_html(doc)
-    assert page.index("&lt;lambda&gt;") < page.index(f"<details><summary>{len(earlier)} arrays from earlier cells</summary>")
+    assert (page.index("&lt;lambda&gt;") < page.index("blocks of x")
+            < page.index(f"<details><summary>{len(earlier)} arrays from earlier cells</summary>"))

@@ -6,8 +6,9 @@ and more are drawn as their first 2-D slice with a note; at most `MAX_ARRAYS` pi
 document string is escaped.
 
 The same order and names as the widget (widgets/sharding/view.js): findings, the meshes by the
-names the user bound (`mesh dp`, `mesh_title`) with each axis's type, this
-cell's arrays, the jitted calls, and last the arrays earlier cells left as one closed
+names the user bound (`mesh dp`, `mesh_title`) with each axis's type, the jitted calls
+(their collectives are what the caption is about, so they come right after the meshes), this
+cell's arrays, and last the arrays earlier cells left as one closed
 `<details>` row, "14 arrays from earlier cells" (it opens without scripts).
 """
 
@@ -131,6 +132,10 @@ def sharding_html(doc: dict) -> str:
         parts.append(f"<p>{esc(_mesh_line(mesh))}</p>")
         if mesh["devices"]:
             parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, n), mesh_title(mesh)))
+    for c in doc.get("calls", []):
+        parts.append(f"<p><b>{esc(c['name'])}({esc(c['signature'])})</b></p><ul>")
+        parts.extend(f"<li>{esc(line)}</li>" for line in _call_lines(c))
+        parts.append("</ul>")
     arrays = doc.get("arrays", [])
     own = [a for a in arrays if not a.get("earlier")]
     earlier = [a for a in arrays if a.get("earlier")]
@@ -140,10 +145,6 @@ def sharding_html(doc: dict) -> str:
         note = " (first 2-D slice)" if len(a["shape"]) > 2 else ""
         parts.append(f"<p>{esc(a['name'] or a['id'])}{esc(note)}</p>")
         parts.append(svg_img(lambda a=a: array_svg(a, n), f"blocks of {a['name'] or a['id']}"))
-    for c in doc.get("calls", []):
-        parts.append(f"<p><b>{esc(c['name'])}({esc(c['signature'])})</b></p><ul>")
-        parts.extend(f"<li>{esc(line)}</li>" for line in _call_lines(c))
-        parts.append("</ul>")
     if earlier:
         parts.append(f"<details><summary>{esc(earlier_text(len(earlier)))}</summary>{_array_table(earlier)}</details>")
     parts.extend(f"<p><i>{esc(note)}</i></p>" for note in doc.get("notes", []))
@@ -182,11 +183,11 @@ def sharding_text(doc: dict) -> str:
     lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
     lines.extend(_mesh_line(mesh) for mesh in doc.get("meshes", []))
-    arrays = doc.get("arrays", [])
-    lines.extend(_array_line(a) for a in arrays if not a.get("earlier"))
     for c in doc.get("calls", []):
         lines.append(f"{c['name']}({c['signature']}):")
         lines.extend("  " + line for line in _call_lines(c))
+    arrays = doc.get("arrays", [])
+    lines.extend(_array_line(a) for a in arrays if not a.get("earlier"))
     earlier = [a for a in arrays if a.get("earlier")]
     if earlier:
         lines.append(f"{earlier_text(len(earlier))}:")

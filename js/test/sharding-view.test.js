@@ -42,12 +42,12 @@ describe("sharding view", () => {
       const body = row.querySelector(".jm-sh-earlier-cards");
       expect(body.hidden).toBe(true);
       expect([...body.querySelectorAll(".jm-sh-array .jm-sh-name")].map((x) => x.textContent)).toEqual(doc.arrays.slice(0, n).map((a) => a.name));
-      // order: meshes, this cell's arrays, the calls, then the row
+      // order: meshes, the calls (the first collective is the story's key element), this cell's arrays, then the row
       const order = [...el.querySelectorAll(".jm-sh-mesh, .jm-sh-array:not(.jm-sh-earlier), .jm-sh-call, .jm-sh-earlier-row")];
       const last = (sel) => order.map((x) => x.matches(sel)).lastIndexOf(true);
       const first = (sel) => order.findIndex((x) => x.matches(sel));
-      expect(last(".jm-sh-mesh")).toBeLessThan(first(".jm-sh-array"));
-      expect(last(".jm-sh-array")).toBeLessThan(first(".jm-sh-call"));
+      expect(last(".jm-sh-mesh")).toBeLessThan(first(".jm-sh-call"));
+      expect(last(".jm-sh-call")).toBeLessThan(first(".jm-sh-array"));
       expect(order[order.length - 1]).toBe(row);
       expect(el.textContent).toContain(`Arrays from this cell (${doc.arrays.length - n})`);
       click(btn);

@@ -55,7 +55,9 @@ export function meshCard(ref, m, mesh, on, present = false) {
   // Small cells cannot show an id and a collective's tag side by side: the tag takes the id's place (sharding.css).
   if (lay.items.length && lay.items[0].w < (present ? 44 : 28)) grid.el.classList.add("jm-sh-small");
   const lo = Math.min(...held), hi = Math.max(...held);
-  const el = h("section", { class: "jm-sh-card jm-sh-mesh" }, [
+  // A mesh of two or more axes is a block taller than its words: they go beside it (sharding.css).
+  const side = (mesh.shape || []).length >= 2 ? " jm-sh-side" : "";
+  const el = h("section", { class: "jm-sh-card jm-sh-mesh" + side }, [
     h("div", { class: "jm-sh-card-head" }, [
       h("span", { class: "jm-sh-name" }, named ? meshTitle(mesh) : "other devices", ref),
       " ", h("span", { class: "jm-muted" }, (mesh.shape || []).join(" × "), ref),

@@ -1,9 +1,10 @@
 /**
  * The sharding view (`kind: "sharding"`): what `%%sharding` recorded, the cell's own story
  * first. Findings on top, a legend of the colours, then the meshes (by the names the user
- * bound), this cell's arrays as grids of their blocks, the jitted calls with the collectives
- * between their inputs and outputs, and last the arrays earlier cells left (context) as one
- * closed row that opens on click or Enter. Owns the selection: a device (click a mesh cell or
+ * bound) with the jitted calls beside or below them (the collectives between their inputs and
+ * outputs: the caption's key element shows with the view's top), this cell's arrays as grids of
+ * their blocks, and last the arrays earlier cells left (context) as one closed row that opens
+ * on click or Enter. Owns the selection: a device (click a mesh cell or
  * a block) lights every block it holds and every collective group it is in; a collective
  * lights the devices that talk in the meshes, tagged with their group. Esc or the bar's button
  * clears. One hover card serves every grid. The first collective is the story's key element
@@ -53,8 +54,8 @@ function keyElement(calls) {
 
 /** Arrays the selection bar lists for a device, at most. */
 const BAR_ARRAYS = 8;
-const HINT = "Click a device or a block to light up everything that device holds (a replicated block: again for its next holder); " +
-  "click a collective to see which devices talk. Esc clears.";
+// One line at a notebook's 848 px: the hint must not push the story's first collective off the first screen.
+const HINT = "Click a device or block to light what it holds (again: a replicated block's next holder), a collective to see who talks; Esc clears.";
 
 /**
  * Mount a sharding view for `doc` into `root`. `options` (widgets/mount.js): `present` draws
@@ -112,14 +113,15 @@ export function shardingView(root, doc, engine, options = {}) {
   view.append(...[
     findings && sec(`Findings (${m.findings.length})`, "jm-sh-top", findings),
     bar,
-    present ? null : legend,
+    // The meshes and the jitted calls share a band (the calls beside the meshes when the width
+    // allows): the first collective, what the caption is about, shows with the view's top.
     h("div", { class: "jm-sh-band" }, [
-      meshes.length ? sec("Devices", "", h("div", { class: "jm-sh-cards" }, meshes.map((x) => x.el), root)) : null,
-      own.length ? sec(before.length ? `Arrays from this cell (${own.length})` : `Arrays (${own.length})`, "",
-        h("div", { class: "jm-sh-cards" }, own, root)) : null,
+      meshes.length ? sec("Devices", "jm-sh-meshes", h("div", { class: "jm-sh-cards" }, meshes.map((x) => x.el), root)) : null,
+      calls.length ? sec(`Jitted calls (${calls.length})`, "jm-sh-calls", calls.map((x) => x.el)) : null,
     ], root),
-    calls.length && sec(`Jitted calls (${calls.length})`, "", calls.map((x) => x.el)),
-    present ? legend : null, // a presentation's first screen is the story; its legend follows it
+    legend, // the first screen is the story (meshes, first collective); its legend follows it
+    own.length ? sec(before.length ? `Arrays from this cell (${own.length})` : `Arrays (${own.length})`, "jm-sh-own",
+      h("div", { class: "jm-sh-cards" }, own, root)) : null,
     earlier && earlier.el,
     tip,
   ].filter(Boolean)); // append() would write a null as the text "null"
