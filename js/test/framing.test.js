@@ -106,4 +106,17 @@ describe("framing a drawing", () => {
     expect(fixed.paneHeight).toBe(1000);
     expect(fixed.framed).toBe("whole"); // the taller pane holds it
   });
+
+  it("puts the anchor near the pane's top with anchorTop, never leaving a gap above the drawing", () => {
+    const box = { x: 0, y: 0, w: 4000, h: 2000 };
+    const low = { x: 2000, y: 1500, w: 80, h: 30 };
+    const f = frameDrawing({ box, paneW: 800, maxH: 400, labelPx: 11, anchors: [low], anchorTop: true });
+    expect(f.framed).toBe("part");
+    expect(f.ty + low.y * f.scale).toBeCloseTo(1.5 * MARGIN, 5); // anchor top 1.5 margins below the pane's top
+    const centred = frameDrawing({ box, paneW: 800, maxH: 400, labelPx: 11, anchors: [low] });
+    expect(centred.ty + low.y * centred.scale).toBeGreaterThan(f.ty + low.y * f.scale + 100);
+    const high = { x: 2000, y: 5, w: 80, h: 30 }; // near the drawing's top: the top edge stays at the margin
+    const g = frameDrawing({ box, paneW: 800, maxH: 400, labelPx: 11, anchors: [high], anchorTop: true });
+    expect(g.ty + box.y * g.scale).toBeCloseTo(MARGIN, 5);
+  });
 });

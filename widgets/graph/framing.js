@@ -57,9 +57,12 @@ export function unionBox(boxes) {
  * @param o.present  presentation mode (floor PRESENT_PX, else LEGIBLE_PX)
  * @param o.anchors  boxes that matter, most important first (selection, finding)
  * @param o.startY   where the computation starts (inputs), for a part without anchors
+ * @param o.anchorTop a part puts its anchor near the pane's top rather than its middle:
+ *                   a pane lower on the page than the screen is tall then still shows the
+ *                   anchor once the view's top is on screen
  * @returns {{scale, tx, ty, framed: "whole"|"part", paneHeight, textPx}}
  */
-export function frameDrawing({ box, paneW, maxH, minH = 0, fixedH = 0, labelPx, present = false, anchors = [], startY = null, margin = MARGIN }) {
+export function frameDrawing({ box, paneW, maxH, minH = 0, fixedH = 0, labelPx, present = false, anchors = [], startY = null, margin = MARGIN, anchorTop = false }) {
   const floor = present ? PRESENT_PX : LEGIBLE_PX;
   const legible = floor / Math.max(0.01, labelPx); // the smallest legible zoom
   const room = fixedH || maxH;
@@ -82,11 +85,19 @@ export function frameDrawing({ box, paneW, maxH, minH = 0, fixedH = 0, labelPx, 
   return {
     scale,
     tx: axis(box.x, box.w, paneW, scale, fx, margin),
-    ty: axis(box.y, box.h, paneHeight, scale, fy, margin),
+    ty: a && anchorTop ? topOf(box, a, scale, margin) : axis(box.y, box.h, paneHeight, scale, fy, margin),
     framed: whole ? "whole" : "part",
     paneHeight,
     textPx: Math.round(labelPx * scale * 10) / 10,
   };
+}
+
+/**
+ * Vertical offset that puts anchor `a` one and a half margins below the pane's top edge
+ * (its incoming edges still show above it), never leaving a gap above the drawing's top.
+ */
+function topOf(box, a, k, margin) {
+  return Math.min(margin - box.y * k, 1.5 * margin - a.y * k);
 }
 
 /** The anchors to centre: all of them when they fit the pane at `k`, else the first. */

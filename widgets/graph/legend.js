@@ -23,7 +23,7 @@ const MODE_ITEMS = {
 /** `div.jm-graph-legend[data-jm-legend]`, with `update(mode)` for the label mode. */
 export function graphLegend(ref) {
   const el = h("div", { class: "jm-graph-legend", "data-jm-legend": "graph" }, null, ref);
-  const item = ([kind, text, mark]) => h("span", { class: "jm-lg-item" }, [
+  const item = ([kind, text, mark]) => h("span", { class: "jm-lg-item jm-lg-item-" + kind }, [
     h("span", { class: "jm-lg-sw jm-lg-" + kind, "aria-hidden": "true" }, mark || null, ref), text,
   ], ref);
   const update = (mode) => {

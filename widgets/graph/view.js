@@ -250,9 +250,12 @@ export function graphView(root, doc, engine, opts = {}) {
     if (!drawn) return null;
     const st = stateOf(current);
     const start = startOfComputation(drawn.boxes);
+    const sel = anchorBox(st.selected);
+    // The story's key node sits near the pane's top (on screen as soon as the view's top is);
+    // a selection the reader made is centred, with its neighbours around it.
     const f = stage.frame({
-      present, maxH: maxHeight(), minH: minHeight(), fixedH,
-      anchors: anchors || [anchorBox(st.selected) || anchorBox(st.key)], startY: start ? start.y : null,
+      present, maxH: maxHeight(), minH: minHeight(), fixedH, anchorTop: !anchors && !sel,
+      anchors: anchors || [sel || anchorBox(st.key)], startY: start ? start.y : null,
     }, setHeight);
     if (f) {
       framedAt = pz.transform;

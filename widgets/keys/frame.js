@@ -2,7 +2,8 @@
  * Framing of the key tree: the shared rule (widgets/graph/framing.js) with the tree's own
  * sizes. The whole tree when its labels read at 11 px (14 px in presentation mode) without
  * zooming past 100%; otherwise the part that matters at that legible scale: the reused key
- * (the point of a %%prng cell), else the selection, else the first root on the left. The pane's
+ * (the point of a %%prng cell), else the selection, else the first root on the left; the anchor
+ * sits near the pane's top, so it is on screen as soon as the view's top is. The pane's
  * height follows the drawing (within PANE_H), so a small tree has no empty band around it.
  *
  * The pane (`[data-jm-pane="keys"]`) publishes what the reader sees: `data-jm-framed`,
@@ -40,7 +41,7 @@ export function frameTree(lay, { paneW, fixedH = 0, present = false, anchors = [
   const first = lay.items.find((it) => !it.parent) || null; // the first root: where a part without anchors starts
   return frameDrawing({
     box: lay.box, paneW, maxH: lim.max, minH: lim.min, fixedH, labelPx: labelPx(present, badges), present,
-    anchors: anchors.map((it) => itemBox(it, lay.g)), startY: first ? first.y : null,
+    anchors: anchors.map((it) => itemBox(it, lay.g)), startY: first ? first.y : null, anchorTop: true,
   });
 }
 
