@@ -118,5 +118,11 @@ describe("framing a drawing", () => {
     const high = { x: 2000, y: 5, w: 80, h: 30 }; // near the drawing's top: the top edge stays at the margin
     const g = frameDrawing({ box, paneW: 800, maxH: 400, labelPx: 11, anchors: [high], anchorTop: true });
     expect(g.ty + box.y * g.scale).toBeCloseTo(MARGIN, 5);
+    // a wide, short drawing sits uncut at the pane's top when its anchor is then in the upper half
+    const short = { x: 0, y: 0, w: 4000, h: 120 }, mid = { x: 2000, y: 40, w: 80, h: 30 };
+    const s = frameDrawing({ box: short, paneW: 800, maxH: 400, minH: 260, labelPx: 11, anchors: [mid], anchorTop: true });
+    expect(s.framed).toBe("part");
+    expect(s.ty + short.y * s.scale).toBeCloseTo(MARGIN, 5);
+    expect(s.ty + (mid.y + mid.h) * s.scale).toBeLessThanOrEqual(s.paneHeight / 2);
   });
 });

@@ -85,7 +85,7 @@ export function frameDrawing({ box, paneW, maxH, minH = 0, fixedH = 0, labelPx, 
   return {
     scale,
     tx: axis(box.x, box.w, paneW, scale, fx, margin),
-    ty: a && anchorTop ? topOf(box, a, scale, margin) : axis(box.y, box.h, paneHeight, scale, fy, margin),
+    ty: a && anchorTop ? topOf(box, a, scale, margin, paneHeight) : axis(box.y, box.h, paneHeight, scale, fy, margin),
     framed: whole ? "whole" : "part",
     paneHeight,
     textPx: Math.round(labelPx * scale * 10) / 10,
@@ -93,11 +93,15 @@ export function frameDrawing({ box, paneW, maxH, minH = 0, fixedH = 0, labelPx, 
 }
 
 /**
- * Vertical offset that puts anchor `a` one and a half margins below the pane's top edge
- * (its incoming edges still show above it), never leaving a gap above the drawing's top.
+ * Vertical offset for an anchor near the pane's top. A drawing as short as the pane sits at
+ * its top edge, uncut, when the anchor then lies in the pane's upper half; otherwise anchor
+ * `a` goes one and a half margins below the pane's top (its incoming edges still show above
+ * it), never leaving a gap above the drawing's top.
  */
-function topOf(box, a, k, margin) {
-  return Math.min(margin - box.y * k, 1.5 * margin - a.y * k);
+function topOf(box, a, k, margin, paneH) {
+  const top = margin - box.y * k;
+  if (box.h * k <= paneH - 2 * margin && top + (a.y + a.h) * k <= paneH / 2) return top;
+  return Math.min(top, 1.5 * margin - a.y * k);
 }
 
 /** The anchors to centre: all of them when they fit the pane at `k`, else the first. */
