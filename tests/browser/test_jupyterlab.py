@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .hosts import dismiss_dialogs
+from .hosts import count_code_cells, dismiss_dialogs, open_and_run_all
 from .harness import (
     DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, check_view_counts, click_node_and_check,
     expected_views, jupyter_lab, poll, prim_pattern,
@@ -227,14 +227,6 @@ _RECOMPILE_LOOP_CELLS = [
     "%%trace\n@jax.jit\ndef scale(x):\n    return jnp.tanh(x) * 2\n\nfor n in range(1, 31):   # 30 shapes: 30 compiles\n    scale(jnp.ones(n))",
 ]
 
-_ALL_RAN_JS = """() => {
-  const nb = window.jupyterapp.shell.currentWidget, cells = nb && nb.content && nb.content.model.cells;
-  if (!cells) return false;
-  for (let i = 0; i < cells.length; i++) { const c = cells.get(i); if (c.type === 'code' && !c.executionCount) return false; }
-  const k = nb.sessionContext.session && nb.sessionContext.session.kernel;
-  return !!k && k.status === 'idle';
-}"""
-
 
 def _recompile_loop_notebook(tmp_path):
     import json
@@ -246,25 +238,11 @@ def _recompile_loop_notebook(tmp_path):
     return path
 
 
-def _open_and_run(page, lab, name: str) -> None:
-    """Open notebook `name`, Run All, and wait until every code cell ran and the kernel is idle."""
-    page.goto(lab.lab_url(name), wait_until="domcontentloaded", timeout=60_000)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="visible", timeout=60_000)
-
-    def ready() -> bool:
-        _dismiss_dialogs(page)
-        return page.evaluate(_KERNEL_IDLE_JS)
-
-    assert poll(ready, 90, interval=0.5), f"{name}: kernel never became idle\n{lab.log_tail()}"
-    _run_all(page)
-    state = {"n": 0}
-
-    def ran() -> bool:
-        _dismiss_dialogs(page)
-        state["n"] = state["n"] + 1 if page.evaluate(_ALL_RAN_JS) else 0
-        return state["n"] >= 3
-
-    assert poll(ran, 240, interval=0.5), f"{name}: the notebook did not finish running\n{lab.log_tail()}"
+def _open_and_run(page, lab, path) -> None:
+    """Open the notebook at `path`, Run All, and wait until every code cell ran and the kernel is
+    idle: through the host tests' driver, which waits until Lab shows that notebook (Lab first
+    restores its workspace, so a menu's Run All could go to the notebook opened before)."""
+    open_and_run_all(page, lab.lab_url(path.name), count_code_cells(path))
 
 
 def _timeline_roots(page):
@@ -289,7 +267,7 @@ def test_timelines_in_jupyterlab_paint_in_colour_and_follow_the_theme(guarded_pa
     with jupyter_lab([DEMO_NOTEBOOK, loop_nb]) as lab:
         reports = {}
         for nb in (DEMO_NOTEBOOK, loop_nb):
-            _open_and_run(page, lab, nb.name)
+            _open_and_run(page, lab, nb)
             roots = _timeline_roots(page)
             if nb is DEMO_NOTEBOOK:
                 assert len(roots) >= 3, f"the demo has three %%trace cells; {len(roots)} timelines drawn"
