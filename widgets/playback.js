@@ -17,6 +17,7 @@
  *   what playback starts from.
  */
 import { h, s as svg, clear } from "../js/src/dom.js";
+import { plural } from "../js/src/words.js";
 
 /** Milliseconds per step at 1×; a speaker reads one step's line at this pace. */
 export const BASE_INTERVAL_MS = 900;
@@ -49,6 +50,15 @@ function ownedByControl(e) {
 }
 
 /**
+ * The step line while a view is as it opened (its complete state, nothing played yet): one
+ * line saying there is a story to play, rather than the last step's sentence, which reads as
+ * if the view were about that step alone and takes up to three lines above the first screen.
+ */
+export function openingLine(steps) {
+  return `${plural(steps, "step")} · ▶ or space plays them from the start`;
+}
+
+/**
  * Create the controls in `bar` (an element the caller places) and bind the keyboard on `root`.
  * Returns `{set(spec), clear(), position(), playing(), dispose()}`; `set` replaces the story
  * (a view switching tabs gives the new tab's) and leaves the view at its complete state.
@@ -58,6 +68,8 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
   let pos = 0;
   let speed = 1;
   let timer = null;
+  // True from `set` until the first move: the view shows its whole picture, not "the last step".
+  let opened = false;
   const ref = root;
 
   const btn = (name, title, onClick) => {
@@ -115,18 +127,23 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
     first.disabled = back.disabled = pos <= 0;
     fwd.disabled = last.disabled = pos >= n;
     root.classList.toggle("jm-pb-active", !!spec && pos < n);
-    let text = "";
+    const opening = opened && !!spec && pos >= n;
+    line.textContent = opening ? openingLine(n) : labelOf(pos);
+    line.classList.toggle("jm-pb-opening", opening);
+  }
+
+  function labelOf(p) {
     try {
-      text = spec && spec.label ? String(spec.label(pos) ?? "") : "";
+      return spec && spec.label ? String(spec.label(p) ?? "") : "";
     } catch (err) {
-      text = "";
+      return "";
     }
-    line.textContent = text;
   }
 
   /** Show position `p` (clamped). `fromClock` keeps the clock running; any other move pauses. */
   function go(p, fromClock = false) {
     if (!spec) return;
+    opened = false;
     if (!fromClock) stopClock();
     const next = Math.max(0, Math.min(spec.steps, Math.round(p)));
     const from = pos;
@@ -170,6 +187,7 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
       stopClock();
       spec = next && next.steps > 0 ? next : null;
       pos = spec ? spec.steps : 0;
+      opened = true;
       bar.hidden = !spec;
       refresh();
     },

@@ -46,6 +46,20 @@ describe("playback controller", () => {
     expect(shown).toEqual([]); // the view is already complete: nothing redrawn
   });
 
+  it("as opened, the step line invites to play; the first move shows the step's own line", () => {
+    const { bar, pb } = setup(5);
+    const line = bar.querySelector(".jm-pb-label");
+    expect(line.textContent).toBe("5 steps · ▶ or space plays them from the start");
+    expect(line.classList.contains("jm-pb-opening")).toBe(true);
+    pb.go(4);
+    expect(line.textContent).toBe("step 4");
+    pb.go(5);
+    expect(line.textContent).toBe("step 5"); // back at the end by a move: what that move did
+    expect(line.classList.contains("jm-pb-opening")).toBe(false);
+    pb.set({ steps: 1, show: () => {}, label: () => "x" });
+    expect(line.textContent).toBe("1 step · ▶ or space plays them from the start");
+  });
+
   it("play restarts from the start, advances on the clock and stops at the last step", () => {
     vi.useFakeTimers();
     const { root, bar, pb, shown } = setup(3);
@@ -153,6 +167,24 @@ describe("stage bar in every mounted view", () => {
     expect(el.querySelector("img")).toBeNull(); // text, never markup
     const header = el.querySelector(".jm-header");
     expect(header.nextElementSibling).toBe(bar);
+  });
+
+  it("presenting, the caption shows its first sentence and a toggle for the rest", () => {
+    const caption = ["first.", "second.", "third."];
+    const el = render({ ...fixture("timeline-small.json"), caption, present: true });
+    const items = () => [...el.querySelectorAll(".jm-caption-list li")].filter((li) => !li.hidden).map((li) => li.textContent);
+    expect(items()).toEqual(["first."]);
+    const more = el.querySelector(".jm-caption-more");
+    expect(more.textContent).toBe("+2 more");
+    expect(more.getAttribute("aria-expanded")).toBe("false");
+    more.click();
+    expect(items()).toEqual(caption);
+    expect(more.getAttribute("aria-expanded")).toBe("true");
+    more.click();
+    expect(items()).toEqual(["first."]);
+    el.querySelector(".jm-present-toggle").click(); // out of presentation: the whole caption, no toggle
+    expect(items()).toEqual(caption);
+    expect(el.querySelector(".jm-caption-more")).toBeNull();
   });
 
   it("drops caption entries that are not strings", () => {
