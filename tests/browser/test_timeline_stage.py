@@ -131,7 +131,8 @@ _SNAPSHOT_JS = """(root) => {
   const c = root.querySelector('.jm-tl-canvas');
   c.jmProbe.flush();
   return {
-    items: [...root.querySelectorAll('.jm-timeline *')].map((e) => `${e.tagName}[${e.getAttribute('data-lane') ?? ''}].${e.getAttribute('class') ?? ''}`),
+    // the step line is left out: as opened it invites to play, after the last step it names that step
+    items: [...root.querySelectorAll('.jm-timeline *:not(.jm-pb-label)')].map((e) => `${e.tagName}[${e.getAttribute('data-lane') ?? ''}].${e.getAttribute('class') ?? ''}`),
     table: root.querySelector('.jm-tl-table').innerText,
     details: root.querySelector('.jm-tl-details').innerText,
     caption: root.querySelector('.jm-tl-caption').innerText,
