@@ -102,9 +102,28 @@ def notebook_html(nb: Any, title: str = "notebook") -> str:
             + "\n".join(cells) + f"\n{page_scripts()}\n</body></html>\n")
 
 
+class MissingExtra(ImportError):
+    """A package of the `export` extra is not installed: the message says what to install."""
+
+
+def _require(module: str) -> Any:
+    """Import `module`, one of the export extra's packages (the extension itself does not need them).
+
+    Why an extra: nbformat and nbclient (with a kernel) are only needed to read or run a notebook
+    file, which a notebook user never does; `pip install jaxmagic` stays light.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(f"python -m jaxmagic.export needs {module}, which is not installed: "
+                           f"pip install 'jaxmagic[export]'") from exc
+
+
 def execute(nb: Any, cwd: str | Path, timeout: int = 600) -> Any:
     """Run the notebook in a fresh kernel, keeping widget state (nbclient)."""
-    from nbclient import NotebookClient
+    NotebookClient = _require("nbclient").NotebookClient
 
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
                             store_widget_state=True)
@@ -113,9 +132,10 @@ def execute(nb: Any, cwd: str | Path, timeout: int = 600) -> Any:
 
 
 def export(source: str | Path, output: str | Path | None = None, run: bool = False) -> Path:
-    import nbformat
-
+    nbformat = _require("nbformat")
     source = Path(source)
+    if not source.is_file():
+        raise FileNotFoundError(f"no notebook at {source}")
     nb = nbformat.read(source, as_version=4)
     if run:
         execute(nb, source.parent)
@@ -131,7 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", help="HTML file to write (default: next to the notebook)")
     parser.add_argument("--execute", action="store_true", help="run the notebook first (nbclient)")
     args = parser.parse_args(argv)
-    target = export(args.notebook, args.output, args.execute)
+    if args.execute:
+        _require("nbclient")  # before reading: say what is missing first, not after a partial run
+    try:
+        target = export(args.notebook, args.output, args.execute)
+    except (MissingExtra, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # nbformat's NotJSONError and validation errors are ValueErrors
+        print(f"error: {args.notebook} is not a notebook nbformat can read: {str(exc)[:300]}", file=sys.stderr)
+        return 2
     print(f"wrote {target}")
     return 0
 

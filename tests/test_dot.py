@@ -13,6 +13,9 @@ from jaxmagic.model.edges import derive_edges
 
 from .programs import PROGRAMS
 
+# The `dot` extra: without the graphviz package there is nothing to test but the error (below).
+graphviz = pytest.importorskip("graphviz", reason="to_dot needs the graphviz package (pip install 'jaxmagic[dot]')")
+
 
 @pytest.mark.parametrize("name", ["sin_cos", "control_flow", "nested_jit_and_scopes", "small_transformer"])
 def test_dot_has_every_eqn_and_edge(name: str) -> None:
