@@ -26,6 +26,9 @@ from .signature import signature_of
 # arguments of every call would cost more than JAX's own dispatch.
 SIGNATURE_BUDGET_PER_FUNCTION = 8
 
+# A call recorded while another is being recorded is jaxmagic's own work (see `_finish`): with
+# the jit recorder off during recording none should arrive; past this depth one is not recorded.
+MAX_RECORDING_DEPTH = 1
 _COMPILE_PHASES = ("trace", "lower", "compile")
 # Whether `Lowered.compile()` after a call compiles again (JAX 0.4) or hits the call's
 # cache (0.5+): None until the first artefact compile in this process shows it.
@@ -88,6 +91,8 @@ class CaptureSession:
         self._collecting = False  # our own artefact tracing: its events are not the user's
         self._own_compiles = 0  # backend compiles our artefact collection caused
         self._aot_noted = False
+        self._finishing = 0  # depth of `_finish`: above 0, jaxmagic is recording a call (its own JAX work)
+        self._nested_noted = False
         self._running = False
         # One row per call, in order: a JitCall, or (state, start, end) for a fast-path cache
         # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call).
@@ -281,7 +286,8 @@ class CaptureSession:
             out = fn(*args, **kwargs)
         except BaseException as exc:
             end = _clock()
-            self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, exc)
+            if self._finishing < MAX_RECORDING_DEPTH:
+                self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, exc)
             raise
         end = _clock()
         if sampled:
@@ -294,6 +300,9 @@ class CaptureSession:
             if state.key_program is not None and self._keys is not None:
                 self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
                 self._record_key_call(out)
+            return out
+        if self._finishing >= MAX_RECORDING_DEPTH:  # the backstop of `_finish`: jaxmagic's own call
+            self._note_nested(index)
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
         if self.shardings:
@@ -364,10 +373,31 @@ class CaptureSession:
 
     def _finish(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
                 start: float, end: float, error: BaseException | None) -> None:
+        """Record one call, with every jitted call jaxmagic itself makes meanwhile passed straight through.
+
+        Recording a call runs JAX again (tracing, lowering, the `--values` evaluation). Some of
+        JAX's own primitives make and call jitted helpers when bound eagerly (`shard_map` on JAX
+        0.4 to 0.6), and those would be recorded as the user's calls, each evaluated again for
+        values, without end. So the jit recorder is off while a call is recorded (no per-call
+        cost: only this slow path changes it), and, as a backstop, a call recorded while another
+        is being recorded is run and not recorded (`record`, MAX_RECORDING_DEPTH).
+        """
+        self._finishing += 1
+        previous = jit_patch.set_recorder(None)
         try:
             self._append_call(fn, args, kwargs, index, n_events, n_logs, start, end, error)
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"jaxmagic could not record call {index}: {type(exc).__name__}: {exc}")
+        finally:
+            jit_patch.set_recorder(previous)
+            self._finishing -= 1
+
+    def _note_nested(self, index: int) -> None:
+        """A jitted call made while jaxmagic recorded another is jaxmagic's own: noted once, not recorded."""
+        if not self._nested_noted:
+            self._nested_noted = True
+            self.capture.notes.append(
+                f"call {index} was made by jaxmagic itself while it recorded another call and is not recorded")
 
     def _append_call(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
                      start: float, end: float, error: BaseException | None) -> None:
