@@ -16,6 +16,7 @@ import { decodeDocument } from "./graph/decode.js";
 import { theme } from "./styles.js";
 import { stageBar, placeStageBar } from "./stagebar.js";
 import { rememberCells } from "./source-text.js";
+import { guardHostKeys } from "./host-keys.js";
 
 /** Narrow layout below this root width (px): panes stack under the canvas. */
 const NARROW_PX = 760;
@@ -82,6 +83,7 @@ export function frontEnd(kinds) {
     }
     rememberCells(doc.cells); // which notebook cell each source file is: `cell [3], line 7` (widgets/source-text.js)
     const unwatch = watchWidth(root);
+    const unguard = guardHostKeys(el, root); // typed and handled keys never reach the notebook (widgets/host-keys.js)
     const engine = kind.layout ? kind.layout() : null; // only graphs are laid out (starts a worker)
     let stop = () => {};
     let disposed = false;
@@ -123,6 +125,7 @@ export function frontEnd(kinds) {
       disposed = true;
       stop();
       unwatch();
+      unguard();
       if (engine) engine.release();
       clear(el);
     };

@@ -92,6 +92,7 @@ export function gradView(root, doc, engine, options = {}) {
   // Escape anywhere in the view (graphs handle their own first) clears the selection.
   const onKey = (e) => {
     if (e.key !== "Escape" || e.defaultPrevented || (e.target.closest && e.target.closest("input, textarea, select"))) return;
+    e.preventDefault(); // handled: the host-key guard keeps it from the notebook (widgets/host-keys.js)
     if (ctrl) ctrl.clear();
   };
   root.addEventListener("keydown", onKey);
