@@ -4,8 +4,10 @@
  * export use: ids are rebuilt from positions, strings from the string table, node
  * outputs / group inputs / sub-group lists from the var and group tables.
  * Functions that travel gzip+base64 are inflated with the browser's own
- * DecompressionStream (no library, no network).
+ * DecompressionStream, or, where a host's webview lacks it or it throws, by the bundled
+ * decoder (js/src/gunzip.js): no library download, no network.
  */
+import { gunzipText } from "../../js/src/gunzip.js";
 
 const DEF = { "-1": "in", "-2": "const", "-3": "free" };
 
@@ -35,8 +37,7 @@ export async function inflate(b64) {
   const bin = atob(b64);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return JSON.parse(await new Response(stream).text());
+  return JSON.parse(await gunzipText(bytes));
 }
 
 /** `[flops, bytes, transcendentals, note]` -> the node's `cost` (zeros and nulls left out as Python does). */
