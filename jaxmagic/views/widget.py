@@ -7,7 +7,10 @@ and a saved notebook keeps one smaller copy per widget. A kind without its own b
 gets the all-kinds bundle (`BUNDLE`), whose front end says what it cannot draw.
 
 The mime bundle also carries `text/html` (summary and static picture) and `text/plain`
-(the jaxpr text), so hosts without a widget front end still show something true.
+(the jaxpr text), so hosts without a widget front end still show something true. With
+ipywidgets 8 IPython asks `_repr_mimebundle_` for it; ipywidgets 7 (Google Colab's) displays
+a widget through `_ipython_display_`, which IPython calls first and which publishes only the
+view and a repr, so there the class publishes the same whole bundle itself.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import ipywidgets
 import traitlets
 
 from .wire import encode_document, safe_document
@@ -65,6 +69,21 @@ class JaxmagicWidget(anywidget.AnyWidget):
         data["text/plain"] = text_summary(self.document)
         data["text/html"] = fallback_html(self.document)
         return data, metadata
+
+    def _publish_bundle(self, **kwargs: Any) -> None:
+        """Display the whole mime bundle (view, `text/html`, `text/plain`) where the widget base
+        class displays itself (ipywidgets 7), then run its display callbacks as its own method does."""
+        from IPython.display import display
+
+        data, metadata = self._repr_mimebundle_()
+        display(data, raw=True, metadata=metadata)
+        if self._view_name is not None:
+            self._handle_displayed(**kwargs)
+
+    # ipywidgets 7's `Widget._ipython_display_` would publish the view without the fallbacks; where
+    # the base class has none (ipywidgets 8), IPython asks `_repr_mimebundle_` and this stays unset.
+    if callable(getattr(ipywidgets.Widget, "_ipython_display_", None)):
+        _ipython_display_ = _publish_bundle
 
 
 def _kind_widget(kind: str, bundle: Path) -> type[JaxmagicWidget]:
