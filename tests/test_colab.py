@@ -11,6 +11,8 @@ Colab's pins to check Colab's path (README, "Colab"); in the main venv they chec
 from __future__ import annotations
 
 import html
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,23 @@ def test_every_magic_shows_widget_and_fallbacks_in_a_kernel(tmp_path):
         shown = [o for o in cell.outputs if o.output_type == "display_data"]
         assert len(shown) == 1, (magic, [o.get("data", {}).keys() for o in cell.outputs])
         _check_output(magic, shown[0]["data"], state)
+
+
+def test_colab_pins_are_kept():
+    """pip's resolver (metadata only, ~5 s) installs jaxmagic's declared dependencies for Colab's Python
+    under Colab's pins: every pin is kept. The floors before Colab support (ipython>=8, ipywidgets>=8,
+    traitlets>=5.9) are refused by the same check, so it can fail."""
+    if importlib.util.find_spec("tomllib") is None and importlib.util.find_spec("tomli") is None:
+        pytest.skip("reading pyproject.toml needs tomllib (Python 3.11+) or tomli")
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import check_colab_pins as pins
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    code, lines = pins.check_fresh()
+    if code == 2:
+        pytest.skip(f"pip reached no package index: {lines}")
+    assert code == 0, "\n".join(lines)
+    assert sorted(line.split("==")[0] for line in lines) == sorted(pins.COLAB_PINS)
+    old = ["jax>=0.4.38", "ipython>=8.0", "anywidget>=0.9", "ipywidgets>=8.0", "traitlets>=5.9"]
+    assert pins.check_fresh(requirements=old)[0] == 1
