@@ -16,7 +16,7 @@
  * Keys a view does not handle, typed while the view (not a control) has focus, still reach the
  * notebook: its shortcuts keep working when the widget merely holds focus.
  *
- * `input` / `beforeinput` events are left alone: no notebook host runs commands from them.
+ * `input` / `beforeinput` events are left alone: notebook hosts bind their commands to key events.
  */
 
 /** What counts as a control that takes typed keys. */

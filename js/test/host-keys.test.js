@@ -54,34 +54,50 @@ async function mounted(name, graphs) {
   return { el, root };
 }
 
-describe("keys typed into a view's controls stay in the view", () => {
+/** Type every key of TYPED into every control of `root`; the controls' names, for messages. */
+function typeIntoControls(kind, root) {
+  const controls = [...root.querySelectorAll(CONTROLS)];
+  expect(controls.length, `${kind} has controls`).toBeGreaterThan(0);
+  for (const control of controls) {
+    for (const key of TYPED) {
+      const down = press(control, key);
+      // Text still reaches the box: the guard stops propagation, never the default action.
+      if (key.length === 1 || key === "Delete" || key === "Backspace") expect(down.defaultPrevented, `${kind} ${key}`).toBe(false);
+    }
+  }
+  return controls.map((c) => c.tagName.toLowerCase() + (c.type ? `[${c.type}]` : "") + (c.className ? `.${c.className}` : ""));
+}
+
+/** Press ROOT_KEYS on the view's root: those the view took (keydown defaultPrevented) must stay in it. */
+function pressRootKeys(kind, root) {
+  const handled = [];
+  for (const key of ROOT_KEYS) {
+    const before = heard.length;
+    if (press(root, key).defaultPrevented) {
+      handled.push(key);
+      expect(heard.slice(before), `${kind} ${JSON.stringify(key)}`).toEqual([]);
+    }
+  }
+  return handled;
+}
+
+describe("no key typed into a view's controls, or handled by a view, reaches the notebook", () => {
   for (const [kind, name, graphs] of KINDS) {
-    it(`${kind}: every input, select, textarea and contenteditable`, async () => {
+    it(`${kind}: every input, select, textarea and contenteditable; the keys its root handles`, async () => {
       const { root } = await mounted(name, graphs);
-      const controls = [...root.querySelectorAll(CONTROLS)];
-      expect(controls.length, `${kind} has controls`).toBeGreaterThan(0);
-      const described = [];
-      for (const control of controls) {
-        described.push(control.tagName.toLowerCase() + (control.type ? `[${control.type}]` : ""));
-        for (const key of TYPED) {
-          const down = press(control, key);
-          // Text still reaches the box: the guard stops propagation, never the default action.
-          if (key.length === 1 || key === "Delete" || key === "Backspace") expect(down.defaultPrevented, `${kind} ${key}`).toBe(false);
-        }
+      const controls = typeIntoControls(kind, root);
+      expect(heard, `${kind}: ${controls.join(", ")}`).toEqual([]);
+      if (kind === "graph") {
+        for (const cls of ["jm-search", "jm-overlay", "jm-pb-slider", "jm-pb-speed"]) expect(controls.join(" "), cls).toContain(cls);
       }
-      expect(heard, `${kind}: ${described.join(", ")}`).toEqual([]);
+      const handled = pressRootKeys(kind, root);
+      expect(handled, kind).toContain("Escape"); // every view clears its selection on Escape
+      if (kind !== "grad") expect(handled, kind).toEqual(expect.arrayContaining([" ", "ArrowLeft", "ArrowRight", "Home", "End"]));
+      // A key no view takes, pressed while the view has focus, is the notebook's: keydown, keypress, keyup, twice.
+      press(root, "m");
+      expect(heard.filter((h) => h.includes('"m"')).length, kind).toBe(6);
     });
   }
-
-  it("the graph's search box, the cost colouring and the playback controls are among them", async () => {
-    const { root } = await mounted("control", true);
-    for (const sel of [".jm-search", "select.jm-overlay", ".jm-pb-slider", ".jm-pb-speed"]) {
-      const node = root.querySelector(sel);
-      expect(node, sel).toBeTruthy();
-      press(node, "Delete");
-    }
-    expect(heard).toEqual([]);
-  });
 
   it("the key view's search box: typing, Enter and Escape stay in it", async () => {
     const { root } = await mounted("keys-small", false);
@@ -92,26 +108,4 @@ describe("keys typed into a view's controls stay in the view", () => {
     expect(box.value).toBe(""); // the first Escape cleared it
     expect(heard).toEqual([]);
   });
-});
-
-describe("keys a view handles stop at the view; the others reach the notebook", () => {
-  for (const [kind, name, graphs] of KINDS) {
-    it(`${kind}: handled keys on the root (keydown, keypress, keyup) never reach document or window`, async () => {
-      const { root } = await mounted(name, graphs);
-      const handled = [];
-      for (const key of ROOT_KEYS) {
-        const before = heard.length;
-        const down = press(root, key);
-        if (down.defaultPrevented) {
-          handled.push(key);
-          expect(heard.slice(before), `${kind} ${JSON.stringify(key)}`).toEqual([]);
-        }
-      }
-      expect(handled, kind).toContain("Escape"); // every view clears its selection on Escape
-      if (kind !== "grad") expect(handled, kind).toEqual(expect.arrayContaining([" ", "ArrowLeft", "ArrowRight", "Home", "End"]));
-      // A key no view takes, pressed while the view has focus, is the notebook's.
-      press(root, "m");
-      expect(heard.filter((h) => h.includes('"m"')).length, kind).toBe(6);
-    });
-  }
 });
