@@ -13,6 +13,9 @@
  *   handlers never take the same key); the guard stops it, and the keypress and keyup of that
  *   same key, which hosts would otherwise see without their keydown.
  *
+ * - Enter and space on the view's buttons, links and tree items: the browser (or the view)
+ *   activates them; to a notebook in command mode they would mean "edit this cell".
+ *
  * Keys a view does not handle, typed while the view (not a control) has focus, still reach the
  * notebook: its shortcuts keep working when the widget merely holds focus.
  *
@@ -22,12 +25,20 @@
 /** What counts as a control that takes typed keys. */
 export const EDITABLE = "input, textarea, select, [contenteditable]:not([contenteditable='false'])";
 
+/** What Enter and space activate. */
+const ACTIVATABLE = "button, a[href], summary, [role='button'], [role='treeitem'], [role='tab'], [role='option']";
+
 /** Key events a host can bind commands to. */
 const KEY_EVENTS = ["keydown", "keypress", "keyup"];
 
 /** Whether `target` is (inside) a control that takes typed keys. */
 export function isEditable(target) {
   return !!(target && typeof target.closest === "function" && target.closest(EDITABLE));
+}
+
+/** Whether `e` activates the button, link or item it was typed on. */
+function activates(e) {
+  return (e.key === "Enter" || e.key === " ") && !!(e.target && typeof e.target.closest === "function" && e.target.closest(ACTIVATABLE));
 }
 
 /** Identity of a physical key across its keydown, keypress and keyup. */
@@ -51,7 +62,7 @@ export function guardHostKeys(el, root) {
     if (!ours(e)) return;
     const down = e.type === "keydown" ? e : downs.get(keyId(e));
     if (e.type === "keyup") downs.delete(keyId(e));
-    if (isEditable(e.target) || e.defaultPrevented || (down && down.defaultPrevented)) e.stopPropagation();
+    if (isEditable(e.target) || activates(e) || e.defaultPrevented || (down && down.defaultPrevented)) e.stopPropagation();
   };
   el.addEventListener("keydown", remember, true);
   for (const type of KEY_EVENTS) el.addEventListener(type, stop);

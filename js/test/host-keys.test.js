@@ -68,6 +68,14 @@ function typeIntoControls(kind, root) {
   return controls.map((c) => c.tagName.toLowerCase() + (c.type ? `[${c.type}]` : "") + (c.className ? `.${c.className}` : ""));
 }
 
+/** Enter and space on every button, tab and tree item: they activate it, and must not reach the notebook. */
+function activateButtons(kind, root) {
+  const buttons = [...root.querySelectorAll("button, [role='button'], [role='tab'], [role='treeitem']")].slice(0, 40);
+  expect(buttons.length, `${kind} has buttons`).toBeGreaterThan(0);
+  for (const b of buttons) for (const key of ["Enter", " "]) if (b.isConnected) press(b, key);
+  expect(heard, `${kind}: Enter / space on its buttons`).toEqual([]);
+}
+
 /** Press ROOT_KEYS on the view's root: those the view took (keydown defaultPrevented) must stay in it. */
 function pressRootKeys(kind, root) {
   const handled = [];
@@ -83,13 +91,14 @@ function pressRootKeys(kind, root) {
 
 describe("no key typed into a view's controls, or handled by a view, reaches the notebook", () => {
   for (const [kind, name, graphs] of KINDS) {
-    it(`${kind}: every input, select, textarea and contenteditable; the keys its root handles`, async () => {
+    it(`${kind}: every input, select, textarea and contenteditable; Enter / space on buttons; the keys its root handles`, async () => {
       const { root } = await mounted(name, graphs);
       const controls = typeIntoControls(kind, root);
       expect(heard, `${kind}: ${controls.join(", ")}`).toEqual([]);
       if (kind === "graph") {
         for (const cls of ["jm-search", "jm-overlay", "jm-pb-slider", "jm-pb-speed"]) expect(controls.join(" "), cls).toContain(cls);
       }
+      activateButtons(kind, root);
       const handled = pressRootKeys(kind, root);
       expect(handled, kind).toContain("Escape"); // every view clears its selection on Escape
       if (kind !== "grad") expect(handled, kind).toEqual(expect.arrayContaining([" ", "ArrowLeft", "ArrowRight", "Home", "End"]));
