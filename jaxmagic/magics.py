@@ -20,6 +20,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from . import api
 from .capture.session import CaptureSession
+from .capture.source import remember_cell
 
 # magic name -> the view it shows (a later issue adds prng)
 MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding", "prng": "keys"}
@@ -137,6 +138,8 @@ class JaxMagics(Magics):
     def __init__(self, shell: Any):
         super().__init__(shell)
         self._pending: _Pending | None = None
+        # IPython before 8 keeps no {cell file: execution count} map: the extension keeps one
+        self._names_cells = not isinstance(getattr(getattr(shell, "compile", None), "_filename_map", None), dict)
 
     # -- cell magics: reached only for bad options or a direct run_cell_magic ----------
     @_graph_options
@@ -264,6 +267,8 @@ class JaxMagics(Magics):
                 except Exception:  # nothing of it is shown any more; its undos still run
                     _close_quietly(pending.session)
         raw = getattr(info, "raw_cell", None)
+        if raw and self._names_cells:
+            _remember_cell(self.shell, raw, self.shell.execution_count)
         parsed = parse_magic_line(raw, self) if raw else None
         if parsed is None:
             return
@@ -325,6 +330,25 @@ def _report_own_failure(magic: str, what: str, exc: BaseException | None) -> Non
     show_failure(magic, what, exc if exc is not None else RuntimeError("unknown failure"), __version__)
 
 
+def _remember_cell(shell: Any, raw: str, number: Any) -> None:
+    """Which file the cell `raw`, run as `In [number]`, is compiled as, for "cell [3], line 5"
+    (capture/source.py) where IPython keeps no map (before 8): the shell's own compiler names it."""
+    try:
+        file = shell.compile.get_code_name(raw, raw, number)
+    except Exception:  # noqa: BLE001 - a compiler we do not know: its lines read "line 5"
+        return
+    if isinstance(file, str) and isinstance(number, int):
+        remember_cell(file, number)
+
+
+def _remember_history(shell: Any) -> None:
+    """The cells run before the extension was loaded (this one included), from IPython's history."""
+    raw_cells = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or []
+    for number, raw in enumerate(raw_cells):
+        if number and isinstance(raw, str) and raw:
+            _remember_cell(shell, raw, number)
+
+
 _installed: dict[int, JaxMagics] = {}
 
 
@@ -335,6 +359,8 @@ def load_ipython_extension(shell: Any) -> None:
     shell.events.register("pre_run_cell", magics.pre_run_cell)
     shell.events.register("post_run_cell", magics.post_run_cell)
     _installed[id(shell)] = magics
+    if magics._names_cells:
+        _remember_history(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:

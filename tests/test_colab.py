@@ -115,6 +115,12 @@ def test_every_magic_shows_widget_and_fallbacks_in_a_kernel(tmp_path):
         shown = [o for o in cell.outputs if o.output_type == "display_data"]
         assert len(shown) == 1, (magic, [o.get("data", {}).keys() for o in cell.outputs])
         _check_output(magic, shown[0]["data"], state)
+        doc = state[shown[0]["data"][WIDGET_VIEW]["model_id"]]["state"]["doc"]
+        if magic != "jaxpr":  # lines are named as the reader knows them: IPython 7 keeps no map of its own
+            assert doc.get("cells") and cell.execution_count in doc["cells"].values(), (magic, doc.get("cells"))
+    prng = nb.cells[1 + list(MAGIC_CELLS).index("prng")]
+    text = next(o for o in prng.outputs if o.output_type == "display_data")["data"]["text/plain"]
+    assert f"cell [{prng.execution_count}], line 2" in text, text
 
 
 def test_colab_pins_are_kept():

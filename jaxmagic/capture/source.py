@@ -68,17 +68,31 @@ def is_cell_file(file: str | None) -> bool:
     return bool(file) and bool(_CELL_FILE.search(file))
 
 
+# {cell file: execution count} of the cells an IPython before 8 ran (Colab's 7.34 keeps no map, and
+# ipykernel names cells by a hash of their text): filled by the magics' extension (`remember_cell`).
+_OLD_IPYTHON_CELLS: dict[str, int] = {}
+
+
+def remember_cell(file: str, number: int) -> None:
+    """Note that the cell run as execution count `number` is compiled as `file`."""
+    if not _INPUT_NUMBER.match(file):  # `<ipython-input-3-…>` says its number itself
+        _OLD_IPYTHON_CELLS[file] = number
+
+
 def _filename_map() -> dict | None:
     """IPython's {cell file: execution count} (IPython >= 8 keeps it for "Cell In[3], line 5"
-    tracebacks), or None outside IPython or before IPython 8. Never imports IPython."""
+    tracebacks; before 8, the cells the extension saw run), or None outside IPython. Never
+    imports IPython."""
     ipython = sys.modules.get("IPython")
     getter = getattr(ipython, "get_ipython", None)
     try:
         shell = getter() if getter is not None else None
     except Exception:  # an IPython we do not know: name lines without cells
         return None
+    if shell is None:
+        return None
     found = getattr(getattr(shell, "compile", None), "_filename_map", None)
-    return found if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else _OLD_IPYTHON_CELLS
 
 
 def cell_number(file: str | None, names: dict | None = None) -> int | None:
