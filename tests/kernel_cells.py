@@ -27,6 +27,7 @@ from jax import grad, jit, value_and_grad
 from jax.random import split
 from jax.sharding import NamedSharding, PartitionSpec as P
 from tests.grad_programs import small_mlp, softplus, clip_gradient, remat_loss
+from tests.jax_versions import shard_map
 """),
     ("definitions", """\
 class Scaler:
@@ -136,7 +137,7 @@ sharded = jax.device_put(jnp.arange(32.0), NamedSharding(mesh, P("data")))
 
 @jax.jit
 def global_sum(x):
-    return jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+    return shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"), out_specs=P())(x)
 
 gsum = global_sum(sharded)
 doubled = jax.jit(lambda v: v * 2, out_shardings=NamedSharding(mesh, P("data")))(sharded)

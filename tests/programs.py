@@ -12,6 +12,8 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from .jax_versions import shard_map
+
 
 def sin_cos():
     f = jax.jit(lambda x: jnp.sin(x) ** 2 + jnp.cos(x) ** 2)
@@ -71,8 +73,8 @@ def shard_map_psum():
 
     @jax.jit
     def f(x):
-        return jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"),
-                             out_specs=P())(x)
+        return shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"),
+                         out_specs=P())(x)
     return f, (jax.device_put(jnp.arange(32.0), NamedSharding(mesh, P("data"))),), {}
 
 

@@ -37,7 +37,7 @@ def test_jit_of_vmap_in_axes_0_and_none():
     _, a = record(f, x, y)
     jaxpr = a.jaxpr.jaxpr
     (sin,) = by_prim(a, "sin")
-    assert str(sin.outvars[0].aval) == "float32[8,3]" and a.batch_dims[sin.outvars[0]] == 0
+    assert sin.outvars[0].aval.str_short() == "float32[8,3]" and a.batch_dims[sin.outvars[0]] == 0
     assert [a.batch_dims[v] for v in jaxpr.invars] == [0, None]
     assert dims_of(a, by_prim(a, "broadcast_in_dim")) == [None]  # y broadcast to [1,3]: not batched
     assert a.batch_dims[jaxpr.outvars[0]] == 0
@@ -52,7 +52,7 @@ def test_jit_of_vmap_in_axes_1_moves_the_batch_dim():
     jaxpr = a.jaxpr.jaxpr
     assert [a.batch_dims[v] for v in jaxpr.invars] == [1, 0]
     (sin,) = by_prim(a, "sin")
-    assert str(sin.outvars[0].aval) == "float32[3,8]" and a.batch_dims[sin.outvars[0]] == 1
+    assert sin.outvars[0].aval.str_short() == "float32[3,8]" and a.batch_dims[sin.outvars[0]] == 1
     assert dims_of(a, by_prim(a, "transpose")) == [0]  # mul needs both batched on axis 0
     assert a.batch_dims[jaxpr.outvars[0]] == 0 and out.shape == (8, 3)
 
@@ -76,7 +76,7 @@ def test_nested_vmap_reports_the_outer_dim():
     f = jax.jit(jax.vmap(inner, in_axes=(1, None)))  # outer over axis 1 of [4, 8, 3]
     _, a = record(f, jnp.ones((4, 8, 3)), jnp.ones(3))
     (sin,) = by_prim(a, "sin")
-    assert str(sin.outvars[0].aval) == "float32[4,8,3]"
+    assert sin.outvars[0].aval.str_short() == "float32[4,8,3]"
     assert a.batch_dims[sin.outvars[0]] == 1  # the outer vmap's; the inner one's (0) is not shown
     assert a.batch_dims[a.jaxpr.jaxpr.invars[0]] == 1
     assert a.batch_size == 8 and "outermost" in a.batch_note
@@ -96,9 +96,9 @@ def test_vmap_inside_jit_per_example_gradients():
     jaxpr = a.jaxpr.jaxpr
     assert [a.batch_dims[v] for v in jaxpr.invars] == [None, 0, 0]  # w is not mapped; x, y on axis 0
     tanh = by_prim(a, "tanh")[0]
-    assert str(tanh.outvars[0].aval) == "float32[8,2]" and a.batch_dims[tanh.outvars[0]] == 0
+    assert tanh.outvars[0].aval.str_short() == "float32[8,2]" and a.batch_dims[tanh.outvars[0]] == 0
     w_grad, new_w_var = jaxpr.outvars[1], jaxpr.outvars[0]
-    assert str(w_grad.aval) == "float32[8,4,2]" and a.batch_dims[w_grad] == 0
+    assert w_grad.aval.str_short() == "float32[8,4,2]" and a.batch_dims[w_grad] == 0
     assert a.batch_dims[new_w_var] is None  # outside the vmap: the mean over examples
     assert a.batch_size == 8 and a.batch_note is None
     np.testing.assert_allclose(grads, jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(w, x, y))

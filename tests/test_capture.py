@@ -90,7 +90,9 @@ def test_cache_hit_miss_and_phases_match_monitoring():
     assert [str(c.signature) for c in cap.calls] == ["f32[3]", "f32[3]", "f32[5]"]
     assert cap.calls[0].artifacts is cap.calls[1].artifacts  # one set of artefacts per signature
     assert "stablehlo" in cap.calls[0].lowered_text or "func.func" in cap.calls[0].lowered_text
-    assert cap.calls[0].compiled_text
+    # A JAX that compiles a program again for `Lowered.compile()` gets no compiled text, and says so.
+    assert cap.calls[0].compiled_text or any(n.startswith("compiled HLO and XLA's cost figures are left out")
+                                             for n in cap.notes)
 
 
 def test_calls_under_transformations_and_nested_calls_are_not_separate_calls():

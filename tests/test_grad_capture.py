@@ -93,7 +93,7 @@ def test_each_kind_recorded_with_identical_results(case):
     else:  # forward mode: no backward pass, one program pushing tangents
         assert rec.split is None and rec.error is None and rec.tangent is not None
         assert len(rec.tangent.diff_leaves) == len(argnums)
-        tangent_avals = [str(v.aval) for v in rec.tangent.program.jaxpr.invars[rec.tangent.n_inputs:]]
+        tangent_avals = [v.aval.str_short() for v in rec.tangent.program.jaxpr.invars[rec.tangent.n_inputs:]]
         assert tangent_avals == [["float32[3,2]", "float32[4,3]"][n] for n in argnums]
     assert not cap.notes
 
@@ -207,7 +207,7 @@ def test_per_example_gradients_under_vmap():
     assert first.traced and first.batch == "vmap over 7"
     assert [a.aval for a in first.args] == ["f32[3,2]", "f32[4,3]"]  # per-example avals
     # Under vmap alone the per-example function gets its own exact split, on per-example avals.
-    assert [str(v.aval) for v in first.split.forward.jaxpr.invars] == ["float32[3,2]", "float32[4,3]"]
+    assert [v.aval.str_short() for v in first.split.forward.jaxpr.invars] == ["float32[3,2]", "float32[4,3]"]
     assert second.batch == "vmap over 7 × 1" and second.split is first.split  # same function and avals
     # Inside a recorded jit, the jitted program is the record (its jaxpr has the roles): no split.
     assert third.traced and third.batch == "vmap over 7" and third.call == 0 and third.split is None

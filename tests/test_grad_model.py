@@ -86,7 +86,7 @@ CASES = {"mlp": (mlp_loss, mlp_args), "transformer_block": (block_loss, block_ar
 
 def arg_specs(names, args) -> tuple[ArgSpec, ...]:
     """One spec per leaf, named as the capture names arguments (`params['w1']`)."""
-    return tuple(ArgSpec(path=name + jax.tree_util.keystr(kp), aval=jax_compat.short_aval(jax.typeof(leaf)))
+    return tuple(ArgSpec(path=name + jax.tree_util.keystr(kp), aval=jax_compat.short_aval(jax_compat.aval_of(leaf)))
                  for name, value in zip(names, args) for kp, leaf in jax.tree_util.tree_flatten_with_path(value)[0])
 
 
@@ -198,7 +198,7 @@ def test_checkpointed_block_marks_recomputed_backward_nodes():
 def test_grads_of_names_each_param_leaf_with_its_aval():
     params, x = mlp_args()
     entry = split_entry(mlp_loss, (params, x))
-    want = {f"params[{name!r}]": jax_compat.short_aval(jax.typeof(v)) for name, v in params.items()}
+    want = {f"params[{name!r}]": jax_compat.short_aval(jax_compat.aval_of(v)) for name, v in params.items()}
     got = {g["path"]: g["aval"] for g in entry["grads_of"]}
     assert got == want
     outs = entry["backward"]["groups"][0]["outvars"]

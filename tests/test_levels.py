@@ -42,8 +42,16 @@ EXPECT = {
     "psum_invariant": {"stablehlo.all_reduce", "stablehlo.add", "stablehlo.return"},
     "remat2": {"stablehlo.optimization_barrier"}, "custom_jvp_call": set(), "custom_vjp_call": set(),
 }
+# The same primitives as JAX 0.4 to 0.6 name and lower them: `pjit`, `custom_vjp_call_jaxpr`, `psum`,
+# shard_map through GSPMD custom calls (`@Sharding`, `@SPMDFullToShardShape`), a scan's counter converted and wrapped.
+EXPECT.update({
+    "pjit": EXPECT["jit"], "custom_vjp_call_jaxpr": set(),
+    "psum": EXPECT["psum_invariant"],
+    "shard_map": EXPECT["shard_map"] | {"stablehlo.custom_call", "func.call", "call"},
+    "scan": EXPECT["scan"] | {"stablehlo.convert", "stablehlo.select"},
+})
 # eqns that may lower to no op of their own (remat outside differentiation lowers to its body alone)
-NO_OPS = {"stop_gradient", "custom_jvp_call", "custom_vjp_call", "remat2"}
+NO_OPS = {"stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat2"}
 # HLO op_name tails that stand for an owner whose lowering JAX rewrites (a scan becomes a while loop
 # calling its body as `closed_call`)
 HLO_EQUIVALENT = {"scan": {"while", "closed_call"}}

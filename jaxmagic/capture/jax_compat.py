@@ -125,8 +125,15 @@ def user_frame(source_info: Any) -> Any:
     """The innermost user frame of an eqn's source_info (file, function, line, column)."""
     try:
         from jax._src import source_info_util
-
+    except Exception:
+        return None
+    try:  # JAX 0.5 and later take the traceback
         return source_info_util.user_frame(source_info.traceback)
+    except AttributeError:  # JAX 0.4 takes the SourceInfo itself (and reads its `.traceback`)
+        try:
+            return source_info_util.user_frame(source_info)
+        except Exception:
+            return None
     except Exception:
         return None
 
@@ -492,3 +499,21 @@ def axis_types(mesh: Any) -> tuple[Any, ...]:
         return tuple(getattr(mesh, "axis_types", None) or ())
     except Exception:
         return ()
+
+
+def stablehlo_with_locations(lowered: Any) -> str:
+    """The StableHLO of `lowered` with its source locations (`loc(...)`): what links its lines to eqns.
+
+    `Lowered.as_text(debug_info=True)` where JAX has it (0.5 and later); before that, `as_text()`
+    leaves the locations out, and the lowered MLIR module prints them itself. Raises TypeError
+    when neither is available (the caller says the text cannot be linked).
+    """
+    try:
+        return lowered.as_text(debug_info=True)
+    except TypeError:
+        pass
+    module = lowered.compiler_ir("stablehlo")
+    printer = getattr(getattr(module, "operation", None), "get_asm", None)
+    if printer is None:
+        raise TypeError("this JAX prints StableHLO without locations")
+    return printer(enable_debug_info=True)

@@ -131,7 +131,7 @@ def _text(stage: Any, what: str, debug_info: bool = False) -> tuple[str | None, 
     if stage is None:
         return None, f"no {what}: the function was not {'lowered' if debug_info else 'compiled'}"
     try:
-        return (stage.as_text(debug_info=True) if debug_info else stage.as_text()), None
+        return (jax_compat.stablehlo_with_locations(stage) if debug_info else stage.as_text()), None
     except TypeError:  # a JAX without debug_info: text without locations cannot be linked
         try:
             return stage.as_text(), f"{what} printed without locations: no lines linked"
@@ -409,6 +409,16 @@ def _norm(name: str) -> tuple[str, str]:
     return f"{name[:cut]}{frames}/{core}", core
 
 
+def _root_of_ops(ops: list[tuple], locs: Any) -> str | None:
+    """The name context of `main`'s ops where its `return` has none (JAX 0.4 lowers to
+    `jit(f)/jit(main)/sin` with an unknown return location): the part before `/jit(main)/`."""
+    for op in ops:
+        name = locs.info(op[1])[0]
+        if name and "/jit(main)/" in name:
+            return name[:name.index("/jit(main)/") + len("/jit(main)")]
+    return None
+
+
 class _StableHLO:
     """The ops of a StableHLO module, per function, in text order (multi-line ops at their first line)."""
 
@@ -477,6 +487,8 @@ class _StableHLO:
         self.main = self.func_names.index("main") if "main" in self.func_names else None
         if return_loc is not None:
             self.root_name = locs.info(return_loc)[0]
+        if self.root_name is None and self.main is not None:
+            self.root_name = _root_of_ops(raw[self.main], locs)
         self._build(raw, locs)
 
     def inside(self, func: int, p: int, regions: set[int]) -> bool:

@@ -1,0 +1,39 @@
+"""Version-robust spellings of the JAX APIs the tests use, so the suite runs on every supported JAX.
+
+Features a JAX lacks make their tests skip with the reason (`needs`), never fail: the package
+says "not available on this JAX" for them, and the tests check that wording where it matters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import pytest
+
+from jaxmagic.capture import jax_compat
+
+try:
+    shard_map = jax.shard_map  # JAX 0.6.1 and later
+except AttributeError:  # older JAX: the experimental spelling (same arguments)
+    from jax.experimental.shard_map import shard_map  # noqa: F401
+
+HAS_AXIS_TYPES = hasattr(jax.sharding, "AxisType")
+
+
+def typeof(x: Any) -> Any:
+    """`jax.typeof(x)`, on JAX versions without it too."""
+    return jax_compat.aval_of(x)
+
+
+def xla_cost(compiled: Any) -> dict:
+    """`compiled.cost_analysis()` as one dict (older JAX returns a list with one dict per computation)."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    return analysis
+
+
+def needs(available: bool, feature: str) -> pytest.MarkDecorator:
+    """Skip a test whose subject `feature` does not exist on the installed JAX."""
+    return pytest.mark.skipif(not available, reason=f"{feature} is not available on JAX {jax.__version__}")
