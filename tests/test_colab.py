@@ -64,7 +64,7 @@ def _check_output(magic: str, data: dict, state: dict | None) -> None:
     title = plain.split("\n", 1)[0]
     assert html.escape(title, quote=False) in page or html.escape(title) in page, \
         f"%%{magic}: text/html has no summary titled {title!r}: {page[:200]!r}"
-    assert len(page) > 2 * len(title) + 40, f"%%{magic}: text/html is only {page!r}"
+    assert "data:image/svg+xml;base64," in page, f"%%{magic}: text/html has no picture: {page[:300]!r}"
 
 
 def test_displayed_widget_carries_view_html_and_text(magic_shell):
@@ -129,6 +129,8 @@ def test_colab_pins_are_kept():
     traitlets>=5.9) are refused by the same check, so it can fail."""
     if importlib.util.find_spec("tomllib") is None and importlib.util.find_spec("tomli") is None:
         pytest.skip("reading pyproject.toml needs tomllib (Python 3.11+) or tomli")
+    if importlib.util.find_spec("pip") is None:
+        pytest.skip("pip is not installed in this environment")
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import check_colab_pins as pins
