@@ -7,14 +7,15 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from jaxmagic.magics import MAGIC_VIEWS
 
 from .harness import (
-    DEMO_NOTEBOOK, PYTHON, ExpectedView, GuardedPage, ViewDriver, check_view_counts,
-    click_node_and_check, expected_function, expected_views, poll, run_isolated,
+    DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, check_view_counts,
+    click_node_and_check, expected_function, expected_views, poll,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -27,7 +28,7 @@ def _assert_offline_and_clean(guarded: GuardedPage) -> None:
     assert not guarded.console_errors, f"console errors: {guarded.console_errors}"
 
 
-def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path) -> None:
+def test_exported_demo_renders_offline(guarded_page: GuardedPage, exported_demo: Any) -> None:
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     assert DEMO_NOTEBOOK.exists(), f"demo notebook missing: {DEMO_NOTEBOOK}"
@@ -36,13 +37,8 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, tmp_path: Path
     widget_views = [v for v in views if v.functions]
     assert len(widget_views) >= 2, f"the demo needs two %%jaxpr cells with jitted calls; oracle saw {views}"
 
-    t = time.monotonic()
-    out = tmp_path / "demo.html"
-    proc = run_isolated([PYTHON, "-m", "jaxmagic.export", str(DEMO_NOTEBOOK), "--execute", "-o", str(out)],
-                        timeout=240)
-    timings["export --execute"] = round(time.monotonic() - t, 2)
-    assert proc.returncode == 0, f"export failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    assert out.exists(), f"export wrote no page; stdout: {proc.stdout[-2000:]}"
+    out = exported_demo.path  # the session's one export (conftest.py), which asserted the command's success
+    timings["export --execute"] = exported_demo.seconds
 
     page = guarded_page.page
     t = time.monotonic()

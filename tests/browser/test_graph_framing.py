@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .harness import DEMO_NOTEBOOK, PYTHON, launch_chromium, open_guarded_page, poll, run_isolated
+from .harness import open_guarded_page, poll
 from .stage import present
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
@@ -143,12 +143,9 @@ def each_tab(root: Any) -> Iterator[int]:
 
 
 @pytest.fixture(scope="module")
-def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo notebook exported to one offline page, as `jaxmagic.export --execute` writes it."""
-    out = tmp_path_factory.mktemp("framing") / "demo.html"
-    proc = run_isolated([PYTHON, "-m", "jaxmagic.export", str(DEMO_NOTEBOOK), "--execute", "-o", str(out)], timeout=240)
-    assert proc.returncode == 0, f"export failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-    return out
+def demo_page(exported_demo: Any) -> Path:
+    """The demo notebook exported to one offline page (the session's export, conftest.py)."""
+    return exported_demo.path
 
 
 @pytest.fixture

@@ -21,8 +21,7 @@ import pytest
 from jaxmagic.magics import MAGIC_VIEWS
 
 from .harness import (
-    DEMO_NOTEBOOK, PYTHON, REPO, GuardedPage, LabServer, jupyter_lab, jupyter_notebook7, open_guarded_page,
-    run_isolated,
+    DEMO_NOTEBOOK, REPO, GuardedPage, LabServer, jupyter_lab, jupyter_notebook7, open_guarded_page,
 )
 from .hosts import (
     CURRENT, VIEWPORTS, assert_all_pass, cell_errors, check_all_views, count_code_cells, open_and_run_all,
@@ -86,22 +85,12 @@ def test_every_view_framed_in_host(host: Host, notebook: str) -> None:
     assert_all_pass(results, host.name, notebook)
 
 
-@pytest.fixture(scope="module")
-def exported_demo(tmp_path_factory: Any) -> Path:
-    """The demo exported with `jaxmagic.export --execute`, as a user shares it."""
-    out = tmp_path_factory.mktemp("exported") / "demo.html"
-    proc = run_isolated([PYTHON, "-m", "jaxmagic.export", str(DEMO_NOTEBOOK), "--execute", "-o", str(out)],
-                        timeout=240)
-    assert proc.returncode == 0 and out.exists(), f"export failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-    return out
-
-
 @pytest.mark.timeout(420)
-def test_every_view_framed_in_exported_page(chromium_browser: Any, exported_demo: Path) -> None:
+def test_every_view_framed_in_exported_page(chromium_browser: Any, exported_demo: Any) -> None:
     guarded = open_guarded_page(chromium_browser, viewport=VIEWPORTS["1400x900"])
     try:
         page = guarded.page
-        page.goto(exported_demo.as_uri(), wait_until="load")
+        page.goto(exported_demo.path.as_uri(), wait_until="load")
         raised = page.locator(".cell .err").all_inner_texts()
         assert not raised, f"exported demo: cells raised: {[t[-600:] for t in raised]}"
         roots = page.locator(".jm-root")
