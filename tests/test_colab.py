@@ -118,6 +118,9 @@ def test_every_magic_shows_widget_and_fallbacks_in_a_kernel(tmp_path):
         doc = state[shown[0]["data"][WIDGET_VIEW]["model_id"]]["state"]["doc"]
         if magic != "jaxpr":  # lines are named as the reader knows them: IPython 7 keeps no map of its own
             assert doc.get("cells") and cell.execution_count in doc["cells"].values(), (magic, doc.get("cells"))
+    from jaxmagic.export import notebook_html  # the saved ipywidgets 7 state exports as 8's does
+
+    assert notebook_html(nb).count("<script type=\"application/json\" data-jaxmagic-doc>") == len(MAGIC_CELLS)
     prng = nb.cells[1 + list(MAGIC_CELLS).index("prng")]
     text = next(o for o in prng.outputs if o.output_type == "display_data")["data"]["text/plain"]
     assert f"cell [{prng.execution_count}], line 2" in text, text
