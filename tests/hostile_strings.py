@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from .jax_versions import auto_mesh
+
 PWNED = "__pwned"  # every script payload sets window.__pwned (or opens a dialog)
 OFFSITE = "203.0.113.9"  # TEST-NET-3: a request to it means injected markup fetched something
 
@@ -241,7 +243,7 @@ def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "t
 
     # Mesh axis names: a placed array always, a jitted call over it only where XLA survives the name.
     try:
-        mesh = jax.make_mesh((jax.device_count(),), (P,), axis_types=(jax.sharding.AxisType.Auto,))
+        mesh = auto_mesh((jax.device_count(),), (P,))
         spec = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(P))
         ns["sharded"] = {P: jax.device_put(jnp.ones((jax.device_count(), 2)), spec)}
         on_mesh_ok = mesh_axis_compiles(P)

@@ -37,3 +37,13 @@ def xla_cost(compiled: Any) -> dict:
 def needs(available: bool, feature: str) -> pytest.MarkDecorator:
     """Skip a test whose subject `feature` does not exist on the installed JAX."""
     return pytest.mark.skipif(not available, reason=f"{feature} is not available on JAX {jax.__version__}")
+
+
+def auto_mesh(shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
+    """`jax.make_mesh` with every axis `AxisType.Auto` where JAX has axis types (what older JAX meshes are)."""
+    if HAS_AXIS_TYPES:
+        return jax.make_mesh(shape, names, axis_types=(jax.sharding.AxisType.Auto,) * len(shape))
+    return jax.make_mesh(shape, names)
+
+
+AXIS_TYPES = "mesh axis types (jax.sharding.AxisType)"

@@ -9,13 +9,14 @@ import jaxmagic
 from jaxmagic.model import DRAWN_KINDS
 
 from .grad_programs import small_mlp
+from .jax_versions import auto_mesh
 
 
 def documents_of_every_kind() -> dict[str, dict]:
     """kind -> document: a jitted function called at two shapes, one `value_and_grad`, an
     array sharded over the simulated devices, and a split key consumed by a sampler."""
     loss, params, x = small_mlp()
-    mesh = jax.make_mesh((jax.device_count(),), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+    mesh = auto_mesh((jax.device_count(),), ("d",))
     namespace = {"xs": jax.device_put(jnp.ones((jax.device_count(), 2)),
                                       jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d")))}
     with jaxmagic.capture(namespace, grads=True, shardings=True) as cap:

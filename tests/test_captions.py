@@ -14,7 +14,7 @@ from collections import Counter
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.model import captions
@@ -24,6 +24,7 @@ from jaxmagic.views import wire
 from jaxmagic.views.html_parts import esc
 
 from .grad_programs import remat_loss, small_mlp
+from .jax_versions import auto_mesh
 from .jaxpr_oracle import jaxprs_preorder
 from .kind_documents import documents_of_every_kind
 from .test_grads import jax_saved_residuals
@@ -260,7 +261,7 @@ def _loss(w, x):
 
 
 def test_sharding_says_how_the_batch_is_split_and_counts_the_all_reduce():
-    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,))
+    mesh = auto_mesh((8,), ("data",))
     batch = jax.device_put(jnp.ones((64, 16)), NamedSharding(mesh, P("data")))
     w = jax.device_put(jnp.ones((16, 4)), NamedSharding(mesh, P()))
 
@@ -283,7 +284,7 @@ def test_sharding_says_how_the_batch_is_split_and_counts_the_all_reduce():
 
 
 def test_sharding_on_a_2d_mesh_blocks_and_gathers():
-    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    mesh = auto_mesh((2, 4), ("x", "y"))
     a = jax.device_put(jnp.ones((8, 12)), NamedSharding(mesh, P("x", "y")))
     gather = jax.jit(lambda v: v * 2, out_shardings=NamedSharding(mesh, P()))
     ns = {"a": a, "gather": gather}

@@ -19,10 +19,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from jax.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding
 
 import jaxmagic
 from jaxmagic.capture import collectives, sharding
+
+from . import jax_versions
+from .jax_versions import AXIS_TYPES, HAS_AXIS_TYPES, needs
+
+AxisType = getattr(jax.sharding, "AxisType", None)  # tests that use it are skipped where it is None
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "docs" / "schema.md"
@@ -30,7 +35,7 @@ COLLECTIVE_LINE = re.compile(r"=\s.*?\s(all-reduce|all-gather|reduce-scatter|all
 
 
 def auto_mesh(shape, names):
-    return jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
+    return jax_versions.auto_mesh(shape, names)
 
 
 def placements():
@@ -222,6 +227,7 @@ def test_no_capture_of_placement_unless_asked_and_nothing_held():
     assert all(a.ref is None for a in cap.arrays)  # no reference to any array survives the capture
 
 
+@needs(HAS_AXIS_TYPES, AXIS_TYPES)  # its cell spells the mesh with AxisType.Auto
 def test_256_devices_in_a_fresh_process():
     script = textwrap.dedent("""
         import json, os
@@ -265,6 +271,7 @@ def test_static_and_text_views_list_meshes_arrays_and_collectives():
     assert text.count("\n  all-") + text.count("\n  reduce-scatter") == len(call["collectives"])
 
 
+@needs(HAS_AXIS_TYPES, AXIS_TYPES)  # its cell spells the mesh with AxisType.Auto
 def test_sharding_magic_runs_the_cell_and_records_placement(magic_shell, capsys):
     cell = ("%%sharding --name scap\n"
             "import jax, jax.numpy as jnp\n"
@@ -287,6 +294,7 @@ def test_sharding_magic_runs_the_cell_and_records_placement(magic_shell, capsys)
     assert magic_shell.run_cell("%%sharding --static\nimport jax\njax.numpy.ones(3)\n").success
 
 
+@needs(HAS_AXIS_TYPES, AXIS_TYPES)
 def test_replica_groups_are_device_ids_on_a_permuted_mesh():
     order = [1, 0, 2, 3, 4, 5, 6, 7]  # columns (1, 4), (0, 5): not the logical (0, 4), (1, 5)
     devices = np.array(jax.devices())[order].reshape(2, 4)
@@ -320,6 +328,7 @@ def test_an_earlier_array_the_cell_passes_to_a_jitted_call_is_part_of_its_story(
     assert earlier["batch"] is False and earlier["unused"] is True and earlier["out"] is False
 
 
+@needs(HAS_AXIS_TYPES, AXIS_TYPES)
 def test_intermediate_shardings_constraints_and_explicit_types():
     auto = auto_mesh((2, 4), ("a", "b"))
     explicit = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
@@ -374,6 +383,7 @@ def test_registered_pytrees_are_walked_and_opaque_objects_are_not():
     assert [r.name for r in records] == ["layer.w", "layer.b", "mixed[0]"]
 
 
+@needs(HAS_AXIS_TYPES, AXIS_TYPES)
 def test_meshes_carry_the_names_the_namespace_binds_and_their_axis_types():
     """Mesh names are the namespace's names for the very Mesh object (an alias is a second name;
     inside a dict, its path); an Auto and an Explicit mesh over the same devices are two meshes,
@@ -408,6 +418,7 @@ def test_meshes_carry_the_names_the_namespace_binds_and_their_axis_types():
     assert mesh_title(context) == f"mesh {context['id']} (set with jax.set_mesh)"
 
 
+@needs(HAS_AXIS_TYPES, AXIS_TYPES)  # its cell spells the mesh with AxisType.Auto
 def test_the_earlier_arrays_are_those_bound_before_the_cell_that_its_calls_do_not_read(magic_shell):
     """Through the magic, as a notebook runs it: 30 arrays left by earlier cells, then a cell on a
     2x4 mesh that reads two of them. Earlier = bound before the cell, not rebound, not read by its calls;

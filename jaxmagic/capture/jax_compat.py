@@ -517,3 +517,11 @@ def stablehlo_with_locations(lowered: Any) -> str:
     if printer is None:
         raise TypeError("this JAX prints StableHLO without locations")
     return printer(enable_debug_info=True)
+
+
+def spec_text(spec: Any) -> str:
+    """A PartitionSpec as JAX 0.5 and later print it, `P(None, 'd')`, on every JAX (older ones print
+    `PartitionSpec(None, 'd')`: the same entries under the class's long name)."""
+    text = str(spec)
+    long_name = "PartitionSpec("
+    return "P(" + text[len(long_name):] if text.startswith(long_name) else text

@@ -400,8 +400,8 @@ def shard_maps(closed_jaxpr: Any) -> list[ShardMapRecord]:
                 body = subs[0]
                 out.append(ShardMapRecord(
                     mesh=mesh_record(eqn.params.get("mesh")),
-                    in_specs=tuple(str(s) for s in eqn.params.get("in_specs", ())),
-                    out_specs=tuple(str(s) for s in eqn.params.get("out_specs", ())),
+                    in_specs=tuple(jax_compat.spec_text(s) for s in eqn.params.get("in_specs", ())),
+                    out_specs=tuple(jax_compat.spec_text(s) for s in eqn.params.get("out_specs", ())),
                     in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
                     shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
                     out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),
@@ -499,7 +499,7 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
                     continue
                 frame = jax_compat.user_frame(eqn.source_info)
                 out.append(IntermediateSharding(
-                    primitive=name, aval=jax_compat.short_aval(var.aval), spec=None if spec is None else str(spec),
+                    primitive=name, aval=jax_compat.short_aval(var.aval), spec=None if spec is None else jax_compat.spec_text(spec),
                     requested=requested, path=(*path, i),
                     source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
                     uneven=_uneven(tuple(getattr(var.aval, "shape", ())), spec, getattr(sharding, "mesh", None))

@@ -45,7 +45,7 @@ def _sharding_text(leaf: Any) -> str | None:
             return None
     spec = getattr(sharding, "spec", None)
     if spec is not None:
-        return str(spec)
+        return jax_compat.spec_text(spec)
     return type(sharding).__name__
 
 

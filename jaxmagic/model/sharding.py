@@ -19,6 +19,7 @@ from typing import Any
 import jax
 
 from ..capture import collectives as hlo
+from ..capture import jax_compat
 from ..capture import sharding as placement
 from ..capture.record import Capture, JitCall
 from ..units import bytes_text, plural
@@ -129,7 +130,7 @@ def _spec_text(sharding: Any) -> str | None:
     if type(sharding).__name__ == "SingleDeviceSharding":
         return None
     spec = getattr(sharding, "spec", None)
-    return str(spec) if spec is not None else type(sharding).__name__
+    return jax_compat.spec_text(spec) if spec is not None else type(sharding).__name__
 
 
 def _leaf(path: str, aval: str, sharding: Any, meshes: _Meshes) -> dict:
