@@ -97,7 +97,7 @@ def test_displayed_widget_carries_view_html_and_text(magic_shell):
 @pytest.mark.notebook
 def test_every_magic_shows_widget_and_fallbacks_in_a_kernel(tmp_path):
     """Every magic in a real kernel of this venv: one output with the view, `text/html`, `text/plain`."""
-    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     from nbformat.v4 import new_code_cell, new_notebook
 

@@ -34,7 +34,7 @@ PLATFORMS = [f"{tag}_x86_64" for tag in ("manylinux_2_35", "manylinux_2_28", "ma
                                          "manylinux2014", "manylinux_2_12", "manylinux2010", "manylinux_2_5",
                                          "manylinux1")]
 NO_INDEX = re.compile(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
-                      r"ProxyError|Could not fetch URL|ConnectTimeout|ReadTimeoutError", re.I)
+                      r"ProxyError|Could not fetch URL|ConnectTimeout|ReadTimeoutError", re.IGNORECASE)
 
 
 def _name(name: str) -> str:
@@ -56,7 +56,7 @@ def _dry_run(python: str, args: list[str]) -> tuple[dict | None, str]:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         done = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--quiet", "--disable-pip-version-check",
-                               "--report", str(report), *args], capture_output=True, text=True, timeout=600)
+                               "--report", str(report), *args], capture_output=True, text=True, timeout=600, check=False)
         data = json.loads(report.read_text()) if done.returncode == 0 and report.exists() else None
     return data, done.stdout + done.stderr
 
@@ -89,9 +89,9 @@ def check_fresh(pins: dict[str, str] = COLAB_PINS, requirements: list[str] | Non
 def check_env(python: str, target: str = str(ROOT)) -> tuple[int, list[str]]:
     """`pip install target` in `python`'s environment: every package it would install that is
     already there (an upgrade, a downgrade or a reinstall of the runtime's own) is a change."""
-    installed = subprocess.run([python, "-c", "import importlib.metadata as m, json; print(json.dumps("
-                                "{d.metadata['Name']: d.version for d in m.distributions()}))"],
-                               capture_output=True, text=True, check=True).stdout
+    listing = ("import importlib.metadata as m, json; "
+               "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+    installed = subprocess.run([python, "-c", listing], capture_output=True, text=True, check=True).stdout
     before = {_name(name): version for name, version in json.loads(installed).items()}
     report, output = _dry_run(python, [target])
     if report is None:
@@ -110,7 +110,7 @@ def _failed(output: str, what: str) -> tuple[int, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--env", metavar="PYTHON", help="check `pip install` in this interpreter's environment")
-    parser.add_argument("--target", default=str(ROOT), help="with --env: the project folder or a built wheel")
+    parser.add_argument("--target", default=str(ROOT), help="with --env: the project folder (default), a built wheel or any requirement")
     args = parser.parse_args(argv)
     code, lines = check_env(args.env, args.target) if args.env else check_fresh()
     print(("ok: " if code == 0 else "CHANGED: " if code == 1 else "UNDECIDED: ") + "\n  ".join(lines))
