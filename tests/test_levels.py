@@ -43,12 +43,14 @@ EXPECT = {
     "remat2": {"stablehlo.optimization_barrier"}, "custom_jvp_call": set(), "custom_vjp_call": set(),
 }
 # The same primitives as JAX 0.4 to 0.6 name and lower them: `pjit`, `custom_vjp_call_jaxpr`, `psum`,
-# shard_map through GSPMD custom calls (`@Sharding`, `@SPMDFullToShardShape`), a scan's counter converted and wrapped.
+# shard_map through GSPMD custom calls (`@Sharding`, `@SPMDFullToShardShape`), a scan's counter converted and wrapped, its
+# slices of xs and ys made in the loop itself.
 EXPECT.update({
     "pjit": EXPECT["jit"], "custom_vjp_call_jaxpr": set(),
     "psum": EXPECT["psum_invariant"],
     "shard_map": EXPECT["shard_map"] | {"stablehlo.custom_call", "func.call", "call"},
-    "scan": EXPECT["scan"] | {"stablehlo.convert", "stablehlo.select"},
+    "scan": EXPECT["scan"] | {"stablehlo.convert", "stablehlo.select", "stablehlo.dynamic_slice",
+                              "stablehlo.dynamic_update_slice", "stablehlo.reshape"},
 })
 # eqns that may lower to no op of their own (remat outside differentiation lowers to its body alone)
 NO_OPS = {"stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat2"}
