@@ -7,6 +7,7 @@ misses legacy `PRNGKey` arrays. Each program below is run twice: under `jaxmagic
 
 from __future__ import annotations
 
+import functools
 import json
 
 import jax
@@ -39,6 +40,16 @@ def _jax_says_reuse(fn) -> bool:
                 return True
             raise
     return False
+
+
+@functools.cache
+def _JAX_CHECKS_EAGER() -> bool:
+    """Whether JAX's checker sees eager reuse at all (JAX 0.4 checks jitted programs only)."""
+    def reuse():
+        k = jr.key(0)
+        jr.normal(k)
+        jr.normal(k)
+    return _jax_says_reuse(reuse)
 
 
 def _reused(cap) -> list:
@@ -134,6 +145,8 @@ PROGRAMS = [
 def test_reuse_agrees_with_jax_checker(name, fn, bug):
     cap = _capture(fn)
     assert bool(_reuse_findings(cap)) is bug, [f.message for f in cap.findings]
+    if name.startswith("eager") and not _JAX_CHECKS_EAGER():
+        pytest.skip(f"JAX {jax.__version__}'s key reuse checker does not check eager code: no oracle")
     assert _jax_says_reuse(fn) is bug  # JAX's own answer on the same typed-key program
 
 
@@ -318,9 +331,16 @@ def test_namespace_aliases_are_recorded_and_restored():
 def test_users_key_reuse_checker_setting_is_left_alone():
     before = jax.config.jax_debug_key_reuse
     with jax.debug_key_reuse(True):
-        with pytest.raises(Exception, match="consumed"):
+        raised = None
+        try:
             with jaxmagic.capture({}) as cap:
                 eager_typed_reuse()
+        except Exception as exc:
+            raised = exc
+        if _JAX_CHECKS_EAGER():  # JAX 0.4's checker sees jitted programs only: nothing to raise there
+            assert raised is not None and "consumed" in str(raised), raised
+        else:
+            assert raised is None, raised
         assert jax.config.jax_debug_key_reuse is True
     assert jax.config.jax_debug_key_reuse == before
     assert cap.keys[0].uses[0].name == "normal"  # recorded up to where JAX raised
