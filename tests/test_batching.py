@@ -10,6 +10,8 @@ from jax import lax
 import jaxmagic
 from jaxmagic.capture import batching
 
+from .jax_versions import needs
+
 ORIGINAL_VMAP = jax.vmap
 
 
@@ -163,6 +165,7 @@ def test_vmap_inside_a_cached_inner_jit_is_noted_not_guessed():
     assert a.batch_dims is None and "no jax.vmap call was reached" in a.batch_note
 
 
+@needs(hasattr(lax, "axis_size"), "jax.lax.axis_size")
 def test_shape_dependent_python_gives_a_note():
     def f(x):
         def per_example(xi):

@@ -422,9 +422,11 @@ def test_custom_rules_are_named_with_the_nodes_they_became():
 
     entry = split_entry(f, (jnp.arange(3.0),), names=("w",))
     rules = {r["prim"]: r for r in entry["custom_rules"]}
+    if "custom_vjp_call_jaxpr" in rules:  # the primitive's name before JAX 0.7
+        rules["custom_vjp_call"] = rules.pop("custom_vjp_call_jaxpr")
     assert set(rules) == {"custom_vjp_call", "custom_jvp_call"}
     users = by_id(entry["user_ops"])
-    assert all(users[r["user"]]["prim"] == prim for prim, r in rules.items())
+    assert all(users[r["user"]]["prim"] == r["prim"] for r in rules.values())
     fwd, bwd = by_id(entry["forward"]["nodes"]), by_id(entry["backward"]["nodes"])
     # The bwd rule's clip became max/min in the backward, found by the rule's own lines.
     vjp = rules["custom_vjp_call"]
