@@ -1,10 +1,12 @@
 """The widget: one anywidget class per document kind, each carrying only its kind's bundle.
 
 A document in, a widget out. `JaxmagicWidget(doc)` returns an instance of the subclass
-for `doc["kind"]`, whose `_esm` is `jaxmagic/static/jaxmagic-<kind>.js` (built from
-`widgets/entries/<kind>.js`): a timeline widget does not ship the graph viewer and dagre,
-and a saved notebook keeps one smaller copy per widget. A kind without its own bundle
-gets the all-kinds bundle (`BUNDLE`), whose front end says what it cannot draw.
+for `doc["kind"]`, whose `_esm` carries `jaxmagic/static/jaxmagic-<kind>.js` (built from
+`widgets/entries/<kind>.js`): a timeline widget does not ship the graph viewer and dagre.
+The bundle travels packed (`packed_esm`: gzip + base64 inside the small loader
+widgets/packed-loader.js), because a saved notebook keeps one copy per widget. A kind
+without its own bundle gets the all-kinds bundle (`BUNDLE`), whose front end says what it
+cannot draw.
 
 The mime bundle also carries `text/html` (summary and static picture) and `text/plain`
 (the jaxpr text), so hosts without a widget front end still show something true. With
@@ -15,6 +17,8 @@ view and a repr, so there the class publishes the same whole bundle itself.
 
 from __future__ import annotations
 
+import base64
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +30,32 @@ from .wire import encode_document, safe_document
 from .static_html import BUNDLE, fallback_html, text_summary
 
 KIND_BUNDLE_PREFIX = "jaxmagic-"
+# The kinds with a bundle of their own (one per widgets/entries/<kind>.js; tests/test_bundles.py
+# checks the two agree). Listed, not globbed: a stray jaxmagic-*.js in the folder is no widget class.
+KINDS = ("graph", "grad", "timeline", "sharding", "keys")
+LOADER = BUNDLE.parent / "packed-loader.js"
+PACKED_PLACEHOLDER = '"__JAXMAGIC_PACKED__"'
 
 
 def kind_bundles() -> dict[str, Path]:
-    """kind -> its bundle, from the files the build wrote (one per widgets/entries/<kind>.js).
+    """kind -> its bundle, for the kinds whose bundle the build wrote."""
+    paths = {kind: BUNDLE.parent / f"{KIND_BUNDLE_PREFIX}{kind}.js" for kind in KINDS}
+    return {kind: path for kind, path in paths.items() if path.is_file()}
 
-    Read from the directory rather than listed here, so a new kind's entry is all it takes.
+
+def packed_esm(source: str) -> str:
+    """The `_esm` that carries `source` (a bundle) gzipped and base64-encoded in the loader.
+
+    Why: a saved notebook with widget state keeps every widget's `_esm`; the bundles were 2.7 of
+    the 4.4 MB of the saved demo. Packed, each copy is about half as big and the page inflates and
+    imports a kind's bundle once however many widgets show it. Deterministic (gzip mtime 0), so
+    every widget of a kind carries the same text.
     """
-    return {p.stem[len(KIND_BUNDLE_PREFIX):]: p for p in sorted(BUNDLE.parent.glob(f"{KIND_BUNDLE_PREFIX}*.js"))}
+    payload = base64.b64encode(gzip.compress(source.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    loader = LOADER.read_text(encoding="utf-8")
+    if loader.count(PACKED_PLACEHOLDER) != 1:
+        raise RuntimeError(f"{LOADER} has no single {PACKED_PLACEHOLDER}: rebuild the front end (js/build.mjs)")
+    return loader.replace(PACKED_PLACEHOLDER, f'"{payload}"')
 
 
 class JaxmagicWidget(anywidget.AnyWidget):
@@ -46,7 +68,7 @@ class JaxmagicWidget(anywidget.AnyWidget):
     watcher, so no view (and no document) could ever be freed.
     """
 
-    _esm = BUNDLE.read_text(encoding="utf-8")
+    _esm = packed_esm(BUNDLE.read_text(encoding="utf-8"))
     doc = traitlets.Dict().tag(sync=True)
 
     def __new__(cls, doc: dict | None = None, **kwargs: Any) -> "JaxmagicWidget":
@@ -89,7 +111,7 @@ class JaxmagicWidget(anywidget.AnyWidget):
 def _kind_widget(kind: str, bundle: Path) -> type[JaxmagicWidget]:
     """The subclass whose `_esm` is `bundle` (named after the kind: anywidget's `_anywidget_id`)."""
     name = "Jaxmagic" + "".join(part.capitalize() for part in kind.split("_")) + "Widget"
-    return type(name, (JaxmagicWidget,), {"_esm": bundle.read_text(encoding="utf-8"), "__module__": __name__,
+    return type(name, (JaxmagicWidget,), {"_esm": packed_esm(bundle.read_text(encoding="utf-8")), "__module__": __name__,
                                           "__qualname__": name,
                                           "__doc__": f"A {kind} document, drawn by {bundle.name} alone."})
 
