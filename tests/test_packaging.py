@@ -26,9 +26,10 @@ def _tracked(prefix: str) -> set[str]:
 
 
 def _bundles() -> set[str]:
-    """One bundle per widgets/entries/<kind>.js, and the all-kinds bundle for pages."""
+    """One bundle per widgets/entries/<kind>.js, the all-kinds bundle for pages, the widgets' packed loader."""
     kinds = sorted(p.stem for p in (REPO / "widgets" / "entries").glob("*.js"))
-    return {"jaxmagic/static/jaxmagic.js"} | {f"jaxmagic/static/jaxmagic-{k}.js" for k in kinds}
+    return ({"jaxmagic/static/jaxmagic.js", "jaxmagic/static/packed-loader.js"}
+            | {f"jaxmagic/static/jaxmagic-{k}.js" for k in kinds})
 
 
 @pytest.fixture(scope="module")
