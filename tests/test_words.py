@@ -193,6 +193,8 @@ def test_ops_xla_cannot_tell_apart_are_noted_in_the_hlo_pane_only():
 
     with jaxmagic.capture({}) as cap:
         jax.jit(twins)(jnp.ones(3))
+    if cap.calls[0].compiled_text is None:  # JAX 0.4 would compile a second time for it: said in a note
+        pytest.skip(f"JAX {jax.__version__} gives no compiled HLO without compiling again")
     doc = jaxmagic.document(cap, "graph")
     fn, = doc["functions"]
     assert not any("HLO" in note for note in doc["notes"])
