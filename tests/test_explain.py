@@ -1506,20 +1506,26 @@ def test_live_context_flags(texts):
     texts.clear()
     with jax.default_matmul_precision("highest"):
         jf(m, m)
+    said = "".join(texts)  # what JAX wrote (`why` empties the list)
     e = why(texts, f_ctx)
     assert e.kind == "context"
-    if not OLD and not B_ERA:
+    if "jax_default_matmul_precision" in said:  # JAX names the flag (0.10): so do we
         assert _as_tuples(e) == [("jax_default_matmul_precision", "context", "None", "highest")]
+    else:  # JAX says only that the trace context differs (0.9 and before): nothing named, nothing guessed
+        assert all(c[0].startswith("trace context") for c in _as_tuples(e)), _as_tuples(e)
     previous = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", not previous)
     try:
         jf(m, m)
     finally:
         jax.config.update("jax_enable_x64", previous)
+    said = "".join(texts)
     e = why(texts, f_ctx)
     assert e.kind == "context"
-    if not OLD and not B_ERA:
+    if "jax_enable_x64" in said:
         assert _as_tuples(e) == [("jax_enable_x64", "context", str(previous), str(not previous))]
+    else:
+        assert all(c[0].startswith("trace context") for c in _as_tuples(e)), _as_tuples(e)
 
 
 def test_flag_and_loggers_restored():
