@@ -129,7 +129,7 @@ def test_shard_map_specs_shard_avals_and_explicit_collectives():
             def body(x, w):
                 return jax.lax.psum(x @ w, "d")
 
-            return jax.shard_map(body, mesh=mesh, in_specs=(P(None, "d"), P("d")), out_specs=P())(x, w)
+            return jax_versions.shard_map(body, mesh=mesh, in_specs=(P(None, "d"), P("d")), out_specs=P())(x, w)
 
         matmul(x, jnp.ones((16, 3)))
     (call,) = jaxmagic.document(cap, "sharding")["calls"]

@@ -525,3 +525,30 @@ def spec_text(spec: Any) -> str:
     text = str(spec)
     long_name = "PartitionSpec("
     return "P(" + text[len(long_name):] if text.startswith(long_name) else text
+
+
+def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(in_specs, out_specs) of a shard_map eqn as PartitionSpecs, on every JAX.
+
+    JAX 0.6 and later keep the specs as written; older ones keep `in_names`/`out_names`, one
+    `{dimension: (mesh axes...)}` per operand, from which the same spec is rebuilt (trailing
+    unsplit dimensions left out, as `P('d')` means `P('d', None)`).
+    """
+    params = eqn.params
+    if "in_specs" in params or "out_specs" in params:
+        return tuple(params.get("in_specs", ())), tuple(params.get("out_specs", ()))
+
+    def specs(names: Any, atoms: Any) -> tuple[Any, ...]:
+        out = []
+        for dims, atom in zip(names or (), atoms):
+            rank = len(getattr(getattr(atom, "aval", None), "shape", ()))
+            entries = [None] * max(rank, max(dims, default=-1) + 1)
+            for dim, axes in dict(dims).items():
+                axes = tuple(axes)
+                entries[dim] = axes[0] if len(axes) == 1 else axes
+            while entries and entries[-1] is None:
+                entries.pop()
+            out.append(jax.sharding.PartitionSpec(*entries))
+        return tuple(out)
+
+    return specs(params.get("in_names"), eqn.invars), specs(params.get("out_names"), eqn.outvars)

@@ -362,7 +362,7 @@ def context_mesh_records() -> list[MeshRecord]:
 # ---------------------------------------------------------------------------------------------
 # shard_map bodies in a recorded jaxpr.
 
-COLLECTIVE_PRIMITIVES = ("psum", "psum_invariant", "pmax", "pmin", "pmean", "all_gather", "all_gather_invariant",
+COLLECTIVE_PRIMITIVES = ("psum", "psum_invariant", "psum2", "pmax", "pmin", "pmean", "all_gather", "all_gather_invariant",
                          "ppermute", "all_to_all", "psum_scatter", "reduce_scatter", "pbroadcast", "axis_index")
 
 
@@ -398,10 +398,11 @@ def shard_maps(closed_jaxpr: Any) -> list[ShardMapRecord]:
             subs = [getattr(v, "jaxpr", v) for v in _sub_jaxprs(eqn)]
             if eqn.primitive.name == "shard_map" and subs:
                 body = subs[0]
+                in_specs, out_specs = jax_compat.shard_map_specs(eqn)
                 out.append(ShardMapRecord(
                     mesh=mesh_record(eqn.params.get("mesh")),
-                    in_specs=tuple(jax_compat.spec_text(s) for s in eqn.params.get("in_specs", ())),
-                    out_specs=tuple(jax_compat.spec_text(s) for s in eqn.params.get("out_specs", ())),
+                    in_specs=tuple(jax_compat.spec_text(s) for s in in_specs),
+                    out_specs=tuple(jax_compat.spec_text(s) for s in out_specs),
                     in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
                     shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
                     out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),

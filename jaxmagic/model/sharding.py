@@ -181,6 +181,7 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             "calls": len(calls), "source": source_json(first.source), "call_site": source_json(first.call_site),
             "inputs": inputs, "outputs": outputs, "lowered": lowered,
             "collectives": [_collective(c, order) for c in found],
+            "collectives_known": art.compiled_text is not None,  # False: no compiled HLO to read them from
             "shard_maps": [_shard_map(m, meshes) for m in maps],
             "intermediates": [{"primitive": x.primitive, "aval": x.aval, "spec": x.spec, "requested": x.requested,
                                "path": list(x.path), "source": _source(x.source),

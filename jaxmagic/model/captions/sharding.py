@@ -45,8 +45,9 @@ def sharding_caption(doc: dict) -> list[str]:
                    for k in m["collectives"]]
             out.append(f"{user_name(c['name'])}: a shard_map body sees {listed(m['shard_avals'], 2)} per device"
                        + (f" and calls {listed(ops, 2)}." if ops else ", with no collectives in it."))
-    if calls and not with_collectives and len(doc.get("devices") or []) > 1:
-        names = [user_name(c["name"], 24) for c in calls]
+    known = [c for c in calls if c.get("collectives_known", True)]  # never "none" where the HLO was not read
+    if known and not with_collectives and len(doc.get("devices") or []) > 1:
+        names = [user_name(c["name"], 24) for c in known]
         out.append(fitting(f"XLA inserted no collectives into {listed(names, 3)}: no device exchanges data during "
                             "the call.", f"XLA inserted no collectives into {listed(names, 1)}."))
     out.extend(_split_sentence(same) for same in split[1:3])
