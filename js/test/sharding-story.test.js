@@ -6,7 +6,7 @@ import { describe, it, expect } from "vitest";
 import { fixture } from "./helpers.js";
 import { readSharding } from "../../widgets/sharding/model.js";
 import { looseDevices } from "../../widgets/sharding/mesh.js";
-import { shardingStory, blocksText, axesOver, collectiveWhat } from "../../widgets/sharding/story.js";
+import { shardingStory, blocksText, axesOver, collectiveWhat, callStepText } from "../../widgets/sharding/story.js";
 
 const storyOf = (doc) => {
   const m = readSharding(doc);
@@ -143,5 +143,12 @@ describe("sharding story", () => {
     expect(label("w_dm")).toContain("256 blocks of f32[16,32], one per device");
     expect(label("w_d")).toContain("16 blocks of f32[16,512], each on 16 devices");
     expect(label("w_rep")).toContain("1 block of f32[256,512], replicated on 256 devices");
+  });
+
+  it("says collectives are unknown, never none, where no compiled HLO was read (JAX 0.4)", () => {
+    const call = { name: "f", inputs: [], outputs: [], collectives: [] };
+    expect(callStepText(call)).toContain("no collectives: no communication between devices");
+    expect(callStepText({ ...call, collectives_known: false })).toContain("collectives unknown");
+    expect(callStepText({ ...call, collectives_known: false })).not.toContain("no collectives");
   });
 });

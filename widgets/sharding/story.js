@@ -87,7 +87,9 @@ export function collectivesSummary(cols) {
 /** `step(w P('x', 'y'), batch P('data',)) → out P('y',) · 2 all-gathers and 1 all-reduce`. */
 export function callStepText(call) {
   const cols = list(call.collectives);
-  const tail = cols.length ? collectivesSummary(cols) : "no collectives: no communication between devices";
+  const tail = cols.length ? collectivesSummary(cols)
+    : call.collectives_known === false ? "collectives unknown: no compiled HLO was read"  // JAX 0.4: it would compile again
+      : "no collectives: no communication between devices";
   return `${call.name ?? "?"}(${leavesText(call.inputs)}) → ${leavesText(call.outputs)} · ${tail}`;
 }
 
