@@ -341,27 +341,42 @@ def _abstract(leaf: Any) -> Any:
     return leaf
 
 
-def _parameter_names(fn: Any) -> list[str]:
+def _argument_names(fn: Any, n_args: int, kwargs: dict) -> tuple[list[str], dict[str, str]]:
+    """The name each positional argument and keyword binds to in `fn`'s signature, the way JAX's
+    debug info names jit arguments: `w`, `ws[1]` for a `*ws` parameter, `kw['lr']` for a `**kw` one.
+
+    `inspect.signature` already sees through `functools.partial` (the bound arguments drop out)
+    and `__wrapped__`. Without a signature, positions are `args[i]` and keywords their own names.
+    """
+    fallback = ([f"args[{i}]" for i in range(n_args)], {k: k for k in kwargs})
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return []
-    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return fallback
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    star_kw = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    names = [positional[i] if i < len(positional) else f"{star}[{i - len(positional)}]" if star else f"args[{i}]"
+             for i in range(n_args)]
+    keywords = {k: k if k in named or star_kw is None else f"{star_kw}[{k!r}]" for k in kwargs}
+    return names, keywords
 
 
 def arg_specs(fn: Any, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
-    """One `ArgSpec` per leaf of the differentiated arguments, named by `fn`'s parameters (avals only)."""
-    names = _parameter_names(fn)
+    """One `ArgSpec` per leaf of the arguments, in the leaf order of `tree_flatten((args, kwargs))`
+    (the split's inputs), named by `fn`'s parameters and the leaf's pytree path (avals only)."""
+    names, keywords = _argument_names(fn, len(args), kwargs)
     specs: list[ArgSpec] = []
 
     def add(path: str, value: Any) -> None:
         for key_path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             specs.append(_leaf_spec(path + jax.tree_util.keystr(key_path), leaf, False))
 
-    for i, value in enumerate(args):
-        add(names[i] if i < len(names) else f"args[{i}]", value)
-    for name in sorted(kwargs):
-        add(name, kwargs[name])
+    for name, value in zip(names, args):
+        add(name, value)
+    for key in sorted(kwargs):
+        add(keywords[key], kwargs[key])
     return tuple(specs)
 
 

@@ -130,6 +130,9 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
                  None if values is None else Artifacts(values=values.backward, values_note=values.backward_note))
     fwd_ids, bwd_ids = _node_ids(split.forward, fwd), _node_ids(split.backward, bwd)
     leaf_paths = _leaf_paths(first, split)
+    _name_inputs(fwd, leaf_paths)
+    _name_inputs(bwd, [leaf_paths[r.producer[1]] if isinstance(r.producer, tuple) and r.producer[0] == "input"
+                       else None for r in split.residuals])
 
     fwd_user = _user_paths(split.links.forward_paths, split.links.nested, "forward", fwd_ids)
     bwd_user = _user_paths(split.links.backward_paths, split.links.nested, "backward", bwd_ids)
@@ -192,6 +195,7 @@ def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[s
     specs = [a for a in first.args if not a.static]
     if len(specs) == tp.n_inputs:
         leaf_paths = [a.path for a in specs]
+    _name_inputs(program, [*leaf_paths, *(f"tangent of {leaf_paths[k]}" for k in tp.diff_leaves)])
     counts = {"primal": 0, "tangent": 0}
     for role in roles.values():
         counts[role] += 1
@@ -420,6 +424,20 @@ def _leaf_paths(call: GradCall, split: Any) -> list[str]:
         for k, spec in zip(split.diff_leaves, specs):
             out[k] = spec.path
     return out
+
+
+def _name_inputs(graph: dict, paths: list[str | None]) -> None:
+    """Name a split program's input ports as the user wrote them (`w`, `params['layers'][0]['w']`).
+
+    The programs are traced from flat leaf lists, so JAX's debug info calls their inputs
+    `flat[0]`, `res[1]`; the paths of the differentiated function's bound arguments replace
+    those. An input without a path of its own (a residual made by the forward, a cotangent)
+    keeps JAX's name.
+    """
+    by_id = {v["id"]: v for v in graph["vars"]}
+    for vid, path in zip(graph["groups"][0]["invars"], paths):
+        if path:
+            by_id[vid]["path"] = path
 
 
 def _positional_paths(in_tree: Any) -> list[str]:
