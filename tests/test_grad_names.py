@@ -173,3 +173,22 @@ def test_equinox_module_fields():
     expected = ["model.hidden.weight", "model.hidden.bias", "model.out.weight", "model.out.bias"]
     assert names["forward"] == [*expected, "x"] and names["grads"] == expected
     _check_oracle(names, _oracle(model_loss, (model, X), {}))
+
+
+def test_flax_nnx_state_paths():
+    nnx = pytest.importorskip("flax.nnx")
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.hidden = nnx.Linear(3, 4, rngs=rngs)
+
+    graphdef, state = nnx.split(MLP(nnx.Rngs(0)))
+
+    def state_loss(state, x):
+        return jnp.sum(nnx.merge(graphdef, state).hidden(x) ** 2)
+
+    names = _names(lambda: jax.grad(state_loss)(state, X))
+    oracle = [f"state{jax.tree_util.keystr(p)}" for p, _ in jax.tree_util.tree_flatten_with_path(state)[0]]
+    assert names["grads"] == oracle and names["forward"] == [*oracle, "x"]
+    assert [n.split("]")[0:2] for n in oracle] == [["state['hidden'", "['bias'"], ["state['hidden'", "['kernel'"]]
+    _check_oracle(names, _oracle(state_loss, (state, X), {}))
