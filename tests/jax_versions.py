@@ -47,3 +47,23 @@ def auto_mesh(shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
 
 
 AXIS_TYPES = "mesh axis types (jax.sharding.AxisType)"
+
+
+def _reads_compiled_hlo() -> bool:
+    """Whether jaxmagic gets a call's compiled stage on this JAX (asked of a tiny jitted call, not a version).
+
+    JAX 0.5 and later answer `lowered.compile()` from the cache the call filled; 0.4 compiles again,
+    so jaxmagic leaves the compiled HLO, XLA's cost and the compiled shardings out there (with a note).
+    """
+    import jax.numpy as jnp
+
+    import jaxmagic
+
+    for _ in range(2):  # the first compile jaxmagic asks for tells it which; the second capture shows it
+        with jaxmagic.capture({}) as cap:
+            jax.jit(lambda x: x + 1)(jnp.ones(2))
+    return cap.calls[0].compiled_text is not None
+
+
+COMPILED_HLO = _reads_compiled_hlo()
+COMPILED = "a call's compiled HLO without compiling it again (so its collectives and compiled shardings)"

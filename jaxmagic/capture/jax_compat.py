@@ -494,9 +494,18 @@ def context_meshes() -> list[Any]:
 
 
 def axis_types(mesh: Any) -> tuple[Any, ...]:
-    """The mesh's axis types (`AxisType.Auto`, `Explicit`, `Manual`); () on a JAX without them."""
+    """The mesh's axis types (`AxisType.Auto`, `Explicit`, `Manual`), one per axis; () on a JAX without them.
+
+    JAX 0.4 to 0.5 keep them as {type: axis name or names}: read per axis name, so a 2-axis mesh
+    never reads as having one type.
+    """
     try:
-        return tuple(getattr(mesh, "axis_types", None) or ())
+        types = getattr(mesh, "axis_types", None) or ()
+        if isinstance(types, dict):
+            by_name = {name: kind for kind, names in types.items()
+                       for name in (names if isinstance(names, tuple) else (names,))}
+            return tuple(by_name[name] for name in mesh.axis_names if name in by_name)
+        return tuple(types)
     except Exception:
         return ()
 
