@@ -23,6 +23,14 @@ REPO = Path(__file__).resolve().parents[1]
 jr = jax.random
 
 
+def _var(core, aval):
+    """A new jaxpr Var: `Var(aval)`, or `Var(suffix, aval)` on JAX 0.4."""
+    try:
+        return core.Var(aval)
+    except TypeError:
+        return core.Var("", aval)
+
+
 def _chain(n: int):
     """A ClosedJaxpr of `n` eqns (sin, add, ...) built by copying eqns: tracing a million Python ops
     would take minutes, and the model only reads the jaxpr."""
@@ -33,7 +41,7 @@ def _chain(n: int):
     for _ in range(n // len(jaxpr.eqns)):
         renamed = {jaxpr.invars[0]: current}
         for eqn in jaxpr.eqns:
-            outs = [core.Var(v.aval) for v in eqn.outvars]
+            outs = [_var(core, v.aval) for v in eqn.outvars]
             eqns.append(eqn.replace(invars=[renamed.get(v, v) if isinstance(v, core.Var) else v for v in eqn.invars],
                                     outvars=outs))
             renamed.update(zip(eqn.outvars, outs))
@@ -105,10 +113,12 @@ def test_512_devices_give_a_bounded_sharding_document():
         import json, sys
         sys.path.insert(0, %r)
         import jax, jax.numpy as jnp
-        from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+        from jax.sharding import NamedSharding, PartitionSpec as P
         import jaxmagic
         from jaxmagic.views.wire import encode_document
-        mesh = jax.make_mesh((16, 32), ("x", "y"), axis_types=(AxisType.Auto, AxisType.Auto))
+        AxisType = getattr(jax.sharding, "AxisType", None)  # older JAX: every mesh axis is Auto
+        types = {"axis_types": (AxisType.Auto, AxisType.Auto)} if AxisType else {}
+        mesh = jax.make_mesh((16, 32), ("x", "y"), **types)
         ns = {"mesh": mesh,
               "a": jax.device_put(jnp.ones((512, 512)), NamedSharding(mesh, P("x", "y"))),
               "b": jax.device_put(jnp.ones((512, 512)), NamedSharding(mesh, P("x"))),
