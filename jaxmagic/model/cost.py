@@ -71,7 +71,7 @@ scatter-add scatter_add scatter-mul scatter_mul scatter-min scatter_min scatter-
 """.split())
 
 _COLLECTIVES = frozenset("""
-psum psum_invariant pmax pmin ppermute all_gather all_to_all reduce_scatter psum_scatter pbroadcast axis_index
+psum psum_invariant psum2 pmax pmin ppermute all_gather all_to_all reduce_scatter psum_scatter pbroadcast axis_index
 """.split())
 
 
