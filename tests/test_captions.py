@@ -24,7 +24,7 @@ from jaxmagic.views import wire
 from jaxmagic.views.html_parts import esc
 
 from .grad_programs import remat_loss, small_mlp
-from .jax_versions import auto_mesh
+from .jax_versions import COMPILED, COMPILED_HLO, auto_mesh
 from .jaxpr_oracle import jaxprs_preorder
 from .kind_documents import documents_of_every_kind
 from .test_grads import jax_saved_residuals
@@ -279,6 +279,7 @@ def test_sharding_says_how_the_batch_is_split_and_counts_the_all_reduce():
                             f"{rows} rows each.")
     assert w.sharding.is_fully_replicated and ns["g"].sharding.is_fully_replicated
     assert sentences[1] == "w and g are replicated: each of the 8 devices holds a full copy."  # inputs first
+    _collectives_unknown_here(sentences)
     theirs = _hlo_collectives(data_parallel_grad, w, batch)
     assert theirs == {"all-reduce": 1}
     assert sentences[2] == ("data_parallel_grad: XLA inserted 1 all-reduce to combine the devices' partial results.")
@@ -295,6 +296,7 @@ def test_sharding_on_a_2d_mesh_blocks_and_gathers():
     block = a.addressable_shards[0].data.shape
     assert sentences[0] == (f"a f32[8,12] is split along 'x' (rows) and 'y' (columns) over 8 devices: "
                             f"a f32[{block[0]},{block[1]}] block each.")
+    _collectives_unknown_here(sentences)
     theirs = _hlo_collectives(gather, a)
     listed = " and ".join(f"{n} {k}{'s' * (n != 1)}" for k, n in theirs.most_common())
     assert theirs and any(s.startswith(f"<lambda>: XLA inserted {listed}") for s in sentences), (theirs, sentences)
@@ -311,6 +313,13 @@ def test_sharding_on_a_2d_mesh_blocks_and_gathers():
 # --- %%prng -------------------------------------------------------------------------------------
 
 REUSE_CELL = "k1 = jr.key(1)\nx = jr.normal(k1)\ny = jr.uniform(k1)\n"  # lines 2 and 3 reuse k1
+
+
+def _collectives_unknown_here(sentences: list[str]) -> None:
+    """Where jaxmagic reads no compiled HLO (JAX 0.4), no caption may claim XLA's collectives either way: skip the rest."""
+    if not COMPILED_HLO:
+        assert not any("XLA inserted" in s for s in sentences), sentences
+        pytest.skip(f"{COMPILED} is not available on JAX {jax.__version__}")
 
 
 def _jax_says_reuse(run) -> bool:
@@ -345,7 +354,8 @@ def test_keys_name_the_reused_key_and_its_lines(tmp_path):
     ns = {"k": jr.key(6), "run": jax.jit(drawn_in_every_iteration)}
     with jaxmagic.capture(ns) as loop:
         exec("total = run(k)", ns)  # noqa: S102
-    assert _jax_says_reuse(lambda: jax.jit(drawn_in_every_iteration)(jr.key(6)))
+    if _JAX_CHECKS_EAGER():  # JAX 0.4's checker flags neither this nor eager reuse (checked on 0.4.38)
+        assert _jax_says_reuse(lambda: jax.jit(drawn_in_every_iteration)(jr.key(6)))
     scan = next(e for e in jax.make_jaxpr(drawn_in_every_iteration)(jr.key(6)).eqns if e.primitive.name == "scan")
     line = _line(drawn_in_every_iteration, "the outer key")
     assert _caption(jaxmagic.document(loop, "keys"))[0] == (
