@@ -339,10 +339,31 @@ def has_transform(source_info: Any, name: str) -> bool:
         return f"{name}(" in name_stack_text(source_info)
 
 
+def _without_replayed_prefix(stack: list) -> list:
+    """The name stack with what a `transpose` entry replays of the stack above it dropped.
+
+    JAX 0.4 names a backward-pass eqn under vmap `vmap(transpose(vmap(jvp(...))))`: the part after
+    `transpose` repeats the forward eqn's stack, whose start is the same vmap. Counting it twice
+    would call one vmap nested.
+    """
+    keys = [(entry.__class__ is _TRANSFORM, getattr(entry, "name", entry)) for entry in stack]
+    out, i = [], 0
+    while i < len(stack):
+        out.append(stack[i])
+        if keys[i] == (True, "transpose"):
+            prefix = keys[:i]
+            if prefix and keys[i + 1:i + 1 + len(prefix)] == prefix:
+                del stack[i + 1:i + 1 + len(prefix)]
+                del keys[i + 1:i + 1 + len(prefix)]
+        i += 1
+    return out
+
+
 def transform_depth(source_info: Any, name: str) -> int:
     """How many times transform `name` appears in an eqn's name stack (2 = nested vmaps)."""
     try:
-        return sum(entry.__class__ is _TRANSFORM and entry.name == name for entry in source_info.name_stack.stack)
+        stack = _without_replayed_prefix(list(source_info.name_stack.stack))
+        return sum(entry.__class__ is _TRANSFORM and entry.name == name for entry in stack)
     except Exception:
         return name_stack_text(source_info).count(f"{name}(")
 
