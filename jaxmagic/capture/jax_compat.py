@@ -174,10 +174,31 @@ def user_stack(source_info: Any) -> tuple[tuple[str, int, str], ...]:
 
 
 def name_stack_text(source_info: Any) -> str:
+    """An eqn's name stack as text, as JAX 0.5 and later write it.
+
+    JAX 0.4 drops a transform with nothing inside it (an eqn of `grad`'s own body reads '', not
+    `jvp()`), which would put it outside the transform's group; the text is rebuilt from the
+    entries the same way on every JAX.
+    """
     try:
-        return str(source_info.name_stack)
+        stack = source_info.name_stack.stack
+        if _TRANSFORM is None:
+            return str(source_info.name_stack)
+        scope: list[str] = []
+        for entry in reversed(stack):
+            if entry.__class__ is _TRANSFORM:
+                if scope:
+                    scope[-1] = f"{entry.name}({scope[-1]})"
+                else:
+                    scope.append(f"{entry.name}()")
+            else:
+                scope.append(str(entry.name))
+        return "/".join(reversed(scope))
     except Exception:
-        return ""
+        try:
+            return str(source_info.name_stack)
+        except Exception:
+            return ""
 
 
 def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
