@@ -6,12 +6,12 @@ says "not available on this JAX" for them, and the tests check that wording wher
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
 import pytest
 
-from jaxmagic.capture import jax_compat
 
 try:
     shard_map = jax.shard_map  # JAX 0.6.1 and later
@@ -23,6 +23,10 @@ HAS_AXIS_TYPES = hasattr(jax.sharding, "AxisType")
 
 def typeof(x: Any) -> Any:
     """`jax.typeof(x)`, on JAX versions without it too."""
+    # Imported here, not at the top: kernel cells import this module for `shard_map`, and a plain
+    # kernel (tests/test_same_result.py) must not import jaxmagic by doing so.
+    from jaxmagic.capture import jax_compat
+
     return jax_compat.aval_of(x)
 
 
@@ -49,11 +53,14 @@ def auto_mesh(shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
 AXIS_TYPES = "mesh axis types (jax.sharding.AxisType)"
 
 
-def _reads_compiled_hlo() -> bool:
+@functools.cache
+def reads_compiled_hlo() -> bool:
     """Whether jaxmagic gets a call's compiled stage on this JAX (asked of a tiny jitted call, not a version).
 
     JAX 0.5 and later answer `lowered.compile()` from the cache the call filled; 0.4 compiles again,
     so jaxmagic leaves the compiled HLO, XLA's cost and the compiled shardings out there (with a note).
+    Asked by the test modules that need it, never at import: kernel cells import this module, and a
+    plain kernel must not import jaxmagic by doing so.
     """
     import jax.numpy as jnp
 
@@ -65,5 +72,4 @@ def _reads_compiled_hlo() -> bool:
     return cap.calls[0].compiled_text is not None
 
 
-COMPILED_HLO = _reads_compiled_hlo()
 COMPILED = "a call's compiled HLO without compiling it again (so its collectives and compiled shardings)"

@@ -24,7 +24,7 @@ from jaxmagic.views import wire
 from jaxmagic.views.html_parts import esc
 
 from .grad_programs import remat_loss, small_mlp
-from .jax_versions import COMPILED, COMPILED_HLO, auto_mesh
+from .jax_versions import COMPILED, auto_mesh, reads_compiled_hlo
 from .jaxpr_oracle import jaxprs_preorder
 from .kind_documents import documents_of_every_kind
 from .test_grads import jax_saved_residuals
@@ -35,6 +35,7 @@ KINDS = ("graph", "timeline", "grad", "sharding", "keys")
 COLLECTIVE = re.compile(r"=\s.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
 
 
+COMPILED_HLO = reads_compiled_hlo()  # whether this JAX gives a call's compiled HLO (tests/jax_versions.py)
 HERE = "test_captions.py"  # lines of a file are named `file.py:N` (capture/source.py where_text)
 
 

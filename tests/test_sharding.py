@@ -25,7 +25,9 @@ import jaxmagic
 from jaxmagic.capture import collectives, sharding
 
 from . import jax_versions
-from .jax_versions import AXIS_TYPES, COMPILED, COMPILED_HLO, HAS_AXIS_TYPES, needs
+from .jax_versions import AXIS_TYPES, COMPILED, HAS_AXIS_TYPES, needs, reads_compiled_hlo
+
+COMPILED_HLO = reads_compiled_hlo()  # whether this JAX gives a call's compiled HLO (tests/jax_versions.py)
 
 AxisType = getattr(jax.sharding, "AxisType", None)  # tests that use it are skipped where it is None
 
