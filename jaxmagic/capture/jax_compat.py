@@ -201,6 +201,18 @@ def name_stack_text(source_info: Any) -> str:
             return ""
 
 
+def lowered_name_stack_text(source_info: Any) -> str:
+    """An eqn's name stack as this JAX writes it into the lowering's op names (StableHLO, HLO).
+
+    Equal to `name_stack_text` on JAX 0.5 and later; JAX 0.4 lowers its own spelling (an empty
+    transform dropped), and the op names must be matched as written.
+    """
+    try:
+        return str(source_info.name_stack)
+    except Exception:
+        return name_stack_text(source_info)
+
+
 def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
     """A printer returning (text, {Var: printed name}) or None if the private API moved.
 

@@ -147,12 +147,12 @@ def _text(stage: Any, what: str, debug_info: bool = False) -> tuple[str | None, 
 @dataclass(slots=True)
 class _Eqn:
     prim: str
-    ns: str  # name stack relative to the eqn's jaxpr, as JAX prints it
+    ns: str  # name stack relative to the eqn's jaxpr, as JAX writes it into op names
     rel: str  # ns + "/" + prim: the tail of every op name lowered from the eqn
     frame: Frame | None  # innermost user frame; an eqn without one inherits its owner's (JAX does too)
     subs: list[list[int]]  # for each sub-jaxpr (param order), the indices of its top-level eqns
     own_frame: bool = True  # False: `frame` is inherited; JAX writes it only when lowering inline
-    live: bool = True  # False: removed by the dead-code elimination `jit` runs before lowering
+    live: bool = True  # False: removed by the dead-code elimination `jit` runs before lowering, or no op
     obj: Any = None  # the JAX eqn, to compare twins' params and input avals
 
 
@@ -170,10 +170,11 @@ def _collect_eqns(closed_jaxpr: Any) -> list[_Eqn]:
         ids = []
         for eqn in jaxpr.eqns:
             prim = eqn.primitive.name
-            ns = jax_compat.name_stack_text(eqn.source_info)
+            ns = jax_compat.lowered_name_stack_text(eqn.source_info)
             own = _eqn_frame(eqn, canon)
             frame = own or inherited
-            alive = live and (kept is None or id(eqn) in kept or any(id(v) in kept for v in eqn.outvars))
+            alive = live and (kept is None or id(eqn) in kept or any(id(v) in kept for v in eqn.outvars)) and not (
+                prim == "integer_pow" and eqn.params.get("y") == 1)  # JAX 0.4 keeps `x ** 1`: lowered to x, no op
             info = _Eqn(prim, ns, f"{ns}/{prim}" if ns else prim, frame, [], own is not None, alive, eqn)
             ids.append(len(eqns))
             eqns.append(info)
@@ -439,6 +440,8 @@ class _StableHLO:
         func = -1
         container = -1
         self.root_name: str | None = None
+        # func -> its ops' names as JAX 0.4 wrote them (absolute, as XLA's HLO metadata reads them)
+        self.absolute: dict[int, list[str | None]] = {}
         return_loc: str | None = None
         for i, line in enumerate(lines):
             s = line.strip()
@@ -547,6 +550,41 @@ class _StableHLO:
             self.callee.append(callees)
             self.calls.append(calls)
             self.index.append(index)
+        if self.root_name is not None and self.root_name.endswith("/jit(main)"):
+            self._relative_to_callers()
+
+    def _relative_to_callers(self) -> None:
+        """Name each called function's ops relative to the function, as JAX 0.5 and later write them.
+
+        JAX 0.4 writes absolute names in a called function too: the first caller's context, then
+        `jit(inner)/` for a nested jit (`jit(f)/jit(main)/encoder/layer0/jit(inner)/mul`, where
+        0.5 writes `mul`), so an eqn of the callee's jaxpr would match none of its ops.
+        """
+        self.absolute = {func: list(names) for func, names in enumerate(self.name)}
+        first_call: dict[int, str] = {}
+        for func, callees in enumerate(self.callee):
+            for p, target in enumerate(callees):
+                name = self.name[func][p]
+                if target is not None and target != func and name is not None:
+                    first_call.setdefault(target, name)
+        for func, caller in first_call.items():
+            ctx = caller[:caller.rfind("/") + 1]
+            own = f"jit({self.func_names[func]})/"
+            index: dict[tuple, list[int]] = {}
+            for p, name in enumerate(self.name[func]):
+                if name == caller:  # an op at the call's own location (a constant): no eqn of the callee's
+                    self.name[func][p] = self.norm[func][p] = None
+                    continue
+                if name is not None and ctx and name.startswith(ctx):
+                    name = name[len(ctx):]
+                    name = name[len(own):] if name.startswith(own) else name
+                    self.name[func][p] = name
+                    self.norm[func][p] = _norm(name)[0]
+                if self.norm[func][p] is not None:
+                    frame = self.frame[func][p]
+                    key = (_norm(name)[1],) + (frame[:3] if frame is not None else (None, None, None))
+                    index.setdefault(key, []).append(p)
+            self.index[func] = index
 
 
 def _op_facts(line: str) -> tuple[set, set, str]:
@@ -1202,6 +1240,10 @@ def _link_hlo(links: LevelLinks, eqns: list[_Eqn], module: _StableHLO, aligner: 
         wanted: set = set()
         for func, p, prefix in hits:
             name = module.name[func][p]
+            absolute = module.absolute.get(func)
+            if absolute is not None and absolute[p] is not None:  # JAX 0.4: HLO reads the absolute name
+                wanted.add(absolute[p])
+                continue
             wanted.add(f"{prefix}/{name}" if prefix else name)
         for name in wanted:
             for key, hframe, lines in hlo.by_name.get(name, ()):
