@@ -267,10 +267,12 @@ _ARMED: dict[str, str] = {}  # {"fun_name": ..., "path": ...}: touch `path` when
 def record_compiles() -> None:
     """Note every XLA backend compile of the kernel from now on (listeners registered once, at setup).
 
-    JAX reports a compile's start time as a scalar event when it begins and its span when it
-    ends. While armed (`arm_interrupt`), the start of the named function's compile writes a
-    file the test polls, so its SIGINT is sent while XLA compiles, however loaded the machine
-    is. Registered before the first snapshot, so they are part of every baseline count.
+    JAX 0.5 and later report a compile's start time as a scalar event when it begins and its span
+    when it ends (both naming the function). While armed (`arm_interrupt`), the start of the named
+    function's compile writes a file the test polls, so its SIGINT is sent while XLA compiles,
+    however loaded the machine is. Registered before the first snapshot, so they are part of every
+    baseline count. JAX 0.4 reports only the compile's duration, when it ends, without the name:
+    `_on_duration` reads the start time and the name from JAX's own timing frame instead.
     """
     import jax.monitoring
 
@@ -285,8 +287,56 @@ def record_compiles() -> None:
         if event == BACKEND_COMPILE:
             _COMPILES.append((start, end, str(kwargs.get("fun_name", ""))))
 
-    jax.monitoring.register_scalar_listener(on_scalar)
-    jax.monitoring.register_event_time_span_listener(on_span)
+    if hasattr(jax.monitoring, "register_scalar_listener") and hasattr(
+            jax.monitoring, "register_event_time_span_listener"):
+        jax.monitoring.register_scalar_listener(on_scalar)
+        jax.monitoring.register_event_time_span_listener(on_span)
+    else:
+        jax.monitoring.register_event_duration_secs_listener(_on_duration)
+
+
+def _on_duration(event: str, duration: float, **kwargs: Any) -> None:
+    """JAX without compile spans: a compile's span from its duration event and JAX's timing frame.
+
+    The event is recorded from inside JAX's `log_elapsed_time`, whose frame holds the compile's
+    `start_time` and `fun_name`.
+    """
+    if event != BACKEND_COMPILE:
+        return
+    frame = _frame_named(sys._getframe(1), "log_elapsed_time", "start_time")
+    if frame is None:
+        end = time.time()
+        _COMPILES.append((end - duration, end, str(kwargs.get("fun_name", ""))))
+        return
+    start = float(frame.f_locals["start_time"])
+    _COMPILES.append((start, start + duration, str(frame.f_locals.get("fun_name", ""))))
+
+
+def _frame_named(frame: Any, code_name: str, local: str) -> Any:
+    """The innermost frame from `frame` outwards running `code_name` with local `local`, or None."""
+    while frame is not None:
+        if frame.f_code.co_name == code_name and local in frame.f_locals:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _watch_for_compile(main: int, fun_name: str, path: str) -> None:
+    """JAX without a compile-start event: wait until the main thread compiles `fun_name`, then interrupt.
+
+    Polls the main thread's stack (every 0.2 ms, releasing the GIL) for JAX's `_cached_compilation`
+    of a function named `fun_name` that is inside XLA's compile; sends nothing once disarmed or
+    after 120 s without one.
+    """
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _ARMED.get("fun_name") == fun_name:
+        frame = sys._current_frames().get(main)
+        compiling = _frame_named(frame, "_cached_compilation", "name")
+        if compiling is not None and fun_name in str(compiling.f_locals["name"]) and _inside_compile(frame):
+            _ARMED.clear()
+            _interrupt_inside_compile(main, time.time(), path)
+            return
+        time.sleep(0.0002)
 
 
 # JAX's Python functions that run inside the compile's timed span (jax/_src/interpreters/pxla.py
@@ -336,8 +386,13 @@ def arm_interrupt(fun_name: str, path: str) -> None:
     """
     import gc
 
+    import jax.monitoring
+
     _ARMED.update(fun_name=fun_name, path=path)
     gc.disable()
+    if not hasattr(jax.monitoring, "register_scalar_listener"):  # no compile-start event: watch the stack
+        threading.Thread(target=_watch_for_compile, args=(threading.get_ident(), fun_name, path),
+                         daemon=True).start()
 
 
 def disarm() -> None:
@@ -363,15 +418,21 @@ def rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+def _registered_widgets() -> dict:
+    """ipywidgets' registry of live widgets: `widget._instances` (ipywidgets 8), `Widget.widgets` (7)."""
+    from ipywidgets.widgets import widget
+
+    registry = getattr(widget, "_instances", None)
+    return registry if isinstance(registry, dict) else widget.Widget.widgets
+
+
 def memory() -> str:
     """RSS and Python blocks after a full collection, widgets (registered, and alive at all), live
     Capture objects, and the listener, logger and hook counts."""
     import gc
 
     gc.collect()
-    from ipywidgets.widgets import widget
-
-    registered = list(widget._instances.values())
+    registered = list(_registered_widgets().values())
     views = sys.modules.get("jaxmagic.views.widget")
     alive = [obj for obj in gc.get_objects() if views is not None and isinstance(obj, views.JaxmagicWidget)]
     captures = sum(1 for obj in gc.get_objects() if type(obj).__name__ == "Capture"
@@ -386,9 +447,7 @@ def memory() -> str:
 
 def close_widgets() -> int:
     """Close every live widget (what a front end does when the outputs are cleared); how many."""
-    from ipywidgets.widgets import widget
-
-    live = list(widget._instances.values())
+    live = list(_registered_widgets().values())
     for w in live:
         w.close()
     return len(live)
