@@ -125,16 +125,18 @@ def test_results_and_exceptions_are_the_plain_ones():
 
 def test_everything_is_restored_even_on_keyboard_interrupt():
     namespace = {"jit": ORIGINAL_JIT, "f": earlier_cell}
+    jitted_type = type(earlier_cell)
+    own_call, own_flags = jitted_type.__dict__["__call__"], jitted_type.__flags__
     duration_listeners = len(_listeners("_event_duration_secs_listeners"))
     with pytest.raises(KeyboardInterrupt):
         with jaxmagic.capture(namespace):
-            assert jax.jit is not ORIGINAL_JIT and namespace["jit"] is not ORIGINAL_JIT
-            assert jit_patch.is_recorded(namespace["f"])
+            assert jitted_type.__dict__["__call__"] is not own_call  # every jitted call comes to the capture
+            assert namespace["f"] is earlier_cell and jax.jit is ORIGINAL_JIT  # and no object is replaced
             namespace["g"] = jax.jit(lambda x: x)
             raise KeyboardInterrupt
     assert jax.jit is ORIGINAL_JIT and namespace["jit"] is ORIGINAL_JIT
-    assert namespace["f"] is earlier_cell
-    assert type(namespace["g"]).__name__ == "PjitFunction"  # made in the block, unwrapped afterwards
+    assert namespace["f"] is earlier_cell and type(namespace["g"]) is jitted_type
+    assert jitted_type.__dict__["__call__"] is own_call and jitted_type.__flags__ == own_flags
     assert jit_patch._recorder is None
     assert len(_listeners("_event_duration_secs_listeners")) == duration_listeners
 

@@ -60,7 +60,7 @@ def _box(shown) -> str:
 
 
 STAGES = [  # (what is broken, where, what the box says; None: the view is drawn with a note)
-    ("patching jax.jit", (jit_patch, "patch_jit"), "start recording"),
+    ("routing jitted calls", (jit_patch, "route_jitted_calls"), "start recording"),
     ("listening to jax.monitoring", (session.monitoring, "listen"), "start recording"),
     ("the random stand-ins", (key_patch, "patch_random"), "start recording"),
     ("stopping", (session.CaptureSession, "stop"), "finish recording"),

@@ -208,21 +208,24 @@ def test_standard_split_loop_over_1000_steps_has_no_false_reuse_and_folds_into_a
 
 
 def test_jitted_step_chain_links_calls_through_the_returned_key():
-    step = jax.jit(lambda key: jr.split(key)[0])
-    noise = jax.jit(lambda key: jr.normal(jr.split(key)[1], (3,)))
+    step = jax.jit(lambda key: tuple(jr.split(key)))
+    noise = jax.jit(lambda key: jr.normal(key, (3,)))
 
     def run():
         key = jr.key(21)
         for _ in range(5):
-            noise(key)
-            key = step(key)
+            key, sub = step(key)
+            noise(sub)
 
-    cap = _capture(run)
-    assert not _reused(cap)
+    cap = _capture(run)  # local jitted functions: seen through JAX's jitted type, not the namespace
+    assert len(cap.calls) == 10
+    assert not _reused(cap) and not _jax_says_reuse(run)
     roots = [r for r in cap.keys if r.parent is None]
     assert len(roots) == 1  # each call's result key hangs below the key it was made from
-    by_call = {r.call for r in cap.keys if r.call is not None}
-    assert by_call == {c.index for c in cap.calls}
+    steps = {c.index for c in cap.calls if c.index % 2 == 0}
+    assert {r.call for r in cap.keys if r.call is not None} == steps  # each step's keys hang below its call
+    used_by_noise = {u.call for r in cap.keys for u in r.uses if u.name == "normal"}
+    assert used_by_noise == {c.index for c in cap.calls} - steps  # and each noise call uses one of them
 
 
 def test_scan_is_one_loop_node_with_its_trip_count():

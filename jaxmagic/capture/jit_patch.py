@@ -1,9 +1,12 @@
-"""Seeing each call of a jitted function: a thin pass-through wrapper and the `jax.jit` patch.
+"""Seeing each call of every jitted function, through whatever reference the cell holds.
 
-JAX offers no hook on the C++ fast path of a jitted call, so during a capture the
-jitted functions in the user's namespace, and every function `jax.jit` makes, are
-wrapped by `record_calls`. With no capture running the wrapper only forwards the call
-(one global read); after a capture the namespace gets the original objects back.
+JAX offers no hook on the C++ fast path of a jitted call. During a capture the call of
+JAX's jitted-function type itself goes through `_routed_call` (`call_hook.route_calls`):
+every jitted function, wherever it is bound (a dict, an attribute set in an earlier cell, a
+library's module global, `nnx.jit`'s or `eqx.filter_jit`'s inner jit), reports its calls,
+and no object is replaced. Where this Python cannot route a type's call, the older way is
+the fallback: jitted functions in the user's namespace, and every function `jax.jit`
+makes, are wrapped by `record_calls` for the capture's duration.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, Callable, Protocol
 
 import jax
 
-from . import aliases, jax_compat
+from . import aliases, call_hook, jax_compat
 
 
 class CallRecorder(Protocol):
@@ -30,6 +33,36 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
     global _recorder
     previous, _recorder = _recorder, recorder
     return previous
+
+
+_JITTED_TYPE = jax_compat.PJIT_FUNCTION_TYPE
+# The C++ call of a jitted function, `call_jitted(fn, *args, **kwargs)`: what a recorder runs.
+# The same object routes or not, so it also runs a jitted function while its type is routed.
+call_jitted: Callable[..., Any] = (call_hook.original_call(_JITTED_TYPE) if _JITTED_TYPE is not None else None) \
+    or (lambda fn, *args, **kwargs: fn(*args, **kwargs))
+
+
+def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """The jitted-function type's call during a capture: through the running recorder if any."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    recorder = _recorder
+    if recorder is None:
+        return call_jitted(self, *args, **kwargs)
+    return recorder.record(self, args, kwargs)
+
+
+def route_jitted_calls(stack: ExitStack) -> bool:
+    """Route every jitted function's call through the recorder until `stack` closes.
+
+    False when this Python cannot (`call_hook`): the caller falls back on namespace wrappers.
+    """
+    if _JITTED_TYPE is None:
+        return False
+    undo = call_hook.route_calls(_JITTED_TYPE, _routed_call)
+    if undo is None:
+        return False
+    stack.callback(undo)
+    return True
 
 
 def _recording_call(fn: Any) -> Callable:

@@ -79,6 +79,9 @@ class Artifacts:
     batch_dims: dict[Any, int | None] | None = None
     batch_size: int | None = None
     batch_note: str | None = None
+    # Each jaxpr input's name as the user wrote it (`model.hidden.kernel`) where a library's jit
+    # wrapper made the call and its own names mean nothing to the user (capture/user_names.py).
+    input_names: tuple[str, ...] | None = None
 
     @property
     def lowered_text(self) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import types
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from typing import Any
 
 import jax
 
-from . import cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source, trace_prints
+from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
+               trace_prints, user_names)
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import signature_of
 
@@ -39,6 +41,16 @@ _trace_state_clean = jax_compat.trace_state_clean
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
 _thread = threading.get_ident  # a capture records the thread that runs the cell (about 40 ns a check)
+
+
+def _in_user_code(where: SourceLocation | None) -> bool:
+    return where is not None and source.is_user_file(where.file)
+
+
+def _call_plain(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a call when jitted calls are not routed (the namespace-wrapper fallback)."""
+    __tracebackhide__ = True
+    return fn(*args, **kwargs)
 
 
 def _recording_call(frame: Any) -> int | None:
@@ -66,9 +78,18 @@ class _FunctionState:
 
     @classmethod
     def of(cls, fn: Any) -> _FunctionState:
-        target = getattr(fn, "__wrapped__", fn)
-        name = getattr(target, "__qualname__", None) or getattr(fn, "__name__", "<jitted>")
-        return cls(name=name, source=source.function_location(fn), function_id=id(fn))
+        return cls(name=_function_name(fn), source=source.function_location(fn), function_id=id(fn))
+
+
+def _function_name(fn: Any) -> str:
+    """The jitted function's name; a jitted bound method by its object's class (`MLP.apply` for
+    `jax.jit(model.apply)`, where the method's own name says `Module.apply`)."""
+    target = getattr(fn, "__wrapped__", fn)
+    owner = getattr(target, "__self__", None)
+    name = getattr(target, "__name__", None)
+    if owner is not None and name and not isinstance(owner, (type, types.ModuleType)):
+        return f"{type(owner).__name__}.{name}"
+    return getattr(target, "__qualname__", None) or getattr(fn, "__name__", "<jitted>")
 
 
 class CaptureSession:
@@ -94,6 +115,8 @@ class CaptureSession:
         self._finishing = 0  # depth of `_finish`: above 0, jaxmagic is recording a call (its own JAX work)
         self._nested_noted = False
         self._running = False
+        self._call: Any = _call_plain  # how `record` runs a jitted call (`start` picks it)
+        self._jax_own: dict[int, Any] = {}  # jitted functions defined in JAX itself, by id: not recorded
         # One row per call, in order: a JitCall, or (state, start, end) for a fast-path cache
         # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call).
         self._rows: list[Any] = []
@@ -123,7 +146,14 @@ class CaptureSession:
         try:
             previous = jit_patch.set_recorder(self)
             stack.callback(jit_patch.set_recorder, previous)
-            if previous is None:  # an outer capture already patched everything
+            if previous is not None:  # an outer capture routed or wrapped everything already
+                self._call = getattr(previous, "_call", _call_plain)
+            elif jit_patch.route_jitted_calls(stack):
+                self._call = jit_patch.call_jitted  # JAX's own C++ call: the type's call now comes to us
+            else:
+                self.capture.notes.append(
+                    "this Python cannot route jitted calls: calls are seen only for jitted functions bound "
+                    "in the namespace or made in the cell; others only through their compile events")
                 jit_patch.patch_jit(stack, self.namespace)
                 jit_patch.wrap_namespace(stack, self.namespace)
             self._grads = grad_patch.GradLog(self, _recording_call)
@@ -258,7 +288,8 @@ class CaptureSession:
 
     # -- calls -------------------------------------------------------------------------
     def record(self, fn: Any, args: tuple, kwargs: dict) -> Any:
-        """Run one call of jitted `fn` and record it. Called by the `jit_patch.record_calls` wrappers.
+        """Run one call of jitted `fn` and record it. Called for every jitted call during the capture
+        (`jit_patch`: the jitted type's routed call, or the namespace wrappers where it cannot be routed).
 
         The common case, a cache hit of a function already seen a few times, costs a trace
         check, two clock reads and one tuple (about 1.2 us in all, bench/trace.py);
@@ -272,7 +303,10 @@ class CaptureSession:
             # call from another thread (a data loader, a server): not this cell's, passed on.
             if _thread() != self._thread:
                 self._other_threads += 1
-            return fn(*args, **kwargs)
+            return self._call(fn, *args, **kwargs)
+        state = self._hot.get(id(fn))
+        if state is None and self._is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
+            return self._call(fn, *args, **kwargs)
         events = self._events
         n_events = len(events)
         n_logs = len(self._logs)
@@ -283,7 +317,7 @@ class CaptureSession:
         if sampled:
             self._ready.poll(start)
         try:
-            out = fn(*args, **kwargs)
+            out = self._call(fn, *args, **kwargs)
         except BaseException as exc:
             end = _clock()
             if self._finishing < MAX_RECORDING_DEPTH:
@@ -292,7 +326,6 @@ class CaptureSession:
         end = _clock()
         if sampled:
             self._watch(index, out, start, end)
-        state = self._hot.get(id(fn))
         if state is not None and len(events) == n_events:
             rows.append((state, start, end))
             if self.shardings:
@@ -311,6 +344,21 @@ class CaptureSession:
         if self._key_call is not None:
             self._record_key_call(out)
         return out
+
+    def _is_jax_own(self, fn: Any) -> bool:
+        """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
+        known = self._jax_own.get(id(fn))
+        if known is not None:
+            if known is fn:
+                return True
+            del self._jax_own[id(fn)]  # that function is gone and its id taken by another
+        traced = jax_compat.python_function(fn)
+        # No Python function at all: JAX's eager dispatch of a primitive or a `jit_p` bind
+        # (`_pjit_call_impl` makes such C++ jitted callables itself).
+        if traced is not None and not source.is_jax_function(traced):
+            return False
+        self._jax_own[id(fn)] = fn  # JAX's own, module-level and alive anyway
+        return True
 
     def _record_key_call(self, out: Any) -> None:
         key_call, self._key_call = self._key_call, None
@@ -423,8 +471,7 @@ class CaptureSession:
         call_site = None
         miss_reason = None
         if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
-            leaves: list | None = [] if self._keys is not None else None
-            signature = signature_of(fn, args, kwargs, leaves)
+            signature, leaves, user_named = self._signature(fn, args, kwargs, state)
             call_site = source.caller_location(sys._getframe())
             if not cache_hit:
                 state.misses += 1
@@ -438,6 +485,8 @@ class CaptureSession:
                 if artifacts is None:
                     artifacts = state.artifacts[signature.key] = self._artifacts(
                         fn, args, kwargs, durations["execute"], index)
+                    if user_named:
+                        artifacts.input_names = tuple(a.path for a in signature.args if not a.static)
                 if self._keys is not None:
                     program = self._keys.program(artifacts)
                     state.key_program = program  # cache hits past the budget reuse it (`record`)
@@ -450,6 +499,26 @@ class CaptureSession:
             miss_reason=miss_reason, artifacts=artifacts,
             error=None if error is None else f"{type(error).__name__}: {error}",
             explanations=explanations))
+
+    def _signature(self, fn: Any, args: tuple, kwargs: dict,
+                   state: _FunctionState) -> tuple[Signature, list, bool]:
+        """The call's signature and dynamic leaves, its leaves named as the user wrote them
+        (and whether any was: the graph then names its inputs the same way).
+
+        When a library's wrapper (`nnx.jit`, `eqx.filter_jit`) made the jitted call, the user's
+        own call a few frames up names the arrays (`user_names`), and the function the user wrote
+        behind the wrapper gives the definition shown, where the traced function is the library's.
+        """
+        leaves: list = []
+        signature = signature_of(fn, args, kwargs, leaves)
+        entry = user_names.user_entry(sys._getframe())
+        if entry is None:
+            return signature, leaves, False
+        if entry.function is not None and state.calls == 1 and not _in_user_code(state.source):
+            state.source = source.function_location(entry.function)
+            state.name = getattr(entry.function, "__qualname__", None) or state.name
+        named = user_names.renamed(signature, user_names.leaf_names(entry, leaves))
+        return named, leaves, named is not signature
 
     def _seen_definition_before(self, fn: Any) -> bool:
         """True when another jitted function made from the same `def`/`lambda` was called before."""

@@ -27,6 +27,56 @@ _LIBRARY_PREFIXES = tuple(
 _LIBRARY_DIRS = tuple(prefix + os.sep for prefix in _LIBRARY_PREFIXES)  # a folder's files, not its neighbours
 
 
+@functools.lru_cache(maxsize=None)
+def _package_dirs(*names: str) -> tuple[str, ...]:
+    """The folders of the named packages, once they are imported (read when first needed)."""
+    dirs = []
+    for name in names:
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None)
+        if file:
+            dirs.append(os.path.realpath(os.path.dirname(file)) + os.sep)
+    return tuple(dirs)
+
+
+def is_jax_function(fn: Any) -> bool:
+    """True for a function JAX itself defines, looking under its wrappers (`jnp.where`,
+    `jax.random.normal`, `jax.nn.relu` are jitted): its calls are JAX's implementation of an
+    operation, not a program the user jitted. `jax.jit(jax.vmap(f))` traces JAX's `vmap_f`,
+    but `f` under it is the user's: that is the user's program."""
+    queue, seen, found = [fn], set(), False
+    while queue and len(seen) < _MAX_LOOKS:
+        obj = queue.pop(0)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        code = _code_of(obj)
+        if code is not None:
+            if not _is_jax_file(code.co_filename):
+                return False
+            found = True
+        queue.extend(_inner_callables(obj))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_jax_file(file: str) -> bool:
+    jax_dirs = _package_dirs("jax", "jaxlib")
+    try:
+        return bool(jax_dirs) and os.path.realpath(file).startswith(jax_dirs)
+    except (ValueError, UnicodeError):
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def is_own_file(file: str) -> bool:
+    """True for a file of jaxmagic itself (its capture frames sit between a jitted call and its caller)."""
+    try:
+        return os.path.realpath(file).startswith(PACKAGE_DIR + os.sep)
+    except (ValueError, UnicodeError):
+        return False
+
+
 def code_line(file: str, line: int) -> str | None:
     text = linecache.getline(file, line)
     return text.strip() or None
@@ -181,6 +231,11 @@ def _inner_callables(obj: Any) -> list[Any]:
             continue
         if callable(inner) and not isinstance(inner, type):
             found.append(inner)
+    owner = getattr(obj, "__self__", None)  # a bound method: `jax.jit(model.apply)` runs the model's own call
+    if owner is not None and not isinstance(owner, (type, types.ModuleType)):
+        call = getattr(type(owner), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            found.append(call)
     return found
 
 

@@ -79,7 +79,8 @@ def _eqn_source(eqn: Any) -> dict | None:
 class _FunctionBuilder:
     """Walks one ClosedJaxpr into groups, nodes and vars."""
 
-    def __init__(self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int):
+    def __init__(self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int,
+                 input_names: tuple[str, ...] | None = None):
         self.fid = fid
         self.printed = JaxprText(closed_jaxpr, max_eqns)
         self.groups: list[dict] = []
@@ -89,12 +90,15 @@ class _FunctionBuilder:
         self.max_eqns = max_eqns
         self.truncated = False
         self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
-        self._name_inputs(_open(closed_jaxpr))
+        self._name_inputs(_open(closed_jaxpr), input_names)
 
-    def _name_inputs(self, jaxpr: Any) -> None:
+    def _name_inputs(self, jaxpr: Any, input_names: tuple[str, ...] | None) -> None:
         """The function's input ports carry their pytree paths: a leaf of a parameter dict is
-        `params['layers'][0]['w']` to the user, where the jaxpr only says `b`."""
-        paths = jax_compat.argument_paths(jaxpr)
+        `params['layers'][0]['w']` to the user, where the jaxpr only says `b`. The capture's
+        names (`model.hidden.kernel`, read from the user's own call of `nnx.jit` or
+        `eqx.filter_jit`) come first; JAX's debug info names the library's arguments."""
+        paths = input_names if input_names and len(input_names) == len(jaxpr.invars) \
+            else jax_compat.argument_paths(jaxpr)
         if paths is None:
             return
         by_id = {v["id"]: v for v in self.vars}
@@ -173,7 +177,8 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
     graphs carry values but are not programs of their own). `var_ids`, when given, receives
     {jaxpr Var: var id} for callers that join their own records to the graph.
     """
-    builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns)
+    builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns,
+                               artifacts.input_names if artifacts is not None else None)
     if var_ids is not None:
         var_ids.update(builder.var_ids)
     fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,

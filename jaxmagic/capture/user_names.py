@@ -1,0 +1,155 @@
+"""Names as the user wrote them, for jitted calls a library makes on the user's behalf.
+
+`nnx.jit` and `eqx.filter_jit` call JAX's jit with arguments of their own making: NNX passes
+its graph state as flat lists (`model.states[0][0]`), Equinox a partition of every argument
+(`dynamic_nodonate['first'][3]`), and the function JAX traces is the library's (defined in
+site-packages). The user's own call is one frame up: the outermost library frame under the
+user's line holds the arguments as the user passed them (`model`, `opt`, `x`), and its
+wrapper object keeps the user's function. The arrays are the same objects on both sides, so
+each leaf of the jitted call is named by where the same array sits in the user's arguments:
+`model.hidden.kernel`. A leaf that is not found there keeps JAX's name; nothing is guessed.
+
+Called only when a call's signature is taken (misses and a function's first calls).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jax
+
+from . import source
+from .record import Signature
+
+_MAX_FRAMES = 200  # frames walked up looking for the user's line
+
+
+@dataclass(frozen=True)
+class UserEntry:
+    """The user's call of a library's jit wrapper: its function and its arguments, by parameter name."""
+
+    function: Any  # the user's function behind the wrapper (for its name and definition), or None
+    arguments: dict[str, Any]  # parameter name -> value, as the user passed it
+
+
+def user_entry(frame: types.FrameType | None) -> UserEntry | None:
+    """The library call the user's code made that led to the jitted call running below `frame`,
+    or None when the user's code called the jitted function itself (JAX's names are the user's)."""
+    entry = _library_entry_frame(frame)
+    if entry is None:
+        return None
+    positional, keywords, wrapper = _frame_arguments(entry)
+    function = source.user_function(wrapper) if wrapper is not None else None
+    if function is not None and not source.is_user_file(getattr(getattr(function, "__code__", None),
+                                                                  "co_filename", "")):
+        function = None
+    return UserEntry(function=function, arguments=_bind(function, positional, keywords))
+
+
+def _library_entry_frame(frame: types.FrameType | None) -> types.FrameType | None:
+    """The frame the user's line called, when it is a library's (not jaxmagic's call routing)."""
+    below = None
+    for _ in range(_MAX_FRAMES):
+        if frame is None:
+            return None
+        if source.is_user_file(frame.f_code.co_filename):
+            if below is None or source.is_own_file(below.f_code.co_filename):
+                return None  # the user called the jitted function directly
+            return below
+        below, frame = frame, frame.f_back
+    return None
+
+
+def _frame_arguments(frame: types.FrameType) -> tuple[list, dict, Any]:
+    """(positional, keyword, the wrapper object) a library frame was called with: `self` of a
+    method is the wrapper (it keeps the user's function), the rest are the user's arguments."""
+    info = inspect.getargvalues(frame)
+    values = info.locals
+    names = list(info.args)
+    wrapper = None
+    if names and names[0] == "self":
+        wrapper = values.get("self")
+        names = names[1:]
+    positional = [values[n] for n in names if n in values]
+    if info.varargs and isinstance(values.get(info.varargs), tuple):
+        positional.extend(values[info.varargs])
+    keywords = dict(values.get(info.keywords) or {}) if info.keywords else {}
+    return positional, keywords, wrapper
+
+
+def _bind(function: Any, positional: list, keywords: dict) -> dict[str, Any]:
+    """Arguments by the user's parameter names; `args[i]` and keyword names where they cannot be bound."""
+    if function is not None:
+        try:
+            bound = inspect.signature(function).bind_partial(*positional, **keywords)
+            return dict(bound.arguments)
+        except (TypeError, ValueError):
+            pass
+    named = {f"args[{i}]": value for i, value in enumerate(positional)}
+    named.update(keywords)
+    return named
+
+
+def _is_array(leaf: Any) -> bool:
+    # Arrays only: small ints and other interned values share identities and would name wrongly.
+    return isinstance(leaf, jax.Array) or type(leaf).__module__ == "numpy" and hasattr(leaf, "shape")
+
+
+def leaf_names(entry: UserEntry, leaves: list) -> list[str | None]:
+    """For each leaf of the jitted call, its path in the user's arguments (`model.hidden.kernel`),
+    or None where that array is not among them."""
+    wanted = {id(leaf) for leaf in leaves if _is_array(leaf)}
+    if not wanted:
+        return [None] * len(leaves)
+    paths: dict[int, str] = {}
+    for name, value in entry.arguments.items():
+        try:
+            flat = jax.tree_util.tree_flatten_with_path(value)[0]
+        except Exception:  # an argument JAX cannot flatten: its leaves stay unnamed
+            continue
+        for key_path, leaf in flat:
+            if id(leaf) in wanted and id(leaf) not in paths:
+                paths[id(leaf)] = name + _readable(value, key_path)
+    return [paths.get(id(leaf)) if _is_array(leaf) else None for leaf in leaves]
+
+
+def _readable(root: Any, key_path: tuple) -> str:
+    """The key path as text; a Flax variable's own `.value` step is left out (`hidden.kernel`, the
+    name Flax itself prints), since the variable, not its box, is what the user named."""
+    text = jax.tree_util.keystr(key_path)
+    if text.endswith(".value") and type(_at(root, key_path[:-1])).__module__.startswith("flax."):
+        text = text[: -len(".value")]
+    return text
+
+
+def _at(root: Any, key_path: tuple) -> Any:
+    """The object at `key_path` under `root` (attribute, dict and sequence keys), or None."""
+    node = root
+    try:
+        for key in key_path:
+            if hasattr(key, "name"):
+                node = getattr(node, key.name)
+            elif hasattr(key, "key"):
+                node = node[key.key]
+            elif hasattr(key, "idx"):
+                node = node[key.idx]
+            else:
+                return None
+    except Exception:  # a key path a library's flattening made up: no parent to read
+        return None
+    return node
+
+
+def renamed(signature: Signature, names: list[str | None]) -> Signature:
+    """`signature` with each dynamic leaf's path replaced by its user name where one was found
+    (`names` is in the order of the dynamic leaves; static arguments keep theirs)."""
+    if not any(names):
+        return signature
+    specs, dynamic = [], iter(names)
+    for spec in signature.args:
+        name = None if spec.static else next(dynamic, None)
+        specs.append(spec if not name else replace(spec, path=name))
+    return Signature(args=tuple(specs))
