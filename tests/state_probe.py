@@ -261,6 +261,7 @@ def probe() -> str:
 
 BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"  # JAX's event for one XLA compile
 _COMPILES: list[tuple[float, float, str]] = []  # (start, end, fun_name) of each backend compile, time.time()
+_WATCHERS: list[threading.Thread] = []  # JAX without a compile-start event: the threads watching the stack
 _ARMED: dict[str, str] = {}  # {"fun_name": ..., "path": ...}: touch `path` when XLA starts compiling it
 
 
@@ -326,15 +327,22 @@ def _watch_for_compile(main: int, fun_name: str, path: str) -> None:
 
     Polls the main thread's stack (every 0.2 ms, releasing the GIL) for JAX's `_cached_compilation`
     of a function named `fun_name` that is inside XLA's compile; sends nothing once disarmed or
-    after 120 s without one.
+    after 120 s without one. JAX 0.4 records no compile event when the compile raises, so the span
+    seen on the stack (from the first sight inside the compile to the first sight outside it) is
+    noted instead: the interrupt landed inside it only if the stack showed the compile when it went.
     """
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and _ARMED.get("fun_name") == fun_name:
         frame = sys._current_frames().get(main)
         compiling = _frame_named(frame, "_cached_compilation", "name")
         if compiling is not None and fun_name in str(compiling.f_locals["name"]) and _inside_compile(frame):
+            name, seen = str(compiling.f_locals["name"]), time.time()
             _ARMED.clear()
-            _interrupt_inside_compile(main, time.time(), path)
+            del frame, compiling
+            _interrupt_inside_compile(main, seen, path)
+            while time.monotonic() < deadline and _inside_compile(sys._current_frames().get(main)):
+                time.sleep(0.0002)
+            _COMPILES.append((seen, time.time(), name))
             return
         time.sleep(0.0002)
 
@@ -391,8 +399,10 @@ def arm_interrupt(fun_name: str, path: str) -> None:
     _ARMED.update(fun_name=fun_name, path=path)
     gc.disable()
     if not hasattr(jax.monitoring, "register_scalar_listener"):  # no compile-start event: watch the stack
-        threading.Thread(target=_watch_for_compile, args=(threading.get_ident(), fun_name, path),
-                         daemon=True).start()
+        watcher = threading.Thread(target=_watch_for_compile, args=(threading.get_ident(), fun_name, path),
+                                   daemon=True)
+        _WATCHERS.append(watcher)
+        watcher.start()
 
 
 def disarm() -> None:
@@ -403,6 +413,9 @@ def disarm() -> None:
 
 
 def compiles_since(start: float) -> list[tuple[float, float, str]]:
+    """The compiles that ended after `start` (once a stack watcher, if any, has noted its span)."""
+    while _WATCHERS:
+        _WATCHERS.pop().join(timeout=10)
     return [c for c in _COMPILES if c[1] >= start]
 
 

@@ -176,6 +176,11 @@ class CellRun:
     compiles: list = field(default_factory=list)  # (start, end, function) of XLA compiles, interrupted cells
 
 
+# IPython 7's frame header: "/tmp/ipykernel_123/3876376275.py in g()" (the file is a hash of the cell's
+# source, which the magic line changes); IPython 8 writes "Cell In[5], line 3".
+IPYTHON7_CELL = re.compile(r"^\S*/ipykernel_\d+/\d+\.py in ")
+
+
 def user_frames(traceback: list[str]) -> list[list[str]]:
     """The cell's own frames: each "Cell In[n], line k" block with its code lines, ANSI stripped.
 
@@ -185,7 +190,9 @@ def user_frames(traceback: list[str]) -> list[list[str]]:
     frames = []
     for block in traceback:
         lines = ANSI.sub("", block).rstrip("\n").split("\n")
-        if not lines or not lines[0].strip().startswith("Cell In["):
+        if lines and IPYTHON7_CELL.match(lines[0].strip()):  # IPython 7 names the cell's file, a hash of its source
+            lines[0] = IPYTHON7_CELL.sub("Cell in ", lines[0].strip())
+        if not lines or not lines[0].strip().startswith(("Cell In[", "Cell in ")):
             continue
         frame = [lines[0].strip()]
         for line in lines[1:]:
@@ -388,7 +395,7 @@ def test_the_corpus_covers_what_it_claims(corpus_runs):
     assert errors == {"raise_in_jit": "TypeError", "raise_in_python": "KeyError", "sys_exit": "SystemExit",
                       "syntax_error": "SyntaxError", "interrupt_sleep": "KeyboardInterrupt",
                       "interrupt_compile": "KeyboardInterrupt"}
-    assert plain["raise_in_jit"].error[2][0][0].startswith("Cell In[")  # user frames were found
+    assert plain["raise_in_jit"].error[2][0][0].startswith(("Cell In[", "Cell in "))  # user frames were found
     assert "before_error" in plain["raise_in_jit"].namespace and "after_error" not in plain["raise_in_jit"].namespace
     assert plain["prints"].stdout.startswith("to stdout 1 2.5\n") and "to stderr" in plain["prints"].stderr
     assert "chatty sees 3.0" in plain["prints"].stdout and "tracing chatty" in plain["prints"].stdout
