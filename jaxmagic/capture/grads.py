@@ -156,7 +156,8 @@ def grad_split(fn: Callable, args: tuple, kwargs: dict | None = None, argnums: i
     forward_paths = _top_paths(tagged_forward.jaxpr, "forward", nested)
     backward_paths = _top_paths(tagged_backward.jaxpr, "backward", nested)
     recomputed_paths = sorted(_recomputed(tagged_backward.jaxpr, ()))
-    forward, backward = _strip_closed(tagged_forward), _strip_closed(tagged_backward)
+    forward, backward = _without_unread_residuals(_strip_closed(tagged_forward), _strip_closed(tagged_backward),
+                                                  n_out + n_aux, len(res_shapes))
     links = GradLinks(forward=[p[0] if p else None for p in forward_paths],
                       backward=[p[0] if p else None for p in backward_paths],
                       forward_paths=forward_paths, backward_paths=backward_paths, nested=nested)
@@ -391,6 +392,23 @@ def _strip(jaxpr: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # Residual records.
+
+
+def _without_unread_residuals(forward: Any, backward: Any, n_primal_out: int, n_res: int) -> tuple[Any, Any]:
+    """The split without the residuals its backward never reads.
+
+    JAX 0.4's `custom_vjp` keeps the rule's primal output among the vjp function's leaves although
+    the backward rule never reads it; `jax.ad_checkpoint.saved_residuals` leaves it out and XLA drops
+    it, so it is not memory saved for the backward and is not shown as such. Later JAX have none.
+    """
+    fj, bj = forward.jaxpr, backward.jaxpr
+    read = {id(atom) for eqn in bj.eqns for atom in eqn.invars} | {id(atom) for atom in bj.outvars}
+    keep = [k for k, var in enumerate(bj.invars[:n_res]) if id(var) in read]
+    if len(keep) == n_res:
+        return forward, backward
+    res_outs = fj.outvars[n_primal_out:]
+    return (jax_compat.with_vars(forward, outvars=[*fj.outvars[:n_primal_out], *(res_outs[k] for k in keep)]),
+            jax_compat.with_vars(backward, invars=[*(bj.invars[k] for k in keep), *bj.invars[n_res:]]))
 
 
 def _residuals(forward: Any, backward: Any, n_primal_out: int, links: GradLinks) -> list[Residual]:

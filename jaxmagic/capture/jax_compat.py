@@ -153,8 +153,14 @@ def _is_user_filename() -> Callable[[str], bool]:
     return source_info_util.is_user_filename
 
 
+# JAX functions that start tracing a function into a jaxpr. JAX 0.5 and later end an eqn's traceback
+# at the traced function; JAX 0.4 keeps the whole Python stack, through these, to the call site.
+_TRACE_ENTRIES = frozenset({"trace_to_jaxpr_dynamic", "trace_to_subjaxpr_dynamic"})
+
+
 def user_stack(source_info: Any) -> tuple[tuple[str, int, str], ...]:
-    """(file, line, function) of every user frame of an eqn's traceback, outermost first.
+    """(file, line, function) of every user frame of an eqn's traceback, outermost first, within the
+    function traced into the eqn's jaxpr (as JAX 0.5 and later record them; not its callers).
 
     The whole chain, not only the innermost line, tells a helper called from twenty
     lines apart from one called twenty times by a loop. Raw frames are cheap (a few µs
@@ -166,8 +172,13 @@ def user_stack(source_info: Any) -> tuple[tuple[str, int, str], ...]:
             return ()
         codes, lastis = traceback.raw_frames()
         is_user = _is_user_filename()
-        return tuple(_frame_line(code, lasti) for code, lasti in zip(reversed(codes), reversed(lastis))
-                     if is_user(code.co_filename))
+        frames = []
+        for code, lasti in zip(codes, lastis):  # innermost first
+            if is_user(code.co_filename):
+                frames.append(_frame_line(code, lasti))
+            elif frames and code.co_name in _TRACE_ENTRIES:
+                break  # JAX 0.4: the frames outside the traced function (where it was traced from) follow
+        return tuple(reversed(frames))
     except Exception:
         frame = user_frame(source_info)
         return () if frame is None else ((frame.file_name, frame.start_line, frame.function_name),)
@@ -211,6 +222,20 @@ def lowered_name_stack_text(source_info: Any) -> str:
         return str(source_info.name_stack)
     except Exception:
         return name_stack_text(source_info)
+
+
+def with_vars(closed: Any, invars: list | None = None, outvars: list | None = None) -> Any:
+    """`closed` with its jaxpr's inputs or outputs replaced (the same eqns).
+
+    JAX checks a jaxpr's debug info (argument names, result paths) against its inputs and
+    outputs; where they no longer match, the debug info is left out.
+    """
+    jaxpr = closed.jaxpr
+    changes = {k: v for k, v in (("invars", invars), ("outvars", outvars)) if v is not None}
+    try:
+        return closed.replace(jaxpr=jaxpr.replace(**changes))
+    except AssertionError:
+        return closed.replace(jaxpr=jaxpr.replace(**changes, debug_info=None))
 
 
 def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
@@ -269,6 +294,28 @@ def tracer_var(tracer: Any) -> Any:
     """
     var = getattr(tracer, "val", None)
     return var if type(var).__name__ == "Var" and hasattr(var, "aval") else None
+
+
+@functools.cache
+def tracer_vars() -> bool:
+    """Whether `tracer_var` finds the Var a finished jaxpr binds for a traced value (asked of a tiny trace).
+
+    JAX 0.4 renames every Var when it finishes a jaxpr (inlining literals), so a value seen while
+    tracing cannot be found in the jaxpr afterwards.
+    """
+    seen: list = []
+
+    def double(x: Any) -> Any:
+        y = x * 2
+        seen.append(tracer_var(y))
+        return y
+
+    make_jaxpr = getattr(jax.make_jaxpr, "_jaxmagic_original", jax.make_jaxpr)
+    try:
+        closed = make_jaxpr(double)(np.float32(1.0))
+    except Exception:
+        return False
+    return bool(seen) and seen[0] is not None and any(v is seen[0] for v in closed.jaxpr.outvars)
 
 
 def is_dropvar(var: Any) -> bool:

@@ -35,6 +35,12 @@ CUSTOM_RULE_PRIMS = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxp
 Path = tuple[int, ...]
 
 
+# Said where a jitted step's gradients cannot be told apart (JAX 0.4 renames a jaxpr's values when
+# it finishes tracing, so the values `grad` returned inside the step are not found in its program).
+GRADIENT_LEAVES_UNAVAILABLE = ("which values of the program are the gradients of which leaves is not available on "
+                               "this JAX")
+
+
 def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
     """The `%%grad_graph` document for a capture: one entry per differentiation, in cell order."""
     notes: list[str] = []
@@ -271,8 +277,13 @@ def _custom_rules(split: Any, paths: list[Path], fwd: dict, bwd: dict, fwd_user:
 
 
 def _rule_function(wrapped: Any) -> Any:
-    """The user's Python function inside JAX's `WrappedFun` (its `.f`, unwrapped), or None."""
+    """The user's Python function inside JAX's `WrappedFun` (its `.f`, unwrapped), or None.
+
+    JAX 0.4 keeps a custom_vjp's bwd rule as the WrappedFun's bound `call_wrapped`: its `__self__`.
+    """
     fn = getattr(wrapped, "f", None)
+    if fn is None:
+        fn = getattr(getattr(wrapped, "__self__", None), "f", None)
     while fn is not None and hasattr(fn, "__wrapped__"):
         fn = fn.__wrapped__
     return fn if callable(fn) and hasattr(fn, "__code__") else None
@@ -512,6 +523,8 @@ def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegi
             if vid is not None:
                 grads_of.append({"path": path, "aval": aval, "var": vid, "site": g.index,
                                  **({"value": values[vid]} if vid in values else {})})
+    if traced and not grads_of and not jax_compat.tracer_vars():
+        notes.append(f"{first.name}: {GRADIENT_LEAVES_UNAVAILABLE}")
     counts = {role: 0 for role in ("forward", "backward", "other", "unknown")}
     for role in roles.values():
         counts[role] = counts.get(role, 0) + 1
