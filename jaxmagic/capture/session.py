@@ -471,13 +471,13 @@ class CaptureSession:
         call_site = None
         miss_reason = None
         if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
-            signature, leaves, user_named = self._signature(fn, args, kwargs, state)
+            signature, leaves, renames = self._signature(fn, args, kwargs, state)
             call_site = source.caller_location(sys._getframe())
             if not cache_hit:
                 state.misses += 1
-                miss_reason = miss.miss_reason(
+                miss_reason = user_names.reason_in_user_terms(miss.miss_reason(
                     fn, state.name, explanations, state.last_signature, signature,
-                    redefined=new_function and self._seen_definition_before(fn))
+                    redefined=new_function and self._seen_definition_before(fn)), renames, call_site)
                 self._guard_explain_cost(state)
             state.last_signature = signature
             if error is None:
@@ -485,7 +485,7 @@ class CaptureSession:
                 if artifacts is None:
                     artifacts = state.artifacts[signature.key] = self._artifacts(
                         fn, args, kwargs, durations["execute"], index)
-                    if user_named:
+                    if renames:
                         artifacts.input_names = tuple(a.path for a in signature.args if not a.static)
                 if self._keys is not None:
                     program = self._keys.program(artifacts)
@@ -501,9 +501,10 @@ class CaptureSession:
             explanations=explanations))
 
     def _signature(self, fn: Any, args: tuple, kwargs: dict,
-                   state: _FunctionState) -> tuple[Signature, list, bool]:
+                   state: _FunctionState) -> tuple[Signature, list, dict[str, str]]:
         """The call's signature and dynamic leaves, its leaves named as the user wrote them
-        (and whether any was: the graph then names its inputs the same way).
+        (and {library's path: user's name} for those renamed: the graph and JAX's miss
+        explanation then use the same names).
 
         When a library's wrapper (`nnx.jit`, `eqx.filter_jit`) made the jitted call, the user's
         own call a few frames up names the arrays (`user_names`), and the function the user wrote
@@ -513,12 +514,13 @@ class CaptureSession:
         signature = signature_of(fn, args, kwargs, leaves)
         entry = user_names.user_entry(sys._getframe())
         if entry is None:
-            return signature, leaves, False
+            return signature, leaves, {}
         if entry.function is not None and state.calls == 1 and not _in_user_code(state.source):
             state.source = source.function_location(entry.function)
             state.name = getattr(entry.function, "__qualname__", None) or state.name
         named = user_names.renamed(signature, user_names.leaf_names(entry, leaves))
-        return named, leaves, named is not signature
+        renames = {a.path: b.path for a, b in zip(signature.args, named.args) if a.path != b.path}
+        return named, leaves, renames
 
     def _seen_definition_before(self, fn: Any) -> bool:
         """True when another jitted function made from the same `def`/`lambda` was called before."""

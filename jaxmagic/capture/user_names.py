@@ -153,3 +153,17 @@ def renamed(signature: Signature, names: list[str | None]) -> Signature:
         name = None if spec.static else next(dynamic, None)
         specs.append(spec if not name else replace(spec, path=name))
     return Signature(args=tuple(specs))
+
+
+def reason_in_user_terms(reason: Any, renames: dict[str, str], call_site: Any) -> Any:
+    """A miss reason whose JAX explanation names the library's arguments (`dynamic_nodonate['rest'][0]`)
+    and the library's line, told with the user's names and the user's line instead. JAX's own
+    text is kept verbatim beside it."""
+    explanation = getattr(reason, "explanation", None)
+    if explanation is None or not renames:
+        return reason
+    changes = tuple(replace(c, path=renames.get(c.path, c.path)) for c in explanation.changes)
+    site = explanation.call_site
+    if call_site is not None and (site is None or not source.is_user_file(site[0])):
+        site = (call_site.file, call_site.line)
+    return replace(reason, explanation=replace(explanation, changes=changes, call_site=site))
