@@ -170,7 +170,8 @@ def test_argnums_aux_pytrees_integer_inputs_and_nonscalar_outputs():
     outs, grads = run_split(split, [params["w"], x, tokens, scale], [ct])
     (y, vjp_fn, aux) = jax.vjp(lambda p, s: f(p, x, tokens, s), params, scale, has_aux=True)
     np.testing.assert_allclose(outs[0], y)
-    np.testing.assert_allclose(outs[1], aux["mean"])
+    # op by op (eval_jaxpr) against JAX's own run of `mean`: some JAX round float32 one ulp apart (0.7)
+    np.testing.assert_array_max_ulp(outs[1], aux["mean"], maxulp=1)
     np.testing.assert_array_equal(outs[2], aux["tokens"])
     want = jax.tree_util.tree_leaves(vjp_fn(ct))
     for got, expected in zip(grads, want):

@@ -263,14 +263,17 @@ def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
     return print_jaxpr
 
 
+_WRAPPED_CONSTANTS = ("TypedNdArray", "LiteralArray")  # JAX 0.8's wrapper; JAX 0.7's (jax._src.literals)
+
+
 def constant_value(value: Any) -> Any:
     """A jaxpr constant as the array it holds.
 
-    JAX 0.8 wraps numpy constants in a `TypedNdArray` that is not an ndarray and keeps
-    the array in `.val`; later versions made it an ndarray subclass (a view of the
+    JAX 0.8 wraps numpy constants in a `TypedNdArray` (JAX 0.7 in a `LiteralArray`) that is
+    not an ndarray and keeps the array in `.val`; later versions made it an ndarray subclass (a view of the
     user's array). Either way the user's array is what comes back.
     """
-    if type(value).__name__ == "TypedNdArray" and not isinstance(value, np.ndarray):
+    if type(value).__name__ in _WRAPPED_CONSTANTS and not isinstance(value, np.ndarray):
         inner = getattr(value, "val", None)
         if isinstance(inner, np.ndarray):
             return inner
