@@ -1085,13 +1085,15 @@ class _Aligner:
         """Ops an owner's lowering emits itself (a scan's `while`, counters, helper calls).
 
         Only ops named with no primitive that some eqn at the same source position has: those
-        could be such an eqn's (a body eqn of a later owner on the same line, say).
+        could be such an eqn's (a body eqn of a later owner on the same line, say); nor one of the
+        owner's own body eqns has (JAX 0.7 writes a while loop's body ops at the loop's position).
         """
         func = fi[0]
         names = self.m.norm[func]
         head = kmin + "/" if kmin else ""
         info = self.eqns[e]
         taken = self._frame_prims.get(info.frame[:3] if info.frame else None, set()) - {info.prim}
+        taken = taken | {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(e)}
         for p in range(lo, hi):
             n = names[p]
             if (n is None or p in claimed or not n.startswith(head) or n == kmin
