@@ -195,6 +195,9 @@ def test_model_steps_defined_earlier_are_recorded_with_the_users_names(shell, ma
         fn = by_name[name]
         assert fn["nodes"] and input_name in _inputs(fn), (name, _inputs(fn)[:8])
         assert source.is_cell_file(fn["source"]["file"]) and fn["source"]["code"] in cell, (name, fn["source"])
+    linear = [n["src"] for n in by_name["train_step"]["nodes"]
+              if n["src"] and (n["src"].get("lib") or "").startswith("flax/nnx/nn/linear.py")]
+    assert linear and all(s["code"] == "return self.out(nnx.relu(self.hidden(x)))" for s in linear)  # user's line first
 
 
 def collections_count(names: list[str]) -> dict[str, int]:
@@ -216,4 +219,5 @@ def test_a_new_shape_is_a_miss_with_its_graph_and_reason(shell):
     caption = jaxmagic.document(cap, "timeline")["caption"][0]
     assert caption.startswith("eqx_step was compiled twice: x changed shape from f32[16,4] to f32[4,4]; "
                               "y changed shape from f32[16,1] to f32[4,1]"), caption
+
 

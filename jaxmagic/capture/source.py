@@ -68,6 +68,17 @@ def _is_jax_file(file: str) -> bool:
         return False
 
 
+def library_frame_text(file: str, line: int | None, function: str | None) -> str:
+    """A library's frame for the details beside the user's line: `flax/nnx/nn/linear.py:422 (Linear.__call__)`,
+    the path from the installed package's folder on (site-packages is the same for every frame)."""
+    shown = file
+    for prefix in _LIBRARY_DIRS:
+        if file.startswith(prefix) or os.path.realpath(file).startswith(prefix):
+            shown = os.path.relpath(os.path.realpath(file), prefix)
+            break
+    return f"{shown}:{line}" + (f" ({function})" if function else "")
+
+
 @functools.lru_cache(maxsize=1024)
 def is_own_file(file: str) -> bool:
     """True for a file of jaxmagic itself (its capture frames sit between a jitted call and its caller)."""

@@ -71,7 +71,10 @@ def _eqn_source(eqn: Any) -> dict | None:
     if not capture_source.is_user_file(frame.file_name):
         for file, line, function in reversed(jax_compat.user_stack(eqn.source_info)):  # innermost first
             if capture_source.is_user_file(file):
-                return source_json(capture_source.location(file, line, None, function))
+                src = source_json(capture_source.location(file, line, None, function))
+                src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line,
+                                                               frame.function_name)
+                return src
     loc = capture_source.location(frame.file_name, frame.start_line, frame.start_column, frame.function_name)
     return source_json(loc)
 

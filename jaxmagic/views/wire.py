@@ -75,6 +75,8 @@ def encode_function(fn: dict) -> dict:
         if src is None:
             return -1
         key = (s(src.get("file")), src.get("line"), src.get("col"), s(src.get("func")), s(src.get("code")))
+        if src.get("lib"):  # the library frame under the user's line, only where there is one
+            key += (s(src["lib"]),)
         if key not in sources:
             sources[key] = len(sources)
         return sources[key]

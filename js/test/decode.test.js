@@ -72,3 +72,18 @@ describe("function inputs", () => {
     }
   });
 });
+
+describe("node sources", () => {
+  it("carry the library frame under the user's line only where the wire gives one", () => {
+    const wire = load("wire_control_flow").functions[0];
+    const withLib = JSON.parse(JSON.stringify(wire));
+    withLib.strings.push("flax/nnx/nn/linear.py:422 (Linear.__call__)");
+    withLib.sources[0] = [...withLib.sources[0].slice(0, 5), withLib.strings.length - 1];
+    const plain = decodeFunction(wire), lib = decodeFunction(withLib);
+    const at = lib.nodes.findIndex((n) => n.src && n.src.lib);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(lib.nodes[at].src.lib).toBe("flax/nnx/nn/linear.py:422 (Linear.__call__)");
+    expect(lib.nodes[at].src.file).toBe(plain.nodes[at].src.file);
+    expect(plain.nodes.every((n) => !n.src || !("lib" in n.src))).toBe(true);
+  });
+});

@@ -17,6 +17,7 @@ const rows = (ref, list) => h("table", { class: "jm-params" },
 const code = (ref, src) => [
   h("div", { class: "jm-d-src", title: srcPath(src) }, srcText(src) + (src.func ? ` in ${src.func}` : ""), ref),
   src.code ? h("pre", { class: "jm-d-code" }, String(src.code), ref) : null,
+  src.lib ? h("div", { class: "jm-d-lib" }, `via ${src.lib}`, ref) : null,
 ];
 /** A button naming a node of `graph` that selects it. */
 const nodeButton = (ref, fn, graph, id, go, extra = "") => {

@@ -54,9 +54,11 @@ export function decodeFunction(w) {
   const str = (i) => (i == null || i < 0 ? null : S[i]);
   const operand = (op) => (Array.isArray(op) ? { lit: str(op[0]), aval: str(op[1]) } : { var: "v" + op });
   const scopes = (w.scopes || []).map((path) => path.map(str));
-  const sources = (w.sources || []).map(([file, line, col, func, code]) => ({
-    file: str(file), line, col, func: str(func), code: str(code),
-  }));
+  const sources = (w.sources || []).map(([file, line, col, func, code, lib]) => {
+    const src = { file: str(file), line, col, func: str(func), code: str(code) };
+    if (str(lib) != null) src.lib = str(lib); // the library frame under the user's line, when there is one
+    return src;
+  });
 
   const G = w.groups, N = w.nodes, V = w.vars;
   const groups = G.node.map((owner, i) => ({

@@ -98,6 +98,8 @@ function nodeDetails(panel, ix, n, opts) {
     section(panel, "Source", [
       h("div", { class: "jm-d-src", title: srcPath(n.src) }, srcText(n.src) + (n.src.func ? ` in ${n.src.func}` : ""), panel),
       n.src.code ? h("pre", { class: "jm-d-code" }, n.src.code, panel) : null,
+      n.src.lib ? h("div", { class: "jm-d-lib", title: "the library code your line called, where JAX saw the op" },
+        `via ${n.src.lib}`, panel) : null,
     ]);
   }
   if ((n.scope || []).length) section(panel, "Scope", h("div", { class: "jm-d-scope" }, n.scope.join(" / "), panel));
