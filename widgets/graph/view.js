@@ -583,12 +583,14 @@ export function graphView(root, doc, engine, opts = {}) {
 
 /**
  * Where the computation visibly starts: the vertical middle of the leftmost leaf boxes
- * that are eqns or boxes of moderate size (not ports, not huge open containers). Null when none.
+ * that are eqns, input ports or boxes of moderate size (not huge open containers). Ports
+ * count: a train step's inputs (`model.hidden.kernel`, `opt.opt_state…`) are the names the
+ * reader knows, and a long input column is taller than the first eqns beside it. Null when none.
  */
 export function startOfComputation(boxes) {
   const leaves = [];
   for (const [key, b] of boxes) {
-    if (/^[NSRUK]/.test(key) && b.w < 900) leaves.push(b);
+    if (/^[NSRUKP]/.test(key) && b.w < 900) leaves.push(b);
   }
   if (!leaves.length) return null;
   leaves.sort((a, b) => a.x - b.x);
