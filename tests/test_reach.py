@@ -227,3 +227,15 @@ def test_random_compositions_record_exactly_the_calls_made(kinds, calls):
             seen.add((which % len(made), size))
     assert [(c.function_id, c.cache_hit) for c in cap.calls] == expected
     assert sum(not hit for _, hit in expected) == len(seen)
+
+
+def test_experimental_pjit_is_recorded_where_this_jax_has_it():
+    pjit_module = pytest.importorskip("jax.experimental.pjit")
+    if not hasattr(pjit_module, "pjit"):
+        pytest.skip("this JAX has no jax.experimental.pjit.pjit")
+    traces: collections.Counter = collections.Counter()
+    stepped = pjit_module.pjit(_counted(traces, "pjit"))
+    with jaxmagic.capture({}) as cap:
+        for n in SHAPES:
+            stepped(jnp.ones(n))
+    assert [c.cache_hit for c in cap.calls] == EXPECTED_HITS and traces["pjit"] == 2
