@@ -94,9 +94,22 @@ class Kernel:
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
 
-    def execute(self, code: str, *, silent: bool = False, user_expressions: dict | None = None,
-                interrupt_after: float | None = None, interrupt_file: str | None = None,
-                timeout: float = CELL_TIMEOUT_S) -> Reply:
+    def execute(self, code: str, **kwargs: Any) -> Reply:
+        """Run `code` (see `_execute`), sent again if the kernel aborted it unrun.
+
+        ipykernel 6 aborts requests that arrive just after a cell raised (its `stop_on_error`
+        window, which ends on its next event-loop turn): such a request never ran, so it is sent again.
+        """
+        for _ in range(20):
+            reply = self._execute(code, **kwargs)
+            if reply.content.get("status") != "aborted" or reply.messages:
+                return reply
+            time.sleep(0.05)
+        return reply
+
+    def _execute(self, code: str, *, silent: bool = False, user_expressions: dict | None = None,
+                 interrupt_after: float | None = None, interrupt_file: str | None = None,
+                 timeout: float = CELL_TIMEOUT_S) -> Reply:
         """Run `code`. SIGINT goes `interrupt_after` seconds after INTERRUPT_MARKER shows on stdout;
         with `interrupt_file`, the kernel sends it to itself from inside a compile and writes when to
         that file (state_probe.arm_interrupt)."""
