@@ -90,7 +90,9 @@ def check_links(jaxpr, links, require_all: bool = True) -> None:
             assert _op_kind(shlo[line]) in expected | HELPERS, (i, eqn.prim, shlo[line])
             assert claimed.setdefault(line, eqn.prim) == eqn.prim, (line, claimed[line], eqn.prim)
         if require_all and eqn.live and eqn.prim not in NO_OPS and not (eqn.prim == "jit" and not eqn.subs[0]):
-            assert links.shlo[i], (i, eqn.prim, eqn.rel)
+            # an eqn JAX wrote no op for under its own name and position cannot be linked (JAX 0.7 writes
+            # a custom_jvp or loop body's ops under the owner's name or position); every other must be
+            assert links.shlo[i] or not _named_in(module, eqn), (i, eqn.prim, eqn.rel)
         if links.hlo[i]:
             tails = set()
             for line in links.hlo[i]:
