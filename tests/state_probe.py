@@ -152,6 +152,7 @@ def snapshot() -> dict[str, Any]:
         "builtins.print": _ident(builtins.print),
         "sys.stdout": _ident(sys.stdout), "sys.stderr": _ident(sys.stderr),
         "EvalTrace.process_primitive": _ident(core.EvalTrace.__dict__["process_primitive"]),
+        "jitted type": _jitted_type(),
         "namespace_stand_ins": stand_ins,
         "monitoring_listeners": _listener_counts(),
         "loggers": _loggers(),
@@ -162,6 +163,16 @@ def snapshot() -> dict[str, Any]:
         "ast_transformers": len(shell.ast_transformers),
         "recorders": _recorders(),
     }
+
+
+def _jitted_type() -> dict[str, Any]:
+    """The call and flags of JAX's jitted-function type: routed through the capture during a cell
+    (jaxmagic/capture/call_hook.py), JAX's own C slot and vectorcall flag outside one."""
+    import jax
+
+    cls = type(jax.jit(lambda x: x))
+    call = cls.__dict__.get("__call__")
+    return {"__call__": type(call).__name__, "__flags__": cls.__flags__}
 
 
 # -- the user namespace -------------------------------------------------------------------
