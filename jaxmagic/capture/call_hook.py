@@ -56,18 +56,22 @@ def route_calls(cls: type, call: Callable[..., Any]) -> Callable[[], None] | Non
     if field is None:
         return None
     had_vectorcall = bool(field.value & _HAVE_VECTORCALL)
-    try:
-        cls.__call__ = call  # type: ignore[method-assign]
-    except (TypeError, AttributeError):  # an immutable type
-        return None
-    if had_vectorcall:
-        field.value &= ~_HAVE_VECTORCALL
 
     def undo() -> None:
         cls.__call__ = original  # type: ignore[method-assign]
         if had_vectorcall:
             field.value |= _HAVE_VECTORCALL
 
+    try:
+        cls.__call__ = call  # type: ignore[method-assign]
+    except (TypeError, AttributeError):  # an immutable type
+        return None
+    try:
+        if had_vectorcall:
+            field.value &= ~_HAVE_VECTORCALL
+    except BaseException:  # Ctrl-C between the two steps: the type is left as it was
+        undo()
+        raise
     return undo
 
 
