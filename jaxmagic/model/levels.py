@@ -708,6 +708,11 @@ class _Aligner:
         self._frame_prims: dict[Any, set[str]] = {}  # primitives of all eqns, per source position
         for info in eqns[1:]:
             self._frame_prims.setdefault(info.frame[:3] if info.frame else None, set()).add(info.prim)
+        # primitives of live eqns with no op at their own position: JAX wrote their ops elsewhere (JAX 0.7
+        # writes a remat or loop body's ops at the owner's position), so an op named so may be theirs
+        at = {key for index in module.index for key in index}
+        self._displaced = {info.prim for info in eqns[1:] if info.live and info.frame is not None
+                           and (info.prim,) + info.frame[:3] not in at}
 
     def run(self) -> None:
         main = self.m.main
@@ -942,7 +947,7 @@ class _Aligner:
         (`before`: a scan's loop, an unplaced owner's body) are passed over until the first op of ours.
         """
         info = self.eqns[e]
-        others = frame_prims.get(info.frame[:3] if info.frame else None, set()) - {info.prim}
+        others = (frame_prims.get(info.frame[:3] if info.frame else None, set()) | self._displaced) - {info.prim}
         prefix = head + "/" if head else ""
         norms, frames = self.m.norm[func], self.m.frame[func]
         found: list[int] = []
