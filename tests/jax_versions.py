@@ -73,3 +73,25 @@ def reads_compiled_hlo() -> bool:
 
 
 COMPILED = "a call's compiled HLO without compiling it again (so its collectives and compiled shardings)"
+
+
+@functools.cache
+def locates_callee_ops_at_call_site() -> bool:
+    """Whether this JAX gives a called function's ops the caller's source position (asked of a
+    tiny program, not a version): JAX 0.7 writes `relu`'s `maximum` as `loc("max"(<call line>))`,
+    JAX 0.10 as a bare `loc("max")`. jaxmagic then leaves some of those ops (custom_jvp, loop and
+    remat bodies) unlinked rather than risk linking the caller's own ops to them."""
+    import re
+
+    import jax.numpy as jnp
+
+    from jaxmagic.capture import jax_compat
+
+    text = jax_compat.stablehlo_with_locations(jax.jit(lambda x: jax.nn.relu(x) * 3.0).lower(jnp.ones(3)))
+    found = re.search(r"stablehlo\.maximum .*loc\((#loc\d+)\)", text)
+    defs = dict(re.findall(r"^(#loc\d+) = (loc\(.*\))$", text, re.M))
+    return bool(found) and bool(re.match(r'loc\("max"\(#loc\d+\)\)', defs.get(found.group(1), "")))
+
+
+CALLEE_AT_CALL_SITE = ("JAX here places a called function's ops at the call's source position (custom_jvp, "
+                       "loop and remat bodies): jaxmagic leaves those links out rather than risk a wrong one")

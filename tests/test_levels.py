@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxmagic.model.graph import function_graph
+from tests.jax_versions import CALLEE_AT_CALL_SITE, locates_callee_ops_at_call_site
 from jaxmagic.model.levels import _StableHLO, _collect_eqns, _norm, link_levels
 
 from .programs import PROGRAMS
@@ -114,7 +115,9 @@ def test_linked_lines_hold_the_eqns_ops(name):
                                              in links.hlo_note)
     unlinked = sum(not lines for lines in links.hlo)
     assert links.hlo_note is None or unlinked >= int(links.hlo_note.split()[0])
-    check_links(jaxpr, links)
+    # Never a wrong link on any JAX; every eqn linked where this JAX does not place a called
+    # function's ops at the call's line (then some are left out, which the oracle cannot require).
+    check_links(jaxpr, links, require_all=not locates_callee_ops_at_call_site())
 
 
 def test_lists_follow_graph_order():
@@ -126,6 +129,8 @@ def test_lists_follow_graph_order():
     kinds = {node["prim"]: {_op_kind(shlo[line]) for line in lines} for node, lines in zip(nodes, links.shlo)}
     assert "stablehlo.sine" in kinds["sin"] and "stablehlo.tanh" in kinds["tanh"]
     assert "stablehlo.case" in kinds["cond"] and "stablehlo.while" in kinds["while"]
+    if locates_callee_ops_at_call_site():
+        pytest.xfail(CALLEE_AT_CALL_SITE)  # the loop body's divide is written at the loop's line
     assert "stablehlo.divide" in kinds["div"]
 
 
@@ -331,7 +336,8 @@ def test_random_programs_never_link_a_wrong_op(ops):
              and _named_in(module, e)]
     # Coverage is a heuristic's (a pow next to a cond can lose its location in the lowering): one eqn of a
     # small program may go unlinked; a wrong link never may (check_links above).
-    assert sum(1 for i in named if links.shlo[i]) >= min(0.9 * len(named), len(named) - 1)
+    if not locates_callee_ops_at_call_site():  # else some are left out on purpose (CALLEE_AT_CALL_SITE)
+        assert sum(1 for i in named if links.shlo[i]) >= min(0.9 * len(named), len(named) - 1)
 
 
 def _named_in(module, eqn) -> bool:
