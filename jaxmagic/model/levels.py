@@ -57,6 +57,12 @@ from ..units import plural
 Frame = tuple  # (file, line, column, end_line | None, end_column | None)
 
 
+# Names of ops JAX lowers other primitives through (`integer_pow` as `mul`/`div`, a psum's `add`):
+# an op so named may be another eqn's internal op; any other primitive's name is its own eqn's.
+_LOWERING_HELPERS = frozenset({"mul", "div", "add", "sub", "neg", "broadcast_in_dim", "empty", "reshape",
+                               "convert_element_type", "select_n", "concatenate"})
+
+
 @dataclass
 class LevelLinks:
     """Per-eqn links into the StableHLO and HLO texts; lists are aligned with graph order."""
@@ -713,6 +719,10 @@ class _Aligner:
         at = {key for index in module.index for key in index}
         self._displaced = {info.prim for info in eqns[1:] if info.live and info.frame is not None
                            and (info.prim,) + info.frame[:3] not in at}
+        # an op named for a primitive of this program that JAX never lowers another primitive
+        # through (`integer_pow`, `sin`) is that primitive's eqn's, never another eqn's internal op
+        # (JAX 0.7 writes two remats' bodies at one line: a sin took the next remat's multiplies)
+        self._own_names = {info.prim for info in eqns[1:]} - _LOWERING_HELPERS
 
     def run(self) -> None:
         main = self.m.main
@@ -947,7 +957,8 @@ class _Aligner:
         (`before`: a scan's loop, an unplaced owner's body) are passed over until the first op of ours.
         """
         info = self.eqns[e]
-        others = (frame_prims.get(info.frame[:3] if info.frame else None, set()) | self._displaced) - {info.prim}
+        others = (frame_prims.get(info.frame[:3] if info.frame else None, set()) | self._displaced
+                  | self._own_names) - {info.prim}
         prefix = head + "/" if head else ""
         norms, frames = self.m.norm[func], self.m.frame[func]
         found: list[int] = []
