@@ -73,9 +73,12 @@ def check_fresh(pins: dict[str, str] = COLAB_PINS, requirements: list[str] | Non
         constraints.write("".join(f"{name}=={version}\n" for name, version in pins.items()))
     try:
         platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
-        report, output = _dry_run(sys.executable, ["--ignore-installed", "--only-binary=:all:", "--python-version",
-                                                   python_version, *platforms, "-c", constraints.name,
-                                                   *requirements])
+        # older pip (23.2, which Python 3.11 venvs ship) takes --platform only with --target;
+        # a dry run writes nothing there
+        with tempfile.TemporaryDirectory() as target:
+            report, output = _dry_run(sys.executable, ["--ignore-installed", "--target", target, "--only-binary=:all:",
+                                                       "--python-version", python_version, *platforms,
+                                                       "-c", constraints.name, *requirements])
     finally:
         Path(constraints.name).unlink()
     if report is None:
