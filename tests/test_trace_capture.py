@@ -139,7 +139,7 @@ def test_device_time_is_known_when_the_loop_keeps_only_the_last_output():
         for _ in range(12):
             _, y = f(a)  # the scalar is dropped at once
             kept.append(y)
-            time.sleep(0.0003)  # calls further apart than the sampling interval: each one is watched
+            time.sleep(0.001)  # calls further apart than the sampling interval (0.1 ms): each one is watched
     known = [c for c in cap.calls if c.ready is not None]
     assert len(known) >= 10, len(known)
     assert all(c.ready >= c.end for c in known)

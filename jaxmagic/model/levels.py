@@ -57,10 +57,15 @@ from ..units import plural
 Frame = tuple  # (file, line, column, end_line | None, end_column | None)
 
 
-# Names of ops JAX lowers other primitives through (`integer_pow` as `mul`/`div`, a psum's `add`):
-# an op so named may be another eqn's internal op; any other primitive's name is its own eqn's.
-_LOWERING_HELPERS = frozenset({"mul", "div", "add", "sub", "neg", "broadcast_in_dim", "empty", "reshape",
-                               "convert_element_type", "select_n", "concatenate"})
+# The primitives JAX lowers through ops named for other primitives, and those names (`integer_pow`
+# with y > 3 as `mul`s, y < -1 as a `div`; a psum's `add`): only these are ever taken as an eqn's
+# internal ops. Any other foreign name is another eqn's (JAX 0.7 writes remat bodies at the remat's
+# line, where a `sin` took the next remat's multiplies); an unknown lowering is left unlinked.
+_LOWERED_THROUGH = {
+    "integer_pow": frozenset({"mul", "div", "broadcast_in_dim"}),
+    "psum": frozenset({"add"}), "psum2": frozenset({"add"}), "psum_invariant": frozenset({"add"}),
+    "broadcast_in_dim": frozenset({"empty"}),
+}
 
 
 @dataclass
@@ -719,10 +724,6 @@ class _Aligner:
         at = {key for index in module.index for key in index}
         self._displaced = {info.prim for info in eqns[1:] if info.live and info.frame is not None
                            and (info.prim,) + info.frame[:3] not in at}
-        # an op named for a primitive of this program that JAX never lowers another primitive
-        # through (`integer_pow`, `sin`) is that primitive's eqn's, never another eqn's internal op
-        # (JAX 0.7 writes two remats' bodies at one line: a sin took the next remat's multiplies)
-        self._own_names = {info.prim for info in eqns[1:]} - _LOWERING_HELPERS
 
     def run(self) -> None:
         main = self.m.main
@@ -861,7 +862,7 @@ class _Aligner:
                 # an owner's own ops come before its inline body; an op named for it after its body's
                 # first op is a later twin's (a constant of a second remat on the same line, say)
                 q = self._proxy(e, func, claimed, ctx, cur, p, placed_names, placed, regions)
-                if q is not None:
+                if q is not None or self._body_ops_before(e, func, claimed, cur, p):
                     p = None
             if p is None:
                 if self.eqns[e].subs:  # an owner without ops of its own: its body's first op bounds it
@@ -922,6 +923,19 @@ class _Aligner:
             elif e in proxies:
                 prev = proxies[e] + 1
 
+    def _body_ops_before(self, e: int, func: int, claimed: dict, lo: int, p: int) -> bool:
+        """Whether an unclaimed op in [lo, p) at owner e's position is named for a primitive of its
+        body: the body was lowered before p, so the op at p named for the owner is a later twin's.
+        (JAX 0.7 writes a remat body's ops at the remat's line, where `_proxy`, which looks for them
+        at the body eqns' own lines, does not find them.)"""
+        prims = {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(e)}
+        names = self.m.norm[func]
+        for q in range(lo, p):
+            n = names[q]
+            if n is not None and q not in claimed and n[n.rfind("/") + 1:] in prims and self._same_frame(e, func, q):
+                return True
+        return False
+
     def _proxy(self, e: int, func: int, claimed: dict, ctx: str | None, lo: int, hi: int,
                exclude: set[str], ambiguous: set[tuple] | None = None, blocked: set[int] | None = None) -> int | None:
         """Where the body of an owner without ops of its own starts (its first body eqn's first op).
@@ -957,8 +971,8 @@ class _Aligner:
         (`before`: a scan's loop, an unplaced owner's body) are passed over until the first op of ours.
         """
         info = self.eqns[e]
-        others = (frame_prims.get(info.frame[:3] if info.frame else None, set()) | self._displaced
-                  | self._own_names) - {info.prim}
+        others = (frame_prims.get(info.frame[:3] if info.frame else None, set()) | self._displaced) - {info.prim}
+        helpers = _LOWERED_THROUGH.get(info.prim, frozenset())
         prefix = head + "/" if head else ""
         norms, frames = self.m.norm[func], self.m.frame[func]
         found: list[int] = []
@@ -969,7 +983,8 @@ class _Aligner:
                 continue
             last = n[n.rfind("/") + 1:]
             if (frames[p] is None or info.frame is None or not self._same_frame(e, func, p)
-                    or not n.startswith(prefix) or "/" in n[len(prefix):] or last in others):
+                    or not n.startswith(prefix) or "/" in n[len(prefix):] or last in others
+                    or (last != info.prim and last not in helpers)):
                 if not found and frames[p] is not None and frames[p][:3] in before:
                     continue
                 break
@@ -1102,7 +1117,8 @@ class _Aligner:
 
         Only ops named with no primitive that some eqn at the same source position has: those
         could be such an eqn's (a body eqn of a later owner on the same line, say); nor one of the
-        owner's own body eqns has (JAX 0.7 writes a while loop's body ops at the loop's position).
+        owner's own body eqns has (JAX 0.7 writes a while loop's body ops at the loop's position); nor
+        one of an eqn JAX wrote elsewhere than its own position (`_displaced`).
         """
         func = fi[0]
         names = self.m.norm[func]
@@ -1110,6 +1126,9 @@ class _Aligner:
         info = self.eqns[e]
         taken = self._frame_prims.get(info.frame[:3] if info.frame else None, set()) - {info.prim}
         taken = taken | {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(e)}
+        # nor one whose eqns have no op at their own position: JAX 0.7 writes a remat body's ops at the
+        # remat's line, so a second remat on that line would take the first one's body ops
+        taken = taken | self._displaced
         for p in range(lo, hi):
             n = names[p]
             if (n is None or p in claimed or not n.startswith(head) or n == kmin
