@@ -221,6 +221,12 @@ def cell_file_free(message: str) -> str:
     return re.sub(r"\(\d+\.py, line (\d+)\)", r"(<cell>, line \1)", message)
 
 
+def warning_file_free(stderr: str) -> str:
+    """A warning raised by the cell's own line names the cell's file the same way (a hash of its
+    source: `/tmp/ipykernel_615/1532779583.py:2: DeprecationWarning: ...`); its line number stays."""
+    return re.sub(r"\S*/ipykernel_\d+/\d+\.py:(\d+): ", r"<cell>:\1: ", stderr)
+
+
 def cell_run(name: str, reply: Reply, before: dict, after: dict) -> CellRun:
     stdout, stderr, displays, widgets, result, error = [], [], [], 0, None, None
     for msg in reply.messages:
@@ -242,7 +248,8 @@ def cell_run(name: str, reply: Reply, before: dict, after: dict) -> CellRun:
         interrupt = {"marker_at": reply.marker_at, "sent_at": reply.interrupt_at}
     return CellRun(name=name, status=reply.content.get("status"),
                    execution_count=reply.content.get("execution_count"), stdout="".join(stdout),
-                   stderr="".join(stderr), displays=displays, widgets=widgets, result=result, error=error,
+                   stderr=warning_file_free("".join(stderr)), displays=displays, widgets=widgets, result=result,
+                   error=error,
                    namespace=after["namespace"], state_before=before["state"], state_after=after["state"],
                    seconds=reply.seconds, interrupt=interrupt)
 
