@@ -277,3 +277,35 @@ def test_words_lead_with_the_main_kind():
     miss = miss_json(1, None, ours, first_call=False, redefined=False)
     assert miss["kind"] == "static"
     assert miss["words"] == "static argument n changed from 2 to 3; a changed shape from f32[3] to f32[4]"
+
+
+def test_capture_never_turns_on_an_explainer_that_breaks_the_program():
+    """JAX 0.9's `jax_explain_cache_misses` raises ValueError when a `cond` branch is traced again at
+    another shape: with the flag on, a correct program fails. jaxmagic turns the flag on only where JAX's
+    explainer leaves programs running (JAX's own answer, asked plainly here, is the oracle), and under a
+    capture the program gives its plain result on every JAX."""
+    import jaxmagic
+
+    def plain_branch(x):
+        return x * 2
+
+    before = jax.config.jax_explain_cache_misses
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        for n in (2, 3):
+            jax.lax.cond(True, plain_branch, plain_branch, jnp.ones(n))
+        breaks = False
+    except ValueError:
+        breaks = True
+    finally:
+        jax.config.update("jax_explain_cache_misses", before)
+    assert jax_compat.explaining_is_safe() is (not breaks)
+
+    def branch(x):  # a new function: nothing of it is cached yet
+        return x * 2
+
+    with jaxmagic.capture({}) as cap:
+        out = [jax.lax.cond(True, branch, branch, jnp.ones(n)) for n in (2, 3)]
+    assert [o.tolist() for o in out] == [[2.0, 2.0], [2.0, 2.0, 2.0]]
+    assert any("stays off" in note for note in cap.notes) is breaks
+    assert jax.config.jax_explain_cache_misses is before

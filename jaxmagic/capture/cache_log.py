@@ -28,6 +28,8 @@ from typing import Callable
 
 import jax
 
+from . import jax_compat
+
 # Modules that emit the records, across JAX 0.4.30–0.10 (see docs/design.md, "Recompiles").
 EMITTERS = ("jax._src.interpreters.partial_eval", "jax._src.pjit", "jax._src.compiler",
             "jax._src.compilation_cache", "jax._src.dispatch")
@@ -63,6 +65,8 @@ class CacheLog:
         self._on_record = on_record
         self.user_wants_explanations = False  # the user turned the flag on: let records through
         self._flag_ours = False
+        # asked before the capture's patches and listeners are in place: the probe is jaxmagic's own JAX work
+        self._explain_safe = jax_compat.explaining_is_safe()
 
     def install(self, stack: ExitStack) -> list[str]:
         """Turn the flag on, add the filters and the handler; every undo goes on `stack`."""
@@ -73,7 +77,11 @@ class CacheLog:
             notes.append("this JAX has no jax_explain_cache_misses: recompile reasons come from jaxmagic's own "
                          "comparison of signatures")
             return notes
-        if not self.user_wants_explanations:
+        if not self.user_wants_explanations and not self._explain_safe:
+            notes.append("this JAX's jax_explain_cache_misses makes a correct program fail (a cond branch or loop "
+                         "body traced again raises ValueError): it stays off, and recompile reasons come from "
+                         "jaxmagic's own comparison of signatures")
+        elif not self.user_wants_explanations:
             jax.config.update(EXPLAIN_FLAG, True)
             self._flag_ours = True
             stack.callback(self._restore_flag)

@@ -665,3 +665,48 @@ def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         return tuple(out)
 
     return specs(params.get("in_names"), eqn.invars), specs(params.get("out_names"), eqn.outvars)
+
+
+_explain_safe: bool | None = None
+
+
+def explaining_is_safe() -> bool | None:
+    """Whether turning on `jax_explain_cache_misses` leaves programs running (asked of JAX once, not a version).
+
+    JAX 0.9 explains a second trace of a `cond` branch or a loop body with a key it cannot unpack
+    (`ValueError: not enough values to unpack`), so with the flag on a correct program fails; jaxmagic
+    must then leave the flag as the user set it. The probe traces one function as a `cond` branch at two
+    shapes (make_jaxpr: nothing compiles, ~5 ms once), with logging silenced (its explanation is nobody's).
+    None when it cannot ask: a JAX trace is running (the probe's ops would join it) or the flag does not exist.
+    """
+    global _explain_safe
+    if _explain_safe is not None:
+        return _explain_safe
+    import logging
+
+    try:
+        before = bool(jax.config.jax_explain_cache_misses)
+    except AttributeError:
+        return None
+    if not trace_state_clean():
+        return None
+    silenced = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        def branch(x: Any) -> Any:
+            return x + 1
+
+        # JAX explains only functions from user files, and jaxmagic's own files are hidden from it
+        branch.__code__ = branch.__code__.replace(co_filename="<jaxmagic probe>")
+        def twice(a: Any, b: Any) -> Any:
+            return jax.lax.cond(True, branch, branch, a), jax.lax.cond(True, branch, branch, b)
+
+        jax.make_jaxpr(twice)(np.zeros(1, np.float32), np.zeros(2, np.float32))  # traced only: nothing compiles
+        _explain_safe = True
+    except Exception:
+        _explain_safe = False
+    finally:
+        jax.config.update("jax_explain_cache_misses", before)
+        logging.disable(silenced)
+    return _explain_safe
