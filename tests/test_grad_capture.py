@@ -95,7 +95,7 @@ def test_each_kind_recorded_with_identical_results(case):
         assert len(rec.tangent.diff_leaves) == len(argnums)
         tangent_avals = [v.aval.str_short() for v in rec.tangent.program.jaxpr.invars[rec.tangent.n_inputs:]]
         assert tangent_avals == [["float32[3,2]", "float32[4,3]"][n] for n in argnums]
-    assert not cap.notes
+    assert not [n for n in cap.notes if "jax_explain_cache_misses" not in n]  # that one is about this JAX
 
 
 def test_keywords_of_the_originals_pass_through():

@@ -146,6 +146,10 @@ def test_device_time_is_known_when_the_loop_keeps_only_the_last_output():
 
 
 def test_explanations_are_recorded_silently_and_the_flag_restored(capfd, caplog):
+    from jaxmagic.capture import jax_compat
+
+    if not jax_compat.explaining_is_safe():
+        pytest.skip(f"jaxmagic leaves jax_explain_cache_misses off on JAX {jax.__version__}: it breaks programs")
     assert not jax.config.jax_explain_cache_misses
     before = [list(logging.getLogger(n).filters) for n in cache_log.EMITTERS]
     handlers = list(logging.getLogger("jax").handlers)
