@@ -30,8 +30,29 @@ def _capture(fn) -> jaxmagic.Capture:
     return cap
 
 
+@functools.cache
+def _checker_in_cache_key() -> bool:
+    """Whether turning JAX's checker on retraces a jitted function traced with it off (JAX 0.9 and later);
+    JAX 0.8 reuses the unchecked trace, so a sampler an earlier test jitted would hide a reuse."""
+    def reuse():
+        k = jr.key(0)
+        return jr.normal(k) + jr.normal(k)
+    jitted = jax.jit(reuse)
+    jitted()
+    with jax.debug_key_reuse(True):
+        try:
+            jitted()
+        except Exception as exc:
+            if type(exc).__name__ == "KeyReuseError":
+                return True
+            raise
+    return False
+
+
 def _jax_says_reuse(fn) -> bool:
     """True when JAX's own checker raises KeyReuseError on `fn` (typed keys only)."""
+    if not _checker_in_cache_key():
+        jax.clear_caches()  # else samplers jitted unchecked by earlier tests answer from the cache
     with jax.debug_key_reuse(True):
         try:
             fn()
@@ -333,6 +354,8 @@ def test_namespace_aliases_are_recorded_and_restored():
 
 def test_users_key_reuse_checker_setting_is_left_alone():
     before = jax.config.jax_debug_key_reuse
+    if not _checker_in_cache_key():
+        jax.clear_caches()  # samplers jitted unchecked by earlier tests would not check
     with jax.debug_key_reuse(True):
         raised = None
         try:
