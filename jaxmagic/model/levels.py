@@ -724,6 +724,7 @@ class _Aligner:
         at = {key for index in module.index for key in index}
         self._displaced = {info.prim for info in eqns[1:] if info.live and info.frame is not None
                            and (info.prim,) + info.frame[:3] not in at}
+        self._owners_at: dict[Any, list[int]] | None = None  # `_twin_owner_prims`
 
     def run(self) -> None:
         main = self.m.main
@@ -862,7 +863,7 @@ class _Aligner:
                 # an owner's own ops come before its inline body; an op named for it after its body's
                 # first op is a later twin's (a constant of a second remat on the same line, say)
                 q = self._proxy(e, func, claimed, ctx, cur, p, placed_names, placed, regions)
-                if q is not None or self._body_ops_before(e, func, claimed, cur, p):
+                if q is not None:
                     p = None
             if p is None:
                 if self.eqns[e].subs:  # an owner without ops of its own: its body's first op bounds it
@@ -923,18 +924,20 @@ class _Aligner:
             elif e in proxies:
                 prev = proxies[e] + 1
 
-    def _body_ops_before(self, e: int, func: int, claimed: dict, lo: int, p: int) -> bool:
-        """Whether an unclaimed op in [lo, p) at owner e's position is named for a primitive of its
-        body: the body was lowered before p, so the op at p named for the owner is a later twin's.
-        (JAX 0.7 writes a remat body's ops at the remat's line, where `_proxy`, which looks for them
-        at the body eqns' own lines, does not find them.)"""
-        prims = {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(e)}
-        names = self.m.norm[func]
-        for q in range(lo, p):
-            n = names[q]
-            if n is not None and q not in claimed and n[n.rfind("/") + 1:] in prims and self._same_frame(e, func, q):
-                return True
-        return False
+    def _twin_owner_prims(self, e: int) -> set[str]:
+        """Primitives in the bodies of the other owners at owner e's source position (two remats on
+        one line): JAX 0.7 writes those bodies at that position, so an op so named may be theirs."""
+        if self._owners_at is None:  # source position -> owners there, built once per program
+            self._owners_at = {}
+            for o, info in enumerate(self.eqns):
+                if info.subs and info.live:
+                    self._owners_at.setdefault(info.frame[:3] if info.frame else None, []).append(o)
+        frame = self.eqns[e].frame[:3] if self.eqns[e].frame else None
+        prims: set[str] = set()
+        for o in self._owners_at.get(frame, ()):
+            if o != e:
+                prims |= {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(o)}
+        return prims
 
     def _proxy(self, e: int, func: int, claimed: dict, ctx: str | None, lo: int, hi: int,
                exclude: set[str], ambiguous: set[tuple] | None = None, blocked: set[int] | None = None) -> int | None:
@@ -1128,7 +1131,7 @@ class _Aligner:
         taken = taken | {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(e)}
         # nor one whose eqns have no op at their own position: JAX 0.7 writes a remat body's ops at the
         # remat's line, so a second remat on that line would take the first one's body ops
-        taken = taken | self._displaced
+        taken = taken | self._displaced | self._twin_owner_prims(e)
         for p in range(lo, hi):
             n = names[p]
             if (n is None or p in claimed or not n.startswith(head) or n == kmin
