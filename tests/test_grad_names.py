@@ -192,3 +192,67 @@ def test_flax_nnx_state_paths():
     assert names["grads"] == oracle and names["forward"] == [*oracle, "x"]
     assert [n.split("]")[0:2] for n in oracle] == [["state['hidden'", "['bias'"], ["state['hidden'", "['kernel'"]]
     _check_oracle(names, _oracle(state_loss, (state, X), {}))
+
+
+def _library_entries(run) -> tuple[list[dict], list[str]]:
+    with jaxmagic.capture({}, grads=True) as cap:
+        run()
+    return grad_document(cap)["entries"], list(cap.notes)
+
+
+def _ports(graph: dict) -> list[str | None]:
+    by_id = {v["id"]: v for v in graph["vars"]}
+    return [by_id[v].get("path") for v in graph["groups"][0]["invars"]]
+
+
+def test_eager_nnx_grad_is_split_and_named_by_the_users_module():
+    """`nnx.grad(loss_fn)(model)` run eagerly: NNX's function consumes per-call state, so it is
+    traced again from a copy (no note, no error); its inputs are the user's `model.hidden.kernel`."""
+    nnx = pytest.importorskip("flax.nnx")
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.hidden = nnx.Linear(3, 4, rngs=rngs)
+
+        def __call__(self, x):
+            return self.hidden(x)
+
+    model = MLP(nnx.Rngs(0))
+
+    def loss_fn(model):
+        return jnp.sum(model(X) ** 2)
+
+    grads = None
+
+    def run():
+        nonlocal grads
+        grads = nnx.grad(loss_fn)(model)
+
+    entries, notes = _library_entries(run)
+    assert notes == []
+    [entry] = entries
+    assert entry["origin"] == "split" and entry["name"].split(".")[-1] == "loss_fn"
+    assert _ports(entry["forward"]) == ["model.hidden.bias", "model.hidden.kernel"]
+    reference = nnx.grad(loss_fn)(model)  # the user's result is NNX's own
+    assert jnp.array_equal(grads["hidden"]["kernel"].value, reference["hidden"]["kernel"].value)
+
+
+def test_equinox_filter_grads_are_split_with_non_array_leaves_as_constants():
+    """Equinox passes the model's non-array part (activation functions) as an argument it does
+    not differentiate; the split treats those leaves as constants, as JAX does, and names the
+    rest by the user's function (`loss`, `m.layers[0].weight`), also where Equinox rebinds `*args`."""
+    eqx = pytest.importorskip("equinox")
+    model = eqx.nn.MLP(3, 2, 4, 1, key=jax.random.key(0))
+
+    def loss(m, x, y):
+        return jnp.mean((jax.vmap(m)(x) - y) ** 2)
+
+    entries, notes = _library_entries(lambda: (eqx.filter_grad(loss)(model, X, Y),
+                                               eqx.filter_value_and_grad(loss)(model, X, Y)))
+    assert notes == []
+    assert [e["name"].split(".")[-1] for e in entries] == ["loss", "loss"]
+    weights = ["m.layers[0].weight", "m.layers[0].bias", "m.layers[1].weight", "m.layers[1].bias"]
+    for entry in entries:
+        assert entry["origin"] == "split"
+        assert _ports(entry["forward"])[:4] == weights
+        assert entry["forward"]["n_eqns"] > 0 and entry["backward"]["n_eqns"] > 0

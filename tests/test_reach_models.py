@@ -225,3 +225,20 @@ def test_a_new_shape_is_a_miss_with_its_graph_and_reason(shell):
                               "y changed shape from f32[16,1] to f32[4,1]"), caption
 
 
+
+
+def test_identical_model_blocks_fold_forward_and_backward(shell):
+    """The NNX transformer's two blocks (a Python loop, no name scopes) fold into one box in the
+    forward pass (`jvp(…)`) and one in the backward (`transpose(…)` › `jvp(…)`). The blocks'
+    einsums run under `vmap(…)` scopes of their own: one box per block, so a block stays whole."""
+    assert shell.run_cell("%%jaxpr --name folded\nlm_step(lm, lm_opt, tokens)\n", store_history=True).success
+    [fn] = jaxmagic.document(shell.user_ns["folded"], "graph")["functions"]
+    by_scope = {tuple(r["scope"]): r for r in fn["repeats"] if len(r["units"]) == 2 and r["scope"]}
+    assert set(by_scope) == {("jvp(…)",), ("transpose(…)", "jvp(…)")}, [r["scope"] for r in fn["repeats"]]
+    for scope, repeat in by_scope.items():
+        first, second = repeat["units"]
+        assert second[0] == first[1] and second[1] - second[0] == first[1] - first[0] > 40
+        nodes = fn["nodes"]
+        assert any(tuple(nodes[i]["scope"][:len(scope) + 1]) == (*scope, "vmap(…)") for i in range(*first))
+    caption = " ".join(jaxmagic.document(shell.user_ns["folded"], "graph")["caption"])
+    assert "identical blocks" in caption and "folded" in caption

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 from bench.programs import mlp_grad, transformer_step
@@ -89,3 +91,26 @@ def test_small_named_layers_are_one_unit_each() -> None:
     _check_units(doc)
     forward = doc["repeats"][0]
     assert len(forward["units"]) == 24 and "dense_0" in forward["label"] and "dense_23" in forward["label"]
+
+
+def test_grad_split_folds_the_layers_of_a_python_loop() -> None:
+    """A grad split of three identical layers: the forward pass folds them in its `jvp(…)` box."""
+    import jaxmagic
+    from jaxmagic.model.grad import grad_document
+
+    def layer(p, x):
+        h = jnp.tanh(x @ p["w1"] + p["b1"])
+        return x + jax.nn.softmax(h @ h.T) @ h @ p["w2"]
+
+    def loss(params, x):
+        for p in params:
+            x = layer(p, x)
+        return (x ** 2).mean()
+
+    params = [{"w1": jnp.ones((8, 8)) * 0.1, "b1": jnp.zeros(8), "w2": jnp.ones((8, 8)) * 0.1} for _ in range(3)]
+    with jaxmagic.capture({}, grads=True) as cap:
+        jax.grad(loss)(params, jnp.ones((4, 8)))
+    [entry] = grad_document(cap)["entries"]
+    forward = entry["forward"]
+    _check_units(forward)
+    assert [(r["scope"], len(r["units"])) for r in forward["repeats"]] == [(["jvp(…)"], 3)]

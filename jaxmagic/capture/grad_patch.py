@@ -18,7 +18,9 @@ only forward, and a later capture records them again.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import copy
 import functools
 import inspect
 import io
@@ -32,9 +34,9 @@ from typing import Any, Callable, Protocol
 import jax
 import numpy as np
 
-from . import aliases, grad_values, grads, jax_compat, source
+from . import aliases, grad_values, grads, jax_compat, source, user_names
 from .record import ArgSpec, GradCall, Signature
-from .signature import _leaf_spec
+from .signature import _leaf_spec, _static_repr
 
 TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")  # return a function; its calls are recorded
 CALLS = ("vjp", "jvp", "linearize")  # recorded when called
@@ -223,18 +225,19 @@ class GradLog:
                        inside=running[-1].index if running else None)
         grads_list.append(rec)
         frame = sys._getframe(1)
+        retrace = None if traced else replayable(what.fn)
         start = _clock()
         running.append(rec)
         try:
             out = run(*args, **kwargs)
         except BaseException as exc:
             rec.start, rec.end = start, _clock()
-            self._describe(rec, what, frame, primals, primal_kwargs, exc)
+            self._describe(rec, what, frame, primals, primal_kwargs, exc, retrace)
             raise
         finally:
             running.pop()
         rec.start, rec.end = start, _clock()
-        self._describe(rec, what, frame, primals, primal_kwargs, None)
+        self._describe(rec, what, frame, primals, primal_kwargs, None, retrace)
         if rec.traced and rec.call is not None and what.kind in ("grad", "value_and_grad"):
             try:
                 rec.gradient_vars = gradient_vars(what, rec.args, primals, out)
@@ -243,12 +246,18 @@ class GradLog:
         return out
 
     def _describe(self, rec: GradCall, what: Differentiation, frame: Any, primals: tuple,
-                  primal_kwargs: dict, error: BaseException | None) -> None:
-        """Fill the record; a failure of ours becomes a capture note, never the user's exception."""
+                  primal_kwargs: dict, error: BaseException | None, retrace: Callable | None = None) -> None:
+        """Fill the record; a failure of ours becomes a capture note, never the user's exception.
+
+        `retrace` makes the function to trace the split with (`replayable`), when it is not `what.fn`.
+        """
         try:
             rec.source = source.function_location(what.fn)
+            rec.name = _user_name(what) or rec.name
             rec.call_site = source.caller_location(frame)
             rec.args = arg_specs(what.fn, primals, primal_kwargs)
+            if not rec.traced:
+                rec.args = _named_as_written(rec.args, what.fn, frame, primals, primal_kwargs)
             rec.call = self._recording_call(frame)
             if rec.traced:
                 rec.batch = batch_text(primals, primal_kwargs)
@@ -262,7 +271,8 @@ class GradLog:
             elif not self._owner.grads:
                 rec.error = SPLIT_OFF_NOTE
             elif what.kind in SPLIT_KINDS:
-                rec.split, rec.error, fresh = self._trace_once(rec, what, primals, primal_kwargs, grads.grad_split)
+                rec.split, rec.error, fresh = self._trace_once(rec, what, primals, primal_kwargs, grads.grad_split,
+                                                               retrace)
                 if fresh and rec.split is not None and self._owner.values and not rec.traced:
                     rec.values = grad_values.split_values(what.kind, rec.split, primals, primal_kwargs)
             elif what.kind == "hessian":  # forward over reverse: the jvp of the gradient
@@ -274,7 +284,7 @@ class GradLog:
                 f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}")
 
     def _trace_once(self, rec: GradCall, what: Differentiation, primals: tuple, primal_kwargs: dict,
-                    make: Callable) -> tuple[Any, str | None, bool]:
+                    make: Callable, retrace: Callable | None = None) -> tuple[Any, str | None, bool]:
         """`make(fn, args, kwargs, argnums, has_aux)` (JAX's forward/backward split, or the tangent
         program of forward mode) at these avals, traced once per (function, avals): (result, error,
         whether it was traced now rather than found).
@@ -292,7 +302,8 @@ class GradLog:
         try:
             abstract = jax.tree_util.tree_map(_abstract, (primals, primal_kwargs))
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                split = make(what.fn, abstract[0], abstract[1], what.argnums, what.has_aux)
+                fn = retrace() if retrace is not None else what.fn
+                split = make(fn, abstract[0], abstract[1], what.argnums, what.has_aux)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             owner.capture.notes.append(f"no graph of {what.kind} of {rec.name}: {error}")
@@ -300,6 +311,31 @@ class GradLog:
             owner._collecting = False
         self._splits[key] = (what.fn, split, error)
         return split, error, True
+
+
+def replayable(fn: Any) -> Callable[[], Any] | None:
+    """A maker of copies of `fn` that can be traced again after the user's call, or None.
+
+    A split is traced after the call, by calling the differentiated function once more. Some
+    callables consume per-call state as they run: Flax NNX's eager `nnx.grad` hands JAX a
+    `GradFn` whose deque of non-differentiated states is emptied by the call, so a second call
+    raises `IndexError: pop from an empty deque`. The deques' items (references, no copies of
+    arrays) are kept from before the call, and each trace gets a shallow copy of `fn` with
+    fresh deques holding them; `fn` itself is never changed.
+    """
+    attrs = getattr(fn, "__dict__", None)
+    if not isinstance(attrs, dict):
+        return None
+    queued = {name: tuple(value) for name, value in attrs.items() if isinstance(value, collections.deque)}
+    if not queued:
+        return None
+
+    def fresh() -> Any:
+        twin = copy.copy(fn)
+        for name, items in queued.items():
+            setattr(twin, name, collections.deque(items))
+        return twin
+    return fresh
 
 
 def gradient_vars(what: Differentiation, specs: tuple[ArgSpec, ...], primals: tuple,
@@ -371,13 +407,48 @@ def arg_specs(fn: Any, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
 
     def add(path: str, value: Any) -> None:
         for key_path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
-            specs.append(_leaf_spec(path + jax.tree_util.keystr(key_path), leaf, False))
+            leaf_path = path + jax.tree_util.keystr(key_path)
+            if grads.is_traced_leaf(leaf):
+                specs.append(_leaf_spec(leaf_path, leaf, False))
+            else:  # a constant of the trace (Equinox's non-array leaves), as `grads` traces it
+                specs.append(ArgSpec(path=leaf_path, aval=_static_repr(leaf), static=True))
 
     for name, value in zip(names, args):
         add(name, value)
     for key in sorted(kwargs):
         add(keywords[key], kwargs[key])
     return tuple(specs)
+
+
+def _user_name(what: Differentiation) -> str | None:
+    """The user's function's name where a library differentiates a function of its own making
+    (Equinox's `filter_value_and_grad` hands JAX `fun_value_and_grad`, which calls the user's `loss`)."""
+    code = getattr(what.fn, "__code__", None)
+    if code is None or source.is_user_file(code.co_filename):
+        return None
+    user = source.user_function(what.fn)
+    user_code = getattr(user, "__code__", None)
+    if user_code is None or not source.is_user_file(user_code.co_filename):
+        return None
+    return getattr(user, "__qualname__", None)
+
+
+def _named_as_written(specs: tuple[ArgSpec, ...], fn: Any, frame: Any, primals: tuple,
+                      primal_kwargs: dict) -> tuple[ArgSpec, ...]:
+    """`specs` renamed by the user's own call where a library differentiates for the user.
+
+    `nnx.grad(loss_fn)(model)` hands JAX NNX's graph state (`model.states[0]['hidden']...`);
+    the same arrays sit in the user's `model`, so each is named by its path there
+    (`model.hidden.kernel`), as for `nnx.jit` (`user_names`). Anything not found keeps its name.
+    """
+    entry = user_names.user_entry(frame, wrapped=fn)
+    if entry is None:
+        return specs
+    leaves = jax.tree_util.tree_leaves((primals, primal_kwargs))
+    if len(leaves) != len(specs):
+        return specs
+    leaves = [leaf for leaf, spec in zip(leaves, specs) if not spec.static]
+    return user_names.renamed(Signature(args=specs), user_names.leaf_names(entry, leaves)).args
 
 
 def batch_text(args: tuple, kwargs: dict) -> str | None:

@@ -52,7 +52,9 @@ def split_values(kind: str, split: Any, primals: tuple, primal_kwargs: dict) -> 
 
 
 def _split_values(split: Any, primals: tuple, primal_kwargs: dict) -> GradValues:
-    leaves = jax.tree_util.tree_leaves((tuple(primals), primal_kwargs))
+    all_leaves = jax.tree_util.tree_leaves((tuple(primals), primal_kwargs))
+    leaves = [all_leaves[i] for i in split.dynamic]
+    del all_leaves
     forward, forward_note, outputs = values.evaluate(split.forward, leaves, budget_s=values.GRAD_TIME_BUDGET_S)
     if outputs is None:
         why = "the forward pass could not be evaluated" + (f" ({forward_note})" if forward_note else "")

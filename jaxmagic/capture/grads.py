@@ -91,6 +91,9 @@ class GradSplit:
     """The recomputed eqns themselves, as backward paths (see `GradLinks.nested`)."""
     in_tree: Any
     out_tree: Any
+    dynamic: tuple[int, ...] = ()
+    """Indices (among `in_tree`'s leaves) of the leaves that are the programs' inputs, in order;
+    the others (functions, strings an argument holds) are constants of the trace."""
 
     @property
     def n_primal_out(self) -> int:
@@ -111,12 +114,12 @@ def grad_split(fn: Callable, args: tuple, kwargs: dict | None = None, argnums: i
     """
     kwargs = kwargs or {}
     argnum_tuple = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    leaves, in_tree = jax.tree_util.tree_flatten((tuple(args), kwargs))
-    diff_leaves = _leaf_indices(args, kwargs, argnum_tuple)
+    all_leaves, in_tree = jax.tree_util.tree_flatten((tuple(args), kwargs))
+    dynamic, leaves, diff_leaves = _traced_inputs(all_leaves, _leaf_indices(args, kwargs, argnum_tuple))
     trees: dict[str, Any] = {}
 
     def flat_fn(*flat: Any) -> list:
-        call_args, call_kwargs = jax.tree_util.tree_unflatten(in_tree, flat)
+        call_args, call_kwargs = jax.tree_util.tree_unflatten(in_tree, _with_static(all_leaves, dynamic, flat))
         result = fn(*call_args, **call_kwargs)
         out, aux = result if has_aux else (result, ())
         out_leaves, trees["out"] = jax.tree_util.tree_flatten(out)
@@ -164,7 +167,7 @@ def grad_split(fn: Callable, args: tuple, kwargs: dict | None = None, argnums: i
     return GradSplit(user=user, forward=forward, backward=backward, diff_leaves=tuple(diff_leaves),
                      n_out=n_out, n_aux=n_aux, residuals=_residuals(forward, backward, n_out + n_aux, links),
                      links=links, recomputed=sorted({p[0] for p in recomputed_paths}),
-                     recomputed_paths=recomputed_paths, in_tree=in_tree, out_tree=trees["out"])
+                     recomputed_paths=recomputed_paths, in_tree=in_tree, out_tree=trees["out"], dynamic=dynamic)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,6 +181,8 @@ class TangentProgram:
     diff_leaves: tuple[int, ...]
     n_out: int
     in_tree: Any
+    dynamic: tuple[int, ...] = ()
+    """As `GradSplit.dynamic`."""
 
 
 def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
@@ -191,8 +196,8 @@ def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
     """
     kwargs = kwargs or {}
     argnum_tuple = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    leaves, in_tree = jax.tree_util.tree_flatten((tuple(args), kwargs))
-    diff_leaves = _leaf_indices(args, kwargs, argnum_tuple)
+    all_leaves, in_tree = jax.tree_util.tree_flatten((tuple(args), kwargs))
+    dynamic, leaves, diff_leaves = _traced_inputs(all_leaves, _leaf_indices(args, kwargs, argnum_tuple))
     n = len(leaves)
     trees: dict[str, Any] = {}
 
@@ -203,7 +208,7 @@ def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
             full = list(flat)
             for k, value in zip(diff_leaves, diff):
                 full[k] = value
-            call_args, call_kwargs = jax.tree_util.tree_unflatten(in_tree, full)
+            call_args, call_kwargs = jax.tree_util.tree_unflatten(in_tree, _with_static(all_leaves, dynamic, full))
             result = fn(*call_args, **call_kwargs)
             out = result[0] if has_aux else result
             out_leaves, trees["out"] = jax.tree_util.tree_flatten(out)
@@ -216,7 +221,32 @@ def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
                                        else leaves[k]) for k in diff_leaves]
     program = jax.make_jaxpr(jvp_fn)(*leaves, *tangent_shapes)
     return TangentProgram(program=program, n_inputs=n, diff_leaves=tuple(diff_leaves),
-                          n_out=trees["out"].num_leaves, in_tree=in_tree)
+                          n_out=trees["out"].num_leaves, in_tree=in_tree, dynamic=dynamic)
+
+
+def is_traced_leaf(leaf: Any) -> bool:
+    """True for a leaf JAX can trace (an array, its abstract value, a Python or NumPy number).
+
+    A library differentiates with other leaves among the arguments: Equinox's `filter_grad`
+    passes the model's non-array part (activation functions, `custom_jvp` objects) as an
+    argument it does not differentiate. Those are constants of the trace, as they are to JAX.
+    """
+    return isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct, int, float, complex))
+
+
+def _traced_inputs(leaves: list, diff: list[int]) -> tuple[tuple[int, ...], list, list[int]]:
+    """(indices of the traced leaves, those leaves, `diff` as positions among them)."""
+    dynamic = tuple(i for i, leaf in enumerate(leaves) if is_traced_leaf(leaf))
+    position = {k: j for j, k in enumerate(dynamic)}
+    return dynamic, [leaves[i] for i in dynamic], [position[k] for k in diff if k in position]
+
+
+def _with_static(leaves: list, dynamic: tuple[int, ...], traced: Any) -> list:
+    """All the leaves again: `traced` at the `dynamic` positions, the constants elsewhere."""
+    full = list(leaves)
+    for k, value in zip(dynamic, traced):
+        full[k] = value
+    return full
 
 
 def _leaf_indices(args: tuple, kwargs: dict, argnums: tuple[int, ...]) -> list[int]:

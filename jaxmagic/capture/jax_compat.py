@@ -212,6 +212,25 @@ def name_stack_text(source_info: Any) -> str:
             return ""
 
 
+def name_stack_path(source_info: Any) -> list[str]:
+    """An eqn's name stack as a path of nested boxes: each transform its own level, `jvp(…)`.
+
+    JAX's text folds a transform into the next name (`jvp(attention)`, `jvp(vmap(BTNH,…))`,
+    `jvp()`), which makes the ops of one `grad`'s forward pass siblings in three scopes that
+    interleave: a block of a model is then cut across boxes and cannot be folded. Nesting
+    (`jvp(…)` › `vmap(…)` › `BTNH,…`) keeps one transform's ops in one box.
+    """
+    try:
+        stack = source_info.name_stack.stack
+        if _TRANSFORM is None:
+            raise TypeError("no name stack entries on this JAX")
+        return [f"{entry.name}(\u2026)" if entry.__class__ is _TRANSFORM else str(entry.name)
+                for entry in stack]
+    except Exception:
+        text = name_stack_text(source_info)
+        return [part for part in text.split("/") if part] if text else []
+
+
 def lowered_name_stack_text(source_info: Any) -> str:
     """An eqn's name stack as this JAX writes it into the lowering's op names (StableHLO, HLO).
 

@@ -7,10 +7,13 @@ layer turns it into JSON documents; nothing here knows about IPython or widgets.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..units import plural
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # `<function f at 0x7f…>`: noise in a signature shown
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,8 @@ class Signature:
     def __str__(self) -> str:
         parts = []
         for a in self.args:
-            if a.static:
-                parts.append(f"{a.path}={a.aval}")
+            if a.static:  # shown without memory addresses (`<function f>`); the key keeps them
+                parts.append(f"{a.path}={_ADDRESS.sub('', a.aval)}")
             else:
                 parts.append(a.aval + ("{weak}" if a.weak_type else ""))
         return ", ".join(parts)

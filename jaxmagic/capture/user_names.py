@@ -14,7 +14,10 @@ Called only when a call's signature is taken (misses and a function's first call
 
 from __future__ import annotations
 
+import ast
+import builtins
 import inspect
+import linecache
 import types
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,14 +38,21 @@ class UserEntry:
     arguments: dict[str, Any]  # parameter name -> value, as the user passed it
 
 
-def user_entry(frame: types.FrameType | None) -> UserEntry | None:
+def user_entry(frame: types.FrameType | None, wrapped: Any = None) -> UserEntry | None:
     """The library call the user's code made that led to the jitted call running below `frame`,
-    or None when the user's code called the jitted function itself (JAX's names are the user's)."""
+    or None when the user's code called the jitted function itself (JAX's names are the user's).
+
+    `wrapped` is looked into for the user's function when the library frame is a plain closure
+    (`nnx.grad`'s wrapper keeps no `self`): the function JAX was handed wraps the user's.
+    """
     entry = _library_entry_frame(frame)
     if entry is None:
         return None
     positional, keywords, wrapper = _frame_arguments(entry)
-    function = source.user_function(wrapper) if wrapper is not None else None
+    if positional is None:  # the library rebound its `*args`: read the user's own call instead
+        positional, keywords = _written_arguments(entry.f_back) or ([], {})
+    holder = wrapper if wrapper is not None else wrapped
+    function = source.user_function(holder) if holder is not None else None
     if function is not None and not source.is_user_file(getattr(getattr(function, "__code__", None),
                                                                   "co_filename", "")):
         function = None
@@ -63,9 +73,13 @@ def _library_entry_frame(frame: types.FrameType | None) -> types.FrameType | Non
     return None
 
 
-def _frame_arguments(frame: types.FrameType) -> tuple[list, dict, Any]:
+def _frame_arguments(frame: types.FrameType) -> tuple[list | None, dict, Any]:
     """(positional, keyword, the wrapper object) a library frame was called with: `self` of a
-    method is the wrapper (it keeps the user's function), the rest are the user's arguments."""
+    method is the wrapper (it keeps the user's function), the rest are the user's arguments.
+
+    Positional is None when the frame rebound its `*args` (Equinox's `x, *args = args`): what it
+    holds now is no longer what the user passed.
+    """
     info = inspect.getargvalues(frame)
     values = info.locals
     names = list(info.args)
@@ -74,10 +88,51 @@ def _frame_arguments(frame: types.FrameType) -> tuple[list, dict, Any]:
         wrapper = values.get("self")
         names = names[1:]
     positional = [values[n] for n in names if n in values]
-    if info.varargs and isinstance(values.get(info.varargs), tuple):
+    if info.varargs:
+        if not isinstance(values.get(info.varargs), tuple):
+            return None, {}, wrapper
         positional.extend(values[info.varargs])
     keywords = dict(values.get(info.keywords) or {}) if info.keywords else {}
     return positional, keywords, wrapper
+
+
+def _written_arguments(frame: types.FrameType | None) -> tuple[list, dict] | None:
+    """The arguments of the call `frame` is making, read from the call as written, when each is
+    a plain name (`f(model, x, y=y)`): looked up like Python does, so nothing runs. None otherwise.
+
+    The call is found by the frame's current instruction's source position (Python 3.11+).
+    """
+    if frame is None or not hasattr(frame.f_code, "co_positions"):
+        return None
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        text = _source_span(frame.f_code.co_filename, *positions)
+        call = ast.parse(text, mode="eval").body if text else None
+    except (IndexError, SyntaxError, ValueError, TypeError):
+        return None
+    if not isinstance(call, ast.Call) or not all(isinstance(a, ast.Name) for a in call.args):
+        return None
+    if not all(k.arg and isinstance(k.value, ast.Name) for k in call.keywords):
+        return None
+    scopes = (frame.f_locals, frame.f_globals, vars(builtins))
+    names = [a.id for a in call.args] + [k.value.id for k in call.keywords]  # type: ignore[union-attr]
+    if not all(any(n in scope for scope in scopes) for n in names):
+        return None
+    look = lambda n: next(scope[n] for scope in scopes if n in scope)  # noqa: E731
+    return [look(a.id) for a in call.args], {k.arg: look(k.value.id) for k in call.keywords}  # type: ignore
+
+
+def _source_span(filename: str, line: int | None, end_line: int | None, col: int | None,
+                 end_col: int | None) -> str | None:
+    """The source text between two positions (columns are UTF-8 byte offsets, as Python counts)."""
+    if None in (line, end_line, col, end_col):
+        return None
+    lines = [text.encode() for text in linecache.getlines(filename)[line - 1:end_line]]  # type: ignore[operator]
+    if len(lines) != end_line - line + 1:  # type: ignore[operator]
+        return None
+    if len(lines) == 1:
+        return lines[0][col:end_col].decode()
+    return b"".join([lines[0][col:], *lines[1:-1], lines[-1][:end_col]]).decode()
 
 
 def _bind(function: Any, positional: list, keywords: dict) -> dict[str, Any]:

@@ -197,7 +197,7 @@ def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[s
     roots = program["groups"][0]
     tangent_in = set(roots["invars"][tp.n_inputs:])
     roles = _tangent_roles(program, tangent_in)
-    leaf_paths = _positional_paths(tp.in_tree)
+    leaf_paths = _traced_paths(tp)
     specs = [a for a in first.args if not a.static]
     if len(specs) == tp.n_inputs:
         leaf_paths = [a.path for a in specs]
@@ -356,9 +356,8 @@ def _user_ops(user: Any, paths: set[Path]) -> list[dict]:
                 eqn = jaxpr.eqns[i]
         except (KeyError, IndexError):
             continue
-        stack = jax_compat.name_stack_text(eqn.source_info)
         out.append({"id": _uid(path), "path": list(path), "prim": eqn.primitive.name,
-                    "scope": [p for p in stack.split("/") if p] if stack else [], "src": _eqn_source(eqn)})
+                    "scope": jax_compat.name_stack_path(eqn.source_info), "src": _eqn_source(eqn)})
     return out
 
 
@@ -426,11 +425,10 @@ def _leaf_paths(call: GradCall, split: Any) -> list[str]:
     """Pytree path of every input leaf (`params['w1']`): the call's own argument specs (named by the
     function's parameters) where they cover the leaves, else positions in the split's input tree
     (`args[0]['w1']`)."""
-    n = split.in_tree.num_leaves
     specs = [a for a in call.args if not a.static]
-    if len(specs) == n:
+    if len(specs) == len(split.dynamic):
         return [a.path for a in specs]
-    out = _positional_paths(split.in_tree)
+    out = _traced_paths(split)
     if len(specs) == len(split.diff_leaves):  # specs of the differentiated arguments only
         for k, spec in zip(split.diff_leaves, specs):
             out[k] = spec.path
@@ -449,6 +447,12 @@ def _name_inputs(graph: dict, paths: list[str | None]) -> None:
     for vid, path in zip(graph["groups"][0]["invars"], paths):
         if path:
             by_id[vid]["path"] = path
+
+
+def _traced_paths(program: Any) -> list[str]:
+    """Positional paths (`args[0]['w1']`) of the leaves a split or tangent program takes as inputs."""
+    paths = _positional_paths(program.in_tree)
+    return [paths[i] for i in program.dynamic]
 
 
 def _positional_paths(in_tree: Any) -> list[str]:

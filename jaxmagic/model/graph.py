@@ -147,8 +147,7 @@ class _FunctionBuilder:
         prim = eqn.primitive.name
         node: dict[str, Any] = {"id": nid, "group": gid, "prim": prim}
         self.nodes.append(node)
-        stack = jax_compat.name_stack_text(eqn.source_info)
-        node["scope"] = [part for part in stack.split("/") if part] if stack else []
+        node["scope"] = jax_compat.name_stack_path(eqn.source_info)
         node["ins"] = [self._operand(a) for a in eqn.invars]
         binders = [f"{self.printed.name(v)}:{jax_compat.short_aval(v.aval)}" for v in eqn.outvars]
         node["line"] = self.printed.locate(eqn, binders, prim)

@@ -15,6 +15,7 @@ Works on a built function document (docs/schema.md), so it needs no JAX objects.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any, Iterable
 
 from ..units import plural
@@ -28,15 +29,20 @@ _JAXPR_REF = re.compile(r"<jaxpr [^>]*>")
 
 
 class _Item:
-    """One item of a container: an eqn (with its sub-jaxprs) or a scope box."""
+    """One item of a container: an eqn (with its sub-jaxprs) or a scope box.
 
-    __slots__ = ("key", "start", "stop", "scope_path", "contiguous")
+    A scope box is one contiguous run of eqns under a name: the same name entered again
+    later (the `vmap(…)` of the next block's einsum) is another box, as it is in the view.
+    `box` is the box's container key, `name` its scope name; both None for an eqn.
+    """
 
-    def __init__(self, key: Any, start: int, stop: int, scope_path: tuple | None):
+    __slots__ = ("key", "start", "stop", "box", "name")
+
+    def __init__(self, key: Any, start: int, stop: int, box: tuple | None = None, name: str | None = None):
         self.key = key
         self.start, self.stop = start, stop
-        self.scope_path = scope_path
-        self.contiguous = True
+        self.box = box
+        self.name = name
 
 
 def _node_spans(fn: dict) -> list[int]:
@@ -102,40 +108,43 @@ class _Hasher:
         return hash(tuple(parts))
 
     def item_hash(self, item: _Item, inner: dict[tuple, list[_Item]], scope_prefix: tuple) -> int:
-        if item.scope_path is None:
+        if item.box is None:
             return self.node_hash[item.start]
-        children = inner.get(item.scope_path, [])
-        relative = item.scope_path[len(scope_prefix) + 1:]
-        return hash(("scope", relative, self.items_hash(children, inner, item.scope_path)))
+        children = inner.get(item.box, [])
+        return hash(("scope", self.items_hash(children, inner, item.box)))  # never its name: layer_0 ≡ layer_1
 
 
-def _containers(fn: dict, spans: list[int]) -> dict[tuple, list[_Item]]:
-    """Items of every container, keyed (group id, *scope path), in document order."""
+def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], dict[tuple, list[str]]]:
+    """Items of every container in document order, and each container's scope path (names).
+
+    Keys are (group id, name, occurrence, name, occurrence, ...): a name entered again after
+    other items of its container is a new box, so a key's length grows with its depth.
+    """
     containers: dict[tuple, list[_Item]] = {}
+    paths: dict[tuple, list[str]] = {}
     group_nodes: dict[str, list[int]] = {}
     for i, node in enumerate(fn["nodes"]):
         group_nodes.setdefault(node["group"], []).append(i)
     for gid, members in group_nodes.items():
-        seen_scopes: dict[tuple, _Item] = {}
+        containers[(gid,)], paths[(gid,)] = [], []
+        opened: Counter = Counter()  # (container, name) -> boxes of that name made in it
         for i in members:
-            node = fn["nodes"][i]
-            path = tuple(node["scope"])
-            stop = spans[i]
-            containers.setdefault((gid, *path), []).append(_Item(node["id"], i, stop, None))
-            for depth in range(len(path)):
-                sub = (gid, *path[: depth + 1])
-                parent = (gid, *path[:depth])
-                item = seen_scopes.get(sub)
-                if item is None:
-                    item = _Item(sub, i, stop, sub)
-                    seen_scopes[sub] = item
-                    containers.setdefault(parent, []).append(item)
+            node, stop = fn["nodes"][i], spans[i]
+            container = (gid,)
+            for name in node["scope"]:
+                siblings = containers[container]
+                tail = siblings[-1] if siblings else None
+                if tail is not None and tail.box is not None and tail.name == name:
+                    tail.stop = stop  # the box is still open
                 else:
-                    if containers[parent][-1] is not item:  # the scope reopens later: not one block
-                        item.contiguous = False
-                    item.stop = stop
-        containers.setdefault((gid,), [])
-    return containers
+                    box = (*container, name, opened[container, name])
+                    opened[container, name] += 1
+                    tail = _Item(box, i, stop, box, name)
+                    siblings.append(tail)
+                    containers[box], paths[box] = [], [*paths[container], name]
+                container = tail.box
+            containers[container].append(_Item(node["id"], i, stop))
+    return containers, paths
 
 
 def _runs(hashes: list[int], sizes: list[int]) -> Iterable[tuple[int, int, int]]:
@@ -182,31 +191,26 @@ def find_repeats(fn: dict) -> list[dict]:
     if not fn.get("nodes"):
         return []
     spans = _node_spans(fn)
-    containers = _containers(fn, spans)
+    containers, paths = _containers(fn, spans)
     hasher = _Hasher(fn)
     repeats: list[dict] = []
     for key in sorted(containers, key=len):
         items = containers[key]
         if len(items) < 2:
             continue
-        hashes = []
-        for k, item in enumerate(items):
-            if item.scope_path is not None and not item.contiguous:
-                hashes.append(hash(("unique", k)))  # split scopes cannot be one block
-            else:
-                hashes.append(hasher.item_hash(item, containers, key))
+        hashes = [hasher.item_hash(item, containers, key) for item in items]
         sizes = [item.stop - item.start for item in items]
         for start, period, count in _runs(hashes, sizes):
             units = [[items[start + u * period].start, items[start + u * period + period - 1].stop]
                      for u in range(count)]
             first, last = items[start], items[start + period * count - 1]
             label = _label(first, last, period, count, units[0][1] - units[0][0])
-            repeats.append({"id": f"r{len(repeats)}", "group": key[0], "scope": list(key[1:]),
+            repeats.append({"id": f"r{len(repeats)}", "group": key[0], "scope": paths[key],
                             "units": units, "label": label})
     return repeats
 
 
 def _label(first: _Item, last: _Item, period: int, count: int, eqns: int) -> str:
-    if period == 1 and first.scope_path is not None:
-        return f"{count} identical blocks {first.scope_path[-1]} … {last.scope_path[-1]} ({plural(eqns, 'eqn')} each)"
+    if period == 1 and first.box is not None:
+        return f"{count} identical blocks {first.name} … {last.name} ({plural(eqns, 'eqn')} each)"
     return f"{count} identical blocks of {plural(period, 'item')} ({plural(eqns, 'eqn')} each)"

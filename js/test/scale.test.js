@@ -28,8 +28,8 @@ function withRepeats() {
   fn.repeats = [
     // the 5 mul/sub pairs of the SGD update at the root: units of 2 eqn items
     { id: "a", group: "g0", scope: [], units: [[94, 96], [96, 98], [98, 100], [100, 102], [102, 104]], label: "5 identical blocks" },
-    // jvp(attention) and jvp(mlp): each unit exactly one scope box
-    { id: "b", group: "g0", scope: [], units: [[0, 31], [31, 45]], label: "2 blocks" },
+    // attention and mlp inside the forward pass's jvp(…) box: each unit exactly one scope box
+    { id: "b", group: "g0", scope: ["jvp(…)"], units: [[0, 31], [31, 45]], label: "2 blocks" },
     // does not match the tree (the range is inside a scope box): ignored
     { id: "c", group: "g0", scope: [], units: [[5, 7], [7, 9]], label: "bad" },
     // unknown container: ignored
@@ -46,7 +46,9 @@ describe("repeats", () => {
     const fn = withRepeats();
     const ix = indexFunction(fn);
     const top = ix.items.get(ix.root);
-    expect(top.filter((k) => k.startsWith("R:"))).toEqual(["R:1", "R:0"]); // document order
+    expect(top.filter((k) => k.startsWith("R:"))).toEqual(["R:0"]);
+    const forward = top.find((k) => ix.scopes.get(k)?.name === "jvp(…)");
+    expect(ix.items.get(forward)[0]).toBe("R:1"); // folded inside the jvp(…) box
     // R:0: 5 units of 2 eqns
     const units = ix.items.get("R:0");
     expect(units).toEqual(["U:0:0", "U:0:1", "U:0:2", "U:0:3", "U:0:4"]);
@@ -56,8 +58,8 @@ describe("repeats", () => {
     expect(ix.count.get("R:0")).toBe(10);
     // R:1 holds the two scope boxes themselves
     const scopes = ix.items.get("R:1");
-    expect(scopes.map((k) => ix.scopes.get(k).name)).toEqual(["jvp(attention)", "jvp(mlp)"]);
-    expect(ix.labels.get("R:1")).toBe("×2 jvp(attention) … jvp(mlp) (identical, 31 eqns each)");
+    expect(scopes.map((k) => ix.scopes.get(k).name)).toEqual(["attention", "mlp"]);
+    expect(ix.labels.get("R:1")).toBe("×2 attention … mlp (identical, 31 eqns each)");
     // the bad runs changed nothing; counts still add up
     expect(ix.count.get(ix.root)).toBe(fn.n_eqns);
     expect([...ix.virt.keys()].filter((k) => k.startsWith("R:")).sort()).toEqual(["R:0", "R:1"]);
@@ -87,6 +89,30 @@ describe("repeats", () => {
     expect(new Set(hits.filter((k) => +k.slice(3) >= 94).map((k) => visibleRep(ix, k, new Set())))).toEqual(new Set(["R:0"]));
     const n = fn.nodes[99];
     expect(nodeAtLine(ix, n.line)).toBe(n.id);
+  });
+
+  it("a scope name entered again after other items is a new box, and a repeat finds its own box", () => {
+    // two blocks, each [dot_general, vmap(…) > einsum, add]: the two vmap(…) boxes share a path
+    const block = (b) => [
+      { id: `n${3 * b}`, group: "g0", prim: "dot_general", scope: ["jvp(…)"], ins: [], outs: [], subgroups: [], params: {} },
+      { id: `n${3 * b + 1}`, group: "g0", prim: "dot_general", scope: ["jvp(…)", "vmap(…)"], ins: [], outs: [], subgroups: [], params: {} },
+      { id: `n${3 * b + 2}`, group: "g0", prim: "add", scope: ["jvp(…)"], ins: [], outs: [], subgroups: [], params: {} },
+    ];
+    const fn = {
+      name: "f", root: "g0", n_eqns: 6, vars: [],
+      groups: [{ id: "g0", owner: null, label: "f", invars: [], constvars: [], outvars: [], n_eqns: 6 }],
+      nodes: [...block(0), ...block(1)],
+      repeats: [{ id: "r0", group: "g0", scope: ["jvp(…)"], units: [[0, 3], [3, 6]], label: "2 identical blocks" }],
+    };
+    const ix = indexFunction({ ...fn, repeats: [] });
+    const [forward] = ix.items.get(ix.root);
+    const inside = ix.items.get(forward);
+    expect(inside.filter((k) => k.startsWith("S:")).length).toBe(2); // one vmap(…) box per block
+    expect(ix.parent.get("N:n1")).not.toBe(ix.parent.get("N:n4"));
+    const folded = indexFunction(fn);
+    const [fwd] = folded.items.get(folded.root);
+    expect(folded.items.get(fwd)).toEqual(["R:0"]);
+    expect(folded.items.get("R:0").map((u) => folded.items.get(u).length)).toEqual([3, 3]);
   });
 
   it("without repeats nothing changes", () => {

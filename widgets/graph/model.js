@@ -70,7 +70,6 @@ export function indexFunction(fn) {
   const scopes = new Map(); // "S:i" -> {key, group, path, name}
   const count = new Map(); // element key -> eqns inside (recursive); nodes count themselves
   const first = new Map(); // item key -> index in fn.nodes of its first node (for repeats)
-  const scopeAt = new Map(); // group id + "\u0000" + JSON path -> scope key
   const byGroup = new Map();
   (fn.nodes || []).forEach((n, i) => {
     if (!byGroup.has(n.group)) byGroup.set(n.group, []);
@@ -94,18 +93,20 @@ export function indexFunction(fn) {
     for (const k of [...p.ins, ...p.consts, ...p.outs]) parent.set(k, gk);
     ports.set(gk, p);
     items.set(gk, []);
+    // A scope box is one contiguous run of eqns under a name: a name entered again after
+    // other items (the `vmap(…)` of the next block's einsum) is a new box, so blocks stay whole.
     const containerFor = (path, at) => {
       let cur = gk;
       for (let i = 0; i < path.length; i++) {
-        const joined = gid + "\u0000" + JSON.stringify(path.slice(0, i + 1));
-        let sk = scopeAt.get(joined);
+        const siblings = items.get(cur);
+        const tail = siblings[siblings.length - 1];
+        let sk = tail && tail.startsWith("S:") && scopes.get(tail).name === String(path[i]) ? tail : null;
         if (!sk) {
           sk = "S:" + scopeCounter++;
-          scopeAt.set(joined, sk);
           scopes.set(sk, { key: sk, group: gid, path: path.slice(0, i + 1), name: String(path[i]) });
           parent.set(sk, cur);
           first.set(sk, at);
-          items.get(cur).push(sk);
+          siblings.push(sk);
           items.set(sk, []);
         }
         cur = sk;
@@ -128,7 +129,7 @@ export function indexFunction(fn) {
   const rootKey = visitGroup(fn.root, null);
 
   const virt = new Map(); // "R:"/"U:"/"K:"/"Q:" key -> {kind, ...} (labels filled in below)
-  applyRepeats(fn, { items, parent, first, scopeAt, virt });
+  applyRepeats(fn, { items, parent, first, scopes, virt });
   bundlePorts(ports, parent, virt);
   let chunkCounter = 0;
   for (const ck of [...items.keys()]) {
@@ -261,12 +262,12 @@ function labelContainers(ix) {
  * tree (unknown container, an empty unit, units not contiguous in the container's
  * item list, items already folded) are ignored: the view then shows the items as is.
  */
-function applyRepeats(fn, { items, parent, first, scopeAt, virt }) {
+function applyRepeats(fn, { items, parent, first, scopes, virt }) {
   const reps = Array.isArray(fn.repeats) ? fn.repeats : [];
   reps.forEach((r, ri) => {
     if (!r || !Array.isArray(r.units) || r.units.length < 2) return;
     const path = Array.isArray(r.scope) ? r.scope : [];
-    const ck = path.length ? scopeAt.get(r.group + "\u0000" + JSON.stringify(path)) : gKey(r.group);
+    const ck = repeatContainer(fn, r, path, parent, scopes);
     const list = ck && items.get(ck);
     if (!list) return;
     const units = r.units.filter((u) => Array.isArray(u) && u.length === 2);
@@ -308,6 +309,26 @@ function applyRepeats(fn, { items, parent, first, scopeAt, virt }) {
     virt.set(rk, { kind: "R", n: parts.length, single, units: kids, doc: r });
     list.splice(p0, taken, rk);
   });
+}
+
+/**
+ * The container a repeat folds items of: the scope box (of the repeat's path) or group
+ * holding its first unit's first eqn. A path can name several boxes (a scope entered
+ * again later), so the box is found from the eqns, not from the path alone.
+ */
+function repeatContainer(fn, r, path, parent, scopes) {
+  const unit = r.units[0];
+  const node = Array.isArray(unit) && (fn.nodes || [])[unit[0]];
+  if (!node || node.group !== r.group) return null;
+  const want = JSON.stringify(path.map(String));
+  for (let k = parent.get(nKey(node.id)); k; k = parent.get(k)) {
+    if (k === gKey(r.group)) return path.length ? null : k;
+    const sc = scopes.get(k);
+    if (sc && sc.group === r.group && sc.path.length === path.length) {
+      return JSON.stringify(sc.path.map(String)) === want ? k : null;
+    }
+  }
+  return null;
 }
 
 /**

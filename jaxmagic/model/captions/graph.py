@@ -27,8 +27,10 @@ def graph_caption(doc: dict) -> list[str]:
         out.append(fit("Control flow: " + "; ".join(structure) + ": each body is a sub-jaxpr you can open."))
     repeats = [(r, fn) for fn in main for r in fn.get("repeats") or []]
     if repeats:
-        r, fn = max(repeats, key=lambda t: len(t[0]["units"]))
-        out.append(f"{user_name(fn['name'])}: {r['label']} are folded into one box.")
+        r, fn = max(repeats, key=lambda t: sum(stop - start for start, stop in t[0]["units"]))
+        where = f" in {' › '.join(r['scope'])}" if r.get("scope") else ""
+        more = f" ({counted(len(repeats) - 1, 'more run')} of repeats folded too)" if len(repeats) > 1 else ""
+        out.append(f"{user_name(fn['name'])}: {r['label']}{where} are folded into one box{more}.")
     if len(groups) > 1:
         others = [f"{user_name(fns[0]['name'], 24)} ({counted(fns[0]['n_eqns'], 'eqn')})" for fns in groups[1:]]
         out.append(f"Also recorded: {listed(others, 3)}.")

@@ -1,0 +1,81 @@
+"""Scope paths and call arguments read the way the user wrote them.
+
+`jax_compat.name_stack_path` nests each transform as its own level, checked against JAX's own
+spelling of the same stack; `user_names._written_arguments` reads a call's arguments from the
+call expression at the frame's current instruction, checked against the values passed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+
+from jaxmagic.capture import jax_compat, user_names
+
+
+def _stacks(fn, *args) -> list[tuple[list[str], str]]:
+    eqns = jax.make_jaxpr(fn)(*args).jaxpr.eqns
+    return [(jax_compat.name_stack_path(e.source_info), jax_compat.name_stack_text(e.source_info)) for e in eqns]
+
+
+def _unnested(path: list[str]) -> str:
+    """JAX's spelling rebuilt from a nested path: a transform wraps the next name."""
+    out: list[str] = []
+    for part in reversed(path):
+        if part.endswith("(…)"):
+            name = part[: -len("(…)")]
+            if out:
+                out[-1] = f"{name}({out[-1]})"
+            else:
+                out.append(f"{name}()")
+        else:
+            out.append(part)
+    return "/".join(reversed(out))
+
+
+def test_each_transform_is_its_own_level_and_nothing_else_changes():
+    def f(x):
+        with jax.named_scope("block"):
+            y = jnp.einsum("bi,bi->b", x, x)  # einsum runs under a vmap-free dot; the jvp wraps it
+            return jnp.sum(jax.vmap(jnp.sin)(y))
+
+    stacks = _stacks(jax.grad(f), jnp.ones((2, 3)))
+    assert stacks and all(_unnested(path) == text for path, text in stacks)
+    paths = {tuple(path) for path, _ in stacks}
+    assert ("jvp(…)", "block") in paths and ("transpose(…)", "jvp(…)", "block") in paths
+    assert any(path[:3] == ("jvp(…)", "block", "vmap(…)") for path in paths)
+
+
+def test_written_arguments_are_read_from_the_call_as_written():
+    seen = {}
+
+    def callee(*args, **kwargs):
+        seen["frame"] = sys._getframe(1)
+        seen["written"] = user_names._written_arguments(sys._getframe(1))
+
+    model, x = object(), jnp.ones(2)
+    callee(model, x, scale=x)
+    positional, keywords = seen["written"]
+    assert positional[0] is model and positional[1] is x and keywords == {"scale": x}
+
+
+def test_written_arguments_give_up_on_anything_but_plain_names():
+    seen = {}
+
+    def callee(*args):
+        seen["written"] = user_names._written_arguments(sys._getframe(1))
+
+    items = [1, 2]
+    callee(items[0], len(items))  # evaluating these could run code: not read
+    assert seen["written"] is None
+
+
+def test_a_static_argument_is_shown_without_its_memory_address():
+    from jaxmagic.capture.record import ArgSpec, Signature
+
+    spec = ArgSpec(path="activation", aval="<function relu at 0x7f3a2c1d0e50>", static=True)
+    other = ArgSpec(path="activation", aval="<function relu at 0x7f3a2c1d0f70>", static=True)
+    assert str(Signature(args=(spec,))) == "activation=<function relu>"
+    assert Signature(args=(spec,)).key != Signature(args=(other,)).key  # a new function object is still new
