@@ -16,9 +16,10 @@ from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import api
+from .magic_options import check_name, parse_options
 from .capture.session import CaptureSession
 from .capture.source import remember_cell
 
@@ -35,8 +36,11 @@ def _shared_options(fn: Callable) -> Callable:
                        "clutter: for a projector); the widget's Present button toggles it")(fn)
     fn = argument("--static", action="store_true",
                   help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
+    fn = argument("--force", action="store_true",
+                  help="with -n: store the capture even where VAR already names something else")(fn)
     fn = argument("-n", "--name", metavar="VAR",
-                  help="store the Capture (see jaxmagic.capture) in the user namespace as VAR")(fn)
+                  help="store the Capture (see jaxmagic.capture) in the user namespace as VAR (a variable name "
+                       "that is free, or holds an older capture; --force to replace anything else)")(fn)
     return magic_arguments()(fn)
 
 
@@ -70,11 +74,13 @@ def _trace_options(fn: Callable) -> Callable:
     return _shared_options(fn)
 
 
-def _check(args: Any) -> Any:
-    """Values argparse accepts but that mean nothing: a usage error, the cell is not run."""
+def _check(args: Any, body: str, namespace: dict) -> Any:
+    """Values argparse accepts but that mean nothing or would break the user's namespace: a usage
+    error, the cell is not run."""
     storm = getattr(args, "storm", None)
     if storm is not None and storm < 1:
         raise UsageError(f"--storm must be a positive number of recompiles, got {storm}")
+    check_name(args.name, body, namespace, args.force)
     return args
 
 
@@ -106,11 +112,13 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
         if not match or match.group(1) not in MAGIC_VIEWS:
             return None
         magic = match.group(1)
+        body = "\n".join(lines)
         try:
-            args = _check(parse_argstring(getattr(magics, magic), match.group(2) or ""))
+            args = _check(parse_options(getattr(magics, magic), magic, match.group(2) or ""), body,
+                          magics.shell.user_ns)
         except UsageError:
-            return None
-        return None if _second_magic("\n".join(lines)) else (magic, args)
+            return None  # IPython runs the registered magic, which shows the usage error
+        return None if _second_magic(body) else (magic, args)
     return None
 
 
@@ -213,7 +221,8 @@ class JaxMagics(Magics):
         self._run_fallback("prng", line, cell)
 
     def _run_fallback(self, magic: str, line: str, cell: str) -> None:
-        args = _check(parse_argstring(getattr(self, magic), line))  # raises UsageError: shown as usage
+        # raises UsageError: shown as usage
+        args = _check(parse_options(getattr(self, magic), magic, line), cell, self.shell.user_ns)
         _check_body(magic, cell)
         try:
             session = _session(magic, args, self.shell.user_ns)

@@ -173,6 +173,13 @@ chatty_out = chatty(jnp.arange(3.0)).block_until_ready()
 chatty_again = chatty(jnp.arange(3.0) + 1).block_until_ready()
 print("done", chatty_out.tolist())
 """),
+    ("jax_logs", """\
+import logging
+logging.getLogger("jax").warning("jax says: %s", "watch out")
+logging.getLogger("jax._src.dispatch").error("a jax error record")
+logging.getLogger("jax._src.interpreters.pxla").info("below the last resort's level: never shown")
+logged = jax.jit(lambda v: v * 7)(jnp.ones(2)).block_until_ready()
+"""),
     ("display", """\
 from IPython.display import HTML, Markdown, display
 display(HTML("<b>bold</b> <i>html</i>"))

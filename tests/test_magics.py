@@ -107,3 +107,31 @@ def jaxmagic_document(cap):
     import jaxmagic
 
     return jaxmagic.document(cap, "timeline", storm=3)
+
+
+def test_unreadable_options_and_bad_names_are_usage_errors_and_the_cell_does_not_run(ip, capsys):
+    """An unbalanced quote, a `-n` that is no variable name, or one that would replace something of
+    the user's: one usage line, the cell not run, no traceback from jaxmagic's hooks."""
+    from IPython.core.error import UsageError
+
+    ip.user_ns.update(ran=False, my_fn=lambda: 1)
+    lines = ["%%jaxpr -n 'abc", "%%trace --storm '", "%%jaxpr -n class", "%%jaxpr -n 1abc", "%%jaxpr -n a.b",
+             '%%jaxpr -n "a b"', "%%jaxpr -n ''", "%%trace -n jax", "%%jaxpr -n print", "%%sharding -n my_fn",
+             "%%prng -n bound_here"]
+    for line in lines:
+        result = run(ip, f"{line}\nran = True\nbound_here = 1\n")
+        assert isinstance(result.error_in_exec, UsageError), (line, result.error_in_exec)
+        assert ip.user_ns["ran"] is False, line
+        streams = capsys.readouterr()
+        assert "Traceback" not in streams.err + streams.out and "callback" not in streams.err, line
+    assert ip.user_ns["jax"].__name__ == "jax" and callable(ip.user_ns["my_fn"])
+
+
+def test_a_name_is_free_for_an_older_capture_and_with_force(ip):
+    assert run(ip, "%%jaxpr -n again\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success
+    first = ip.user_ns["again"]
+    assert run(ip, "%%jaxpr -n again\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success  # the same cell, run again
+    assert ip.user_ns["again"] is not first
+    ip.user_ns["taken"] = 5
+    assert run(ip, "%%jaxpr -n taken --force\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success
+    assert type(ip.user_ns["taken"]).__name__ == "Capture"

@@ -242,3 +242,21 @@ def test_identical_model_blocks_fold_forward_and_backward(shell):
         assert any(tuple(nodes[i]["scope"][:len(scope) + 1]) == (*scope, "vmap(…)") for i in range(*first))
     caption = " ".join(jaxmagic.document(shell.user_ns["folded"], "graph")["caption"])
     assert "identical blocks" in caption and "folded" in caption
+
+
+def test_the_view_says_why_an_nnx_model_has_no_module_boxes(shell):
+    """NNX modules add no name scopes: the caption says so (and how to get boxes); Linen and
+    Equinox's layers do add them, so their steps get boxes and no such sentence."""
+    cell = "%%jaxpr --name boxes\ntrain_step(model, opt, x, y)\nlinen_step(variables, linen_state, x, y)\n" \
+           "eqx_step(eqx_model, x, y)\n"
+    assert shell.run_cell(cell, store_history=True).success
+    doc = jaxmagic.document(shell.user_ns["boxes"], "graph")
+    assert any(s.startswith("No module boxes: model's modules leave no name scopes") for s in doc["caption"])
+    by_name = {fn["name"]: fn for fn in doc["functions"]}
+    linen_scopes = {tuple(n["scope"]) for n in by_name["linen_step"]["nodes"]}
+    assert ("jvp(…)", "LinenMLP", "hidden") in linen_scopes and ("transpose(…)", "jvp(…)", "LinenMLP", "hidden") in linen_scopes
+    assert any("eqx.nn.Linear" in n["scope"] for n in by_name["eqx_step"]["nodes"])
+    from jaxmagic.model.captions.graph import _unscoped_model
+
+    assert _unscoped_model([by_name["linen_step"]]) is None and _unscoped_model([by_name["eqx_step"]]) is None
+    assert _unscoped_model([by_name["train_step"]]) == "model"

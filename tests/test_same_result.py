@@ -419,6 +419,7 @@ def test_the_corpus_covers_what_it_claims(corpus_runs):
     assert "before_error" in plain["raise_in_jit"].namespace and "after_error" not in plain["raise_in_jit"].namespace
     assert plain["prints"].stdout.startswith("to stdout 1 2.5\n") and "to stderr" in plain["prints"].stderr
     assert "chatty sees 3.0" in plain["prints"].stdout and "tracing chatty" in plain["prints"].stdout
+    assert plain["jax_logs"].stderr == "jax says: watch out\na jax error record\n"  # Python's last resort
     assert [d[0].keys() >= {"text/html"} for d in plain["display"].displays[:1]] == [True]
     assert len(plain["display"].displays) == 2 and "text/markdown" in plain["display"].displays[1][0]
     assert plain["returns_value"].result[0]["text/plain"].startswith("Array([ 0.,  2.,  6., 12., 20.]")

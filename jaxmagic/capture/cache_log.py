@@ -11,7 +11,9 @@ printer on others) and the cell's output is what it would be without the magic.
 Logger names and wording differ between JAX versions (`jax._src.pjit` up to 0.8,
 `jax._src.interpreters.partial_eval` from 0.9), so records are recognised by content.
 A handler on the `jax` logger also sees records from emitters not listed here (a
-future JAX), which are then recorded too.
+future JAX), which are then recorded too. Being a handler, it would stop Python's last-resort
+printer (unconfigured logging prints WARNING and up to stderr only where no handler is found),
+so where it is the only handler on a record's way it prints the record as that printer would.
 
 The explain flag costs nothing on cache hits but about 37 µs per cached entry of the
 same function on each miss (a storm of 1,000 shapes would add ~18 s), so it is turned
@@ -143,4 +145,23 @@ class _Handler(logging.Handler):
         self._log = log
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._log.keep(record)
+        if self._log.keep(record):  # not an explanation the user did not ask for
+            self._last_resort(record)
+
+    def _last_resort(self, record: logging.LogRecord) -> None:
+        """Do what Python does for a record no handler took: with logging unconfigured, a jax
+        WARNING or ERROR goes to stderr through `logging.lastResort`. This handler being there
+        would stop that, so where it is the only one on the record's way up, it hands the
+        record on exactly as `Logger.callHandlers` would have."""
+        resort = logging.lastResort
+        if resort is None or record.levelno < resort.level or self._others_on_the_way(record.name):
+            return
+        resort.handle(record)
+
+    def _others_on_the_way(self, name: str) -> bool:
+        logger: logging.Logger | None = logging.getLogger(name)
+        while logger is not None:
+            if any(handler is not self for handler in logger.handlers):
+                return True
+            logger = logger.parent if logger.propagate else None
+        return False

@@ -31,6 +31,10 @@ def graph_caption(doc: dict) -> list[str]:
         where = f" in {' › '.join(r['scope'])}" if r.get("scope") else ""
         more = f" ({counted(len(repeats) - 1, 'more run')} of repeats folded too)" if len(repeats) > 1 else ""
         out.append(f"{user_name(fn['name'])}: {r['label']}{where} are folded into one box{more}.")
+    unscoped = _unscoped_model(main)
+    if unscoped:
+        out.append(fit(f"No module boxes: {user_name(unscoped, 24)}'s modules leave no name scopes in what JAX "
+                       "records; a jax.named_scope in a module's __call__ makes it a box."))
     if len(groups) > 1:
         others = [f"{user_name(fns[0]['name'], 24)} ({counted(fns[0]['n_eqns'], 'eqn')})" for fns in groups[1:]]
         out.append(f"Also recorded: {listed(others, 3)}.")
@@ -41,6 +45,19 @@ def graph_caption(doc: dict) -> list[str]:
     if any(fn.get("values") for fn in functions) and not problems:
         out.append("No NaN or Inf in any recorded value.")
     return out
+
+
+def _unscoped_model(fns: list[dict]) -> str | None:
+    """The argument holding a model (inputs named `model.hidden.kernel`) when no eqn of the
+    function carries a name scope of its own (transform levels such as `jvp(…)` do not count)."""
+    fn = max(fns, key=lambda f: f["n_eqns"])
+    if any(not part.endswith("(…)") for node in fn.get("nodes") or [] for part in node["scope"]):
+        return None
+    by_id = {v["id"]: v for v in fn.get("vars") or []}
+    groups = fn.get("groups") or []
+    paths = [by_id.get(v, {}).get("path") or "" for v in (groups[0]["invars"] if groups else [])]
+    owners = [path.split(".")[0] for path in paths if path.count(".") >= 2 and "[" not in path.split(".")[0]]
+    return owners[0] if owners else None  # the first model among the inputs
 
 
 def _function_sentence(fns: list[dict]) -> str:

@@ -1,0 +1,60 @@
+"""JAX's log records reach the user exactly as without a capture.
+
+With logging unconfigured (no handler anywhere on a record's way up), Python prints WARNING and
+above to stderr through `logging.lastResort`. The capture's handler on the `jax` logger must not
+stop that; where the user configured a handler, the records go there once, as without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import jax
+import jax.numpy as jnp
+import jaxmagic
+
+
+@contextlib.contextmanager
+def unconfigured_logging():
+    """No handler on the root logger (pytest puts its own there around each test phase)."""
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = []
+    try:
+        yield
+    finally:
+        root.handlers = saved
+
+
+def _log_some(tag: str) -> None:
+    logging.getLogger("jax").warning("jax says %s", tag)
+    logging.getLogger("jax._src.dispatch").error("dispatch error %s", tag)
+    logging.getLogger("jax._src.dispatch").info("info %s: below the last resort's level", tag)
+    jax.jit(lambda v: v * 5)(jnp.ones(2)).block_until_ready()
+
+
+def test_records_reach_stderr_through_the_last_resort_as_without_a_capture(capsys):
+    with unconfigured_logging():
+        _log_some("plain")
+        plain = capsys.readouterr().err
+        with jaxmagic.capture({}):
+            _log_some("captured")
+        captured = capsys.readouterr().err
+    assert plain == "jax says plain\ndispatch error plain\n"
+    assert captured == plain.replace("plain", "captured")
+
+
+def test_a_users_handler_gets_each_record_once(capsys):
+    seen: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    with unconfigured_logging():
+        logging.getLogger().addHandler(Collect())
+        with jaxmagic.capture({}):
+            _log_some("x")
+    assert seen == ["jax says x", "dispatch error x"]  # root's level is WARNING
+    assert capsys.readouterr().err == ""  # a handler exists: no last resort, as without the capture
