@@ -58,3 +58,26 @@ def test_a_users_handler_gets_each_record_once(capsys):
             _log_some("x")
     assert seen == ["jax says x", "dispatch error x"]  # root's level is WARNING
     assert capsys.readouterr().err == ""  # a handler exists: no last resort, as without the capture
+
+
+def _explained_misses(tag: float) -> None:
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        f = jax.jit(lambda v: v * tag)
+        f(jnp.ones(2))
+        f(jnp.ones(3))  # a miss JAX explains
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+
+
+def test_explanations_the_user_turns_on_in_the_cell_show_as_without_a_capture(capsys):
+    with unconfigured_logging():
+        _explained_misses(2.0)
+        plain = capsys.readouterr().err
+        with jaxmagic.capture({}) as cap:
+            _explained_misses(3.0)
+        captured = capsys.readouterr().err
+    assert plain.count("TRACING CACHE MISS") >= 1
+    assert captured.count("TRACING CACHE MISS") == plain.count("TRACING CACHE MISS")
+    assert [c.cache_hit for c in cap.calls] == [False, False]
+    assert jax.config.jax_explain_cache_misses is False

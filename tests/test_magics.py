@@ -135,3 +135,30 @@ def test_a_name_is_free_for_an_older_capture_and_with_force(ip):
     ip.user_ns["taken"] = 5
     assert run(ip, "%%jaxpr -n taken --force\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success
     assert type(ip.user_ns["taken"]).__name__ == "Capture"
+
+
+def test_settings_and_replacements_the_cell_makes_stay_after_it(ip):
+    """What the cell itself changes is the user's: a flag turned on in the cell stays on (and its
+    explanations show from then on), and the cell's own `jax.jit = …` outlives the cell, as plain."""
+    import jax as jax_module
+
+    originals = {name: getattr(jax_module, name) for name in ("jit", "grad")}
+    normal = jax_module.random.normal
+    try:
+        assert run(ip, "%%trace\njax.config.update('jax_explain_cache_misses', True)\n").success
+        assert jax_module.config.jax_explain_cache_misses is True
+        assert run(ip, "%%trace\njax.config.update('jax_explain_cache_misses', False)\n").success
+        assert jax_module.config.jax_explain_cache_misses is False  # and jaxmagic's own is not left on
+        cells = {"jaxpr": "jax.jit = counting_jit", "grad_graph": "jax.grad = my_grad",
+                 "prng": "jax.random.normal = my_normal"}
+        ip.user_ns.update(counting_jit=lambda f, **kw: f, my_grad=lambda f, **kw: f, my_normal=lambda *a, **kw: 0)
+        for magic, line in cells.items():
+            assert run(ip, f"%%{magic}\n{line}\n").success, magic
+        assert jax_module.jit is ip.user_ns["counting_jit"] and jax_module.grad is ip.user_ns["my_grad"]
+        assert jax_module.random.normal is ip.user_ns["my_normal"]
+    finally:
+        jax_module.config.update("jax_explain_cache_misses", False)
+        for name, value in originals.items():
+            setattr(jax_module, name, value)
+        jax_module.random.normal = normal
+    assert run(ip, "%%jaxpr\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success  # JAX's own again, and still recorded

@@ -2,7 +2,7 @@
 
 JAX explains a tracing-cache miss only in a log record (`TRACING CACHE MISS at …`),
 and reports persistent compilation cache hits and misses the same way. During a
-capture the explain flag is turned on (if the user had it off) and a `logging.Filter`
+capture the explain flag is turned on for the cell's thread (if the user had it off) and a `logging.Filter`
 on each emitting logger keeps the records. A logger-level filter runs before any
 handler, so when the user did not ask for these messages, returning False keeps them
 off their stderr (JAX's own handler on `jax` on some versions, Python's last-resort
@@ -37,7 +37,6 @@ EMITTERS = ("jax._src.interpreters.partial_eval", "jax._src.pjit", "jax._src.com
             "jax._src.compilation_cache", "jax._src.dispatch")
 MISS_PREFIX = "TRACING CACHE MISS"
 _PERSISTENT = ("PERSISTENT COMPILATION CACHE MISS", "Persistent compilation cache hit")
-EXPLAIN_FLAG = "jax_explain_cache_misses"
 EXPLAIN_LIMIT = 100  # misses of one function before the explain flag goes off again
 
 
@@ -65,17 +64,27 @@ class CacheLog:
 
     def __init__(self, on_record: Callable[[LogRecord], None]):
         self._on_record = on_record
-        self.user_wants_explanations = False  # the user turned the flag on: let records through
-        self._flag_ours = False
+        self._state = jax_compat.explain_misses_state()
+        self._explaining: jax_compat.LocalExplaining | None = None
         # asked before the capture's patches and listeners are in place: the probe is jaxmagic's own JAX work
         self._explain_safe = jax_compat.explaining_is_safe()
 
-    def install(self, stack: ExitStack) -> list[str]:
-        """Turn the flag on, add the filters and the handler; every undo goes on `stack`."""
-        notes: list[str] = []
+    @property
+    def user_wants_explanations(self) -> bool:
+        """The user's own setting, read on every record: turned on during the cell, it shows from then on."""
         try:
-            self.user_wants_explanations = bool(getattr(jax.config, EXPLAIN_FLAG))
-        except AttributeError:
+            return self._state is not None and bool(self._state.get_global())
+        except Exception:  # an odd setting object: show what JAX says rather than hide it
+            return True
+
+    def install(self, stack: ExitStack) -> list[str]:
+        """Turn explanations on for this thread, add the filters and the handler; every undo goes on `stack`.
+
+        The flag is set thread-locally (`jax_compat.LocalExplaining`), never globally, so a
+        `jax.config.update('jax_explain_cache_misses', ...)` in the cell is the user's and stays.
+        """
+        notes: list[str] = []
+        if self._state is None:
             notes.append("this JAX has no jax_explain_cache_misses: recompile reasons come from jaxmagic's own "
                          "comparison of signatures")
             return notes
@@ -84,9 +93,9 @@ class CacheLog:
                          "body traced again raises ValueError): it stays off, and recompile reasons come from "
                          "jaxmagic's own comparison of signatures")
         elif not self.user_wants_explanations:
-            jax.config.update(EXPLAIN_FLAG, True)
-            self._flag_ours = True
-            stack.callback(self._restore_flag)
+            self._explaining = jax_compat.LocalExplaining(self._state)
+            stack.callback(self._explaining.off)
+            self._explaining.on()
         keep = _Keep(self)
         for name in EMITTERS:
             logger = logging.getLogger(name)
@@ -100,15 +109,7 @@ class CacheLog:
 
     def explain_off(self) -> bool:
         """Stop JAX's explanations for the rest of the capture (a recompile storm); True if done."""
-        if not self._flag_ours:
-            return False
-        self._restore_flag()
-        return True
-
-    def _restore_flag(self) -> None:
-        if self._flag_ours:
-            self._flag_ours = False
-            jax.config.update(EXPLAIN_FLAG, False)
+        return self._explaining is not None and self._explaining.off()
 
     def keep(self, record: logging.LogRecord) -> bool:
         """Record it if it is one of ours; True if the record should go on to handlers."""

@@ -35,6 +35,7 @@ import jax
 import numpy as np
 
 from . import aliases, grad_values, grads, jax_compat, source, user_names
+from .patches import replace_attribute
 from .record import ArgSpec, GradCall, Signature
 from .signature import _leaf_spec, _static_repr
 
@@ -174,8 +175,7 @@ def patch_grads(stack: ExitStack, namespace: dict) -> None:
         if getattr(original, "_jaxmagic_original", None) is not None:  # an outer capture's patch
             continue
         patched = (_patched_transform if kind in TRANSFORMS else _patched_call)(kind, original)
-        setattr(jax, kind, patched)
-        stack.callback(setattr, jax, kind, original)
+        replace_attribute(stack, jax, kind, patched)
         patched_of[original] = patched
     if not patched_of:
         return

@@ -689,6 +689,44 @@ def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 _explain_safe: bool | None = None
 
 
+def explain_misses_state() -> Any:
+    """JAX's `jax_explain_cache_misses` setting object, or None where this JAX has none.
+
+    It is a context manager too (`with state(True):`), which sets the value for this thread only:
+    the user's own `jax.config.update('jax_explain_cache_misses', ...)` then stays theirs,
+    readable with `get_global()`, whatever jaxmagic turns on for the capture.
+    """
+    try:
+        from jax._src import config as jax_config
+
+        state = jax_config.explain_cache_misses
+    except (ImportError, AttributeError):
+        return None
+    return state if hasattr(state, "get_global") and callable(state) else None
+
+
+class LocalExplaining:
+    """JAX's cache-miss explanations turned on for this thread until `off()` (idempotent)."""
+
+    def __init__(self, state: Any):
+        self._state = state
+        self._context: Any = None
+
+    def on(self) -> None:
+        if self._context is None:
+            context = self._state(True)
+            context.__enter__()
+            self._context = context
+
+    def off(self) -> bool:
+        """True if it was on."""
+        context, self._context = self._context, None
+        if context is None:
+            return False
+        context.__exit__(None, None, None)
+        return True
+
+
 def explaining_is_safe() -> bool | None:
     """Whether turning on `jax_explain_cache_misses` leaves programs running (asked of JAX once, not a version).
 
@@ -703,15 +741,13 @@ def explaining_is_safe() -> bool | None:
         return _explain_safe
     import logging
 
-    try:
-        before = bool(jax.config.jax_explain_cache_misses)
-    except AttributeError:
-        return None
-    if not trace_state_clean():
+    state = explain_misses_state()
+    if state is None or not trace_state_clean():
         return None
     silenced = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
-    jax.config.update("jax_explain_cache_misses", True)
+    explaining = LocalExplaining(state)
+    explaining.on()  # this thread only: the user's own setting is never touched
     try:
         def branch(x: Any) -> Any:
             return x + 1
@@ -726,6 +762,6 @@ def explaining_is_safe() -> bool | None:
     except Exception:
         _explain_safe = False
     finally:
-        jax.config.update("jax_explain_cache_misses", before)
+        explaining.off()
         logging.disable(silenced)
     return _explain_safe

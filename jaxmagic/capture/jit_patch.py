@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 import jax
 
 from . import aliases, call_hook, jax_compat
+from .patches import replace_attribute
 
 
 class CallRecorder(Protocol):
@@ -140,8 +141,7 @@ def patch_jit(stack: ExitStack, namespace: dict) -> None:
     if getattr(original, "_jaxmagic_original", None) is not None:  # nested capture: already patched
         return
     patched = recording_jit(original)
-    jax.jit = patched
-    stack.callback(setattr, jax, "jit", original)
+    replace_attribute(stack, jax, "jit", patched)
     aliases.rebind_aliases(stack, namespace, {original: patched})
 
 
