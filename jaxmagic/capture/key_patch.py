@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Protocol
 import jax
 
 from . import aliases, jax_compat
+from .patches import replace_attribute
 
 MAKERS = {"key": "seed", "PRNGKey": "seed", "wrap_key_data": "wrap"}  # make a key from a seed or data
 DERIVATIONS = {"split": "split", "fold_in": "fold_in", "clone": "clone", "key_data": "data"}
@@ -122,8 +123,7 @@ def patch_random(stack: ExitStack, namespace: dict) -> None:
         if kind is None:
             continue
         patched = _patched(name, kind, original)
-        setattr(module, name, patched)
-        stack.callback(setattr, module, name, original)
+        replace_attribute(stack, module, name, patched)
         patched_of[original] = patched
     aliases.rebind_aliases(stack, namespace, patched_of)
 
@@ -166,8 +166,7 @@ def patch_eager_transforms(stack: ExitStack) -> None:
         return out
 
     process_primitive._jaxmagic_original = original  # type: ignore[attr-defined]
-    eval_trace.process_primitive = process_primitive
-    stack.callback(setattr, eval_trace, "process_primitive", original)
+    replace_attribute(stack, eval_trace, "process_primitive", process_primitive)
 
 
 def _from_jit_dispatch() -> bool:
