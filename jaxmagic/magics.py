@@ -298,6 +298,10 @@ class JaxMagics(Magics):
             return
         try:
             capture = pending.session.stop(getattr(result, "error_in_exec", None))
+        except KeyboardInterrupt:  # the cell had finished: only our work stops
+            _close_quietly(pending.session)
+            _report_interrupted(pending.magic)
+            return
         except Exception as exc:
             _close_quietly(pending.session)
             _report_own_failure(pending.magic, "finish recording", exc)
@@ -318,6 +322,8 @@ class JaxMagics(Magics):
                 display(HTML(api.static_html(capture, view, **options)))
             else:
                 api.show(capture, view, present=args.present, **options)
+        except KeyboardInterrupt:
+            _report_interrupted(magic)
         except Exception as exc:
             _report_own_failure(magic, "build the view", exc)
 
@@ -328,6 +334,12 @@ def _close_quietly(session: CaptureSession) -> None:
         session.close()
     except Exception:  # noqa: BLE001 - every other undo on its ExitStack has run
         pass
+
+
+def _report_interrupted(magic: str) -> None:
+    from .views.failure import show_interrupted
+
+    show_interrupted(magic)
 
 
 def _report_own_failure(magic: str, what: str, exc: BaseException | None) -> None:

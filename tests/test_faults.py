@@ -245,3 +245,35 @@ def test_calls_from_other_threads_pass_through_and_the_capture_stays_whole(magic
     assert [c.index for c in tcap.calls] == list(range(20))  # the cell's 20 calls, in order, and no others
     assert len(kcap.keys) == 1 and [u.name for u in kcap.keys[0].uses] == ["normal"]
     _assert_clean()
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["stopping", "building the view"])
+def test_ctrl_c_after_the_cell_finished_is_one_line_and_the_cell_stays_finished(magic_shell, capsys, monkeypatch,
+                                                                               shown, where):
+    """Ctrl-C while the view is built (the cell's code has finished): the cell's result stands, no
+    traceback, one line where the view would be, every hook undone."""
+    if where == "stopping":
+        original_stop = session.CaptureSession.stop
+
+        def stop_then_interrupt(self, *args, **kwargs):
+            original_stop(self, *args, **kwargs)  # the hooks are undone, then the interrupt lands
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(session.CaptureSession, "stop", stop_then_interrupt)
+    else:
+        from jaxmagic import model
+
+        monkeypatch.setitem(model.DOCUMENT_BUILDERS, "graph", _interrupt)
+    result = _run(magic_shell)
+    assert result.success and result.result == EXPECTED and result.error_in_exec is None
+    captured = capsys.readouterr()
+    assert captured.out.startswith("ran") and "Traceback" not in captured.err + captured.out
+    lines = [o for o in shown if isinstance(o, dict) and "text/plain" in o]
+    assert [o["text/plain"] for o in lines] == ["%%jaxpr: view interrupted (Ctrl-C while it was being built); "
+                                                "the cell itself finished."]
+    monkeypatch.undo()
+    _assert_clean()

@@ -42,4 +42,24 @@ def show_failure(magic: str, what: str, exc: BaseException, version: str) -> Non
         print(failure_text(magic, what, exc, version), file=sys.stderr)
 
 
-__all__: list[Any] = ["failure_bundle", "failure_text", "show_failure", "HINT"]
+def interrupted_text(magic: str) -> str:
+    return f"%%{magic}: view interrupted (Ctrl-C while it was being built); the cell itself finished."
+
+
+def show_interrupted(magic: str) -> None:
+    """One line where the view would have been: Ctrl-C after the cell's code finished stops only
+    jaxmagic's work, and the cell stays finished (no traceback, as without the magic)."""
+    text = interrupted_text(magic)
+    html = ('<div style="border:1px solid #999;border-left-width:4px;padding:4px 10px;margin:4px 0;'
+            f'font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px">{esc(text)}</div>')
+    try:
+        from IPython.display import display
+
+        display({"text/html": html, "text/plain": text}, raw=True)
+    except BaseException:  # noqa: BLE001 - a second Ctrl-C here: the line on stderr is enough
+        import sys
+
+        print(text, file=sys.stderr)
+
+
+__all__: list[Any] = ["failure_bundle", "failure_text", "show_failure", "show_interrupted", "HINT"]
