@@ -144,6 +144,37 @@ def test_graph_values_say_where_a_nan_first_appears():
     assert _caption(jaxmagic.document(clean, "graph"))[-1] == "No NaN or Inf in any recorded value."
 
 
+def test_values_under_the_users_debug_nans_find_a_masked_nan_and_leave_the_flag_on():
+    """`jnp.where(x > 0, log(x), 0)` masks a NaN; the user's jax_debug_nans checks their compiled
+    program (which returns no NaN), while the eqn-by-eqn replay would stop at the log: it is
+    replayed with the checks off for its own thread, so the view names the NaN instead of
+    claiming there is none."""
+    masked = jax.jit(lambda v: jnp.where(v > 0, jnp.log(v), 0.0) * 3)
+    x = jnp.array([1.0, -1.0, 2.0])
+    masked(x)
+    jax.config.update("jax_debug_nans", True)
+    try:
+        with jaxmagic.capture({}, values=True) as cap:
+            out = masked(x)
+        assert jax.config.jax_debug_nans is True
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    assert not jnp.isnan(out).any()
+    doc = jaxmagic.document(cap, "graph")
+    assert doc["caption"][0].startswith("NaN first appears in <lambda> at log") and doc["functions"][0].get("values_note") is None
+
+
+def test_values_that_stopped_early_never_claim_there_is_no_nan():
+    from jaxmagic.model.captions.graph import graph_caption
+
+    with jaxmagic.capture({}, values=True) as clean:
+        jax.jit(log_of_double)(jnp.abs(jnp.array([1.0, 2.0])))
+    doc = jaxmagic.document(clean, "graph")
+    doc["functions"][0]["values_note"] = "values are partial: stopped after 1 eqn: the 2 s budget ran out"
+    last = graph_caption(doc)[-1]
+    assert "No NaN or Inf in any recorded value" not in last and "stopped early" in last
+
+
 # --- %%trace ------------------------------------------------------------------------------------
 
 def scaled(x, n):

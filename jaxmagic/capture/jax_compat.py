@@ -10,7 +10,7 @@ import contextlib
 import functools
 import inspect
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import jax
 import numpy as np
@@ -687,6 +687,25 @@ def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 
 
 _explain_safe: bool | None = None
+
+
+@contextlib.contextmanager
+def debug_checks_off() -> Iterator[None]:
+    """`jax_debug_nans` and `jax_debug_infs` off for this thread only, for jaxmagic's own replay.
+
+    Evaluating a program eqn by eqn (`--values`) makes every intermediate an eager result, which
+    JAX's debug checks stop at even where the compiled program masks it (`where(x > 0, log(x), 0)`);
+    the user's program, run by the user, keeps the user's setting.
+    """
+    with contextlib.ExitStack() as stack:
+        for name in ("debug_nans", "debug_infs"):
+            switch = getattr(jax, name, None)
+            if callable(switch):
+                try:
+                    stack.enter_context(switch(False))
+                except Exception:  # noqa: BLE001 - a JAX without the switch: its checks stay as set
+                    pass
+        yield
 
 
 def explain_misses_state() -> Any:

@@ -315,7 +315,8 @@ def _evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float |
     interpreter = _Interpreter(time.perf_counter() + budget_s, max_eqns, budget_s)
     notes, outputs = [], None
     try:
-        outputs = interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
+        with jax_compat.debug_checks_off():  # the user's jax_debug_nans guards their program, not this replay
+            outputs = interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
     except _Stop as stop:
         notes.append(f"values are partial: {stop}")
     except Exception as exc:  # noqa: BLE001 - keep what was found

@@ -43,7 +43,10 @@ def graph_caption(doc: dict) -> list[str]:
         out.append(f"{user_name(batch['name'])} is vmapped over a batch of {batch['batch_size']:,}: "
                    "each value shows where its batch dimension is.")
     if any(fn.get("values") for fn in functions) and not problems:
-        out.append("No NaN or Inf in any recorded value.")
+        stopped = [fn for fn in functions if str(fn.get("values_note") or "").startswith("values are partial")]
+        out.append(fit(f"No NaN or Inf in the values recorded, but evaluating {user_name(stopped[0]['name'])} "
+                       "stopped early (its values note says why): the rest is not known.") if stopped
+                   else "No NaN or Inf in any recorded value.")
     return out
 
 
