@@ -689,6 +689,17 @@ def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 _explain_safe: bool | None = None
 
 
+def backends_are_initialized() -> bool:
+    """Whether JAX has started a backend yet (asking never starts one). True where this JAX cannot
+    say, so that callers read device facts as before."""
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except Exception:  # noqa: BLE001
+        return True
+
+
 @contextlib.contextmanager
 def debug_checks_off() -> Iterator[None]:
     """`jax_debug_nans` and `jax_debug_infs` off for this thread only, for jaxmagic's own replay.

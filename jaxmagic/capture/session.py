@@ -136,10 +136,9 @@ class CaptureSession:
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Capture:
         self._thread = _thread()
-        try:
-            self.capture.backend = jax.default_backend()
-        except Exception as exc:  # no backend is the user's problem, shown when their code runs
-            self.capture.notes.append(f"no JAX backend: {exc}")
+        # The backend is read at the end, and only if the cell's code made one: starting JAX's
+        # backend here would refuse the cell's own `jax.config.update('jax_num_cpu_devices', 8)`.
+        self._stack.callback(self._note_backend)
         self.capture.settings = {"sync": self.sync,
                                  "persistent_cache_dir": getattr(jax.config, "jax_compilation_cache_dir", None)}
         stack = self._stack
@@ -205,6 +204,15 @@ class CaptureSession:
         self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         return self.capture
 
+    def _note_backend(self) -> None:
+        """The default backend's name, where one exists by now; never starts one."""
+        if not jax_compat.backends_are_initialized():
+            return
+        try:
+            self.capture.backend = jax.default_backend()
+        except Exception as exc:  # noqa: BLE001 - no backend is the user's problem, shown when their code runs
+            self.capture.notes.append(f"no JAX backend: {exc}")
+
     def close(self) -> None:
         """Undo every hook, and nothing else: the last resort when `stop` itself failed."""
         self._running = False
@@ -234,8 +242,9 @@ class CaptureSession:
                                           f"{sharding.MAX_ARRAYS} were)")
             self.capture.meshes.extend(sharding.namespace_meshes(self.namespace, named,
                                                                  getattr(self, "_context_meshes", ())))
-            self.capture.devices.extend((int(d.id), str(d.platform), str(getattr(d, "device_kind", "")))
-                                        for d in jax.devices())
+            if jax_compat.backends_are_initialized():  # asking for devices would start a backend
+                self.capture.devices.extend((int(d.id), str(d.platform), str(getattr(d, "device_kind", "")))
+                                            for d in jax.devices())
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"array placement not recorded: {type(exc).__name__}: {exc}")
 
