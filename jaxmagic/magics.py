@@ -1,8 +1,11 @@
 """The only IPython glue: options, help text, and a capture around each magic cell.
 
 The cell runs natively. An input transformer turns the `%%jaxpr ...` line into a
-comment (line numbers stay), `pre_run_cell` starts a capture and `post_run_cell` stops
-it and displays the view. So tracebacks, top-level `await`, "Run All stops on error",
+comment (line numbers stay), `pre_execute` starts a capture and `post_run_cell` stops
+it and displays the view (`post_execute` for a silent run: `%run` of a script or notebook).
+Cells run inside a magic cell (`get_ipython().run_cell`, `%run`, `%%capture`) each get their
+own entry on a stack, so the outer cell keeps its view; `%%time` above a magic records the
+body it runs once, `%%timeit` gets a one-line note instead of a view. So tracebacks, top-level `await`, "Run All stops on error",
 stdout and the displayed value are IPython's own. The registered cell magics are the
 fallback for bad options (IPython shows our usage error and does not run the cell) and
 for code that calls `run_cell_magic` directly.
@@ -94,8 +97,23 @@ def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
 class _Pending:
     magic: str
     args: Any
-    session: CaptureSession | None  # None: recording could not start (`failure` says why)
+    session: CaptureSession | None  # None: recording could not start (`failure` says why), or `note`
     failure: BaseException | None = None
+    depth: int = 0  # how many cells were running, this one included, when it started
+    info: Any = None  # the cell's ExecutionInfo once `pre_run_cell` saw it; None: a silent run
+    note: str | None = None  # no recording: the one line shown instead of the view
+    wrapper: str | None = None  # the cell magic above ours (`%%time`), if any
+    nested: int = 0  # magic cells run inside this one (their calls are in their own views)
+
+
+# Cell magics that may stand above ours. `%%time` runs the body once, natively (IPython's
+# `transform_cell`, then `exec`): it is recorded as the cell would be. `%%timeit` runs it many
+# times to time it; recording every run would change what it measures and show one view per loop.
+TIMEIT_NOTE = ("%%{magic} under %%timeit: not recorded, because the body runs many times and recording "
+               "would change the timing it measures. Run the cell under %%{magic} alone (or under %%time) "
+               "for the view.")
+OTHER_NOTE = ("%%{magic} under %%{wrapper}: no view, because %%{wrapper} ran the body in a way jaxmagic "
+              "cannot record. Run the cell under %%{magic} alone for the view.")
 
 
 def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
@@ -122,6 +140,21 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
     return None
 
 
+def _wrapped_magic(cell: str, magics: JaxMagics) -> tuple[str, str, Any] | None:
+    """(wrapper, magic, options) for a cell whose first line is another cell magic (`%%time`)
+    and whose body starts with one of ours with valid options."""
+    lines = cell.splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        match = _MAGIC_LINE.match(line)
+        if not match or match.group(1) in MAGIC_VIEWS:
+            return None
+        parsed = parse_magic_line("\n".join(lines[i + 1:]), magics)
+        return None if parsed is None else (match.group(1), parsed[0], parsed[1])
+    return None
+
+
 def _second_magic(body: str) -> str | None:
     """The cell magic a body starts with (`%%trace` under `%%jaxpr`), if any."""
     for line in body.splitlines():
@@ -145,7 +178,15 @@ class JaxMagics(Magics):
 
     def __init__(self, shell: Any):
         super().__init__(shell)
-        self._pending: _Pending | None = None
+        # One entry per running cell that asked for a view, outermost first: a cell can run
+        # others (`get_ipython().run_cell`, `%run`, `%%capture`), each with its own entry.
+        self._running: list[_Pending] = []
+        self._depth = 0  # cells running now (pre_execute .. post_execute), nested ones included
+        # What `transform` found in the cell it transformed last: ("magic", magic, args) or
+        # ("wrapped", wrapper, magic, args). IPython transforms a cell right before `pre_execute`,
+        # which takes it; a transform not followed by one (check_complete, %%time's own) is stale
+        # and replaced by the next.
+        self._stash: tuple | None = None
         # IPython before 8 keeps no {cell file: execution count} map: the extension keeps one
         self._names_cells = not isinstance(getattr(getattr(shell, "compile", None), "_filename_map", None), dict)
 
@@ -256,10 +297,21 @@ class JaxMagics(Magics):
         print(environment_report(sorted(MAGIC_VIEWS)))
 
     # -- hooks -------------------------------------------------------------------------
+    @property
+    def _pending(self) -> _Pending | None:
+        """The innermost running cell's entry (None when no magic cell runs)."""
+        return self._running[-1] if self._running else None
+
     def transform(self, lines: list[str]) -> list[str]:
-        """Input transformer: comment out a valid magic line so the cell runs natively."""
-        if parse_magic_line("".join(lines), self) is None:
+        """Input transformer: comment out a valid magic line so the cell runs natively, and leave
+        what it found for `pre_execute`, which starts the recording."""
+        cell = "".join(lines)
+        parsed = parse_magic_line(cell, self)
+        if parsed is None:
+            wrapped = _wrapped_magic(cell, self)
+            self._stash = None if wrapped is None else ("wrapped", *wrapped)
             return lines
+        self._stash = ("magic", *parsed)
         lines = list(lines)
         for i, line in enumerate(lines):
             if line.strip():
@@ -267,35 +319,83 @@ class JaxMagics(Magics):
                 break
         return lines
 
-    def pre_run_cell(self, info: Any = None) -> None:
-        if self._pending is not None:  # a previous cell never reached post_run_cell
-            pending, self._pending = self._pending, None
-            if pending.session is not None:
+    def pre_execute(self) -> None:
+        """Every run of a cell, silent ones (`%run` of a script or notebook) included: start the
+        recording the cell's magic line asks for."""
+        stash, self._stash = self._stash, None
+        self._depth += 1
+        self._drop_stale(self._depth)
+        if stash is None:
+            return
+        if stash[0] == "wrapped":
+            wrapper, magic, args = stash[1:]
+            if wrapper != "time":
+                note = TIMEIT_NOTE if wrapper == "timeit" else OTHER_NOTE
+                self._running.append(_Pending(magic, args, None, depth=self._depth, wrapper=wrapper,
+                                              note=note.format(magic=magic, wrapper=wrapper)))
+                return
+        else:
+            wrapper, magic, args = None, *stash[1:]
+        for outer in self._running:  # their views say where the nested cell's calls went
+            outer.nested += 1
+        entry = _Pending(magic, args, None, depth=self._depth, wrapper=wrapper)
+        try:
+            entry.session = _session(magic, args, self.shell.user_ns)
+            entry.session.start()
+        except Exception as exc:  # the cell runs unrecorded; the box below it says why
+            entry.session, entry.failure = None, exc
+        self._running.append(entry)
+
+    def _drop_stale(self, depth: int) -> None:
+        """Undo recordings of cells at `depth` or deeper that never reached their end (nothing of
+        them is shown any more); outer cells still running keep theirs."""
+        while self._running and self._running[-1].depth >= depth:
+            stale = self._running.pop()
+            if stale.session is not None:
                 try:
-                    pending.session.stop()
-                except Exception:  # nothing of it is shown any more; its undos still run
-                    _close_quietly(pending.session)
+                    stale.session.stop()
+                except BaseException:  # noqa: BLE001 - its undos still run
+                    _close_quietly(stale.session)
+
+    def pre_run_cell(self, info: Any = None) -> None:
         raw = getattr(info, "raw_cell", None)
         if raw and self._names_cells:
             _remember_cell(self.shell, raw, self.shell.execution_count)
-        parsed = parse_magic_line(raw, self) if raw else None
-        if parsed is None:
+        top = self._pending
+        if top is not None and top.depth == self._depth and top.info is None:
+            top.info = info if info is not None else True  # it ends in post_run_cell, with its result
+
+    def post_execute(self) -> None:
+        """A silent run (no `post_run_cell` follows) ends here: its view is shown now."""
+        self._stash = None  # a transform no run took (%%time's own): not the next cell's
+        depth, self._depth = self._depth, max(self._depth - 1, 0)
+        top = self._pending
+        if top is None or top.depth != depth or top.info is not None:
             return
-        try:
-            session = _session(parsed[0], parsed[1], self.shell.user_ns)
-            session.start()
-        except Exception as exc:  # the cell runs unrecorded; the box below it says why
-            self._pending = _Pending(parsed[0], parsed[1], None, exc)
-            return
-        self._pending = _Pending(parsed[0], parsed[1], session)
+        self._running.pop()
+        self._finish(top, getattr(self.shell, "last_execution_result", None))
 
     def post_run_cell(self, result: Any = None) -> None:
-        pending, self._pending = self._pending, None
-        if pending is None:
+        self._drop_stale(self._depth + 2)  # cells run inside this one that never reached their end
+        top = self._pending
+        if top is None or top.depth <= self._depth or top.info is None:
+            return  # not a cell that asked for a view, or one that ended in post_execute
+        self._running.pop()
+        self._finish(top, result)
+
+    def _finish(self, pending: _Pending, result: Any) -> None:
+        """Stop the cell's recording and show its view (or the line that says why not)."""
+        if pending.note is not None:
+            if pending.nested == 0:  # a cell the wrapper ran through run_cell had its own view
+                _show_note(pending.note)
             return
         if pending.session is None:
             _report_own_failure(pending.magic, "start recording", pending.failure)
             return
+        if pending.nested:
+            pending.session.capture.notes.append(
+                f"{pending.nested} magic cell(s) run inside this one (run_cell, %run) recorded their own "
+                "calls: those calls are in their own views, not in this one")
         try:
             capture = pending.session.stop(getattr(result, "error_in_exec", None))
         except KeyboardInterrupt:  # the cell had finished: only our work stops
@@ -326,6 +426,21 @@ class JaxMagics(Magics):
             _report_interrupted(magic)
         except Exception as exc:
             _report_own_failure(magic, "build the view", exc)
+
+
+def _show_note(text: str) -> None:
+    """One line below the cell where a view would be: why there is none."""
+    try:
+        from IPython.display import display
+
+        from .views.html_parts import esc
+
+        display({"text/plain": text, "text/html": f'<div style="font-size:13px;color:#555">{esc(text)}</div>'},
+                 raw=True)
+    except Exception:  # noqa: BLE001 - the last resort is stderr
+        import sys
+
+        print(text, file=sys.stderr)
 
 
 def _close_quietly(session: CaptureSession) -> None:
@@ -373,12 +488,19 @@ def _remember_history(shell: Any) -> None:
 _installed: dict[int, JaxMagics] = {}
 
 
+_EVENTS = ("pre_execute", "pre_run_cell", "post_execute", "post_run_cell")
+
+
 def load_ipython_extension(shell: Any) -> None:
+    """Register the magics and hooks once per shell: loading again (`%load_ext` and a direct call
+    of `jaxmagic.load_ipython_extension`) changes nothing, so every cell gets one view."""
+    if id(shell) in _installed:
+        return
     magics = JaxMagics(shell)
     shell.register_magics(magics)
     shell.input_transformers_cleanup.insert(0, magics.transform)
-    shell.events.register("pre_run_cell", magics.pre_run_cell)
-    shell.events.register("post_run_cell", magics.post_run_cell)
+    for event in _EVENTS:
+        shell.events.register(event, getattr(magics, event))
     _installed[id(shell)] = magics
     if magics._names_cells:
         _remember_history(shell)
@@ -390,11 +512,12 @@ def unload_ipython_extension(shell: Any) -> None:
         return
     if magics.transform in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(magics.transform)
-    for event, callback in (("pre_run_cell", magics.pre_run_cell), ("post_run_cell", magics.post_run_cell)):
+    for event in _EVENTS:
         try:
-            shell.events.unregister(event, callback)
+            shell.events.unregister(event, getattr(magics, event))
         except ValueError:
             pass
+    magics._drop_stale(0)  # unloaded from inside a magic cell: its recording is undone now
     for name in MAGIC_VIEWS:
         shell.magics_manager.magics["cell"].pop(name, None)
     shell.magics_manager.magics["line"].pop("jaxmagic", None)
