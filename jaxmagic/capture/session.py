@@ -19,7 +19,7 @@ from typing import Any
 import jax
 
 from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
-               trace_prints, user_names)
+               tasks, trace_prints, user_names)
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import signature_of
 
@@ -132,10 +132,13 @@ class CaptureSession:
         self._deferred_findings: list[tuple[Any, Any, int]] = []  # (fn, jaxpr, call) for `stop`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
         self._other_threads = 0
+        self._earlier_tasks: frozenset = frozenset()  # asyncio tasks an earlier cell left running (tasks.py)
+        self._other_tasks = 0
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Capture:
         self._thread = _thread()
+        self._earlier_tasks = tasks.earlier_tasks()
         # The backend is read at the end, and only if the cell's code made one: starting JAX's
         # backend here would refuse the cell's own `jax.config.update('jax_num_cpu_devices', 8)`.
         self._stack.callback(self._note_backend)
@@ -197,6 +200,11 @@ class CaptureSession:
                 f"{self._other_threads} jitted calls and compile events came from other threads while the cell ran; "
                 "only the cell's own thread is recorded")
             self._other_threads = 0
+        if self._other_tasks:
+            self.capture.notes.append(
+                f"{self._other_tasks} jitted calls came from asyncio tasks that earlier cells started; "
+                "only the cell's own code (and tasks it starts) is recorded")
+            self._other_tasks = 0
         if self.shardings:
             self._record_placement()
         if self._keys is not None:
@@ -277,6 +285,8 @@ class CaptureSession:
         if _thread() != self._thread:  # another thread's compile is not this cell's
             self._other_threads += 1
             return
+        if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:  # nor an earlier cell's task's
+            return
         if self._collecting:
             self._own_compiles += monitoring.phase_of(name) == "compile"
             return
@@ -289,6 +299,8 @@ class CaptureSession:
 
     def _on_event(self, name: str, kwargs: dict) -> None:
         if self._collecting or not self._running or _thread() != self._thread:
+            return
+        if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:
             return
         now = time.perf_counter()
         self.capture.events.append(Event(
@@ -312,6 +324,9 @@ class CaptureSession:
             # call from another thread (a data loader, a server): not this cell's, passed on.
             if _thread() != self._thread:
                 self._other_threads += 1
+            return self._call(fn, *args, **kwargs)
+        if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:  # an earlier cell's task
+            self._other_tasks += 1
             return self._call(fn, *args, **kwargs)
         state = self._hot.get(id(fn))
         if state is None and self._is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
