@@ -162,3 +162,10 @@ def test_settings_and_replacements_the_cell_makes_stay_after_it(ip):
             setattr(jax_module, name, value)
         jax_module.random.normal = normal
     assert run(ip, "%%jaxpr\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success  # JAX's own again, and still recorded
+
+
+def test_a_name_the_cell_binds_to_print_is_the_builtin_after_the_cell(ip):
+    import builtins
+
+    assert run(ip, "%%jaxpr\np = print\nf(jnp.ones((2, 4)), jnp.ones(4))\n").success
+    assert ip.user_ns["p"] is builtins.print

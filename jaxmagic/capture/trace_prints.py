@@ -15,16 +15,18 @@ import sys
 from contextlib import ExitStack
 from typing import Any, Callable
 
+from . import aliases
 from .record import SourceLocation
 
 
 def patch_print(stack: ExitStack, trace_clean: Callable[[], bool], recording_call: Callable[[Any], int | None],
                 on_print: Callable[[int, SourceLocation | None], None],
-                locate: Callable[[Any], SourceLocation | None]) -> None:
+                locate: Callable[[Any], SourceLocation | None], namespace: dict | None = None) -> None:
     """Wrap `builtins.print` for the capture; restored on `stack`.
 
     `recording_call(frame)` gives the index of the recorded call a frame runs inside (None
-    outside one); `locate(frame)` the user's line.
+    outside one); `locate(frame)` the user's line. A name the cell binds to the stand-in in
+    `namespace` (`p = print`) is given the builtin back when the capture ends.
     """
     original = builtins.print
 
@@ -48,3 +50,5 @@ def patch_print(stack: ExitStack, trace_clean: Callable[[], bool], recording_cal
             builtins.print = original
 
     stack.callback(restore)
+    if namespace is not None:
+        aliases.rebind_aliases(stack, namespace, {original: print})
