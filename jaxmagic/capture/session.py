@@ -170,7 +170,7 @@ class CaptureSession:
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
             self.capture.notes.extend(self._cache_log.install(stack))
             trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,
-                                     source.caller_location)
+                                     source.caller_location, self.namespace)
         except BaseException:
             stack.close()
             raise
