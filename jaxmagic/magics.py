@@ -3,12 +3,13 @@
 The cell runs natively. An input transformer turns the `%%jaxpr ...` line into a
 comment (line numbers stay), `pre_execute` starts a capture and `post_run_cell` stops
 it and displays the view (`post_execute` for a silent run: `%run` of a script or notebook).
-Cells run inside a magic cell (`get_ipython().run_cell`, `%run`, `%%capture`) each get their
-own entry on a stack, so the outer cell keeps its view; `%%time` above a magic records the
-body it runs once, `%%timeit` gets a one-line note instead of a view. So tracebacks, top-level `await`, "Run All stops on error",
-stdout and the displayed value are IPython's own. The registered cell magics are the
-fallback for bad options (IPython shows our usage error and does not run the cell) and
-for code that calls `run_cell_magic` directly.
+So tracebacks, top-level `await`, "Run All stops on error", stdout and the displayed value
+are IPython's own. Cells run inside a magic cell (`get_ipython().run_cell`, `%run`,
+`%%capture`) each get their own entry on a stack, so the outer cell keeps its view;
+`%%time` above a magic records the body it runs once, `%%timeit` gets a one-line note
+instead of a view. The registered cell magics are the fallback for bad options (IPython
+shows our usage error and does not run the cell) and for code that calls `run_cell_magic`
+directly.
 """
 
 from __future__ import annotations
@@ -265,6 +266,8 @@ class JaxMagics(Magics):
         # raises UsageError: shown as usage
         args = _check(parse_options(getattr(self, magic), magic, line), cell, self.shell.user_ns)
         _check_body(magic, cell)
+        for outer in self._running:  # a direct run_cell_magic inside a magic cell: its calls are its own
+            outer.nested += 1
         try:
             session = _session(magic, args, self.shell.user_ns)
             session.start()
@@ -394,8 +397,8 @@ class JaxMagics(Magics):
             return
         if pending.nested:
             pending.session.capture.notes.append(
-                f"{pending.nested} magic cell(s) run inside this one (run_cell, %run) recorded their own "
-                "calls: those calls are in their own views, not in this one")
+                f"{pending.nested} magic cell(s) run inside this one (run_cell, %run, run_cell_magic) recorded "
+                "their own calls: those calls are in their own views, not in this one")
         try:
             capture = pending.session.stop(getattr(result, "error_in_exec", None))
         except KeyboardInterrupt:  # the cell had finished: only our work stops

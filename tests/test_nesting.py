@@ -76,6 +76,15 @@ def test_a_magic_cell_run_inside_a_magic_cell_gets_its_own_view_and_the_outer_ke
     _left_clean(ip)
 
 
+def test_a_direct_run_cell_magic_inside_a_magic_cell_gets_its_own_view(ip):
+    cell = "%%jaxpr -n outer4\nf(x)\nget_ipython().run_cell_magic('trace', '-n inner4', 'f(jnp.ones(6))')\n"
+    result, shown, _ = run(ip, cell)
+    assert result.success and shown == ["widget", "widget"]
+    assert len(ip.user_ns["inner4"].calls) == 1 and len(ip.user_ns["outer4"].calls) == 1
+    assert any("recorded their own calls" in note for note in ip.user_ns["outer4"].notes)
+    _left_clean(ip)
+
+
 def test_an_error_in_a_nested_cell_is_its_own_and_the_outer_view_stays(ip):
     cell = "%%jaxpr -n outer3\nr = get_ipython().run_cell('%%trace\\n1/0')\nf(x)\n"
     result, shown, _ = run(ip, cell)
