@@ -14,15 +14,19 @@ replicated one is one block with 256 holders.
 
 from __future__ import annotations
 
+import collections
+import itertools
+import time
 import types
 import weakref
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import jax
 import numpy as np
 
 from . import jax_compat
+from ..units import plural
 
 MAX_ARRAYS = 500  # arrays recorded per cell; the rest are counted in a note
 IPYTHON_HISTORY = frozenset({"In", "Out"})  # IPython's input and output caches: aliases, not arrays of the user
@@ -209,7 +213,8 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
 
 def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
                      read: set[int] | None = None,
-                     meshes: dict[int, tuple[Any, list[str]]] | None = None) -> tuple[list[ArrayRecord], int]:
+                     meshes: dict[int, tuple[Any, list[str]]] | None = None,
+                     notes: list[str] | None = None) -> tuple[list[ArrayRecord], int]:
     """Arrays bound in the namespace (and inside lists, tuples and dicts bound there: params), by
     path; (records, how many more there were past `MAX_ARRAYS`).
 
@@ -221,6 +226,9 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
     The same walk names meshes (no second pass, no deeper look): every `Mesh` / `AbstractMesh`
     leaf it meets is added to `meshes` (when given) as {id: (mesh, [names in walk order])}, so
     `dp = jax.make_mesh(...)` is drawn as `dp`, not as `m0`.
+
+    The walk is bounded (`_Walk`): a notebook may bind a 3M-item list of ints, and an empty cell
+    must not cost seconds for it. What was not looked into is said in `notes` (when given).
     """
     read = read or set()
     before = before or {}
@@ -228,14 +236,12 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
     items.sort(key=lambda kv: before.get(kv[0]) == id(kv[1]))  # stable: this cell's names first
     records: list[ArrayRecord] = []
     extra = 0
+    items = [(name, value) for name, value in items
+             if not (name.startswith("_") or name in IPYTHON_HISTORY or isinstance(value, type))]
+    walk = _Walk()
+    found = walk.namespace(items)
     for name, value in items:
-        if name.startswith("_") or name in IPYTHON_HISTORY or isinstance(value, type):
-            continue
-        try:
-            leaves = jax.tree_util.tree_flatten_with_path(value)[0] if _is_container(value) else [((), value)]
-        except Exception:
-            continue
-        for path, leaf in leaves:
+        for path, leaf in found.get(name, ()):
             if not isinstance(leaf, jax.Array):
                 if meshes is not None and type(leaf).__name__ in MESH_TYPES:
                     meshes.setdefault(id(leaf), (leaf, []))[1].append(name + jax.tree_util.keystr(tuple(path)))
@@ -248,23 +254,211 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
                 record.ref = weakref.ref(leaf)
                 record.earlier = before.get(name) == id(value) and id(leaf) not in read
                 records.append(record)
+    if notes is not None:
+        notes.extend(walk.notes())
     return records, extra
 
 
-def _is_container(value: Any) -> bool:
-    """Pytrees of arrays: params dicts, lists of layers, and any registered pytree node (Flax's
-    FrozenDict and nnx State, Equinox modules, Optax states). Looked at one level deep first, so
-    an arbitrary object (a leaf) is never walked."""
-    if isinstance(value, (dict, list, tuple)):
+WALK_ITEMS = 100_000  # pytree nodes and leaves looked at per cell, all names together
+WALK_SECONDS = 0.5  # and the time that may take
+FIRST_LOOK = 10_000  # items each name may take before every other name was looked at
+SAMPLE_ABOVE = 1_000  # a list, tuple or dict with more items is sampled before it is walked
+SAMPLE = 32  # items sampled: spread over a list or tuple; a dict's first and last values
+LISTED = 8  # names a note lists; the rest are counted
+PLAIN = frozenset({int, float, bool, complex, str, bytes, type(None)})
+OPAQUE = (np.ndarray, np.generic, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+          types.ModuleType, type)  # never pytree nodes, never jax.Arrays: JAX need not be asked
+BUILTIN_CONTAINERS = frozenset({list, tuple, dict, collections.OrderedDict, collections.defaultdict})
+
+
+class _Walk:
+    """The namespace walk, bounded in items and time, and what it left out.
+
+    Finds what `jax.tree_util.tree_flatten_with_path` of each value finds (the same leaves in the
+    same order with the same paths), one pytree level at a time so that it can stop. Python
+    scalars, strings, None and NumPy data are passed over without asking JAX. A list, tuple or dict
+    (the builtin types only: their len and items are CPython's, no user code) of more than
+    `SAMPLE_ABOVE` items whose sampled items are all plain values is not walked: an array hidden
+    among a million ints is not what a notebook binds. One larger than what is left of `WALK_ITEMS`
+    is not walked. Once `WALK_ITEMS` or `WALK_SECONDS` is spent, only top-level values are looked
+    at (a bound array or mesh is O(1)). The only user code called is what flattening called
+    before: the flatten functions of registered pytree nodes (Flax, Equinox, Optax)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.deadline = time.perf_counter() + WALK_SECONDS
+        self.stopped = False
+        self.plain: list[tuple[str, int]] = []  # (path, items): big containers of plain values
+        self.big: list[tuple[str, int]] = []  # (path, items): larger than what was left of the walk
+        self.cut: list[str] = []  # names not looked into, or only in part, once the walk stopped
+
+    def namespace(self, named: list[tuple[str, Any]]) -> dict[str, list[tuple[tuple, Any]]]:
+        """{name: its arrays and meshes} for the names JAX can flatten. Every name first gets
+        `FIRST_LOOK` items, then the names that needed more share what is left: a params dict is
+        found even when a bigger container of other things comes before it."""
+        found: dict[str, list[tuple[tuple, Any]]] = {}
+        later = []
+        for limit, names in ((FIRST_LOOK, named), (None, later)):
+            for name, value in names:
+                try:
+                    leaves = self.leaves(name, value, limit)
+                except Exception:  # what JAX cannot flatten (unsortable dict keys, a failing node) is not walked
+                    continue
+                if leaves is None:
+                    later.append((name, value))
+                else:
+                    found[name] = leaves
+        return found
+
+    def leaves(self, name: str, value: Any, limit: int | None = None) -> list[tuple[tuple, Any]] | None:
+        """(path, leaf) of every array and mesh under `value`, in JAX's flattening order; None
+        when it has more than `limit` items (the walk is then left for later)."""
+        if self.stopped:
+            return self._top_only(name, value)
+        out: list[tuple[tuple, Any]] = []
+        # (children left, the node's own keys under its parent, id of the node): a path is built
+        # only for what is found (a path per step would cost O(depth) each on a deep nest)
+        stack: list[tuple[Iterator, tuple, int]] = []
+        on_path: set[int] = set()  # ids of the nodes on the stack (alive: their parents hold them)
+        self._visit(name, (), value, out, stack, on_path)
+        taken = 0
+        while stack:
+            child = next(stack[-1][0], None)
+            if child is None:
+                on_path.discard(stack.pop()[2])
+                continue
+            self.items += 1
+            taken += 1
+            if limit is not None and taken > limit:
+                return None
+            if self.items > WALK_ITEMS or (not self.items % 256 and time.perf_counter() > self.deadline):
+                self.stopped = True
+                self.cut.append(name)
+                break
+            self._visit(name, tuple(child[0]), child[1], out, stack, on_path)
+        return out
+
+    def _visit(self, name: str, keys: tuple, node: Any, out: list, stack: list, on_path: set[int]) -> None:
+        """A leaf we want goes to `out` with its path; a pytree node worth walking pushes its children."""
+        kind = type(node)
+        if kind in PLAIN or isinstance(node, OPAQUE):
+            return
+        if isinstance(node, jax.Array) or kind.__name__ in MESH_TYPES:
+            out.append((_path(stack, keys), node))
+            return
+        if id(node) in on_path:
+            return  # a list that holds itself: JAX would recurse without end
+        if kind in BUILTIN_CONTAINERS and len(node) > SAMPLE_ABOVE:
+            where = name + jax.tree_util.keystr(_path(stack, keys))
+            if all(_plain(item, 1) for item in _sample(node)):
+                self.plain.append((where, len(node)))
+                return
+            if len(node) > WALK_ITEMS - self.items:
+                self.big.append((where, len(node)))
+                return
+        children = _children(node)
+        if children is not None:
+            stack.append((children, keys, id(node)))
+            on_path.add(id(node))
+
+    def _top_only(self, name: str, value: Any) -> list[tuple[tuple, Any]]:
+        """Once the walk stopped: a bound array or mesh is still found (O(1)); a value that could
+        hold one is listed as not looked into; plain values and leaves are passed over."""
+        kind = type(value)
+        if kind in PLAIN or isinstance(value, OPAQUE):
+            return []
+        if isinstance(value, jax.Array) or kind.__name__ in MESH_TYPES:
+            return [((), value)]
+        if kind in BUILTIN_CONTAINERS:
+            if len(value) > SAMPLE_ABOVE and all(_plain(item, 1) for item in _sample(value)):
+                self.plain.append((name, len(value)))
+            elif not _plain(value, 1):
+                self.cut.append(name)
+        elif _children(value) is not None:  # a registered pytree node (what flattening called before)
+            self.cut.append(name)
+        return []
+
+    def notes(self) -> list[str]:
+        """What the walk did not look into, by name, for the capture's notes and the view."""
+        out = []
+        if self.plain:
+            out.append(f"{plural(len(self.plain), 'container')} with more than {SAMPLE_ABOVE:,} items "
+                       f"{_were(self.plain)} not looked into for arrays (every item sampled is a number, string, "
+                       f"None or NumPy value, not a jax.Array): {_listed(self.plain)}")
+        if self.big:
+            out.append(f"{plural(len(self.big), 'container')} larger than what was left of the "
+                       f"{WALK_ITEMS:,} items the namespace walk looks at {_were(self.big)} not looked into for arrays: "
+                       f"{_listed(self.big)}")
+        if self.cut:
+            out.append(f"the namespace walk stopped after {plural(self.items, 'item')} "
+                       f"(at most {WALK_ITEMS:,} items or {WALK_SECONDS} s); not looked into for arrays, or only in part "
+                       f"(arrays and meshes bound at the top level were still recorded): {_listed(self.cut)}")
+        return out
+
+
+def _path(stack: list, keys: tuple) -> tuple:
+    """The full key path of a node met under the nodes on `stack`."""
+    return tuple(k for frame in stack for k in frame[1]) + keys
+
+
+def _children(node: Any) -> Iterator[tuple[tuple, Any]] | None:
+    """One pytree level of `node`: (path keys, child) as `tree_flatten_with_path` names and orders
+    them; None for a leaf. A builtin list or tuple is read lazily (a walk that stops early pays only
+    for what it read); a dict's keys are sorted as JAX sorts them (unsortable keys raise, as in JAX);
+    every other node is flattened one level by JAX itself."""
+    kind = type(node)
+    if kind is list or kind is tuple:
+        return (((jax.tree_util.SequenceKey(i),), item) for i, item in enumerate(node))
+    if kind is dict or kind is collections.defaultdict:
+        return iter([((jax.tree_util.DictKey(k),), node[k]) for k in sorted(node)])
+    if kind is collections.OrderedDict:
+        return iter([((jax.tree_util.DictKey(k),), v) for k, v in node.items()])
+    first = [True]
+
+    def is_leaf(x: Any) -> bool:  # the root is flattened, every child is a leaf of this level
+        if first[0]:
+            first[0] = False
+            return False
         return True
-    if isinstance(value, (str, bytes, int, float, complex, type(None), types.FunctionType, types.BuiltinFunctionType,
-                          types.ModuleType, type)):
-        return False
-    try:
-        top = jax.tree_util.tree_structure(value, is_leaf=lambda x: x is not value)
-    except Exception:
-        return False
-    return not jax.tree_util.treedef_is_leaf(top)
+
+    flat = jax.tree_util.tree_flatten_with_path(node, is_leaf=is_leaf)[0]
+    if len(flat) == 1 and not flat[0][0] and flat[0][1] is node:
+        return None  # not a pytree node: a leaf
+    return iter(flat)
+
+
+def _sample(node: Any) -> list[Any]:
+    """Up to `SAMPLE` items of a builtin list, tuple or dict, in O(1): spread over a sequence (the
+    last included); a dict's first and last values (the middle of a dict has no O(1) access)."""
+    if isinstance(node, dict):
+        values = node.values()
+        return list(itertools.islice(values, SAMPLE // 2)) + list(itertools.islice(reversed(values), SAMPLE // 2))
+    step = max(1, len(node) // (SAMPLE - 1))
+    return [node[i] for i in range(0, len(node), step)][:SAMPLE - 1] + [node[-1]]
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """A value that neither is nor can hold a jax.Array: a Python scalar, string, None or NumPy
+    value, or (`depth` > 0) a small builtin tuple, list or dict of those (`(token, count)` pairs)."""
+    kind = type(value)
+    if kind in PLAIN or isinstance(value, (np.ndarray, np.generic)):
+        return True
+    if depth and kind in BUILTIN_CONTAINERS and len(value) <= 8:
+        items = value.values() if isinstance(value, dict) else value
+        return all(_plain(item, depth - 1) for item in items)
+    return False
+
+
+def _were(found: list) -> str:
+    return "was" if len(found) == 1 else "were"
+
+
+def _listed(found: list) -> str:
+    """'big (3,000,000 items), vocab (1,000,000 items)', at most `LISTED` of them, then a count."""
+    names = [f"{n[0]} ({plural(n[1], 'item')})" if isinstance(n, tuple) else n for n in found[:LISTED]]
+    if len(found) > LISTED:
+        names.append(f"and {len(found) - LISTED:,} more")
+    return ", ".join(names)
 
 
 def output_arrays(out: Any, call: int, function: str) -> list[ArrayRecord]:
