@@ -243,7 +243,8 @@ class CaptureSession:
 
             named: dict = {}  # meshes, named by the same walk as the arrays
             arrays, extra = sharding.namespace_arrays(self.namespace, getattr(self, "_bound_before", {}),
-                                                      getattr(self, "_inputs_seen", set()), meshes=named)
+                                                      getattr(self, "_inputs_seen", set()), meshes=named,
+                                                      notes=self.capture.notes)
             self.capture.arrays[:] = sharding.merge_outputs(self.capture.arrays, arrays, self.namespace)
             if extra:
                 self.capture.notes.append(f"{extra} more arrays in the namespace were not recorded (the first "
