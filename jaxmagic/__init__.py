@@ -58,6 +58,11 @@ def load_ipython_extension(shell):  # noqa: ANN001 - IPython's entry point
     from .magics import load_ipython_extension as load
 
     load(shell)
+    # Called directly (not through %load_ext), IPython's extension manager would not know it is
+    # loaded, and `%unload_ext jaxmagic` would leave every hook in place.
+    loaded = getattr(getattr(shell, "extension_manager", None), "loaded", None)
+    if isinstance(loaded, set):
+        loaded.add(__name__)
 
 
 def unload_ipython_extension(shell):  # noqa: ANN001

@@ -181,6 +181,10 @@ def test_loading_again_changes_nothing_and_unload_removes_every_hook(ip):
     assert result.success and shown == ["widget"]
     ip.run_line_magic("unload_ext", "jaxmagic")
     assert set(_hooks(ip).values()) == {0} and "jaxpr" not in ip.magics_manager.magics["cell"]
+    jaxmagic.load_ipython_extension(ip)  # loaded directly only: %unload_ext still removes it all
+    assert _hooks(ip) == once
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    assert set(_hooks(ip).values()) == {0}
     ip.run_line_magic("load_ext", "jaxmagic")
     assert _hooks(ip) == once
     result, shown, _ = run(ip, "%%jaxpr\nf(x)\n")
