@@ -52,6 +52,18 @@ def _concrete_int(value: Any) -> int | None:
     return None
 
 
+class _Drawn:
+    """What the key lineage keeps of a sampler's output: its shape and dtype, never the array
+    (four 256 MiB samples would otherwise stay alive until the cell ends)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, value: Any) -> None:
+        shape = getattr(value, "shape", None)
+        self.shape = tuple(shape) if shape is not None else None
+        self.dtype = getattr(value, "dtype", None)
+
+
 class KeyLog:
     """Collects key events during a capture and turns them into `KeyRecord`s when it stops."""
 
@@ -81,6 +93,8 @@ class KeyLog:
         elif kind == "seed":
             extra = _concrete_int(first)
         where, via = _caller(frame)
+        if kind in ("sampler", "data"):  # the lineage reads only the shape and dtype of what was drawn
+            out = _Drawn(out)
         self._order += 1
         self._events.append(EagerOp(self._order, name, kind, first, out, extra, where, via))
 

@@ -20,7 +20,7 @@ import jax
 
 from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
                tasks, trace_prints, user_names)
-from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
+from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation, drop_device_buffers
 from .signature import signature_of
 
 # Cache hits get a signature (and a graph, for functions compiled before the capture)
@@ -209,7 +209,15 @@ class CaptureSession:
             self._record_placement()
         if self._keys is not None:
             self._record_keys()
-        self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
+        try:
+            self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
+        finally:  # the values were read: the capture keeps no array a program closed over
+            self._jax_own.clear()  # JAX's own jitted helpers (`_pjit_call_impl`'s) hold programs with constants
+            self._grads = grad_patch.GradLog(self, _recording_call)  # so does its cache of splits
+            try:
+                drop_device_buffers(self.capture)
+            except Exception as exc:  # our failure never becomes the user's
+                self.capture.notes.append(f"closed-over arrays kept by the capture: {type(exc).__name__}: {exc}")
         return self.capture
 
     def _note_backend(self) -> None:

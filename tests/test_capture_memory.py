@@ -1,0 +1,149 @@
+"""A capture holds no device buffer: arrays a program closed over, and eager samples, are freed
+when the user drops them, with the capture still kept (issue 22, item 3).
+
+Real JAX, real arrays; the measure is JAX's own `jax.live_arrays()` and a weak reference to
+the closed-over array. Arrays are 4 MiB: big enough to tell apart from anything else alive.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import io
+import sys
+import types
+import contextlib
+import weakref
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxmagic
+from jaxmagic.capture.record import ConstantStub, drop_device_buffers
+
+session_module = importlib.import_module("jaxmagic.capture.session")
+N = 1024 * 1024  # f32 elements: 4 MiB
+
+
+def _live_bytes() -> int:
+    gc.collect()
+    return sum(a.nbytes for a in jax.live_arrays())
+
+
+def _reachable_arrays(root: object) -> list:
+    """Every jax.Array reachable from `root` through Python references, modules' globals (JAX's
+    own caches, which hold what JAX holds without a capture) left out."""
+    modules = {id(vars(m)) for m in list(sys.modules.values()) if m is not None and hasattr(m, "__dict__")}
+    seen, todo, found = {id(root)}, [root], []
+    while todo:
+        for ref in gc.get_referents(todo.pop()):
+            if id(ref) in seen or isinstance(ref, (type, types.ModuleType)) or id(ref) in modules:
+                continue
+            seen.add(id(ref))
+            if isinstance(ref, jax.Array):
+                found.append(ref)
+            else:
+                todo.append(ref)
+    return found
+
+
+@pytest.mark.parametrize("magic, body", [
+    ("jaxpr", "y = f(jnp.ones(3))"),
+    ("trace", "y = f(jnp.ones(3))\ny = f(jnp.ones(4))"),
+    ("grad_graph", "y = jax.grad(lambda x: (x * big[:3]).sum() + f(x).sum())(jnp.ones(3))"),
+])
+def test_a_kept_capture_does_not_keep_the_closed_over_array(magic_shell, magic, body):
+    ip = magic_shell
+    baseline = _live_bytes()
+    ip.run_cell("import jax, jax.numpy as jnp, weakref\n"
+                f"big = jnp.ones(({N},), jnp.float32)\nbig_ref = weakref.ref(big)\n"
+                "@jax.jit\ndef f(x):\n    return x + big.sum()\n")
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = ip.run_cell(f"%%{magic} -n kept\n{body}\n")
+    assert result.success, result.error_in_exec
+    cap = ip.user_ns["kept"]
+    assert isinstance(cap, jaxmagic.Capture) and (cap.calls or cap.grads)
+    ip.run_cell("del big, f, y")
+    assert ip.user_ns["big_ref"]() is None, "the capture keeps the array the jitted function closed over"
+    assert _live_bytes() - baseline < N, "device memory the user freed is still held"
+    assert _reachable_arrays(cap) == []
+    # the capture still gives its documents, with the constant's type and size
+    view = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad"}[magic]
+    assert jaxmagic.document(cap, view)["kind"] in ("graph", "timeline", "grad")
+    stubs = [c for call in cap.calls if call.jaxpr is not None for c in call.jaxpr.consts]
+    if magic != "grad_graph":
+        assert {(s.shape, str(s.dtype), s.nbytes) for s in stubs} == {((N,), "float32", 4 * N)}
+        assert all(isinstance(s, ConstantStub) for s in stubs)
+    ip.run_cell("del kept, big_ref")
+
+
+def _program(big: jax.Array, small: jax.Array):
+    """A jitted step closing over a big array, calling a jitted helper that closes over another."""
+
+    @jax.jit
+    def helper(x):
+        return jnp.tanh(x) * small.sum()
+
+    @jax.jit
+    def step(x):
+        return (helper(x) + big[:3]).sum()
+
+    return step
+
+
+def _documents(cap: jaxmagic.Capture) -> dict:
+    return {view: jaxmagic.document(cap, view) for view in ("graph", "timeline", "grad")}
+
+
+def test_documents_are_the_same_before_and_after_the_buffers_are_dropped(monkeypatch):
+    big, small = jnp.arange(N, dtype=jnp.float32), jnp.ones((N // 4,), jnp.float32)
+    step = _program(big, small)
+    monkeypatch.setattr(session_module, "drop_device_buffers", lambda cap: None)
+    with jaxmagic.capture(values=True, grads=True) as cap:
+        step(jnp.ones(3))
+        jax.grad(step)(jnp.ones(3))
+        jax.grad(lambda x: (x * big[:3]).sum())(jnp.ones(3))
+    monkeypatch.undo()
+    assert any(a is big for a in _reachable_arrays(cap))  # the test can fail: JAX keeps it in the jaxprs
+    before = _documents(cap)
+    drop_device_buffers(cap)
+    assert _reachable_arrays(cap) == []
+    assert _documents(cap) == before
+    ref = weakref.ref(big)
+    del big, small, step
+    gc.collect()
+    assert ref() is None
+
+
+def test_with_capture_drops_them_too_and_findings_about_baked_constants_stay():
+    table = jnp.ones((N,), jnp.float32)
+    ref = weakref.ref(table)
+
+    @jax.jit
+    def g(x):
+        return x + table[:3]
+
+    with jaxmagic.capture(values=True) as cap:
+        g(jnp.ones(3))
+    assert cap.calls[0].artifacts.values  # forward values were read before the constants went
+    assert _reachable_arrays(cap) == []
+    del table, g
+    gc.collect()
+    assert ref() is None
+
+
+def test_prng_cell_does_not_keep_eager_samples(magic_shell):
+    ip = magic_shell
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = ip.run_cell(
+            "%%prng -n keys_cap\nimport jax, gc, weakref\nk = jax.random.key(0)\nrefs = []\n"
+            f"for i in range(4):\n    x = jax.random.normal(jax.random.fold_in(k, i), ({N},))\n"
+            "    refs.append(weakref.ref(x))\n    del x\ngc.collect()\nalive_in_cell = [r() is not None for r in refs]\n")
+    assert result.success, result.error_in_exec
+    assert ip.user_ns["alive_in_cell"] == [False] * 4  # as without the magic: each sample freed when deleted
+    cap = ip.user_ns["keys_cap"]
+    uses = [u for record in cap.keys for u in record.uses if u.kind == "sampler"]
+    assert [(u.name, u.shape, u.dtype) for u in uses] == [("normal", (N,), "f32")] * 4
+    assert _reachable_arrays(cap) == []
+    ip.run_cell("del keys_cap, refs, k")
