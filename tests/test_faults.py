@@ -277,3 +277,32 @@ def test_ctrl_c_after_the_cell_finished_is_one_line_and_the_cell_stays_finished(
                                                 "the cell itself finished."]
     monkeypatch.undo()
     _assert_clean()
+
+
+def test_a_printed_traceback_shows_at_most_one_frame_of_jaxmagic():
+    """`traceback.print_exc()` does not honour `__tracebackhide__`: the stand-ins re-raise past their
+    own frames, so one frame of jaxmagic's is left (Python adds one for every function left)."""
+    import traceback
+
+    import jax.numpy as jnp
+
+    import jaxmagic
+
+    @jax.jit
+    def square(x):
+        return x @ x
+
+    def own_frames(run) -> list[str]:
+        try:
+            run()
+        except Exception:  # noqa: BLE001 - the user's error, printed as a user would
+            text = traceback.format_exc()
+        else:
+            raise AssertionError("the program was meant to raise")
+        return [line for line in text.splitlines() if line.strip().startswith("File") and "/jaxmagic/" in line]
+
+    with jaxmagic.capture({}, grads=True, keys=True):
+        jitted = own_frames(lambda: square(jnp.ones((3, 1))))
+        sampled = own_frames(lambda: jax.random.normal(jax.random.key(0), (2,), dtype="int32"))
+        graded = own_frames(lambda: jax.grad(lambda x: x @ x)(jnp.ones((3, 1))))
+    assert len(jitted) == 1 and len(sampled) == 1 and len(graded) == 1, (jitted, sampled, graded)

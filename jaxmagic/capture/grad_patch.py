@@ -107,7 +107,10 @@ def _recorded_transform(made: Callable, what: Differentiation) -> Callable:
         recorder = _recorder
         if recorder is None:
             return made(*args, **kwargs)
-        return recorder.record_grad(what, made, args, kwargs, args, kwargs)
+        try:
+            return recorder.record_grad(what, made, args, kwargs, args, kwargs)
+        except BaseException as exc:  # the recorder's frames are not the user's to read
+            raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
 
     functools.update_wrapper(recorded_transform, made)
     recorded_transform._jaxmagic_made = made  # type: ignore[attr-defined]
@@ -157,7 +160,10 @@ def _patched_call(kind: str, original: Callable) -> Callable:
                                    bool(bound.get("has_aux", False)))
         except (TypeError, KeyError):
             return original(*args, **kwargs)
-        return recorder.record_grad(what, original, args, kwargs, primals, {})
+        try:
+            return recorder.record_grad(what, original, args, kwargs, primals, {})
+        except BaseException as exc:  # the recorder's frames are not the user's to read
+            raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
 
     call._jaxmagic_original = original  # type: ignore[attr-defined]
     return call

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 
 import jax
 
-from . import aliases, call_hook, jax_compat
+from . import aliases, call_hook, jax_compat, source
 from .patches import replace_attribute
 
 
@@ -49,7 +49,10 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
     recorder = _recorder
     if recorder is None:
         return call_jitted(self, *args, **kwargs)
-    return recorder.record(self, args, kwargs)
+    try:
+        return recorder.record(self, args, kwargs)
+    except BaseException as exc:  # the recorder's frames are not the user's to read
+        raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
 
 
 def route_jitted_calls(stack: ExitStack) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 import jax
 
-from . import aliases, jax_compat
+from . import aliases, jax_compat, source
 from .patches import replace_attribute
 
 MAKERS = {"key": "seed", "PRNGKey": "seed", "wrap_key_data": "wrap"}  # make a key from a seed or data
@@ -138,6 +138,8 @@ def _patched(name: str, kind: str, original: Callable) -> Callable:
         try:
             # bad arguments raise from JAX itself, as without a capture
             out = _call_warning_as_without(original, args, kwargs, sys._getframe(1))
+        except BaseException as exc:  # the relay's frame is not the user's to read
+            raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
         finally:
             _inside[0] -= 1
         try:

@@ -80,6 +80,19 @@ def library_frame_text(file: str, line: int | None, function: str | None) -> str
 
 
 @functools.lru_cache(maxsize=1024)
+def past_own_frames(tb: Any) -> Any:
+    """The traceback from its first entry that is not jaxmagic's: what a stand-in re-raises with.
+
+    A stand-in's frames (the routed call, the recorder, the warning relay) sit between the
+    user's line and JAX's; `traceback.print_exc()` would show them. Re-raised from the
+    outermost stand-in with this traceback, only that one frame is left (Python adds a frame
+    for every function an exception leaves).
+    """
+    while tb is not None and is_own_file(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
+
+
 def is_own_file(file: str) -> bool:
     """True for a file of jaxmagic itself (its capture frames sit between a jitted call and its caller)."""
     try:
