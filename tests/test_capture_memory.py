@@ -20,7 +20,8 @@ import jax.numpy as jnp
 import pytest
 
 import jaxmagic
-from jaxmagic.capture.record import ConstantStub, drop_device_buffers
+from jaxmagic.capture.buffers import drop_device_buffers
+from jaxmagic.capture.record import ConstantStub
 
 session_module = importlib.import_module("jaxmagic.capture.session")
 N = 1024 * 1024  # f32 elements: 4 MiB

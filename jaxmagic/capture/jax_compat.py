@@ -795,3 +795,20 @@ def explaining_is_safe() -> bool | None:
         explaining.off()
         logging.disable(silenced)
     return _explain_safe
+
+
+# -- rebuilding jaxprs (capture/buffers.py) ---------------------------------------------------
+
+def closed_jaxpr_with(closed: Any, jaxpr: Any, consts: list) -> Any:
+    """A new ClosedJaxpr of `closed`'s type around `jaxpr` and `consts`."""
+    return type(closed)(jaxpr, consts)
+
+
+def jaxpr_with_eqns(jaxpr: Any, eqns: list) -> Any:
+    """`jaxpr` with other eqns (same invars, outvars, effects and debug info)."""
+    return jaxpr.replace(eqns=eqns)
+
+
+def eqn_with_params(eqn: Any, params: dict) -> Any:
+    """`eqn` with other params (same vars, primitive and source info)."""
+    return eqn.replace(params=params)

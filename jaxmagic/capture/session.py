@@ -20,7 +20,8 @@ import jax
 
 from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
                tasks, trace_prints, user_names)
-from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation, drop_device_buffers
+from .buffers import drop_device_buffers
+from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import signature_of
 
 # Cache hits get a signature (and a graph, for functions compiled before the capture)

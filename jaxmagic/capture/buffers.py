@@ -1,0 +1,104 @@
+"""A capture holds no device buffer: the constants its kept jaxprs closed over become stubs.
+
+A jitted function that closes over a 1 GB array bakes that array into its jaxpr's consts; a
+capture that kept the jaxpr as JAX made it would keep the array alive after the user dropped it
+(`-n` keeps captures). When the capture stops, after everything that reads values has run
+(findings about baked constants, `--values`, the key lineage), each array constant becomes a
+`record.ConstantStub` (shape, dtype, size). New jaxpr objects are made around the same Vars, to
+which values and batch dimensions are keyed; JAX's own objects, which its caches may share, are
+never changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from . import jax_compat
+from .record import Capture, ConstantStub
+
+
+def _stub(value: Any) -> Any:
+    """A `ConstantStub` for an array constant; anything without a shape (a Python scalar) stays."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is None or dtype is None or isinstance(value, ConstantStub):
+        return value
+    try:
+        nbytes = int(getattr(value, "nbytes", 0))
+    except Exception:  # a key array's nbytes on some versions: the size is a detail
+        nbytes = 0
+    return ConstantStub(tuple(int(n) for n in shape), dtype, nbytes, bool(getattr(value, "weak_type", False)))
+
+
+def _stubbed_jaxpr(closed: Any, memo: dict[int, Any]) -> Any:
+    """`closed` (a ClosedJaxpr, or an open Jaxpr) with every array const replaced by a stub, its
+    sub-jaxprs' too (a jitted function called inside a traced one keeps its consts in the `jit`
+    eqn's body). A changed jaxpr is a new object around the same Vars (to which values and batch
+    dims are keyed); the original, which JAX's caches may share, is never changed."""
+    if closed is None:
+        return None
+    if id(closed) in memo:
+        return memo[id(closed)][1]
+    result = closed
+    if hasattr(closed, "consts") and hasattr(closed, "jaxpr"):
+        stubs = [_stub(c) for c in closed.consts]
+        body = _stubbed_jaxpr(closed.jaxpr, memo)
+        if body is not closed.jaxpr or any(a is not b for a, b in zip(stubs, closed.consts)):
+            result = jax_compat.closed_jaxpr_with(closed, body, stubs)
+    elif hasattr(closed, "eqns"):
+        eqns = [_stubbed_eqn(eqn, memo) for eqn in closed.eqns]
+        if any(a is not b for a, b in zip(eqns, closed.eqns)):
+            result = jax_compat.jaxpr_with_eqns(closed, eqns)
+    memo[id(closed)] = (closed, result)  # the original stays alive until the end: ids stay unique
+    return result
+
+
+def _stubbed_eqn(eqn: Any, memo: dict[int, Any]) -> Any:
+    """`eqn` with the jaxprs in its params stubbed (the same eqn when none had array consts)."""
+    params = None
+    for name, value in eqn.params.items():
+        if isinstance(value, (tuple, list)):
+            new = type(value)(_stubbed_jaxpr(v, memo) if _is_jaxpr(v) else v for v in value) \
+                if any(_is_jaxpr(v) for v in value) else value
+            if all(a is b for a, b in zip(new, value)):
+                new = value
+        else:
+            new = _stubbed_jaxpr(value, memo) if _is_jaxpr(value) else value
+        if new is not value:
+            params = params if params is not None else dict(eqn.params)
+            params[name] = new
+    return eqn if params is None else jax_compat.eqn_with_params(eqn, params)
+
+
+def _is_jaxpr(value: Any) -> bool:
+    """A ClosedJaxpr or a Jaxpr, by shape."""
+    return hasattr(value, "eqns") or (hasattr(value, "consts") and hasattr(value, "jaxpr"))
+
+
+def _stubbed_fields(obj: Any, names: tuple[str, ...], memo: dict[int, Any]) -> Any:
+    """A frozen record (`GradSplit`, `TangentProgram`) with its jaxpr fields stubbed; shared ones stay shared."""
+    if obj is None or not dataclasses.is_dataclass(obj):
+        return obj
+    if id(obj) not in memo:
+        changes = {n: _stubbed_jaxpr(getattr(obj, n, None), memo) for n in names if hasattr(obj, n)}
+        changed = {n: v for n, v in changes.items() if v is not getattr(obj, n)}
+        memo[id(obj)] = (obj, dataclasses.replace(obj, **changed) if changed else obj)
+    return memo[id(obj)][1]
+
+
+def drop_device_buffers(capture: Capture) -> None:
+    """Make `capture` hold no array a program closed over: the consts of every kept jaxpr (each
+    call's program, each differentiation's split and tangent program) become `ConstantStub`s.
+
+    Called when the capture stops, after everything that reads the values has run; the
+    documents built later read shapes, dtypes and text only, so they come out the same.
+    """
+    memo: dict[int, Any] = {}  # id -> (original, stubbed): the originals stay alive until the end
+    for call in capture.calls:
+        artifacts = call.artifacts
+        if artifacts is not None and id(artifacts) not in memo:
+            memo[id(artifacts)] = (artifacts, artifacts)
+            artifacts.jaxpr = _stubbed_jaxpr(artifacts.jaxpr, memo)
+    for grad in capture.grads:
+        grad.split = _stubbed_fields(grad.split, ("user", "forward", "backward"), memo)
+        grad.tangent = _stubbed_fields(grad.tangent, ("program",), memo)
