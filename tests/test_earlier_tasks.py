@@ -9,6 +9,7 @@ and those of a task the cell itself starts, are recorded.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import jax
 import jax.numpy as jnp
@@ -58,6 +59,8 @@ def test_an_earlier_cells_task_is_not_recorded_and_the_cells_own_task_is():
         assert during > 0  # the earlier task really ran while the cell awaited
         return cap
 
-    cap = asyncio.run(kernel())
+    # a fresh thread: an earlier test in the same process may have left this thread's loop marked running
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        cap = pool.submit(asyncio.run, kernel()).result(timeout=120)
     assert [c.name.rsplit(".", 1)[-1] for c in cap.calls] == ["cell_step"] * 3 + ["task_step"]
     assert any("asyncio tasks that earlier cells started" in note for note in cap.notes), cap.notes
