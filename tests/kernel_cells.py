@@ -21,8 +21,6 @@ CELLS: list[tuple[str, str]] = [
     ("imports", """\
 import asyncio, sys, time
 import jax, jax.numpy as jnp
-if hasattr(jax.config, "jax_num_cpu_devices"):  # as JAX's sharding tutorial begins: before any backend exists
-    jax.config.update("jax_num_cpu_devices", 8)
 import numpy as np
 from functools import partial
 from jax import grad, jit, value_and_grad
