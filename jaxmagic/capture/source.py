@@ -81,15 +81,25 @@ def library_frame_text(file: str, line: int | None, function: str | None) -> str
 
 @functools.lru_cache(maxsize=1024)
 def past_own_frames(tb: Any) -> Any:
-    """The traceback from its first entry that is not jaxmagic's: what a stand-in re-raises with.
+    """The traceback without jaxmagic's entries: what a stand-in re-raises with.
 
     A stand-in's frames (the routed call, the recorder, the warning relay) sit between the
     user's line and JAX's; `traceback.print_exc()` would show them. Re-raised from the
     outermost stand-in with this traceback, only that one frame is left (Python adds a frame
     for every function an exception leaves).
     """
-    while tb is not None and is_own_file(tb.tb_frame.f_code.co_filename):
+    def own(entry: Any) -> bool:
+        return is_own_file(entry.tb_frame.f_code.co_filename)
+
+    while tb is not None and own(tb):
         tb = tb.tb_next
+    entry = tb
+    while entry is not None:  # deeper ones too: a JAX-own jitted op routed while JAX traced
+        later = entry.tb_next
+        while later is not None and own(later):
+            later = later.tb_next
+        entry.tb_next = later
+        entry = later
     return tb
 
 
