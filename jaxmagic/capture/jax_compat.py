@@ -651,6 +651,33 @@ def stablehlo_with_locations(lowered: Any) -> str:
     return printer(enable_debug_info=True)
 
 
+_TRACER_TYPE: type = getattr(jax.core, "Tracer", ())  # `isinstance(x, ())` is False: no tracer type known
+
+
+def is_tracer(x: Any) -> bool:
+    """True for a value JAX is tracing (no device data: its `.sharding` raises, slowly)."""
+    return isinstance(x, _TRACER_TYPE)
+
+
+def traced_spec(aval: Any) -> Any:
+    """The PartitionSpec a traced value's abstract value carries, or None where it says nothing.
+
+    Only explicit-sharding mode puts a meaningful spec in the aval (`jax.typeof(x).sharding`
+    on a mesh with Explicit axes); elsewhere the mesh is empty or the spec all None. Reading
+    a tracer's own `.sharding` instead raises an AttributeError whose message walks the
+    trace's provenance (about 12 ms per leaf of a grad inside jit).
+    """
+    sharding = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    spec = getattr(sharding, "spec", None)
+    if mesh is None or spec is None or getattr(mesh, "empty", True):
+        return None
+    try:
+        return spec if any(entry is not None for entry in spec) else None
+    except TypeError:
+        return None
+
+
 def spec_text(spec: Any) -> str:
     """A PartitionSpec as JAX 0.5 and later print it, `P(None, 'd')`, on every JAX (older ones print
     `PartitionSpec(None, 'd')`: the same entries under the class's long name)."""
