@@ -24,11 +24,26 @@ from ..capture import sharding as placement
 from ..capture.record import Capture, JitCall
 from ..units import bytes_text, plural
 from .document import envelope, source_json
+from . import folding
 from .graph import _function_entries
 
 VERSION = 1
 REPLICATED_BYTES = 1 << 20  # a fully replicated array this big on several devices is a finding
 ALL_GATHER_BYTES = 1 << 20  # an all-gather producing this much per device is a finding
+MAX_CALLS = 1_000  # functions (per signature) a document details; the rest are counted in a note
+
+
+def _unshown_note(rest: list) -> list[str]:
+    """A note counting the functions past MAX_CALLS (a loop that jits thousands), by name."""
+    if not rest:
+        return []
+    names: dict[str, int] = {}
+    for entry in rest:
+        names[entry.first.name] = names.get(entry.first.name, 0) + 1
+    top = sorted(names.items(), key=lambda kv: -kv[1])[:8]
+    return [f"{plural(len(rest), 'more jitted function')} (by signature) not detailed here: the view details "
+            f"the first {MAX_CALLS:,}: " + ", ".join(f"{name} ×{n:,}" for name, n in top)
+            + ("" if len(names) <= 8 else f" and {plural(len(names) - 8, 'more name')}")]
 
 
 def sharding_document(capture: Capture) -> dict:
@@ -38,13 +53,17 @@ def sharding_document(capture: Capture) -> dict:
         meshes.id_of(record)
     arrays = [_array(f"a{i}", a, meshes) for i, a in enumerate(_story_order(capture.arrays))]
     calls = []
-    for first, same in _function_entries(capture)[0]:
-        if first.artifacts is None:
-            continue
+    entries = [e for e in folding.fold(_function_entries(capture)[0]) if e.first.artifacts is not None]
+    for entry in entries[:MAX_CALLS]:
+        first = entry.first
         try:
-            calls.append(_call(f"c{len(calls)}", first, same, meshes, notes))
+            calls.append(_call(f"c{len(calls)}", first, entry.calls, meshes, notes))
         except Exception as exc:  # one call we cannot read costs that call, with a note
             notes.append(f"{first.name}: shardings not read: {type(exc).__name__}: {exc}")
+            continue
+        if len(entry.wrappers) > 1:  # jit wrappers of one definition, signature and program
+            calls[-1]["wrappers"] = len(entry.wrappers)
+    notes.extend(_unshown_note(entries[MAX_CALLS:]))
     devices = sorted({d for m in meshes.records for d in m["devices"] or ()}
                      | {d for a in arrays for d in a["sharding"]["devices"]})
     findings = _findings(arrays, calls)

@@ -24,10 +24,40 @@ from .wire import encode_document, safe_document
 # Every kind's views: a page loads it once whatever kinds it mixes (a widget loads its kind's own: widget.py).
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
 MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
+MAX_TOTAL_TEXT_LINES = 4_000  # of all functions' jaxprs together
+MAX_PICTURES = 12  # functions drawn as pictures in text/html
+MAX_LISTED_ROWS = 200  # functions listed without graphs, one line each, in either fallback
 STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, grad_text),
                 "sharding": (sharding_html, sharding_text), "keys": (keys_html, keys_text)}  # kind -> (html, text)
 
 
+
+
+def _counts(fn: dict) -> str:
+    """'5 eqns, 2 calls, 1 cache hit' (and '16,540 jit wrappers' when several were folded)."""
+    wrappers = fn.get("wrappers") or 1
+    return ", ".join([plural(fn["n_eqns"], "eqn"), plural(fn["calls"], "call"), plural(fn["cache_hits"], "cache hit")]
+                     + ([plural(wrappers, "jit wrapper") + " folded into this entry"] if wrappers > 1 else []))
+
+
+def _listing_lines(doc: dict) -> list[str]:
+    """The functions a graph document lists without graphs (model/folding.py), the first
+    MAX_LISTED_ROWS one a line and the rest counted: bounded whatever the cell jitted."""
+    listed = doc.get("listed") or []
+    unlisted = (doc.get("folded") or {}).get("unlisted") or 0
+    if not listed and not unlisted:
+        return []
+    out = [f"{plural(len(listed), 'function')} listed without graphs (not in this page: listed only):"] \
+        if listed else []
+    for fn in listed[:MAX_LISTED_ROWS]:
+        src = fn.get("source") or {}
+        where = f" at {src.get('file')}:{src.get('line')}" if src.get("file") else ""
+        out.append(f"  {fn['name']}({fn['signature']}): {_counts(fn)}{where}")
+    if len(listed) > MAX_LISTED_ROWS:
+        out.append(f"  … and {plural(len(listed) - MAX_LISTED_ROWS, 'more function')} (listed in the widget)")
+    if unlisted:
+        out.append(f"{plural(unlisted, 'more function')} recorded but not listed (see the notes)")
+    return out
 
 
 def fallback_html(doc: dict) -> str:
@@ -36,10 +66,11 @@ def fallback_html(doc: dict) -> str:
         with cells_of(doc):  # lines named from the document's `cells`, as the widget names them
             return STATIC_VIEWS[doc["kind"]][0](doc)
     parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc)]
-    for fn in doc.get("functions", []):
-        parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {plural(fn['n_eqns'], 'eqn')}, "
-                     f"{plural(fn['calls'], 'call')}, {plural(fn['cache_hits'], 'cache hit')}</p>")
-        parts.append(svg_img(lambda fn=fn: function_svg(fn), f"graph of {fn['name']}"))
+    for i, fn in enumerate(doc.get("functions", [])):
+        parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {_esc(_counts(fn))}</p>")
+        if i < MAX_PICTURES:  # a picture is tens of kB: a document of 40 functions draws the first few
+            parts.append(svg_img(lambda fn=fn: function_svg(fn), f"graph of {fn['name']}"))
+    parts.extend(f"<p>{_esc(line)}</p>" for line in _listing_lines(doc))
     for note in doc.get("notes", []):
         parts.append(f"<p><i>{_esc(note)}</i></p>")
     parts.append("</div>")
@@ -52,12 +83,16 @@ def text_summary(doc: dict) -> str:
         with cells_of(doc):
             return STATIC_VIEWS[doc["kind"]][1](doc)
     lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
+    budget = MAX_TOTAL_TEXT_LINES
     for fn in doc.get("functions", []):
         text = fn["text"].split("\n")
-        if len(text) > MAX_TEXT_LINES:  # a 50k-eqn jaxpr would put megabytes into every saved notebook
-            text = text[:MAX_TEXT_LINES] + [f"… {len(text) - MAX_TEXT_LINES} more lines (the whole text is "
-                                            "in the widget and in the capture)"]
-        lines.append(f"\n{fn['name']}({fn['signature']}):\n" + "\n".join(text))
+        keep = max(0, min(MAX_TEXT_LINES, budget))
+        if len(text) > keep:  # a 50k-eqn jaxpr would put megabytes into every saved notebook
+            text = text[:keep] + [f"… {len(text) - keep} more lines (the whole text is "
+                                  "in the widget and in the capture)"]
+        budget -= len(text)
+        lines.append(f"\n{fn['name']}({fn['signature']}): {_counts(fn)}\n" + "\n".join(text))
+    lines.extend(_listing_lines(doc))
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)
 

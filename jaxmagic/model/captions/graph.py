@@ -19,7 +19,7 @@ def graph_caption(doc: dict) -> list[str]:
     groups = sorted(by_name.values(), key=lambda fns: -max(f["n_eqns"] for f in fns))
     main = groups[0]
     problems = _value_sentences(functions)
-    out = [*problems, _function_sentence(main)]
+    out = [*problems, _function_sentence(main), *folded_sentences(doc)]
     if len(main) > 1:
         out.append(_signatures_sentence(main))
     structure = [s for s in (_structure(fns) for fns in groups) if s]
@@ -47,6 +47,29 @@ def graph_caption(doc: dict) -> list[str]:
         out.append(fit(f"No NaN or Inf in the values recorded, but evaluating {user_name(stopped[0]['name'])} "
                        "stopped early (its values note says why): the rest is not known.") if stopped
                    else "No NaN or Inf in any recorded value.")
+    return out
+
+
+def folded_sentences(doc: dict) -> list[str]:
+    """What a document of many functions folded: '16,540 jit wrappers of f folded into one entry
+    (...)' and '1,800 more functions listed without graphs (...)' (model/folding.py)."""
+    out = []
+    folded = [fn for fn in doc.get("functions") or [] if (fn.get("wrappers") or 1) > 1]
+    folded += [fn for fn in doc.get("listed") or [] if (fn.get("wrappers") or 1) > 1]
+    if folded:
+        fn = max(folded, key=lambda f: f["wrappers"])
+        more = f" ({counted(len(folded) - 1, 'more entry', 'more entries')} folded too)" if len(folded) > 1 else ""
+        out.append(fit(f"{fn['wrappers']:,} jit wrappers of {user_name(fn['name'])} folded into one entry{more}: "
+                       "one definition, signature and program, jitted anew each time."))
+    summary = doc.get("folded") or {}
+    listed = len(doc.get("listed") or [])
+    if listed:
+        how = ("open one to load its graph" if summary.get("listed_graphs") == "on request"
+               else "not in this page (listed only)")
+        out.append(fit(f"{counted(listed, 'more function')} listed without graphs ({how})."))
+    if summary.get("unlisted"):
+        out.append(fit(f"{counted(summary['unlisted'], 'more function')} recorded but not listed (counted by "
+                       "name in the notes)."))
     return out
 
 
