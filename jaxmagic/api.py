@@ -6,8 +6,10 @@ or a page.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .capture.record import Capture
 
@@ -24,22 +26,49 @@ def _builder(view: str) -> Any:
     return DOCUMENT_BUILDERS[kind]
 
 
-def _drawable(capture: Capture, view: str, options: dict, present: bool = False) -> dict:
+def _drawable(capture: Capture, view: str, options: dict, present: bool = False,
+              on_demand: Any = None, scrub: bool = True) -> dict:
     """The document of a view that the widget and the static views can draw.
 
     `present` opens the widget in presentation mode (a display hint carried by the document, so
-    exported pages keep it; docs/schema.md)."""
+    exported pages keep it; docs/schema.md). `on_demand` (a widget's model.on_demand.OnDemand)
+    lets a builder that supports it leave heavy parts out for the view to request. `scrub=False`
+    leaves lone surrogates for the caller whose serialisation replaces them (a widget, a page:
+    views/wire.py `safe_wire`), sparing a JSON pass over the whole document."""
     from .model import DRAWN_KINDS
 
     from .views.wire import safe_document
 
-    doc = safe_document(document(capture, view, **options))
+    if on_demand is not None and _takes_on_demand(_builder(view)):
+        options = {**options, "on_demand": on_demand}
+    doc = document(capture, view, **options)
+    if scrub:
+        doc = safe_document(doc)
     if doc.get("kind") not in DRAWN_KINDS:
         raise ValueError(f"jaxmagic cannot draw {view!r} documents yet; jaxmagic.document(cap, {view!r}) "
                          "gives the data (docs/schema.md)")
     if present:
         doc["present"] = True
     return doc
+
+
+def _takes_on_demand(build: Any) -> bool:
+    import inspect
+
+    try:
+        return "on_demand" in inspect.signature(build).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _widget(capture: Capture, view: str, options: dict, present: bool) -> Any:
+    """The widget of one view, its heavy parts computed when its front end asks (views/requests.py)."""
+    from .model.on_demand import OnDemand
+    from .views import JaxmagicWidget
+
+    on_demand = OnDemand()
+    return JaxmagicWidget(_drawable(capture, view, options, present, on_demand, scrub=False),
+                          handlers=on_demand.handlers)
 
 
 def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
@@ -54,26 +83,42 @@ def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
 
 def view(capture: Capture, view: str = "graph", *, present: bool = False, **options: Any) -> Any:
     """The interactive widget of one view of a capture (`present=True`: in presentation mode)."""
-    from .views import JaxmagicWidget
+    with paused_gc():
+        return _widget(capture, view, options, present)
 
-    return JaxmagicWidget(_drawable(capture, view, options, present))
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection while a view is built and shown.
+
+    A 10k-eqn document allocates some 200,000 dicts and lists, none of them garbage; each
+    allocation burst triggers collections that walk the kernel's whole heap (JAX's modules
+    included), 10-20% of the document's time. Reference counting still frees everything.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def show(capture: Capture, view: str = "graph", *, present: bool = False, **options: Any) -> None:
     """Display a view in the notebook (`present=True`: in presentation mode); outside IPython,
     print its text summary."""
-    from .views import JaxmagicWidget, text_summary
+    from .views import text_summary
 
-    doc = _drawable(capture, view, options, present)
     try:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:  # plain Python without IPython
         get_ipython = None  # type: ignore[assignment]
     if get_ipython is not None and get_ipython() is not None:
-        display(JaxmagicWidget(doc))
+        with paused_gc():
+            display(_widget(capture, view, options, present))
     else:
-        print(text_summary(doc))
+        print(text_summary(_drawable(capture, view, options, present)))
 
 
 def static_html(capture: Capture, view: str = "graph", **options: Any) -> str:
@@ -92,8 +137,9 @@ def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Pat
     from .views import page
 
     items = [captures] if isinstance(captures, (Capture, dict)) else list(captures)
-    docs = [item if isinstance(item, dict) else _drawable(item, view, {}) for item in items]
-    text = page(docs, title=title)
+    with paused_gc():
+        docs = [item if isinstance(item, dict) else _drawable(item, view, {}, scrub=False) for item in items]
+        text = page(docs, title=title)  # each document's wire form made valid Unicode there
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
     return text

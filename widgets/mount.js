@@ -6,7 +6,8 @@
  * engine: the timeline bundle has neither dagre nor the layout worker.
  *
  * A kind is `{kind, versions, view, css, layout}`: `view(root, doc, engine, options)` returns a
- * cleanup (`options`: `{present, playback}`: whether presentation mode is on, and the shared
+ * cleanup (`options`: `{present, playback, request}`: `request(what, args)` asks the kernel for
+ * what the document left out (js/src/requests.js; absent in static pages), whether presentation mode is on, and the shared
  * playback controller the view gives its story to with `playback.set(spec)`, widgets/playback.js), `versions` are the document versions it reads, `css` its style sheets (text,
  * in cascade order; a sheet shared by two kinds is included once), `layout` returns a
  * layout engine to share between the view's graphs, or is null.
@@ -17,6 +18,7 @@ import { theme } from "./styles.js";
 import { stageBar, placeStageBar } from "./stagebar.js";
 import { rememberCells } from "./source-text.js";
 import { guardHostKeys } from "./host-keys.js";
+import { createRequester } from "../js/src/requests.js";
 
 /** Narrow layout below this root width (px): panes stack under the canvas. */
 const NARROW_PX = 760;
@@ -58,7 +60,7 @@ export function frontEnd(kinds) {
    * Render `doc` into `el`; returns a cleanup function. Safe to call repeatedly on
    * the same element (the previous content is removed).
    */
-  function mount(el, doc) {
+  function mount(el, doc, { request } = {}) {
     clear(el);
     if (typeof doc === "string") {
       try {
@@ -103,7 +105,7 @@ export function frontEnd(kinds) {
         root.focus({ preventScroll: true });
       } });
       try {
-        const cleanup = kind.view(root, logical, engine, { present, playback: bar.playback });
+        const cleanup = kind.view(root, logical, engine, { present, playback: bar.playback, request });
         placeStageBar(root, bar.el);
         stop = () => {
           bar.dispose();
@@ -151,14 +153,18 @@ export function frontEnd(kinds) {
 
   const widget = {
     render({ model, el }) {
-      let cleanup = mount(el, model.get("doc"));
+      // What the document left out (`deferred`) is asked of the kernel (js/src/requests.js).
+      const requester = createRequester(model);
+      const opts = { request: requester.request };
+      let cleanup = mount(el, model.get("doc"), opts);
       const onChange = () => {
         cleanup();
-        cleanup = mount(el, model.get("doc"));
+        cleanup = mount(el, model.get("doc"), opts);
       };
       model.on("change:doc", onChange);
       return () => {
         model.off("change:doc", onChange);
+        requester.dispose();
         cleanup();
       };
     },

@@ -16,9 +16,11 @@ from ..capture import jax_compat
 from ..capture.record import Artifacts, Capture, JitCall
 from ..units import plural
 from .document import envelope, guarded, source_json
+from . import folding
 from .cost import estimate_all, program_cost
 from .jaxpr_text import JaxprText
 from .levels import link_levels
+from .on_demand import OnDemand
 from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
 from .repeats import find_repeats
 
@@ -60,9 +62,13 @@ def _param_text(value: Any, group_ids: dict[int, str]) -> str:
         return f"<{type(value).__name__}>"
 
 
-def _eqn_source(eqn: Any) -> dict | None:
+def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
     """The user's line that made the eqn: JAX's innermost non-JAX frame, unless that is a library's
-    (Flax, Optax, ... in site-packages) and a frame of the user's own code (a cell, a script) called it."""
+    (Flax, Optax, ... in site-packages) and a frame of the user's own code (a cell, a script) called it.
+
+    `memo` (one per graph) keeps the answer per innermost frame when that frame is the user's:
+    a layer's eqns come from a few lines, and each answer reads the line's code (13 µs an eqn).
+    Each node gets its own copy."""
     frame = jax_compat.user_frame(eqn.source_info)
     if frame is None:
         return None
@@ -75,6 +81,12 @@ def _eqn_source(eqn: Any) -> dict | None:
                 src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line,
                                                                frame.function_name)
                 return src
+    elif memo is not None:
+        key = (frame.file_name, frame.start_line, frame.start_column, frame.function_name)
+        src = memo.get(key)
+        if src is None:
+            src = memo[key] = source_json(capture_source.location(*key))
+        return dict(src) if src is not None else None
     loc = capture_source.location(frame.file_name, frame.start_line, frame.start_column, frame.function_name)
     return source_json(loc)
 
@@ -90,6 +102,8 @@ class _FunctionBuilder:
         self.nodes: list[dict] = []
         self.vars: list[dict] = []
         self.var_ids: dict[Any, str] = {}
+        self._avals: dict[Any, str] = {}  # aval -> its text: JAX interns avals, a program has a few dozen
+        self._sources: dict[tuple, dict | None] = {}
         self.max_eqns = max_eqns
         self.truncated = False
         self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
@@ -109,17 +123,29 @@ class _FunctionBuilder:
             if path:
                 by_id[vid]["path"] = path
 
-    def _var(self, var: Any, group: str, definition: str) -> str:
+    def _aval(self, aval: Any) -> str:
+        """`f32[8,32]`, once per distinct aval (the printer's own text costs ~2 µs a call)."""
+        try:
+            text = self._avals.get(aval)
+        except TypeError:  # an unhashable aval (none known): no memo
+            return jax_compat.short_aval(aval)
+        if text is None:
+            text = self._avals[aval] = jax_compat.short_aval(aval)
+        return text
+
+    def _var(self, var: Any, group: str, definition: str, name: str | None = None,
+             aval: str | None = None) -> str:
         vid = f"v{len(self.vars)}"
-        self.vars.append({"id": vid, "name": self.printed.name(var),
-                          "aval": jax_compat.short_aval(var.aval), "group": group, "def": definition})
+        self.vars.append({"id": vid, "name": self.printed.name(var) if name is None else name,
+                          "aval": self._aval(var.aval) if aval is None else aval, "group": group,
+                          "def": definition})
         if not jax_compat.is_dropvar(var):
             self.var_ids[var] = vid
         return vid
 
     def _operand(self, atom: Any) -> dict:
         if jax_compat.is_literal(atom):
-            return {"lit": _short(str(jax_compat.literal_value(atom))), "aval": jax_compat.short_aval(atom.aval)}
+            return {"lit": _short(str(jax_compat.literal_value(atom))), "aval": self._aval(atom.aval)}
         vid = self.var_ids.get(atom)
         if vid is None:  # a free var: should not happen in a closed jaxpr; keep the graph honest
             vid = self._var(atom, self.groups[-1]["id"], "free")
@@ -143,15 +169,18 @@ class _FunctionBuilder:
         return gid
 
     def _node(self, eqn: Any, gid: str) -> None:
+        """One eqn's node; its outputs' names and types are read once, for its text line and its vars."""
         nid = f"n{len(self.nodes)}"
         prim = eqn.primitive.name
         node: dict[str, Any] = {"id": nid, "group": gid, "prim": prim}
         self.nodes.append(node)
         node["scope"] = jax_compat.name_stack_path(eqn.source_info)
         node["ins"] = [self._operand(a) for a in eqn.invars]
-        binders = [f"{self.printed.name(v)}:{jax_compat.short_aval(v.aval)}" for v in eqn.outvars]
-        node["line"] = self.printed.locate(eqn, binders, prim)
-        node["src"] = _eqn_source(eqn)
+        outvars = eqn.outvars
+        names = [self.printed.name(v) for v in outvars]
+        avals = [self._aval(v.aval) for v in outvars]
+        node["line"] = self.printed.locate(eqn, [f"{n}:{a}" for n, a in zip(names, avals)], prim)
+        node["src"] = _eqn_source(eqn, self._sources)
         group_ids: dict[int, str] = {}
         subgroups = []
         for label, sub in sub_jaxprs(eqn):
@@ -160,7 +189,7 @@ class _FunctionBuilder:
             subgroups.append(sub_gid)
         node["subgroups"] = subgroups
         node["params"] = {k: _param_text(v, group_ids) for k, v in sorted(eqn.params.items())}
-        node["outs"] = [self._var(v, gid, nid) for v in eqn.outvars]
+        node["outs"] = [self._var(v, gid, nid, n, a) for v, n, a in zip(outvars, names, avals)]
 
     def document(self) -> dict:
         return {"text": self.printed.text, "root": self.root, "groups": self.groups, "nodes": self.nodes,
@@ -169,14 +198,16 @@ class _FunctionBuilder:
 
 def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION,
                    artifacts: Artifacts | None = None, notes: list[str] | None = None,
-                   levels: bool = True, var_ids: dict | None = None) -> dict:
+                   levels: bool | str = True, var_ids: dict | None = None) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
 
     With the call's `artifacts`, also what the capture recorded about it: the linked
     StableHLO/HLO texts and XLA's cost figures, forward values and vmap batch dimensions
     (keyed by the jaxpr's Vars, joined here to var ids). What could not be linked is
     appended to `notes`. `levels=False` leaves the StableHLO/HLO texts out (a grad document's
-    graphs carry values but are not programs of their own). `var_ids`, when given, receives
+    graphs carry values but are not programs of their own); `levels="deferred"` leaves them and
+    XLA's program cost out and marks the function `deferred: ["levels"]`: a widget computes them
+    when its view asks (`level_data`, model/on_demand.py). `var_ids`, when given, receives
     {jaxpr Var: var id} for callers that join their own records to the graph.
     """
     builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns,
@@ -192,7 +223,10 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
               ("cost estimates", lambda: _attach_costs(fn, closed_jaxpr))]
     if artifacts is not None:
         extras.append(("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)))
-        if levels:
+        if levels == "deferred":
+            if artifacts.lowered is not None:
+                fn["deferred"] = ["levels"]
+        elif levels:
             extras.append(("StableHLO/HLO links", lambda: _attach_levels(fn, closed_jaxpr, artifacts, notes)))
     for what, attach in extras:
         try:
@@ -208,10 +242,13 @@ def _attach_costs(fn: dict, closed_jaxpr: Any) -> None:
         node["cost"] = cost.json()
 
 
-def _attach_levels(fn: dict, closed_jaxpr: Any, artifacts: Artifacts, notes: list[str]) -> None:
-    """Linked StableHLO / HLO texts and XLA's whole-program cost, when the call was lowered."""
+def level_data(name: str, closed_jaxpr: Any, artifacts: Artifacts, n_nodes: int) -> dict:
+    """The linked StableHLO / HLO texts of one function, each node's lines in them, and XLA's
+    whole-program cost: what `_attach_levels` puts in a document, as one JSON value (also the
+    answer to a view's "levels" request). Node lists follow the graph's node order."""
+    notes: list[str] = []
     if artifacts.lowered is None:
-        return
+        return {"levels": None, "shlo": None, "hlo": None, "hlo_comp": None, "cost": None, "notes": notes}
     links = link_levels(closed_jaxpr, artifacts.lowered, artifacts.compiled)
     levels = links.levels_json()
     keep_lines = {}
@@ -223,13 +260,32 @@ def _attach_levels(fn: dict, closed_jaxpr: Any, artifacts: Artifacts, notes: lis
             levels[level] = {"text": None, "note": (
                 f"the {what} is {len(text) / 1e6:.1f} MB ({text.count(chr(10)) + 1:,} lines), more than a "
                 f"view should carry; read it from the capture: cap.calls[i].{where}")}
-    fn["levels"] = levels
-    for i, node in enumerate(fn["nodes"][:len(links.shlo)]):
-        node["shlo"] = links.shlo[i] if keep_lines["stablehlo"] else []
-        node["hlo"] = links.hlo[i] if keep_lines["hlo"] else []
-        node["hlo_comp"] = links.hlo_comp[i]
-    notes.extend(f"{fn['name']}: {note}" for note in links.notes)
-    fn["cost"] = program_cost(artifacts.compiled)
+    n = min(n_nodes, len(links.shlo))
+    notes.extend(f"{name}: {note}" for note in links.notes)
+    return {"levels": levels,
+            "shlo": [links.shlo[i] if keep_lines["stablehlo"] else [] for i in range(n)],
+            "hlo": [links.hlo[i] if keep_lines["hlo"] else [] for i in range(n)],
+            "hlo_comp": [links.hlo_comp[i] for i in range(n)],
+            "cost": program_cost(artifacts.compiled), "notes": notes}
+
+
+def _requested_levels(sources: dict[str, Any], fid: str) -> dict:
+    """A view's "levels" request for function `fid` of its document (graph_document's `on_demand`)."""
+    if fid not in sources:
+        raise ValueError(f"the document has no function {fid!r} with levels to load")
+    return level_data(*sources[fid])
+
+
+def _attach_levels(fn: dict, closed_jaxpr: Any, artifacts: Artifacts, notes: list[str]) -> None:
+    """Linked StableHLO / HLO texts and XLA's whole-program cost, when the call was lowered."""
+    if artifacts.lowered is None:
+        return
+    data = level_data(fn["name"], closed_jaxpr, artifacts, len(fn["nodes"]))
+    fn["levels"] = data["levels"]
+    for i, node in enumerate(fn["nodes"][:len(data["shlo"])]):
+        node["shlo"], node["hlo"], node["hlo_comp"] = data["shlo"][i], data["hlo"][i], data["hlo_comp"][i]
+    notes.extend(data["notes"])
+    fn["cost"] = data["cost"]
 
 
 def _attach_var_data(fn: dict, var_ids: dict, artifacts: Artifacts) -> None:
@@ -263,29 +319,65 @@ def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCal
     return [(calls[0], calls) for calls in order.values()], unattributed
 
 
-def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
-    """The `%%jaxpr` document for a capture."""
+def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
+                   on_demand: OnDemand | None = None, max_graphs: int | None = folding.MAX_GRAPHS) -> dict:
+    """The `%%jaxpr` document for a capture.
+
+    With `on_demand` (a widget's), each function's StableHLO/HLO texts, links and XLA cost are
+    left out and registered as its "levels" request: a cell's output never waits for them.
+    Wrappers of one definition, signature and program are one function (`wrappers` counts them);
+    past `max_graphs` functions (or folding.MAX_GRAPH_EQNS eqns) the rest are `listed` without
+    their graphs, which a widget loads with its "function" request (model/folding.py);
+    `max_graphs=None` draws every function (an export of the whole capture)."""
     notes: list[str] = []
+    level_sources: dict[str, Any] = {}
     functions = []
-    entries, unattributed = _function_entries(capture)
-    for first, calls in entries:
-        fid = f"f{len(functions)}"
-        if first.jaxpr is None:
+    raw, unattributed = _function_entries(capture)
+    entries = folding.fold(raw)
+    for entry in entries:
+        if entry.first.jaxpr is None:
+            first = entry.first
             why = first.error or (first.artifacts.error if first.artifacts else None) or "no jaxpr was recorded"
             notes.append(f"{first.name}({first.signature}): no graph: {why}")
-            continue
+    drawable = [e for e in entries if e.first.jaxpr is not None]
+    for i, entry in enumerate(drawable):
+        entry.fid = f"f{i}"
+    drawn = folding.choose_drawn(drawable, max_graphs)
+    by_id = {entry.fid: entry for entry in drawable}
+
+    def build(entry: folding.Entry, notes: list[str]) -> dict | None:
+        """The entry's graph, as the document carries it (also the answer to a "function" request)."""
+        first = entry.first
         fn = guarded(f"{first.name}({first.signature})", lambda: function_graph(
-            fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts, notes=notes), notes)
+            entry.fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts, notes=notes,
+            levels="deferred" if on_demand is not None else True), notes)
         if fn is None:
-            continue
-        fn.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
-                  cache_hits=sum(c.cache_hit for c in calls))
+            return None
+        if fn.get("deferred"):
+            level_sources[entry.fid] = (first.name, first.jaxpr, first.artifacts, len(fn["nodes"]))
+        fn.update(entry.fields())
         if fn["truncated"]:
             notes.append(f"{first.name}: only the first {max_eqns} eqns are shown")
-        functions.append(fn)
-    for name, count in unattributed.items():
+        return fn
+
+    for i, entry in enumerate(drawable):
+        fn = build(entry, notes) if i in drawn else None
+        if fn is not None:
+            functions.append(fn)
+    listed, folded, listing_notes = folding.listing([e for i, e in enumerate(drawable) if i not in drawn])
+    notes.extend(listing_notes)
+    folded.update(wrappers=sum(len(e.wrappers) - 1 for e in drawable),
+                  folded_functions=sum(len(e.wrappers) > 1 for e in drawable), listed=len(listed),
+                  functions=len(drawable), calls=sum(len(e.calls) for e in drawable),
+                  listed_graphs="on request" if on_demand is not None else "not in this page")
+    if on_demand is not None and listed:
+        on_demand.add("function", lambda fid: _requested_function(by_id, fid, build))
+    for name, count in list(unattributed.items())[:8]:
         notes.append(f"{name}: {count} further cache hits, recorded without their signature "
                      "(signatures are taken on misses and on the first calls of each function)")
+    if len(unattributed) > 8:
+        notes.append(f"{plural(len(unattributed) - 8, 'more function')} made further cache hits, recorded "
+                     "without their signature")
     eager = {f"jit({name})" for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
     outside = sorted({e.fun_name for e in capture.events
                       if e.phase == "compile" and e.call_index is None and e.fun_name and e.fun_name not in eager})
@@ -294,9 +386,30 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> d
         notes.append(f"Also compiled in this cell, outside the recorded calls (no graph): {shown}. These are "
                      "jitted functions reached through other references: JAX's and libraries' own jits, "
                      "or methods of objects made before the cell")
+    if on_demand is not None and (level_sources or listed):
+        on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
     n_eqns = sum(f["n_eqns"] for f in functions)
     if functions:
         title = f"%%jaxpr: {plural(len(functions), 'function')}, {plural(n_eqns, 'eqn')}"
+        if listed or folded["unlisted"]:
+            title += f" drawn, {plural(len(listed) + folded['unlisted'], 'more function')} listed"
     else:
         title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
+    if folded["wrappers"] or listed or folded["unlisted"]:
+        return envelope("graph", VERSION, title, capture, notes, functions=functions, listed=listed,
+                        folded=folded)
     return envelope("graph", VERSION, title, capture, notes, functions=functions)
+
+
+def _requested_function(entries: dict[str, Any], fid: str, build: Any) -> dict:
+    """A view's "function" request: the graph of a function its document lists without one,
+    built as the document builds the ones it draws (its notes come with it)."""
+    entry = entries.get(fid)
+    if entry is None:
+        raise ValueError(f"the document has no function {fid!r} to load")
+    notes: list[str] = []
+    fn = build(entry, notes)
+    if fn is None:
+        raise ValueError(f"jaxmagic could not draw {entry.first.name}: " + "; ".join(notes))
+    fn["notes"] = notes
+    return fn

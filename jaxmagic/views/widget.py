@@ -26,7 +26,8 @@ import anywidget
 import ipywidgets
 import traitlets
 
-from .wire import encode_document, safe_document
+from .requests import Handler, serve
+from .wire import safe_wire
 from .static_html import BUNDLE, fallback_html, text_summary
 
 KIND_BUNDLE_PREFIX = "jaxmagic-"
@@ -76,10 +77,13 @@ class JaxmagicWidget(anywidget.AnyWidget):
             cls = KIND_WIDGETS.get(doc.get("kind"), cls)
         return super().__new__(cls, doc, **kwargs)
 
-    def __init__(self, doc: dict, **kwargs: Any):
-        doc = safe_document(doc)  # Jupyter sends state as UTF-8: no lone surrogates
+    def __init__(self, doc: dict, handlers: dict[str, Handler] | None = None, **kwargs: Any):
+        # Jupyter sends state as UTF-8: no lone surrogates, checked by the one JSON pass that packs it.
+        doc, wire = safe_wire(doc)
         self.document = doc  # the logical document (docs/schema.md); `doc` syncs its wire form
-        super().__init__(doc=encode_document(doc), **kwargs)
+        super().__init__(doc=wire, **kwargs)
+        # What the document left out (`deferred`), computed when the view asks (views/requests.py).
+        serve(self, handlers or {})
 
     def __repr__(self) -> str:
         return f"<jaxmagic view: {self.document.get('title', '')}>"

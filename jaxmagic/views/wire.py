@@ -22,7 +22,7 @@ ENCODING = "columnar"
 PACK_ABOVE_BYTES = 256 * 1024  # functions above this (as wire JSON) travel gzip+base64
 DEF_CODES = {"in": -1, "const": -2, "free": -3}
 # Function fields that travel as they are (small, or already plain text).
-_PLAIN = ("id", "name", "signature", "source", "calls", "cache_hits", "n_eqns", "truncated", "text", "levels",
+_PLAIN = ("id", "name", "signature", "source", "calls", "cache_hits", "wrappers", "n_eqns", "truncated", "text", "levels", "deferred",
           "cost", "repeats", "values_note", "batch_size", "batch_note")
 
 
@@ -139,11 +139,27 @@ def _cost(cost: dict | None, s: _Strings) -> list | int:
 
 def pack(wire_fn: dict) -> dict:
     """gzip + base64 a wire function when its JSON is large (the front end inflates it)."""
-    text = json.dumps(wire_fn, separators=(",", ":"), allow_nan=False)
-    if len(text) <= PACK_ABOVE_BYTES:
-        return wire_fn
-    data = base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
-    return {"packed": "gzip+base64", "data": data, "bytes": len(text)}
+    return _pack(wire_fn)[0]
+
+
+def _pack(block: Any) -> tuple[Any, bool]:
+    """(`block` or its packed form, whether a lone surrogate in it became U+FFFD).
+
+    Its one JSON pass both sizes the block and checks it is valid Unicode (the UTF-8 encoding
+    the gzip needs anyway fails on a lone surrogate): the view's state needs no other check.
+    """
+    text = json.dumps(block, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    scrubbed = False
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        block, scrubbed = _scrub(block), True
+        text = json.dumps(block, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        data = text.encode("utf-8")
+    if len(data) <= PACK_ABOVE_BYTES:
+        return block, scrubbed
+    packed = base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode()
+    return {"packed": "gzip+base64", "data": packed, "bytes": len(data)}, scrubbed
 
 
 PACKED_FIELDS = {"timeline": ("calls", "spans"), "grad": ("entries",),
@@ -156,20 +172,48 @@ def encode_document(doc: dict, compress: bool = True) -> dict:
     Graphs become columnar (and large functions packed); timelines keep their logical
     shape but large column blocks (100,000 calls are about 4 MB of JSON) travel packed.
     """
+    return _encode(doc, compress)[0]
+
+
+def _encode(doc: dict, compress: bool) -> tuple[dict, set[str], bool]:
+    """(wire form, top-level fields whose JSON `_pack` checked, whether a check scrubbed one)."""
     packable = PACKED_FIELDS.get(doc.get("kind"))
     if packable and doc.get("encoding") is None:
         if not compress:
-            return doc
-        packed = {name: pack(doc[name]) for name in packable if name in doc}
-        if not any("packed" in block for block in packed.values()):
-            return doc
-        return {**doc, **packed, "encoding": "packed"}
+            return doc, set(), False
+        results = {name: _pack(doc[name]) for name in packable if name in doc}
+        scrubbed = any(was for _, was in results.values())
+        packed = {name: block for name, (block, _) in results.items()}
+        if not any(isinstance(block, dict) and "packed" in block for block in packed.values()):
+            return ({**doc, **packed} if scrubbed else doc), set(packed), scrubbed
+        return {**doc, **packed, "encoding": "packed"}, set(packed), scrubbed
     if doc.get("kind") != "graph" or doc.get("encoding") == ENCODING:
-        return doc
+        return doc, set(), False
     functions = [encode_function(fn) for fn in doc.get("functions", [])]
-    if compress:
-        functions = [pack(f) for f in functions]
-    return {**doc, "encoding": ENCODING, "functions": functions}
+    if not compress:
+        return {**doc, "encoding": ENCODING, "functions": functions}, set(), False
+    results = [_pack(f) for f in functions]
+    return ({**doc, "encoding": ENCODING, "functions": [block for block, _ in results]}, {"functions"},
+            any(was for _, was in results))
+
+
+def safe_wire(doc: dict, compress: bool = True) -> tuple[dict, dict]:
+    """(logical document, its wire form), both valid Unicode, serialised once.
+
+    What a view sends (widget state, a page's embedded JSON) is the wire form; its big blocks
+    are checked by the JSON pass that packs them, and only the small rest gets a pass of its
+    own. The logical document (for the fallbacks) is copied with U+FFFD only when a lone
+    surrogate was found, which a well-formed program never has. This replaces `safe_document`
+    on the logical document followed by encoding: three JSON passes of the whole document.
+    """
+    wire, checked, scrubbed = _encode(doc, compress)
+    rest = {key: value for key, value in wire.items() if key not in checked}
+    safe_rest = safe_document(rest)
+    if safe_rest is not rest:
+        wire, scrubbed = {**wire, **safe_rest}, True
+    if scrubbed:
+        doc = _scrub(doc)
+    return doc, wire
 
 
 def safe_document(doc: dict) -> dict:

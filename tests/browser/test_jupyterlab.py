@@ -93,6 +93,7 @@ def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, la
     # click a node: the details name its primitive, its source line and the code text
     expect = click_node_and_check(driver, fn, label)
     guarded.screenshot(f"jupyterlab-{label}-node-selected", root)
+    _check_deferred_levels(guarded, root, label, timings)
 
     prims = [e["prim"] for e in fn.eqns]
     query = "sin" if "sin" in prims else prims[-1]
@@ -118,6 +119,35 @@ def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, la
         f"{label}: after search, selected text lines {driver.selected_lines()} lack {query}")
     guarded.screenshot(f"jupyterlab-{label}-search", root)
     _check_keyboard_playback(guarded.page, driver, label)
+
+
+def _pane_text(root, name: str) -> str:
+    return root.locator(f'.jm-text[data-pane="{name}"]').first.inner_text()
+
+
+def _check_deferred_levels(guarded: GuardedPage, root, label: str, timings: dict) -> None:
+    """The StableHLO and HLO texts are not in the widget's state: opening their tab asks the kernel,
+    and the answer arrives, linked (the selected node marks its lines: the tab counts them)."""
+    tab = root.locator('.jm-pane-tab[data-pane="stablehlo"]').first
+    t = time.monotonic()
+    tab.click(timeout=10_000)
+    assert poll(lambda: re.search(r"stablehlo\.|func\.func", _pane_text(root, "stablehlo")), 60), (
+        f"{label}: the StableHLO never arrived: {_pane_text(root, 'stablehlo')[:300]!r}")
+    timings[f"{label} levels requested→shown"] = round(time.monotonic() - t, 2)
+    assert poll(lambda: re.fullmatch(r"StableHLO · \d+", tab.inner_text().strip()), 10), (
+        f"{label}: the selected node marks no StableHLO line: tab reads {tab.inner_text()!r}")
+    guarded.screenshot(f"jupyterlab-{label}-stablehlo", root)
+    root.locator('.jm-pane-tab[data-pane="hlo"]').first.click(timeout=10_000)
+    assert poll(lambda: "HloModule" in _pane_text(root, "hlo"), 30), f"{label}: no HLO text: {_pane_text(root, 'hlo')[:300]!r}"
+    root.locator('.jm-pane-tab[data-pane="jaxpr"]').first.click(timeout=10_000)
+
+
+def _check_kernel_gone(page, root, label: str) -> None:
+    """With the kernel shut down, asking for the HLO says to reconnect the kernel (no error, no hang)."""
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown()")
+    root.locator('.jm-pane-tab[data-pane="hlo"]').first.click(timeout=10_000)
+    assert poll(lambda: "reconnect the kernel to load the HLO" in _pane_text(root, "hlo"), 30), (
+        f"{label}: with the kernel gone the HLO pane says {_pane_text(root, 'hlo')[:300]!r}")
 
 
 _ACTIVE_CELL_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]
@@ -200,6 +230,9 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
             _check_view(guarded_page, ViewDriver(roots.first), view, label, interact=(k == 0), timings=timings)
             timings[label] = round(time.monotonic() - t, 2)
         guarded_page.screenshot("jupyterlab-notebook-after")
+        last = cells.nth(widget_views[-1].cell_index).locator(".jm-root").first
+        _check_kernel_gone(page, last, f"view{len(widget_views) - 1}")
+        guarded_page.screenshot("jupyterlab-kernel-gone", last)
 
     timings["total"] = round(time.monotonic() - t_start, 2)
     print(f"[timings] {timings}")

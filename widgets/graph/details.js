@@ -15,11 +15,12 @@ import { si, num, valueSummary, batchAval } from "./format.js";
 import { costTable } from "./overlay.js";
 import { crumbLabel } from "./breadcrumbs.js";
 import { boundaryOf } from "./boundary.js";
+import { isDeferred, levelsStatus } from "./deferred.js";
 
 /** Render the selection (element key or null) into `panel`. */
 export function showDetails(panel, ix, key, opts = {}) {
   clear(panel);
-  if (!key) return functionSummary(panel, ix.fn);
+  if (!key) return functionSummary(panel, ix.fn, opts);
   if (key.startsWith("N:") && ix.nodes.has(key.slice(2))) return nodeDetails(panel, ix, ix.nodes.get(key.slice(2)), opts);
   if (key.startsWith("P:") || key.startsWith("O:")) return portDetails(panel, ix, key, opts);
   return containerDetails(panel, ix, key, opts);
@@ -167,7 +168,19 @@ const fig = (k, v) => {
   return typeof v !== "number" ? String(v) : unit ? si(v, unit) : num(v);
 };
 
-function functionSummary(panel, fn) {
+/** Where XLA's figures would be while they are deferred: what state they are in, and a button to load them. */
+function deferredCost(panel, fn, load) {
+  const status = levelsStatus(fn);
+  const body = [h("div", { class: "jm-muted jm-d-note jm-deferred-status" }, status, panel)];
+  if (!fn.levelsLoading && typeof load === "function") {
+    const b = h("button", { type: "button", class: "jm-btn jm-load-levels" }, fn.levelsError ? "Try again" : "Load", panel);
+    b.addEventListener("click", () => load());
+    body.push(b);
+  }
+  section(panel, "XLA's cost and memory analysis, StableHLO and HLO", h("div", { class: "jm-deferred" }, body, panel));
+}
+
+function functionSummary(panel, fn, opts = {}) {
   title(panel, String(fn.name ?? fn.id ?? "function"), `(${fn.signature ?? ""})`);
   const calls = Number(fn.calls) || 0, hits = Number(fn.cache_hits) || 0;
   const rows = [
@@ -178,6 +191,7 @@ function functionSummary(panel, fn) {
   if (fn.values || fn.values_note) rows.push(["values", fn.values_note || "recorded (forward mode)"]);
   if (fn.batch || fn.batch_note) rows.push(["vmap", [fn.batch_size != null ? `batch size ${fn.batch_size}` : "", fn.batch_note].filter(Boolean).join(" · ") || "recorded"]);
   section(panel, "Function", table(panel, rows));
+  if (isDeferred(fn)) deferredCost(panel, fn, opts.loadLevels);
   const cost = fn.cost && typeof fn.cost === "object" ? fn.cost : null;
   const prog = cost && cost.program && typeof cost.program === "object" ? cost.program : null;
   if (prog) {
@@ -192,5 +206,6 @@ function functionSummary(panel, fn) {
     section(panel, "Memory (from XLA's memory analysis)", table(panel, rows2));
   }
   if (cost && cost.note) panel.appendChild(h("div", { class: "jm-muted jm-d-note" }, String(cost.note), panel));
+  for (const note of fn.levelNotes || []) panel.appendChild(h("div", { class: "jm-muted jm-d-note" }, note, panel));
   panel.appendChild(h("div", { class: "jm-muted jm-d-empty" }, "Select a node, port or box to see its details.", panel));
 }

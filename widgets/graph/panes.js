@@ -13,6 +13,7 @@
 import { h, clear } from "../../js/src/dom.js";
 import { nodeAtLine, nKey } from "./model.js";
 import { createTextPane, eqnSpan, lineIndex } from "./textpane.js";
+import { levelsStatus } from "./deferred.js";
 
 export const PANES = [
   { name: "jaxpr", label: "jaxpr", field: "line" },
@@ -26,6 +27,8 @@ const MAX_MARKED_EQNS = 5000;
 /** The text of pane `name` for `fn`, or {why} when there is none. */
 export function paneText(fn, name) {
   if (name === "jaxpr") return typeof fn.text === "string" ? { text: fn.text } : { why: "No jaxpr text in this document." };
+  const status = levelsStatus(fn);
+  if (status) return { why: status };
   const lv = fn.levels && fn.levels[name];
   if (!lv || typeof lv !== "object") return { why: `${name === "hlo" ? "HLO" : "StableHLO"} text ${MISSING}.` };
   if (typeof lv.text !== "string") return { why: String(lv.note || `${name === "hlo" ? "HLO" : "StableHLO"} text ${MISSING}.`) };
@@ -71,15 +74,19 @@ export function marksFor(nodes, jaxprLines) {
 }
 
 /**
- * Build the pane block. `onLine(name, i)` reports a click on line i of pane `name`.
- * Returns {el, setFunction(fn, ix), highlight(key), markLine(name, i),
+ * Build the pane block. `onLine(name, i)` reports a click on line i of pane `name`;
+ * `onTab(name)` a click on a pane's tab (the view loads deferred texts then, deferred.js).
+ * Returns {el, setFunction(fn, ix), refresh(), highlight(key), markLine(name, i),
  * ownerOf(name, i), show(name), active, dispose()}.
  */
-export function createPanes(ref, onLine) {
+export function createPanes(ref, onLine, onTab = null) {
   const tabs = new Map(), bodies = new Map();
   for (const p of PANES) {
     const t = h("button", { type: "button", class: "jm-pane-tab", role: "tab", "data-pane": p.name }, p.label, ref);
-    t.addEventListener("click", () => api.show(p.name));
+    t.addEventListener("click", () => {
+      api.show(p.name);
+      if (onTab) onTab(p.name);
+    });
     tabs.set(p.name, t);
     bodies.set(p.name, h("div", { class: "jm-text", "data-pane": p.name, role: "tabpanel", "aria-label": `${p.label} text` }, null, ref));
   }
@@ -143,6 +150,13 @@ export function createPanes(ref, onLine) {
       for (const b of bodies.values()) clear(b);
       counts();
       api.show(api.active);
+    },
+    /** The function's texts or links changed (deferred levels arrived or failed): build its panes again. */
+    refresh() {
+      if (!fn) return;
+      linesCache.delete(fn);
+      if (ix) ownersCache.delete(ix);
+      api.setFunction(fn, ix);
     },
     show(name) {
       if (!bodies.has(name)) return;

@@ -21,6 +21,7 @@ import { createHood } from "./neighbourhood.js";
 import { timed, record, now } from "./timing.js";
 import { showDetails } from "./details.js";
 import { createPanes } from "./panes.js";
+import { loadLevels } from "./deferred.js";
 import { functionTabs } from "./tabs.js";
 import { searchRecords } from "./find.js";
 import { svgExport, fileName } from "./export.js";
@@ -126,7 +127,7 @@ export function graphView(root, doc, engine, opts = {}) {
   const help = helpPanel(root);
   const canvas = h("div", { class: "jm-canvas", "data-jm-pane": opts.pane || "graph" }, [...stage.els, crumbs.el, legendSlot, help, hood.banner, status], root);
   const details = h("div", { class: "jm-details", "aria-label": "details" }, null, root);
-  const panes = createPanes(root, (name, line) => onPaneLine(name, line));
+  const panes = createPanes(root, (name, line) => onPaneLine(name, line), (name) => name !== "jaxpr" && wantLevels(true));
   const side = h("div", { class: "jm-side" }, [details, panes.el], root);
   const main = h("div", { class: "jm-main" }, [canvas, side], root);
   const tabsSlot = h("div", { class: "jm-tabs-slot" }, null, root);
@@ -312,7 +313,7 @@ export function graphView(root, doc, engine, opts = {}) {
     st.selected = key;
     paintSelection();
     if (!compact) {
-      showDetails(details, st.ix, key, { mode });
+      showDetails(details, st.ix, key, { mode, loadLevels: () => wantLevels(true) });
       panes.highlight(key);
     }
     crumbs.update(st.ix, key);
@@ -364,6 +365,18 @@ export function graphView(root, doc, engine, opts = {}) {
     focus(st.matches[st.matchIdx]);
   };
 
+  // ---- deferred levels (deferred.js): StableHLO/HLO and XLA's cost, loaded when asked ----
+
+  /** Load the current function's levels from the kernel (`retry`: the user asked, after a failure too). */
+  const wantLevels = (retry) => {
+    const f = fns[current];
+    loadLevels(f, opts.request, () => {
+      if (disposed || fns[current] !== f) return;
+      panes.refresh();
+      select(stateOf(current).selected, false);
+    }, { retry });
+  };
+
   // ---- functions (tabs) ----------------------------------------------------------
 
   const show = (i) => {
@@ -374,6 +387,7 @@ export function graphView(root, doc, engine, opts = {}) {
     clear(tabsSlot);
     tabsSlot.appendChild(functionTabs(fns, i, (j) => j !== current && show(j), root));
     panes.setFunction(fns[i], st.ix);
+    if (panes.active !== "jaxpr") wantLevels(false);
     strip.setFunction(st.ix);
     if (!modeState(fns[i], mode).ok) mode = "trace";
     modes.update(fns[i], mode);
