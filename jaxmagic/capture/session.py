@@ -76,10 +76,39 @@ class _FunctionState:
     artifacts: dict[tuple, Artifacts] = field(default_factory=dict)
     last_signature: Signature | None = None  # of the latest call with one: what a miss is compared with
     key_program: Any = None  # key_flow.ProgramKeys of its latest program that handles PRNG keys
+    wrappers: int = 1  # jitted functions JAX treats as this one (`jax.jit(f)` made anew for the same `f`)
 
     @classmethod
     def of(cls, fn: Any) -> _FunctionState:
         return cls(name=_function_name(fn), source=source.function_location(fn), function_id=id(fn))
+
+
+# jit's options that JAX's call cache keys on besides the function (pjit.py `JitGlobalCppCacheKeys`).
+_CACHE_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "device", "backend",
+                  "in_shardings_treedef", "in_shardings_leaves", "out_shardings_treedef", "out_shardings_leaves",
+                  "in_layouts_treedef", "in_layouts_leaves", "out_layouts_treedef", "out_layouts_leaves",
+                  "compiler_options_kvs", "keep_unused", "inline")
+
+
+def _definition_key(fn: Any) -> tuple | None:
+    """(Python function, jit's options): equal for two jitted functions JAX's call cache treats as one;
+    None when either is unknown or unhashable (the function then stands alone)."""
+    target = jax_compat.python_function(fn)
+    info = jax_compat.jit_info(fn)
+    if target is None or info is None:
+        return None
+    key = (target, *(getattr(info, name, None) for name in _CACHE_OPTIONS))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _definition_site(fn: Any) -> tuple | None:
+    """Where the jitted Python function's code is: functions made anew from one `lambda` share it."""
+    code = getattr(jax_compat.python_function(fn), "__code__", None)
+    return None if code is None else (code.co_filename, code.co_firstlineno, code.co_name)
 
 
 def _function_name(fn: Any) -> str:
@@ -124,12 +153,20 @@ class CaptureSession:
         self._logs: list[cache_log.LogRecord] = []  # JAX's cache records, in order
         self._cache_log = cache_log.CacheLog(self._logs.append)
         self._ready = readiness.ReadyWatch(_clock)
-        self._next_sample = 0.0  # clock time of the next call whose readiness is sampled
+        self._next_sample = [0.0]  # clock time of the next call whose readiness is sampled (shared with jit_patch)
         self._hot: dict[int, _FunctionState] = {}  # functions past the signature budget, by id
+        # Hot functions whose cache hits need only a row: `jit_patch._routed_call` records those itself.
+        self._fast: dict[int, _FunctionState] = {}
+        self.fast_path: jit_patch.FastPath | None = None
         self._events = self.capture.events
         self._definitions: dict[tuple, set[int]] = {}  # definition site -> ids of jitted functions made there
         self._explain_stopped = False
-        self._analysed: set[int] = set()  # functions whose jaxpr findings were looked for
+        self._analysed: set = set()  # definitions whose jaxpr findings were looked for
+        # One state per definition as JAX's own call cache keys it (the Python function and jit's
+        # options): a `jax.jit(f)` made anew each iteration is one function called many times.
+        self._by_definition: dict[tuple, _FunctionState] = {}
+        self._alive: list = []  # every recorded jitted function, until `stop`: their ids stay theirs
+        self._user_targets: dict[int, Any] = {}  # the user's Python functions behind jitted ones, by id
         self._deferred_findings: list[tuple[Any, Any, int]] = []  # (fn, jaxpr, call) for `stop`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
         self._other_threads = 0
@@ -146,6 +183,9 @@ class CaptureSession:
         self.capture.settings = {"sync": self.sync,
                                  "persistent_cache_dir": getattr(jax.config, "jax_compilation_cache_dir", None)}
         stack = self._stack
+        if not (self.shardings or self._earlier_tasks):  # those read every call's arguments or task
+            self.fast_path = jit_patch.FastPath(hot=self._fast, rows=self._rows, events=self._events,
+                                                next_sample=self._next_sample, thread=self._thread)
         try:
             previous = jit_patch.set_recorder(self)
             stack.callback(jit_patch.set_recorder, previous)
@@ -213,6 +253,9 @@ class CaptureSession:
         try:
             self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         finally:  # the values were read: the capture keeps no array a program closed over
+            self._alive.clear()  # the cell's jitted functions live as long as the cell keeps them
+            self._by_definition.clear()
+            self._user_targets.clear()
             self._jax_own.clear()  # JAX's own jitted helpers (`_pjit_call_impl`'s) hold programs with constants
             self._grads = grad_patch.GradLog(self, _recording_call)  # so does its cache of splits
             try:
@@ -347,7 +390,7 @@ class CaptureSession:
         rows = self._rows
         index = len(rows)
         start = _clock()
-        sampled = start >= self._next_sample  # readiness is polled and watched once per SAMPLE_S
+        sampled = start >= self._next_sample[0]  # readiness is polled and watched once per SAMPLE_S
         if sampled:
             self._ready.poll(start)
         try:
@@ -379,6 +422,21 @@ class CaptureSession:
             self._record_key_call(out)
         return out
 
+    def fast_missed(self, fn: Any, args: tuple, kwargs: dict, out: Any, n_events: int, start: float, end: float,
+                    error: BaseException | None) -> None:
+        """Record a call of a hot function that `jit_patch._routed_call` ran itself and saw JAX trace or
+        compile (a miss), or raise. Its log records are those JAX kept from `start` on (no count was
+        taken before the call: the fast path reads as little as it can)."""
+        __tracebackhide__ = True
+        logs = self._logs
+        n_logs = len(logs)
+        while n_logs and logs[n_logs - 1].time >= start:
+            n_logs -= 1
+        index = len(self._rows)
+        self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, error)
+        if error is None and self._key_call is not None:
+            self._record_key_call(out)
+
     def _is_jax_own(self, fn: Any) -> bool:
         """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
         known = self._jax_own.get(id(fn))
@@ -387,9 +445,12 @@ class CaptureSession:
                 return True
             del self._jax_own[id(fn)]  # that function is gone and its id taken by another
         traced = jax_compat.python_function(fn)
+        if traced is not None and self._user_targets.get(id(traced)) is traced:
+            return False  # `jax.jit(f)` made anew for an `f` already known to be the user's
         # No Python function at all: JAX's eager dispatch of a primitive or a `jit_p` bind
         # (`_pjit_call_impl` makes such C++ jitted callables itself).
         if traced is not None and not source.is_jax_function(traced):
+            self._user_targets[id(traced)] = traced
             return False
         self._jax_own[id(fn)] = fn  # JAX's own, module-level and alive anyway
         return True
@@ -440,7 +501,7 @@ class CaptureSession:
         if self.sync:
             self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
         elif self._ready.watch(index, out, end - start):
-            self._next_sample = start + readiness.SAMPLE_S
+            self._next_sample[0] = start + readiness.SAMPLE_S
 
     def _materialize_calls(self) -> None:
         calls = self.capture.calls
@@ -486,10 +547,12 @@ class CaptureSession:
         state = self._functions.get(id(fn))
         new_function = state is None
         if new_function:
-            state = self._functions[id(fn)] = _FunctionState.of(fn)
+            state, new_function = self._state_of(fn)
         state.calls += 1
         if state.calls >= SIGNATURE_BUDGET_PER_FUNCTION:
             self._hot[id(fn)] = state  # later cache hits take the fast path in `record`
+            if state.key_program is None:  # ... or in `jit_patch._routed_call` (not when a program handles keys)
+                self._fast[id(fn)] = state
 
         events = self.capture.events[n_events:]  # calls are synchronous: these fired during it
         for event in events:
@@ -525,14 +588,32 @@ class CaptureSession:
                     program = self._keys.program(artifacts)
                     state.key_program = program  # cache hits past the budget reuse it (`record`)
                     if program is not None:
+                        self._fast.pop(id(fn), None)  # each call's keys are recorded: `record`'s way
+                    if program is not None:
                         self._key_call = (index, state.name, program, leaves, call_site)
 
         self._rows.append(JitCall(
-            index=index, name=state.name, function_id=id(fn), source=state.source, call_site=call_site,
+            index=index, name=state.name, function_id=state.function_id, source=state.source, call_site=call_site,
             signature=signature, cache_hit=cache_hit, start=start, end=end, phases=durations,
             miss_reason=miss_reason, artifacts=artifacts,
             error=None if error is None else f"{type(error).__name__}: {error}",
             explanations=explanations))
+
+    def _state_of(self, fn: Any) -> tuple[_FunctionState, bool]:
+        """The state of a jitted function seen for the first time, and whether it is new: shared with
+        an earlier jitted function of the same Python function and jit options (what JAX's own call
+        cache keys on, so the earlier one's compiled program serves both), counted in `wrappers`."""
+        key = _definition_key(fn)
+        state = self._by_definition.get(key) if key is not None else None
+        if state is not None:
+            state.wrappers += 1
+        else:
+            state = _FunctionState.of(fn)
+            if key is not None:
+                self._by_definition[key] = state
+        self._functions[id(fn)] = state
+        self._alive.append(fn)
+        return state, state.wrappers == 1
 
     def _signature(self, fn: Any, args: tuple, kwargs: dict,
                    state: _FunctionState) -> tuple[Signature, list, dict[str, str]]:
@@ -579,16 +660,17 @@ class CaptureSession:
     def _jaxpr_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
         """Globals frozen in as constants now; Python loops unrolled when the capture stops.
 
-        Once per function: its globals and loops rarely differ between signatures, and the
+        Once per definition (a `lambda` jitted anew each iteration reads the same globals): its globals and loops rarely differ between signatures, and the
         analysis costs about a tenth of a trace (0.5 s at 50k eqns), so a storm would pay it
         each time. Constants are matched against the globals as they are right after the
         call (a global reassigned later in the cell is exactly the stale-constant bug); the
         loop analysis reads only the jaxpr, so it waits for `stop` and stays out of the
         user's loop (70% of the cost).
         """
-        if id(fn) in self._analysed:
+        key = _definition_site(fn) or id(fn)  # jitted functions made anew from one `lambda`: once
+        if key in self._analysed:
             return
-        self._analysed.add(id(fn))
+        self._analysed.add(key)
         from . import findings  # first use only: `%load_ext` stays fast
 
         self._add_findings(fn, closed_jaxpr, index, findings.CONSTANTS)
