@@ -308,14 +308,32 @@ def _json_safe(summary: dict) -> dict:
 
 
 def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCall]]], Counter]:
-    """Group calls by (function, signature), first call first; count calls with no signature."""
+    """Group calls by (function, signature), first call first; count calls with no signature.
+
+    `function_id` is an id(): once a wrapper made in a loop is freed, the next one may get the
+    same id, so a call whose recorded program differs from its group's starts a group of its own
+    (a call recorded without a jaxpr joins the latest group of its id and signature). A cache hit
+    recorded without its signature joins its function's group when the function has one signature."""
     order: dict[tuple, list[JitCall]] = {}
+    latest: dict[tuple, tuple] = {}
     unattributed: Counter = Counter()
+    signatures: dict[int, set] = {}  # function id -> its signature keys so far
     for call in capture.calls:
-        if call.signature is None:
-            unattributed[call.name] += 1
+        if call.signature is None:  # a cache hit recorded as a row only: the signature is known if unique
+            known = signatures.get(call.function_id, ())
+            if len(known) == 1:
+                order[latest[(call.function_id, next(iter(known)))]].append(call)
+            else:
+                unattributed[call.name] += 1
             continue
-        order.setdefault((call.function_id, call.signature.key), []).append(call)
+        signatures.setdefault(call.function_id, set()).add(call.signature.key)
+        key = (call.function_id, call.signature.key)
+        group = latest.get(key)
+        jaxpr = call.jaxpr
+        if group is None or (jaxpr is not None and order[group][0].jaxpr is not None
+                             and order[group][0].jaxpr is not jaxpr):
+            group = latest[key] = (*key, len(order))
+        order.setdefault(group, []).append(call)
     return [(calls[0], calls) for calls in order.values()], unattributed
 
 

@@ -50,11 +50,16 @@ def timeline_svg(doc: dict) -> str:
         out.append(f'<line x1="{LABEL_W + PAD}" y1="{y + LANE_H - 1}" x2="{LABEL_W + PAD + PLOT_W}" '
                    f'y2="{y + LANE_H - 1}" stroke="#eee"/>')
     spans = doc.get("spans", {})
+    drawn: set[tuple] = set()  # one rect per lane, phase and pixel: 5,000 compiles stay a few kB
     for li, phase, start, end in zip(spans.get("lane", []), spans.get("phase", []), spans.get("start", []),
                                      spans.get("end", [])):
         if li >= len(lanes):
             continue
         x0, x1 = x_of(start), x_of(end)
+        pixel = (li, phase, int(x0), int(x1))
+        if pixel in drawn:
+            continue
+        drawn.add(pixel)
         out.append(f'<rect x="{x0:.1f}" y="{PAD + li * LANE_H + 3}" width="{max(1.0, x1 - x0):.1f}" height="10" '
                    f'fill="{COLOURS.get(phase, "#999")}"/>')
     calls = doc.get("calls", {})

@@ -162,7 +162,7 @@ def _pack(block: Any) -> tuple[Any, bool]:
     return {"packed": "gzip+base64", "data": packed, "bytes": len(data)}, scrubbed
 
 
-PACKED_FIELDS = {"timeline": ("calls", "spans"), "grad": ("entries",),
+PACKED_FIELDS = {"timeline": ("calls", "spans", "misses", "signatures"), "grad": ("entries",),
                  "sharding": ("arrays", "calls"), "keys": ("nodes",)}  # large blocks, per document kind
 
 
