@@ -205,30 +205,44 @@ class _Walk:
     saw_ad: bool = False
 
 
+def _stack_role(stack: tuple) -> tuple:
+    """(role, container, prefix, recomputed, scope, stack text) of an effective name stack."""
+    wrapper = next((j for j, (t, n, _) in enumerate(stack) if t and n in _AD_TRANSFORMS), None)
+    text = _stack_text(tuple((t, n) for t, n, _ in stack))
+    if wrapper is None:
+        return OTHER, None, "", False, (), text
+    role = BACKWARD if stack[wrapper][1] == "transpose" else FORWARD
+    inner = stack[wrapper + 1:]
+    recomputed = role == BACKWARD and any(not t and n == _REMAT_SCOPE for t, n, _ in inner)
+    scope = tuple(n for t, n, _ in inner if not t and n != _REMAT_SCOPE)
+    return (role, stack[wrapper][2], _stack_text(tuple((t, n) for t, n, _ in stack[:wrapper])), recomputed,
+            scope, text)
+
+
 def _classify(state: _Walk, jaxpr: Any, path: tuple, inherited: tuple, owner: EqnKey | None) -> None:
-    """Roles of `jaxpr`'s eqns; `inherited` is the owners' effective stack as (is_transform, name, container)."""
+    """Roles of `jaxpr`'s eqns; `inherited` is the owners' effective stack as (is_transform, name, container).
+
+    Eqns of one jaxpr share a few name stacks (one per scope): each is read once (`seen`)."""
     state.levels.append((path, jaxpr, owner))
+    seen: dict[tuple, tuple] = {}
     for i, eqn in enumerate(jaxpr.eqns):
         key = (*path, i)
-        own = tuple((t, n, path) for t, n in jax_compat.name_stack_entries(eqn.source_info))
-        stack = inherited + own
-        wrapper = next((j for j, (t, n, _) in enumerate(stack) if t and n in _AD_TRANSFORMS), None)
-        role, region, recomputed, scope = OTHER, None, False, ()
-        if wrapper is not None:
+        entries = jax_compat.name_stack_entries(eqn.source_info)
+        known = seen.get(entries)
+        if known is None:
+            stack = inherited + tuple((t, n, path) for t, n in entries)
+            known = seen[entries] = (stack, *_stack_role(stack))
+        stack, role, container, prefix, recomputed, scope, text = known
+        region = None
+        if container is not None:
             state.saw_ad = True
-            role = BACKWARD if stack[wrapper][1] == "transpose" else FORWARD
-            container = stack[wrapper][2]
-            prefix = _stack_text(tuple((t, n) for t, n, _ in stack[:wrapper]))
-            inner = stack[wrapper + 1:]
-            recomputed = role == BACKWARD and any(not t and n == _REMAT_SCOPE for t, n, _ in inner)
-            scope = tuple(n for t, n, _ in inner if not t and n != _REMAT_SCOPE)
             region = _region(state, container, prefix, role)
         position, source = _source(eqn.source_info)
         state.positions[key] = position
-        state.eqns[key] = EqnRole(key, eqn.primitive.name, role, region, recomputed, scope, source,
-                                  _stack_text(tuple((t, n) for t, n, _ in stack)))
-        for label, sub in _sub_jaxprs(eqn):
-            _classify(state, sub, (*key, label), stack, key)
+        state.eqns[key] = EqnRole(key, eqn.primitive.name, role, region, recomputed, scope, source, text)
+        if eqn.params:
+            for label, sub in _sub_jaxprs(eqn):
+                _classify(state, sub, (*key, label), stack, key)
 
 
 def _region(state: _Walk, container: tuple, prefix: str, role: str) -> int:
