@@ -52,7 +52,11 @@ def _node_spans(fn: dict) -> list[int]:
 
 
 class _Hasher:
-    """Structural hashes of nodes, groups and scope boxes, bottom-up."""
+    """Structural hashes of nodes, groups and scope boxes, bottom-up.
+
+    A box's hash is kept once made: the box is an item of its parent container and of no
+    other, but each container up the scope path would otherwise hash everything inside it again
+    (a 46-layer model nested five deep hashed each eqn five times)."""
 
     def __init__(self, fn: dict):
         self.fn = fn
@@ -60,10 +64,15 @@ class _Hasher:
         self.groups = {g["id"]: g for g in fn["groups"]}
         self.node_hash: list[int] = [0] * len(fn["nodes"])
         self.group_hash: dict[str, int] = {}
+        self.box_hash: dict[tuple, int] = {}
         by_group: dict[str, list[int]] = {}
         for i, node in enumerate(fn["nodes"]):
             by_group.setdefault(node["group"], []).append(i)
         self.by_group = by_group
+        # Per node: its group, the var ids it reads and the ones it defines (the wiring of a unit).
+        self.node_group = [node["group"] for node in fn["nodes"]]
+        self.node_reads = [[op["var"] for op in node["ins"] if "var" in op] for node in fn["nodes"]]
+        self.node_outs = [node["outs"] for node in fn["nodes"]]
         for i in range(len(fn["nodes"]) - 1, -1, -1):  # sub-jaxpr nodes come after their owner
             self.node_hash[i] = self._node(i)
 
@@ -76,7 +85,8 @@ class _Hasher:
 
     def _node(self, i: int) -> int:
         node = self.fn["nodes"][i]
-        params = tuple(sorted((k, _JAXPR_REF.sub("<jaxpr>", v)) for k, v in node["params"].items()))
+        params = tuple(sorted((k, _JAXPR_REF.sub("<jaxpr>", v) if "<jaxpr" in v else v)
+                              for k, v in node["params"].items()))
         subs = tuple(self._group(g) for g in node["subgroups"])
         ins = tuple(self._operand(op, {}) for op in node["ins"])
         outs = tuple(self.vars[v]["aval"] for v in node["outs"] if v in self.vars)
@@ -96,22 +106,25 @@ class _Hasher:
         """Hash of a sequence of items with its internal wiring (vars defined in it, by position)."""
         parts: list[Any] = []
         local: dict[str, int] = {}
+        node_group, node_reads, node_outs = self.node_group, self.node_reads, self.node_outs
         for item in items:
             parts.append(self.item_hash(item, inner, scope_prefix))
+            group = node_group[item.start]
             for i in range(item.start, item.stop):
-                node = self.fn["nodes"][i]
-                if node["group"] == self.fn["nodes"][item.start]["group"]:
-                    ins = tuple(local.get(op["var"], -1) for op in node["ins"] if "var" in op)
-                    parts.append(ins)
-                    for v in node["outs"]:
+                if node_group[i] == group:
+                    parts.append(tuple(local.get(v, -1) for v in node_reads[i]))
+                    for v in node_outs[i]:
                         local[v] = len(local)
         return hash(tuple(parts))
 
     def item_hash(self, item: _Item, inner: dict[tuple, list[_Item]], scope_prefix: tuple) -> int:
         if item.box is None:
             return self.node_hash[item.start]
-        children = inner.get(item.box, [])
-        return hash(("scope", self.items_hash(children, inner, item.box)))  # never its name: layer_0 ≡ layer_1
+        h = self.box_hash.get(item.box)
+        if h is None:
+            children = inner.get(item.box, [])
+            h = self.box_hash[item.box] = hash(("scope", self.items_hash(children, inner, item.box)))
+        return h  # never its name: layer_0 ≡ layer_1
 
 
 def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], dict[tuple, list[str]]]:

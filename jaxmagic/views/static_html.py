@@ -19,7 +19,7 @@ from .static_keys import keys_html, keys_text
 from .static_sharding import sharding_html, sharding_text
 from .static_svg import function_svg
 from .static_timeline import timeline_html, timeline_text
-from .wire import encode_document, safe_document
+from .wire import safe_wire
 
 # Every kind's views: a page loads it once whatever kinds it mixes (a widget loads its kind's own: widget.py).
 BUNDLE = Path(__file__).resolve().parent.parent / "static" / "jaxmagic.js"
@@ -109,8 +109,8 @@ def bundle_source() -> str:
 
 
 def doc_mount(doc: dict) -> str:
-    """One interactive view in a page that includes `page_scripts()` once."""
-    return f'<script type="application/json" data-jaxmagic-doc>{embed_json(encode_document(doc))}</script>'
+    """One interactive view in a page that includes `page_scripts()` once (valid Unicode: `safe_wire`)."""
+    return f'<script type="application/json" data-jaxmagic-doc>{embed_json(safe_wire(doc)[1])}</script>'
 
 
 def page_scripts() -> str:
@@ -120,7 +120,7 @@ def page_scripts() -> str:
 
 def page(docs: list[dict], title: str = "jaxmagic") -> str:
     """A self-contained page in which every document renders interactively, offline."""
-    body = "\n".join(f"<section>{doc_mount(safe_document(d))}</section>" for d in docs)
+    body = "\n".join(f"<section>{doc_mount(d)}</section>" for d in docs)
     return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
             "<meta name='viewport' content='width=device-width'>"
             "<style>body{margin:16px;font-family:system-ui,sans-serif}section{margin-bottom:24px}</style>"
