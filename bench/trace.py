@@ -146,13 +146,17 @@ def _median(values: list[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
-def _paired_runs(run, repeats: int, **options) -> dict[str, float]:
+def _paired_runs(run, repeats: int, warm: bool = False, **options) -> dict[str, float]:
     """`run()` (seconds) plain and inside a capture, alternating: best and median of each, median
-    of the paired ratios."""
+    of the paired ratios. `warm`: `run()` once in the capture before the timed one, so the capture's
+    one-time work (its start, the first calls' signatures and artifacts) is left out: the steady
+    state of a `%timeit` inside a magic cell."""
     plain, captured = [], []
     for _ in range(repeats):
         plain.append(run())
         with jaxmagic.capture({}, **options):
+            if warm:
+                run()
             captured.append(run())
     return {"plain best": min(plain), "plain median": _median(plain), "captured best": min(captured),
             "captured median": _median(captured), "ratio": _median([c / p for p, c in zip(plain, captured)])}
@@ -171,7 +175,8 @@ def _jit_per_iteration(x, n):
 
 
 def jit_per_iteration(iterations: int = 20, loops: int = 10, repeats: int = 11) -> dict[str, float]:
-    """Seconds per iteration of `i = jax.jit(f)(i)` (a fresh wrapper of the same `f`), plain vs captured."""
+    """Seconds per iteration of `i = jax.jit(f)(i)` (a fresh wrapper of the same `f`), plain vs captured
+    (steady state: `%timeit` runs its loops inside one cell)."""
     def run() -> float:
         start = time.perf_counter()
         for _ in range(loops):
@@ -179,7 +184,7 @@ def jit_per_iteration(iterations: int = 20, loops: int = 10, repeats: int = 11) 
         return (time.perf_counter() - start) / (loops * iterations)
 
     run()
-    return _paired_runs(run, repeats, keys=False)
+    return _paired_runs(run, repeats, warm=True, keys=False)
 
 
 def wrapper_memory(n: int = 16_000) -> dict[str, float]:
@@ -260,7 +265,7 @@ def _big() -> None:
 
 
 def _wrappers() -> None:
-    _print_paired("jax.jit(f)(i) made anew each iteration", jit_per_iteration(), "ms/call", 1e3)
+    _print_paired("jax.jit(f)(i) made anew each iteration (steady state)", jit_per_iteration(), "ms/call", 1e3)
     memory = wrapper_memory()
     print("capture of 16,000 calls of jax.jit(f) made anew: " + ", ".join(
         f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in memory.items()))

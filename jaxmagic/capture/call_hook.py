@@ -61,6 +61,7 @@ def route_calls(cls: type, call: Callable[..., Any]) -> Callable[[], None] | Non
         cls.__call__ = original  # type: ignore[method-assign]
         if had_vectorcall:
             field.value |= _HAVE_VECTORCALL
+        cls.__call__  # noqa: B018 - a lookup gives the type back a valid method-cache tag, as before the routing
 
     try:
         cls.__call__ = call  # type: ignore[method-assign]

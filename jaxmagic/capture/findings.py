@@ -363,7 +363,17 @@ def _scalar_literals(closed_jaxpr: Any) -> dict[tuple[float, float], tuple[Any, 
     return found
 
 
-def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNNAMED_BYTES) -> list[Finding]:
+def constants_reach(fn: Any) -> _Reach:
+    """The arrays and scalars `fn` can read without taking them as arguments, as they are now (about
+    0.1 ms): `baked_constants` matches a program's constants against this snapshot later, so a
+    global reassigned after the call is still named as the value JAX read."""
+    reach = _Reach()
+    reach.function(fn)
+    return reach
+
+
+def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNNAMED_BYTES,
+                    reach: _Reach | None = None) -> list[Finding]:
     """Findings of kind `global_constant` for `fn` (jitted or plain) and its traced ClosedJaxpr.
 
     * A named array (a global, closure variable, attribute of a bound method's `self`,
@@ -372,10 +382,11 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
     * An array constant no name matches, of at least `min_unnamed_bytes`: "info".
     * A Python scalar global whose value appears as a literal: "info", worded "probably"
       (a literal is matched by value only). 0, 1 and -1 are skipped: they are everywhere.
-    Each name is reported once, at the first eqn that reads it.
+    Each name is reported once, at the first eqn that reads it. `reach` (from `constants_reach`
+    right after the call) is what the names held then; by default they are read now.
     """
-    reach = _Reach()
-    reach.function(fn)
+    if reach is None:
+        reach = constants_reach(fn)
     name = _function_name(fn)
     fallback = source.function_location(fn)
     findings: list[Finding] = []
@@ -724,14 +735,14 @@ def _remembered_loops(closed_jaxpr: Any) -> list[Finding]:
 
 
 def jaxpr_findings(fn: Any, closed_jaxpr: Any, kinds: tuple[str, ...] = (CONSTANTS, LOOPS),
-                   ) -> tuple[list[Finding], list[str]]:
+                   reach: _Reach | None = None) -> tuple[list[Finding], list[str]]:
     """The analyses named in `kinds` for one (function, signature), and a note for each that failed.
 
     For the capture session: a failure here costs that finding, never the capture. The
-    session runs CONSTANTS right after the call (it reads the globals as they are then)
-    and LOOPS, which reads only the jaxpr, when the capture stops.
+    session takes `constants_reach` right after the call (the globals as they are then) and runs
+    both analyses, which then read only that snapshot and the jaxpr, when the capture stops.
     """
-    analyses = {CONSTANTS: lambda: baked_constants(fn, closed_jaxpr), LOOPS: lambda: _remembered_loops(closed_jaxpr)}
+    analyses = {CONSTANTS: lambda: baked_constants(fn, closed_jaxpr, reach=reach), LOOPS: lambda: _remembered_loops(closed_jaxpr)}
     findings: list[Finding] = []
     notes: list[str] = []
     for what in kinds:

@@ -48,6 +48,16 @@ def jit_info(fn: Any) -> Any:
         return None
 
 
+def jit_options(fn: Any) -> tuple | None:
+    """jit's options of a jitted function as one tuple (shardings, layouts, static and donated
+    arguments, device, backend, ...), without the fields derived from the function itself: equal
+    for `jax.jit(f)` and `jax.jit(f)` made again. None when this JAX keeps no such record."""
+    info = jit_info(fn)
+    if isinstance(info, tuple) and getattr(info, "_fields", ())[:2] == ("fun_sourceinfo", "fun_signature"):
+        return info[2:]
+    return None
+
+
 def _make_trace_state_clean() -> Callable[[], bool]:
     try:
         from jax._src import core

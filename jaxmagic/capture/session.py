@@ -83,21 +83,15 @@ class _FunctionState:
         return cls(name=_function_name(fn), source=source.function_location(fn), function_id=id(fn))
 
 
-# jit's options that JAX's call cache keys on besides the function (pjit.py `JitGlobalCppCacheKeys`).
-_CACHE_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "device", "backend",
-                  "in_shardings_treedef", "in_shardings_leaves", "out_shardings_treedef", "out_shardings_leaves",
-                  "in_layouts_treedef", "in_layouts_leaves", "out_layouts_treedef", "out_layouts_leaves",
-                  "compiler_options_kvs", "keep_unused", "inline")
-
-
 def _definition_key(fn: Any) -> tuple | None:
-    """(Python function, jit's options): equal for two jitted functions JAX's call cache treats as one;
-    None when either is unknown or unhashable (the function then stands alone)."""
+    """(Python function, jit's options): equal for two jitted functions JAX's call cache treats as one
+    (it keys on the function and the options; the key here takes every option, so it is if anything
+    stricter); None when either is unknown or unhashable (the function then stands alone)."""
     target = jax_compat.python_function(fn)
-    info = jax_compat.jit_info(fn)
-    if target is None or info is None:
+    options = jax_compat.jit_options(fn)
+    if target is None or options is None:
         return None
-    key = (target, *(getattr(info, name, None) for name in _CACHE_OPTIONS))
+    key = (target, options)
     try:
         hash(key)
     except TypeError:
@@ -167,7 +161,7 @@ class CaptureSession:
         self._by_definition: dict[tuple, _FunctionState] = {}
         self._alive: list = []  # every recorded jitted function, until `stop`: their ids stay theirs
         self._user_targets: dict[int, Any] = {}  # the user's Python functions behind jitted ones, by id
-        self._deferred_findings: list[tuple[Any, Any, int]] = []  # (fn, jaxpr, call) for `stop`
+        self._deferred_findings: list[tuple[Any, Any, int, Any]] = []  # (fn, jaxpr, call, reach) for `stop`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
         self._other_threads = 0
         self._earlier_tasks: frozenset = frozenset()  # asyncio tasks an earlier cell left running (tasks.py)
@@ -327,11 +321,12 @@ class CaptureSession:
             return
         from . import findings
 
-        for fn, closed_jaxpr, index in deferred:
+        for fn, closed_jaxpr, index, reach in deferred:
+            kinds = (findings.CONSTANTS, findings.LOOPS) if reach is not None else (findings.LOOPS,)
             try:
-                self._add_findings(fn, closed_jaxpr, index, findings.LOOPS)
+                self._add_findings(fn, closed_jaxpr, index, kinds, reach)
             except Exception as exc:  # our failure never becomes the user's
-                self.capture.notes.append(f"unrolled loops not checked: {type(exc).__name__}: {exc}")
+                self.capture.notes.append(f"baked constants and unrolled loops not checked: {type(exc).__name__}: {exc}")
 
     # -- monitoring ------------------------------------------------------------------
     def _on_duration(self, name: str, duration: float, kwargs: dict) -> None:
@@ -382,8 +377,10 @@ class CaptureSession:
             self._other_tasks += 1
             return self._call(fn, *args, **kwargs)
         state = self._hot.get(id(fn))
-        if state is None and self._is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
-            return self._call(fn, *args, **kwargs)
+        if state is None:
+            if self._is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
+                return self._call(fn, *args, **kwargs)
+            state = self._hot_definition(fn)
         events = self._events
         n_events = len(events)
         n_logs = len(self._logs)
@@ -436,6 +433,21 @@ class CaptureSession:
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, error)
         if error is None and self._key_call is not None:
             self._record_key_call(out)
+
+    def _hot_definition(self, fn: Any) -> _FunctionState | None:
+        """The state of a hot function when `fn`, seen for the first time, is another jitted function
+        of its definition (`jax.jit(f)` made anew each iteration): `fn` is then hot too."""
+        if id(fn) in self._functions or not self._by_definition:
+            return None
+        state = self._by_definition.get(_definition_key(fn))
+        if state is None or state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
+            return None
+        state.wrappers += 1
+        self._functions[id(fn)] = self._hot[id(fn)] = state
+        self._alive.append(fn)
+        if state.key_program is None:
+            self._fast[id(fn)] = state
+        return state
 
     def _is_jax_own(self, fn: Any) -> bool:
         """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
@@ -660,7 +672,10 @@ class CaptureSession:
     def _jaxpr_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
         """Globals frozen in as constants now; Python loops unrolled when the capture stops.
 
-        Once per definition (a `lambda` jitted anew each iteration reads the same globals): its globals and loops rarely differ between signatures, and the
+        Once per definition (a `lambda` jitted anew each iteration reads the same globals):
+        what the function can reach (globals, closures) is read right after the call, about 0.1 ms;
+        the program's constants are matched against that snapshot when the capture stops, with
+        the loop analysis, so the walk over the jaxpr stays out of the cell (tens of ms at 4k eqns). its globals and loops rarely differ between signatures, and the
         analysis costs about a tenth of a trace (0.5 s at 50k eqns), so a storm would pay it
         each time. Constants are matched against the globals as they are right after the
         call (a global reassigned later in the cell is exactly the stale-constant bug); the
@@ -673,15 +688,22 @@ class CaptureSession:
         self._analysed.add(key)
         from . import findings  # first use only: `%load_ext` stays fast
 
-        self._add_findings(fn, closed_jaxpr, index, findings.CONSTANTS)
-        self._deferred_findings.append((fn, closed_jaxpr, index))
+        try:
+            reach = findings.constants_reach(fn)
+        except Exception as exc:  # our failure never becomes the user's: that analysis is left out
+            self.capture.notes.append(f"{self._name_of(fn)}: constants not checked: {type(exc).__name__}: {exc}")
+            reach = None
+        self._deferred_findings.append((fn, closed_jaxpr, index, reach))
 
-    def _add_findings(self, fn: Any, closed_jaxpr: Any, index: int, kind: str) -> None:
+    def _name_of(self, fn: Any) -> str | None:
+        state = self._functions.get(id(fn))
+        return state.name if state is not None else None
+
+    def _add_findings(self, fn: Any, closed_jaxpr: Any, index: int, kinds: tuple[str, ...], reach: Any) -> None:
         from . import findings
 
-        found, notes = findings.jaxpr_findings(fn, closed_jaxpr, (kind,))
-        state = self._functions.get(id(fn))
-        name = state.name if state is not None else None
+        found, notes = findings.jaxpr_findings(fn, closed_jaxpr, kinds, reach=reach)
+        name = self._name_of(fn)
         known = {(f.kind, f.message) for f in self.capture.findings}
         for f in found:
             if (f.kind, f.message) not in known:  # the same global seen again by a later signature
