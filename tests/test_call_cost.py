@@ -94,3 +94,65 @@ def test_explicit_sharding_is_read_from_the_aval(tracer_sharding_reads):
     assert arg.sharding == jax_compat.spec_text(jax.typeof(x).sharding.spec)
     assert "'x'" in arg.sharding
     assert tracer_sharding_reads.reads == 0
+
+
+def _plus_one(v):
+    return v + 1
+
+
+def test_jit_made_anew_for_the_same_function_is_one_function():
+    """`jax.jit(f)` made anew each iteration hits JAX's call cache: one function, its wrappers counted;
+    other jit options make another function."""
+    x = jnp.ones(3)
+    with jaxmagic.capture({}) as cap:
+        for _ in range(30):
+            jax.jit(_plus_one)(x)
+        jax.jit(_plus_one, donate_argnums=0)(jnp.ones(3))
+    assert len(cap.calls) == 31
+    first = {c.function_id for c in cap.calls[:30]}
+    assert len(first) == 1 and cap.calls[30].function_id not in first
+    assert cap.wrappers == {first.pop(): 30}
+    assert not cap.calls[0].cache_hit and all(c.cache_hit for c in cap.calls[1:30])
+    assert sum(c.artifacts is not None for c in cap.calls[:30]) == 8  # the signature budget, not one per wrapper
+    assert len({id(c.artifacts) for c in cap.calls[:30] if c.artifacts is not None}) == 1
+
+
+def test_hot_calls_misses_and_errors_are_recorded_in_order():
+    """Past the signature budget cache hits take the routed call's own path; a miss and an error
+    of the same function are still recorded as the recorder records them."""
+    f = jax.jit(lambda v: v * 2)
+    with pytest.raises(TypeError):
+        with jaxmagic.capture({}) as cap:
+            for _ in range(20):
+                f(jnp.ones(3))
+            f(jnp.ones(4))  # a new shape: JAX traces and compiles again
+            f(jnp.ones(4))
+            f("not an array")
+    assert len(cap.calls) == 23 and [c.index for c in cap.calls] == list(range(23))
+    assert len({c.function_id for c in cap.calls}) == 1
+    assert all(c.cache_hit for c in cap.calls[1:20]) and cap.calls[21].cache_hit
+    miss = cap.calls[20]
+    assert not miss.cache_hit and miss.signature is not None and miss.miss_reason is not None
+    assert miss.signature.args[0].aval == "f32[4]" and miss.artifacts is not None
+    assert cap.calls[22].error.startswith("TypeError")
+    assert all(c.start <= c.end for c in cap.calls)
+    assert all(a.end <= b.start for a, b in zip(cap.calls, cap.calls[1:]))
+
+
+_SCALE = jnp.arange(4.0)
+
+
+def test_a_constant_is_named_by_the_value_read_at_the_call():
+    """Constants are matched when the capture stops, against what the function could reach right
+    after the call: a global given a new value later in the cell is still named."""
+    global _SCALE
+    before = _SCALE
+    f = jax.jit(lambda v: v * _SCALE)
+    try:
+        with jaxmagic.capture({}) as cap:
+            f(jnp.ones(4))
+            _SCALE = jnp.zeros(4)
+    finally:
+        _SCALE = before
+    [found] = [f for f in cap.findings if f.kind == "global_constant"]
+    assert "`_SCALE`" in found.message and found.call == 0

@@ -290,6 +290,10 @@ class Capture:
     logs: list[tuple[str, str, float]] = field(default_factory=list)
     # How the capture ran: {"sync": waited for outputs after each call, "persistent_cache_dir": JAX's}.
     settings: dict[str, Any] = field(default_factory=dict)
+    # {function_id: how many jitted functions were recorded as that one}, where more than one: a
+    # `jax.jit(f)` made anew for the same `f` and options is the function JAX's call cache keys (its
+    # calls carry the first one's function_id; the cell made this many).
+    wrappers: dict[int, int] = field(default_factory=dict)
     jax_version: str = ""
     backend: str = ""
     start: float = 0.0

@@ -247,6 +247,8 @@ class CaptureSession:
         try:
             self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         finally:  # the values were read: the capture keeps no array a program closed over
+            self.capture.wrappers.update({state.function_id: state.wrappers for state in self._by_definition.values()
+                                          if state.wrappers > 1})
             self._alive.clear()  # the cell's jitted functions live as long as the cell keeps them
             self._by_definition.clear()
             self._user_targets.clear()
