@@ -187,6 +187,7 @@ function functionSummary(panel, fn, opts = {}) {
     ["calls", `${calls} (${hits} cache hit${hits === 1 ? "" : "s"})`],
     ["eqns", `${fn.n_eqns ?? (fn.nodes || []).length}${fn.truncated ? " (truncated)" : ""}`],
   ];
+  if (Number(fn.wrappers) > 1) rows.push(["jit wrappers", `× ${fn.wrappers} (one definition, signature and program: folded into one entry)`]);
   if (fn.source) rows.push(["defined", srcText(fn.source)]);
   if (fn.values || fn.values_note) rows.push(["values", fn.values_note || "recorded (forward mode)"]);
   if (fn.batch || fn.batch_note) rows.push(["vmap", [fn.batch_size != null ? `batch size ${fn.batch_size}` : "", fn.batch_note].filter(Boolean).join(" · ") || "recorded"]);
@@ -206,6 +207,6 @@ function functionSummary(panel, fn, opts = {}) {
     section(panel, "Memory (from XLA's memory analysis)", table(panel, rows2));
   }
   if (cost && cost.note) panel.appendChild(h("div", { class: "jm-muted jm-d-note" }, String(cost.note), panel));
-  for (const note of fn.levelNotes || []) panel.appendChild(h("div", { class: "jm-muted jm-d-note" }, note, panel));
+  for (const note of [...(Array.isArray(fn.notes) ? fn.notes : []), ...(fn.levelNotes || [])]) panel.appendChild(h("div", { class: "jm-muted jm-d-note" }, note, panel));
   panel.appendChild(h("div", { class: "jm-muted jm-d-empty" }, "Select a node, port or box to see its details.", panel));
 }

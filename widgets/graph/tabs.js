@@ -1,10 +1,18 @@
 /**
- * One tab (.jm-tab) per Function: name, signature, calls and cache hits.
+ * One tab (.jm-tab) per Function: name, signature, calls and cache hits; the tooltip says where
+ * it is defined and how many jit wrappers were folded into it (`wrappers`, docs/schema.md).
  */
 import { h } from "../../js/src/dom.js";
 
 import { plural } from "../../js/src/words.js";
 import { srcPath, srcText } from "./model.js";
+
+/** "× 1500 wrappers (…) · cell [2], line 4 · /tmp/…/x.py:4": what a tab's name does not say. */
+export function tabTitle(fn) {
+  const wrappers = Number(fn.wrappers) || 0;
+  return [wrappers > 1 ? `× ${plural(wrappers, "wrapper")} (jit wrappers of one definition, signature and program)` : null,
+    fn.source ? srcText(fn.source) : null, fn.source ? srcPath(fn.source) : null].filter(Boolean).join(" · ");
+}
 
 export function functionTabs(fns, current, onPick, ref) {
   const tabs = fns.map((fn, i) => {
@@ -14,7 +22,7 @@ export function functionTabs(fns, current, onPick, ref) {
     const b = h("button", {
       type: "button", class: "jm-tab" + (i === current ? " jm-tab-active" : ""), role: "tab",
       "aria-selected": i === current ? "true" : "false", "data-function-id": fn.id,
-      title: fn.source ? `${srcText(fn.source)} · ${srcPath(fn.source)}` : false,
+      title: tabTitle(fn) || false,
     }, [
       h("span", { class: "jm-tab-name" }, String(fn.name ?? fn.id ?? "?"), ref),
       h("span", { class: "jm-tab-sig" }, `(${fn.signature ?? ""})`, ref),

@@ -73,7 +73,7 @@ export function graphView(root, doc, engine, opts = {}) {
   const present = !!(opts.present || (root.closest && root.closest(".jm-present")));
   const M = present ? PRESENT : BASE;
   const uid = `jm${instance}${++viewCounter}`;
-  const fns = Array.isArray(doc.functions) ? doc.functions : [];
+  const fns = Array.isArray(doc.functions) ? [...doc.functions] : []; // and functions loaded later (listed.js)
   const states = new Map(); // function index -> per-function state
   let current = 0;
   let disposed = false;
@@ -379,6 +379,27 @@ export function graphView(root, doc, engine, opts = {}) {
 
   // ---- functions (tabs) ----------------------------------------------------------
 
+  // Functions listed without their graph (`opts.listed`: listed.js listedControl, which the graph
+  // kind passes; the grad view embeds the viewer without it): a loaded one becomes a tab of its own.
+  const byId = (fid) => fns.findIndex((f) => f && f.id === fid);
+  const listed = compact || !opts.listed ? null : opts.listed(root, doc, {
+    request: opts.request,
+    isLoaded: (fid) => byId(fid) >= 0,
+    onPick: (fid) => show(byId(fid)),
+    onLoaded: (fn) => {
+      if (disposed) return;
+      const i = fns.push(fn) - 1;
+      try {
+        stateOf(i); // index it first: a malformed answer leaves the tabs as they were
+      } catch (err) {
+        fns.pop();
+        states.delete(i);
+        throw err;
+      }
+      show(i);
+    },
+  });
+
   const show = (i) => {
     hood.exit(); // a neighbourhood belongs to the function it was opened on
     if (drawn && states.has(current)) Object.assign(states.get(current), { transform: pz.transform, paneH: setH });
@@ -386,6 +407,10 @@ export function graphView(root, doc, engine, opts = {}) {
     const st = stateOf(i);
     clear(tabsSlot);
     tabsSlot.appendChild(functionTabs(fns, i, (j) => j !== current && show(j), root));
+    if (listed) {
+      for (const el of listed.els) tabsSlot.appendChild(el);
+      listed.refresh();
+    }
     panes.setFunction(fns[i], st.ix);
     if (panes.active !== "jaxpr") wantLevels(false);
     strip.setFunction(st.ix);
