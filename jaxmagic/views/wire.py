@@ -26,30 +26,40 @@ _PLAIN = ("id", "name", "signature", "source", "calls", "cache_hits", "wrappers"
           "cost", "repeats", "values_note", "batch_size", "batch_note")
 
 
-class _Strings:
-    """A string table: each distinct string stored once, referred to by position."""
+class _Strings(dict):
+    """A string table: each distinct string stored once, referred to by position.
+
+    `s[text]` is the position (a dict lookup; a new string is appended by `__missing__`), -1 for
+    None: a 10k-eqn function looks up some 80,000 strings, most of them repeats."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.table: list[str] = []
-        self.index: dict[str, int] = {}
 
-    def __call__(self, text: str | None) -> int:
+    def __missing__(self, text: str | None) -> int:
         if text is None:
             return -1
-        at = self.index.get(text)
-        if at is None:
-            at = self.index[text] = len(self.table)
-            self.table.append(text)
+        at = self[text] = len(self.table)
+        self.table.append(text)
         return at
+
+    def __call__(self, text: str | None) -> int:
+        return self[text]
+
+
+_ID_CACHE: dict[str, list[str]] = {}  # prefix -> ["v0", "v1", ...]: the positional ids made so far
 
 
 def _index(items: list[dict], prefix: str) -> dict[str, int]:
-    index = {}
-    for i, item in enumerate(items):
-        if item["id"] != f"{prefix}{i}":
-            raise ValueError(f"wire form needs positional ids, got {item['id']!r} at {i}")
-        index[item["id"]] = i
-    return index
+    """{id: position}, checking the ids are positional (`v0`, `v1`, ...)."""
+    ids = [item["id"] for item in items]
+    known = _ID_CACHE.setdefault(prefix, [])
+    if len(known) < len(ids):
+        known.extend(f"{prefix}{i}" for i in range(len(known), len(ids)))
+    if ids != known[:len(ids)]:
+        i = next(i for i, (a, b) in enumerate(zip(ids, known)) if a != b)
+        raise ValueError(f"wire form needs positional ids, got {ids[i]!r} at {i}")
+    return dict(zip(ids, range(len(ids))))
 
 
 def encode_function(fn: dict) -> dict:
@@ -71,22 +81,29 @@ def encode_function(fn: dict) -> dict:
             scopes[key] = len(scopes)
         return scopes[key]
 
+    by_value: dict[tuple, int] = {}  # a source's fields -> its row: most nodes share a few lines
+
     def source(src: dict | None) -> int:
         if src is None:
             return -1
-        key = (s(src.get("file")), src.get("line"), src.get("col"), s(src.get("func")), s(src.get("code")))
-        if src.get("lib"):  # the library frame under the user's line, only where there is one
-            key += (s(src["lib"]),)
+        raw = (src.get("file"), src.get("line"), src.get("col"), src.get("func"), src.get("code"), src.get("lib"))
+        at = by_value.get(raw)
+        if at is not None:
+            return at
+        key = (s(raw[0]), raw[1], raw[2], s(raw[3]), s(raw[4]))
+        if raw[5]:  # the library frame under the user's line, only where there is one
+            key += (s(raw[5]),)
         if key not in sources:
             sources[key] = len(sources)
-        return sources[key]
+        at = by_value[raw] = sources[key]
+        return at
 
     nodes = fn["nodes"]
     columns: dict[str, list] = {
         "group": [group_at[n["group"]] for n in nodes],
-        "prim": [s(n["prim"]) for n in nodes],
+        "prim": [s[n["prim"]] for n in nodes],
         "scope": [scope(n["scope"]) for n in nodes],
-        "params": [[s(x) for kv in n["params"].items() for x in kv] for n in nodes],
+        "params": [[s[x] for kv in n["params"].items() for x in kv] for n in nodes],
         "ins": [[operand(op) for op in n["ins"]] for n in nodes],
         "line": [-1 if n["line"] is None else n["line"] for n in nodes],
         "src": [source(n["src"]) for n in nodes],
@@ -109,8 +126,8 @@ def encode_function(fn: dict) -> dict:
         },
         "nodes": columns,
         "vars": {
-            "name": [s(v["name"]) for v in variables],
-            "aval": [s(v["aval"]) for v in variables],
+            "name": [s[v["name"]] for v in variables],
+            "aval": [s[v["aval"]] for v in variables],
             "group": [group_at[v["group"]] for v in variables],
             "def": [DEF_CODES[v["def"]] if v["def"] in DEF_CODES else node_at[v["def"]]
                     for v in variables],
