@@ -40,12 +40,19 @@ class Entry:
     wrappers: set[int] = field(default_factory=set)
     n_eqns: int = 0
     fid: str = ""
+    # {function_id: jitted functions the capture recorded as that one} (Capture.wrappers): a
+    # `jax.jit(f)` made anew for the same f is recorded once, its wrappers counted.
+    wrapper_counts: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def n_wrappers(self) -> int:
+        return sum(self.wrapper_counts.get(w, 1) for w in self.wrappers)
 
     def fields(self) -> dict:
         """What a function entry says about its calls (the same whether drawn or listed)."""
         return {"signature": str(self.first.signature), "source": source_json(self.first.source),
                 "calls": len(self.calls), "cache_hits": sum(c.cache_hit for c in self.calls),
-                "wrappers": len(self.wrappers)}
+                "wrappers": self.n_wrappers}
 
     def listing(self) -> dict:
         """The compact entry of a function listed without its graph."""
@@ -98,7 +105,7 @@ class _Programs:
         return text is not None and text == self.text(b.jaxpr)
 
 
-def fold(entries: list[tuple[JitCall, list[JitCall]]]) -> list[Entry]:
+def fold(entries: list[tuple[JitCall, list[JitCall]]], wrapper_counts: dict[int, int] | None = None) -> list[Entry]:
     """(first call, calls) per (wrapper, signature) -> one Entry per definition, signature and program,
     in the order of first calls. Entries without a jaxpr are never folded (each gets its note)."""
     programs = _Programs()
@@ -112,7 +119,7 @@ def fold(entries: list[tuple[JitCall, list[JitCall]]]) -> list[Entry]:
                 match.calls.extend(calls)
                 match.wrappers.add(first.function_id)
                 continue
-        entry = Entry(first, list(calls), {first.function_id})
+        entry = Entry(first, list(calls), {first.function_id}, wrapper_counts=wrapper_counts or {})
         if first.jaxpr is not None and first.signature is not None:
             by_key[(definition(first), first.signature.key)].append(entry)
         folded.append(entry)

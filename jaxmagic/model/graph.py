@@ -351,7 +351,7 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
     level_sources: dict[str, Any] = {}
     functions = []
     raw, unattributed = _function_entries(capture)
-    entries = folding.fold(raw)
+    entries = folding.fold(raw, capture.wrappers)
     for entry in entries:
         if entry.first.jaxpr is None:
             first = entry.first
@@ -384,8 +384,8 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
             functions.append(fn)
     listed, folded, listing_notes = folding.listing([e for i, e in enumerate(drawable) if i not in drawn])
     notes.extend(listing_notes)
-    folded.update(wrappers=sum(len(e.wrappers) - 1 for e in drawable),
-                  folded_functions=sum(len(e.wrappers) > 1 for e in drawable), listed=len(listed),
+    folded.update(wrappers=sum(e.n_wrappers - 1 for e in drawable),
+                  folded_functions=sum(e.n_wrappers > 1 for e in drawable), listed=len(listed),
                   functions=len(drawable), calls=sum(len(e.calls) for e in drawable),
                   listed_graphs="on request" if on_demand is not None else "not in this page")
     if on_demand is not None and listed:

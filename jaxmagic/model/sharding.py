@@ -53,7 +53,7 @@ def sharding_document(capture: Capture) -> dict:
         meshes.id_of(record)
     arrays = [_array(f"a{i}", a, meshes) for i, a in enumerate(_story_order(capture.arrays))]
     calls = []
-    entries = [e for e in folding.fold(_function_entries(capture)[0]) if e.first.artifacts is not None]
+    entries = [e for e in folding.fold(_function_entries(capture)[0], capture.wrappers) if e.first.artifacts is not None]
     for entry in entries[:MAX_CALLS]:
         first = entry.first
         try:
@@ -61,8 +61,8 @@ def sharding_document(capture: Capture) -> dict:
         except Exception as exc:  # one call we cannot read costs that call, with a note
             notes.append(f"{first.name}: shardings not read: {type(exc).__name__}: {exc}")
             continue
-        if len(entry.wrappers) > 1:  # jit wrappers of one definition, signature and program
-            calls[-1]["wrappers"] = len(entry.wrappers)
+        if entry.n_wrappers > 1:  # jit wrappers of one definition, signature and program
+            calls[-1]["wrappers"] = entry.n_wrappers
     notes.extend(_unshown_note(entries[MAX_CALLS:]))
     devices = sorted({d for m in meshes.records for d in m["devices"] or ()}
                      | {d for a in arrays for d in a["sharding"]["devices"]})
