@@ -66,7 +66,8 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
                 items[key] = _Item(key, f"{len(rep['units'])}× block", f"▸ {plural(stop - start, 'eqn')}", "scope")
         elif node["scope"]:
             key = "scope:" + node["scope"][0]
-            scope_counts[key] += 1 + sum(group_of[g]["n_eqns"] for g in node["subgroups"])
+            subgroups = node["subgroups"]
+            scope_counts[key] += 1 + (sum(group_of[g]["n_eqns"] for g in subgroups) if subgroups else 0)
             if key not in items:
                 items[key] = _Item(key, node["scope"][0], "", "scope")
         else:
@@ -101,14 +102,18 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
         return item_of_node.get(definition)
 
     edges: set[tuple[str, str, str]] = set()
+    sources: dict[str, str | None] = {}  # var id -> its drawn item: a value feeds several eqns
     for node in function["nodes"]:
         target = item_of_node.get(node["id"])
         if target is None:
             continue
         for operand in node["ins"]:
-            source = item_for_var(operand["var"]) if "var" in operand else None
+            vid = operand.get("var")
+            if vid is None:
+                continue
+            source = sources[vid] if vid in sources else sources.setdefault(vid, item_for_var(vid))
             if source and source != target:
-                edges.add((source, target, vars_by_id[operand["var"]]["aval"]))
+                edges.add((source, target, vars_by_id[vid]["aval"]))
     for i, operand in enumerate(outvars):
         source = item_for_var(operand["var"]) if "var" in operand else None
         if source:
