@@ -75,7 +75,7 @@ export function listedControl(ref, doc, { request, isLoaded, onLoaded, onPick })
   const count = h("span", { class: "jm-muted jm-listed-count" }, "", ref);
   const list = h("ul", { class: "jm-listed-rows", "aria-live": "polite" }, null, ref);
   const more = h("div", { class: "jm-muted jm-listed-more" }, "", ref);
-  const panel = h("div", { class: "jm-listed", hidden: true }, [h("div", null, [search, count], ref), list, more], ref);
+  const panel = h("div", { class: "jm-listed", hidden: true }, [h("div", { class: "jm-listed-bar" }, [search, count], ref), list, more], ref);
 
   /** One row (disabled in a static page, which has no kernel to ask). */
   const rowEl = (row) => {
