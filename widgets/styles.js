@@ -17,3 +17,4 @@ import grad from "./grad/grad.css";
 export { theme, graph, scale, timeline, grad };
 export { default as sharding } from "./sharding/sharding.css";
 export { default as keys } from "./keys/keys.css";
+export { default as listed } from "./graph/listed.css";

@@ -21,12 +21,12 @@ const DOCS = { graph: () => fixture("trig"), timeline: () => fixture("timeline-s
   sharding: () => fixture("sharding-small"), keys: () => fixture("keys-handmade") };
 const VIEW_CLASS = { graph: "jm-graph", timeline: "jm-timeline", grad: "jm-grad", sharding: "jm-sharding", keys: "jm-keys" };
 const ENTRIES = [
-  ["graph", graphEntry, ["graph"], ["theme", "graph", "scale"]],
+  ["graph", graphEntry, ["graph"], ["theme", "graph", "scale", "listed"]],
   ["timeline", timelineEntry, ["timeline"], ["theme", "timeline"]],
   ["grad", gradEntry, ["grad"], ["theme", "graph", "scale", "grad"]],
   ["sharding", shardingEntry, ["sharding"], ["theme", "sharding"]],
   ["keys", keysEntry, ["keys"], ["theme", "keys"]],
-  ["all kinds", all, ["graph", "timeline", "grad", "sharding", "keys"], ["theme", "graph", "scale", "timeline", "grad", "sharding", "keys"]],
+  ["all kinds", all, ["graph", "timeline", "grad", "sharding", "keys"], ["theme", "graph", "scale", "listed", "timeline", "grad", "sharding", "keys"]],
 ];
 
 const cleanups = [];

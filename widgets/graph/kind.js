@@ -6,9 +6,9 @@
 import { acquireLayout } from "../../js/src/layout-client.js";
 import { graphView } from "./view.js";
 import { listedControl } from "./listed.js";
-import { graph as graphCss, scale as scaleCss } from "../styles.js";
+import { graph as graphCss, scale as scaleCss, listed as listedCss } from "../styles.js";
 
 /** The view with its control for functions listed without their graph (not in the grad bundle: it embeds graphView). */
 const view = (root, doc, engine, opts) => graphView(root, doc, engine, { ...opts, listed: listedControl });
 
-export default { kind: "graph", versions: [1, 2], view, css: [graphCss, scaleCss], layout: acquireLayout };
+export default { kind: "graph", versions: [1, 2], view, css: [graphCss, scaleCss, listedCss], layout: acquireLayout };
