@@ -16,6 +16,10 @@ the page's own clock (`performance.now()`, 0 = navigation start):
 * expand all: click "Expand all", until every eqn is shown and the frame after;
 * fold in all: then click the header of an open box in view (a toggle in the big
   drawing: only that box and its ancestors are laid out, sent and received again).
+* pan/zoom (after Expand all, from Fit): wheel zoom in and out, then drag pans with
+  the whole drawing in view (zoomed out as far as it goes), with labels just legible and at their own size, one
+  input event per animation frame; p50/p95 of the frame intervals and of the
+  renderer's own draw times (PANZOOM_JS).
 
 Missing documents of the default set are built from bench/programs.py (trace only,
 no compile: 50k-eqn programs do not compile in 24 GiB). Documents made before
@@ -39,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 BIG = Path("/tmp/jm-big")
+DEFAULT_BUNDLE = REPO / "jaxmagic" / "static" / "jaxmagic.js"
 DEFAULT = ["mlp_1k", "transformer_10k", "mlp_flat_10k", "transformer_50k", "mlp_flat_50k"]
 CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -203,6 +208,85 @@ EXPAND_ALL_JS = r"""
 }
 """
 
+# Pan and zoom the drawing as a reader does, one input event per animation frame, and
+# time the frames: wheel zoom in and out at the middle of the pane (from Fit to the
+# closest zoom, then out to the farthest), then drag pans at three zooms (the farthest:
+# the whole drawing small in the pane; labels just legible; labels at their own size). A frame's time is the interval between
+# consecutive animation frames (what the reader sees: the draw plus everything else
+# the page did in that frame); `draw` is the renderer's own drawFrame time (canvas).
+PANZOOM_JS = r"""
+async ({ steps, textPx }) => {
+  const svg = document.querySelector('.jm-svg');
+  const host = document.querySelector('.jm-canvas');
+  const gl = document.querySelector('.jm-gl');
+  const rect = svg.getBoundingClientRect();
+  const cx = rect.left + rect.width / 2, cy = rect.top + rect.height / 2;
+  const raf = () => new Promise((r) => requestAnimationFrame(r));
+  const wheel = (dy) => svg.dispatchEvent(new WheelEvent('wheel', { bubbles: true, cancelable: true,
+    clientX: cx, clientY: cy, deltaY: dy, deltaMode: 0 }));
+  const ptr = (type, x, y) => svg.dispatchEvent(new PointerEvent(type, { bubbles: true, cancelable: true,
+    clientX: x, clientY: y, pointerId: 1, button: 0, buttons: type === 'pointerup' ? 0 : 1, isPrimary: true }));
+  const q = (xs, p) => {
+    if (!xs.length) return null;
+    const s = [...xs].sort((a, b) => a - b);
+    return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))] * 10) / 10;
+  };
+  /** Run act(i) in n consecutive frames; the frame intervals and draw times meanwhile. */
+  const run = async (n, act) => {
+    await raf();
+    await raf();
+    const draws0 = gl && gl.jmFrameMs ? gl.jmFrameMs.length : 0;
+    if (gl && gl.jmFrameMs) gl.jmFrameMs.length = 0;
+    const ts = [];
+    let last = await raf();
+    for (let i = 0; i < n; i++) {
+      act(i);
+      const t = await raf();
+      ts.push(t - last);
+      last = t;
+    }
+    ts.push((await raf()) - last); // the frame that draws the last event
+    const draws = gl && gl.jmFrameMs ? [...gl.jmFrameMs] : [];
+    return { n: ts.length, p50: q(ts, 0.5), p95: q(ts, 0.95), max: q(ts, 1), draws: draws.length,
+             draw_p50: q(draws, 0.5), draw_p95: q(draws, 0.95), text_px: +host.getAttribute('data-jm-text-px') };
+  };
+  const px = () => +host.getAttribute('data-jm-text-px');
+  const zoomTo = async (target) => {
+    for (let i = 0; i < 200 && Math.abs(Math.log(px() / target)) > 0.15; i++) {
+      wheel(px() < target ? -40 : 40);
+      await raf();
+    }
+  };
+  const pan = (n) => {
+    let x = cx, y = cy;
+    return run(n, (i) => {
+      if (i === 0) return ptr('pointerdown', x, y);
+      if (i === n - 1) return ptr('pointerup', x, y);
+      const a = (i / n) * 2 * Math.PI;
+      x += Math.round(14 * Math.cos(a)); // whole pixels, as a mouse moves
+      y += Math.round(9 * Math.sin(a));
+      ptr('pointermove', x, y);
+    });
+  };
+  const out = {};
+  out.zoom_in = await run(steps, () => wheel(-100));
+  out.zoom_out = await run(steps, () => wheel(100));
+  out.pan_far = await pan(steps);
+  await zoomTo(textPx[0]);
+  out.pan_mid = await pan(steps);
+  await zoomTo(textPx[1]);
+  out.pan_near = await pan(steps);
+  return out;
+}
+"""
+
+
+def pan_zoom(page, steps: int = 40) -> dict:
+    """Frame times of wheel zooms and drag pans of the drawing as it is (see PANZOOM_JS), from Fit."""
+    page.click("button:text-is('Fit')")
+    page.wait_for_timeout(200)
+    return page.evaluate(PANZOOM_JS, {"steps": steps, "textPx": [5.5, 11.0]})
+
 
 def zoom_to_collapsed(page) -> None:
     """Fit, then wheel-zoom on the biggest collapsed box (not a port bundle) until it is 60 px wide."""
@@ -268,8 +352,11 @@ def with_repeats(doc: dict, repeats: bool) -> dict:
 
 
 def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, shots: Path | None,
-            repeats: bool = True) -> dict:
+            repeats: bool = True, pan_zoom_steps: int = 40, bundle: Path | None = None) -> dict:
+    from jaxmagic.views import static_html
     from jaxmagic.views.static_html import page as static_page
+
+    static_html.BUNDLE = bundle or DEFAULT_BUNDLE
 
     text = path.read_text(encoding="utf-8")
     doc = with_repeats(json.loads(text), repeats)
@@ -277,7 +364,7 @@ def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, 
     from jaxmagic.views.wire import encode_document
 
     wire = len(json.dumps(encode_document(doc), separators=(",", ":")))
-    row = {"doc": name, "eqns": n_eqns, "MB": round(len(text) / 1e6, 1), "B/eqn": len(text) // max(1, n_eqns),
+    row = {"doc": name + (f" [{bundle}]" if bundle else ""), "eqns": n_eqns, "MB": round(len(text) / 1e6, 1), "B/eqn": len(text) // max(1, n_eqns),
            "page MB": round(wire / 1e6, 2)}
     with tempfile.TemporaryDirectory(prefix="jm-bench-") as tmp:
         html = Path(tmp) / f"{name}.html"
@@ -322,6 +409,14 @@ def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, 
                 row["all phases"] = phases(page)
                 if shots:
                     page.screenshot(path=str(shots / f"{name}-all.png"))
+                if pan_zoom_steps:
+                    pz = pan_zoom(page, pan_zoom_steps)
+                    row["pan/zoom"] = pz
+                    row["zoom p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("zoom_in", "zoom_out")))
+                                                      for q in ("p50", "p95"))
+                    row["pan p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("pan_far", "pan_mid", "pan_near")))
+                                                     for q in ("p50", "p95"))
+                    row["draw p95 ms"] = max(v["draw_p95"] or 0 for v in pz.values())
                 # go to the first match of a common primitive (zoomed in), fold the box around it
                 page.fill(".jm-search", most_common_prim(doc))
                 page.press(".jm-search", "Enter")
@@ -350,6 +445,12 @@ def main() -> None:
     ap.add_argument("--no-expand-all", action="store_true", help="skip the Expand all step")
     ap.add_argument("--shots", type=Path, default=None, help="directory for screenshots")
     ap.add_argument("--json", action="store_true", help="print rows as JSON too")
+    ap.add_argument("--bundle", type=Path, action="append", default=None,
+                    help="front-end bundle (jaxmagic.js) to measure instead of the installed one; "
+                         "repeat to compare bundles, measured in turn on each document")
+    ap.add_argument("--rounds", type=int, default=1, help="measure each document this many times (in turn)")
+    ap.add_argument("--pan-zoom-steps", type=int, default=40,
+                    help="frames per pan/zoom gesture on the expanded drawing (0: skip)")
     ap.add_argument("--no-repeats", action="store_true", help="measure the documents without `repeats`")
     args = ap.parse_args()
     build = args.build if args.build is not None else ([] if args.docs else DEFAULT)
@@ -364,21 +465,23 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             for name, path in docs:
-                row = measure(browser, name, path, args.timeout, not args.no_expand_all, args.shots,
-                              repeats=not args.no_repeats)
-                rows.append(row)
-                print(json.dumps(row), file=sys.stderr)
+                for _ in range(args.rounds):
+                    for bundle in args.bundle or [None]:
+                        row = measure(browser, name, path, args.timeout, not args.no_expand_all, args.shots,
+                                      repeats=not args.no_repeats, pan_zoom_steps=args.pan_zoom_steps, bundle=bundle)
+                        rows.append(row)
+                        print(json.dumps(row), file=sys.stderr)
         finally:
             browser.close()
     cols = ["doc", "eqns", "MB", "B/eqn", "page MB", "first render ms", "expand ms", "search ms", "expand all ms",
-            "fold in all ms", "renderer"]
+            "fold in all ms", "renderer", "zoom p50/p95 ms", "pan p50/p95 ms", "draw p95 ms"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
         print("| " + " | ".join("—" if r.get(c) is None else str(r.get(c)) for c in cols) + " |")
     for r in rows:
         extra = {k: r[k] for k in ("shown", "expanded", "folded", "matches", "phases", "expand phases", "all phases",
-                                   "fold phases",
+                                   "fold phases", "pan/zoom",
                                    "error", "page errors")
                  if k in r}
         print(f"{r['doc']}: {extra}")

@@ -22,6 +22,8 @@
 import { BASE, textW, chipW, badgeBox } from "./metrics.js";
 import { traceCurve, pieceSet } from "./curve.js";
 import { readVars, watchTheme, whenConnected } from "../theme-watch.js";
+import { now } from "./timing.js";
+import { indexOf } from "./spatial.js";
 
 /** Text smaller than this on screen (px) is not drawn. */
 export const TEXT_MIN_PX = 5;
@@ -29,6 +31,8 @@ export const TEXT_MIN_PX = 5;
 const SIMPLE_EDGES_K = 0.35;
 /** Opacity of what a playback has not reached yet (theme.css `.jm-pb-future`). */
 const FUTURE_ALPHA = 0.08;
+/** How many recent frame times the canvas element keeps (`jmFrameMs`). */
+const FRAME_LOG = 512;
 
 // ---- colours -------------------------------------------------------------------
 
@@ -77,6 +81,17 @@ export function readPalette(el) {
 // ---- geometry helpers ------------------------------------------------------------
 
 const overlaps = (b, r) => b.x < r.x1 && b.x + b.w > r.x0 && b.y < r.y1 && b.y + b.h > r.y0;
+/** Below this many elements a list is filtered directly, above through its grid index (spatial.js). */
+const INDEX_MIN = 512;
+/** Indices (ascending) of the boxes of `list` (a list of `geo`) meeting rectangle r. */
+function inView(geo, list, r) {
+  if (list.length >= INDEX_MIN) return indexOf(list, geo.bbox).query(r);
+  const out = [];
+  for (let i = 0; i < list.length; i++) if (overlaps(list[i], r)) out.push(i);
+  return out;
+}
+/** The boxes of `list` meeting r, in list order. */
+const pick = (geo, list, r) => inView(geo, list, r).map((i) => list[i]);
 const isPort = (k) => /^[POQ]:/.test(k);
 
 /**
@@ -86,13 +101,14 @@ const isPort = (k) => /^[POQ]:/.test(k);
  * whole frame of a box 7 million px wide costs the rasteriser its every dash (a
  * quarter of a second per frame) although the screen shows a few hundred of them.
  */
-function frameInView(ctx, c, r, fill, line, width, dash) {
+function frameInView(ctx, c, r, fill, line, width, dash, k = 1) {
   const x0 = Math.max(c.x, r.x0), y0 = Math.max(c.y, r.y0);
   const x1 = Math.min(c.x + c.w, r.x1), y1 = Math.min(c.y + c.h, r.y1);
   if (x1 <= x0 || y1 <= y0) return;
   ctx.fillStyle = fill;
   ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
-  ctx.setLineDash(dash ? dash.split(",").map(Number) : []);
+  const alpha = ctx.globalAlpha;
+  ctx.globalAlpha = alpha * setDash(ctx, dash, k);
   ctx.lineWidth = width;
   ctx.strokeStyle = line;
   const side = (ax, ay, bx, by, phase) => {
@@ -107,24 +123,72 @@ function frameInView(ctx, c, r, fill, line, width, dash) {
   if (c.x >= r.x0) side(c.x, y0, c.x, y1, y0 - c.y);
   if (c.x + c.w <= r.x1) side(c.x + c.w, y0, c.x + c.w, y1, y0 - c.y);
   ctx.lineDashOffset = 0;
+  ctx.globalAlpha = alpha;
+}
+
+/** Below this many screen px per period a dash pattern is drawn as a solid line. */
+const DASH_MIN_PX = 3;
+
+/**
+ * Set dash pattern `dash` ("5,3", "" for solid) for zoom k; returns the opacity factor
+ * to stroke with. A pattern whose period is under DASH_MIN_PX on screen is drawn as a
+ * solid line as light as its dashes cover (a 7-million-px frame seen whole is thousands
+ * of sub-pixel dashes to rasterise, and looks the same).
+ */
+function setDash(ctx, dash, k) {
+  if (!dash) {
+    ctx.setLineDash([]);
+    return 1;
+  }
+  const d = dash.split(",").map(Number);
+  const period = d.length % 2 ? 2 * d.reduce((a, b) => a + b, 0) : d.reduce((a, b) => a + b, 0);
+  if (period * k >= DASH_MIN_PX) {
+    ctx.setLineDash(d);
+    return 1;
+  }
+  ctx.setLineDash([]);
+  const on = d.reduce((a, b, i) => (i % 2 ? a : a + b), 0) + (d.length % 2 ? d.reduce((a, b, i) => (i % 2 ? a + b : a), 0) : 0);
+  return Math.max(0.2, Math.min(1, on / period));
 }
 
 /**
- * Edge `e` as straight lines (far zoom), leaving out the lines that miss rectangle
- * `r` (long edges crossing the view otherwise cost their whole length to draw).
+ * Edge `e` as straight lines (far zoom), each cut to rectangle `r` (Liang–Barsky):
+ * the edges across a whole 50k-eqn drawing cross any view, and the canvas then gets
+ * the few hundred px of them in it, not lines thousands of screens long to clip. A
+ * line already in this path (`seen`, a pieceSet: values sharing a route) is left out:
+ * thousands of residuals of a 50k-eqn grad share their lines, and rasterising each
+ * copy was most of a far-zoom frame.
  */
-function polyline(ctx, e, r) {
+function polyline(ctx, e, r, seen) {
   const p = e.pts, ox = e.ox, oy = e.oy;
   let pen = false;
   for (let j = 1; j < p.length; j++) {
     const ax = p[j - 1][0] + ox, ay = p[j - 1][1] + oy, bx = p[j][0] + ox, by = p[j][1] + oy;
-    if (Math.max(ax, bx) < r.x0 || Math.min(ax, bx) > r.x1 || Math.max(ay, by) < r.y0 || Math.min(ay, by) > r.y1) {
+    if (Math.max(ax, bx) < r.x0 || Math.min(ax, bx) > r.x1 || Math.max(ay, by) < r.y0 || Math.min(ay, by) > r.y1 ||
+      !seen(ax, ay, ax, ay, bx, by, bx, by)) {
       pen = false;
       continue;
     }
-    if (!pen) ctx.moveTo(ax, ay);
-    ctx.lineTo(bx, by);
-    pen = true;
+    const dx = bx - ax, dy = by - ay;
+    let t0 = 0, t1 = 1;
+    /** Cut to the side where d * t <= q. */
+    const side = (d, q) => {
+      if (d === 0) {
+        if (q < 0) t1 = -1;
+      } else if (d < 0) t0 = Math.max(t0, q / d);
+      else t1 = Math.min(t1, q / d);
+    };
+    side(-dx, ax - r.x0);
+    side(dx, r.x1 - ax);
+    side(-dy, ay - r.y0);
+    side(dy, r.y1 - ay);
+    if (t0 > t1) {
+      pen = false;
+      continue;
+    }
+    if (!pen || t0 > 0) ctx.moveTo(ax + t0 * dx, ay + t0 * dy);
+    ctx.lineTo(ax + t1 * dx, ay + t1 * dy);
+    pen = t1 === 1;
   }
 }
 
@@ -142,8 +206,11 @@ function markerBox(face, w, m) {
 export function hitTest(geo, x, y) {
   const m = geo.m || BASE;
   const inside = (b, dx = 0, dy = 0) => x >= b.x + dx && x <= b.x + dx + b.w && y >= b.y + dy && y <= b.y + dy + b.h;
-  for (let i = geo.leaves.length - 1; i >= 0; i--) {
-    const l = geo.leaves[i], k = l.key;
+  // candidates from the grid index (spatial.js) of a big drawing, topmost (last drawn) first
+  const near = { x0: x - 0.5, y0: y - 0.5, x1: x + 0.5, y1: y + 0.5 };
+  const leaves = inView(geo, geo.leaves, near);
+  for (let j = leaves.length - 1; j >= 0; j--) {
+    const l = geo.leaves[leaves[j]], k = l.key;
     if (!inside(l)) continue;
     if (k.startsWith("N:")) {
       const mb = l.face.marker && markerBox(l.face, l.w, m);
@@ -151,8 +218,9 @@ export function hitTest(geo, x, y) {
     }
     return { key: k, part: /^[PO]:/.test(k) ? "body" : "toggle" };
   }
-  for (let i = geo.conts.length - 1; i >= 0; i--) {
-    const c = geo.conts[i];
+  const conts = inView(geo, geo.conts, near);
+  for (let j = conts.length - 1; j >= 0; j--) {
+    const i = conts[j], c = geo.conts[i];
     if (!inside(c)) continue;
     if (c.kind === "G") return y <= c.y + m.HEAD_G && i > 0 ? { key: c.key, part: "grouphead" } : null;
     return c.kind !== "N" && y <= c.y + m.HEAD_HIT ? { key: c.key, part: "toggle" } : null;
@@ -192,14 +260,16 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   };
   const rr = (x, y, w, h, rad) => (ctx.roundRect && k > 0.15 ? ctx.roundRect(x, y, w, h, rad) : ctx.rect(x, y, w, h));
   const stroke = (colour, width, dash) => {
-    ctx.setLineDash(dash ? dash.split(",").map(Number) : []);
+    const alpha = ctx.globalAlpha;
+    ctx.globalAlpha = alpha * setDash(ctx, dash, k);
     ctx.lineWidth = width * pal.sw;
     ctx.strokeStyle = colour;
     ctx.stroke();
+    ctx.globalAlpha = alpha;
   };
 
   // Frames of open containers, outermost first (their order in geo).
-  const conts = geo.conts.filter((c) => overlaps(c, r));
+  const conts = pick(geo, geo.conts, r);
   stats.conts = conts.length;
   for (const c of conts) {
     ctx.globalAlpha = future(c.key) ? FUTURE_ALPHA : 1;
@@ -213,7 +283,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
       ctx.fillStyle = fill;
       ctx.fill();
       stroke(line, sel ? 2.5 : 1, dash);
-    } else frameInView(ctx, c, r, fill, line, (sel ? 2.5 : 1) * pal.sw, dash);
+    } else frameInView(ctx, c, r, fill, line, (sel ? 2.5 : 1) * pal.sw, dash, k);
   }
   ctx.globalAlpha = 1;
   if (legible(F_PRIM)) {
@@ -232,7 +302,9 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   // Tier 0 is what a playback has not reached: drawn first, faded.
   const lists = [[], [], [], []];
   const markEdges = paint.markEdges || new Map();
-  geo.edges.forEach((e, i) => overlaps(e, r) && lists[futureEdge(i) ? 0 : paint.hl.has(i) ? 3 : markEdges.has(i) ? 2 : 1].push(e));
+  for (const i of inView(geo, geo.edges, r)) {
+    lists[futureEdge(i) ? 0 : paint.hl.has(i) ? 3 : markEdges.has(i) ? 2 : 1].push(geo.edges[i]);
+  }
   stats.edges = lists[0].length + lists[1].length + lists[2].length + lists[3].length;
   lists.forEach((list, tier) => {
     if (!list.length) return;
@@ -242,7 +314,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
     const seen = pieceSet();
     for (const e of list) {
       if (!simple) traceCurve(e.pts, ctx, e.ox, e.oy, r, seen, e.dir);
-      else polyline(ctx, e, r);
+      else polyline(ctx, e, r, seen);
     }
     stroke(colour, tier > 1 ? 2 : 1.3);
     if (simple) return;
@@ -267,8 +339,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
     ctx.lineWidth = 3;
     ctx.strokeStyle = pal.halo;
     ctx.setLineDash([]);
-    for (const gr of geo.labelGroups) {
-      if (!overlaps(gr, r)) continue;
+    for (const gr of pick(geo, geo.labelGroups, r)) {
       for (const l of gr.list()) {
         const x = l.x + gr.x, y = l.y + gr.y;
         if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
@@ -281,7 +352,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   }
 
   // Boxes, batched by style.
-  const leaves = geo.leaves.filter((l) => overlaps(l, r));
+  const leaves = pick(geo, geo.leaves, r);
   stats.leaves = leaves.length;
   const groups = new Map();
   for (const l of leaves) {
@@ -411,9 +482,63 @@ function boxStyle(l, ix, paint, decorate, pal, play) {
 
 // ---- the renderer ------------------------------------------------------------------
 
+/** A frame drawing more leaves and edges than this is worth keeping for a pan (panCache). */
+const CACHE_MIN_DRAWN = 1500;
+/** Most device pixels a pan cache may hold (4 bytes each). */
+const CACHE_MAX_PX = 16e6;
+
+/**
+ * A pan cache: while only the translation changes (a drag), frames copy from an image
+ * of the view with a margin around it, drawn once at this zoom, instead of drawing
+ * thousands of elements again. It is drawn for the current state (`version`, which
+ * every change but a pan bumps), zoom, size and pixel ratio only, so a copy shows
+ * exactly what a full draw would; a shift of a fraction of a device pixel, or past the
+ * margin, draws again.
+ */
+function panCache(doc) {
+  let c = null;
+  return {
+    /** Copy the cached image to `ctx` for view `v` if it shows it; whether it did. */
+    blit(ctx, v, version) {
+      if (!c || c.version !== version || c.k !== v.k || c.dpr !== v.dpr || c.w !== v.w || c.h !== v.h) return false;
+      const dx = (v.x - c.x) * v.dpr, dy = (v.y - c.y) * v.dpr;
+      const whole = Math.abs(dx - Math.round(dx)) < 1e-6 && Math.abs(dy - Math.round(dy)) < 1e-6;
+      if (!whole || Math.abs(dx) > c.mx * v.dpr || Math.abs(dy) > c.my * v.dpr) return false;
+      const sx = Math.round(c.mx * v.dpr - dx), sy = Math.round(c.my * v.dpr - dy);
+      const sw = Math.round(v.w * v.dpr), sh = Math.round(v.h * v.dpr);
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, sw, sh);
+      ctx.drawImage(c.cv, sx, sy, sw, sh, 0, 0, sw, sh);
+      return true;
+    },
+    /** Draw view `v` with a margin into the cache with `draw(ctx, v)`; its stats. */
+    fill(v, version, draw) {
+      const f = Math.min(0.5, (Math.sqrt(CACHE_MAX_PX / Math.max(1, v.w * v.h * v.dpr * v.dpr)) - 1) / 2);
+      if (f < 0.1) return null;
+      const mx = Math.round(v.w * f), my = Math.round(v.h * f);
+      const cv = (c && c.cv) || doc.createElement("canvas");
+      const W = Math.round((v.w + 2 * mx) * v.dpr), H = Math.round((v.h + 2 * my) * v.dpr);
+      if (cv.width !== W || cv.height !== H) {
+        cv.width = W;
+        cv.height = H;
+      }
+      const cctx = cv.getContext("2d");
+      if (!cctx) return null;
+      const stats = draw(cctx, { ...v, x: v.x + mx, y: v.y + my, w: v.w + 2 * mx, h: v.h + 2 * my });
+      c = { cv, version, k: v.k, dpr: v.dpr, w: v.w, h: v.h, x: v.x, y: v.y, mx, my, stats };
+      return stats;
+    },
+    stats: () => c && c.stats,
+    drop() {
+      c = null;
+    },
+  };
+}
+
 /**
  * A renderer bound to one <canvas> that fills `host`. `setScene`, `setView`,
- * `setPaint` and `setDecorations` schedule one redraw per animation frame.
+ * `setPaint` and `setDecorations` schedule one redraw per animation frame. A pan of a
+ * big drawing copies from a pan cache (panCache) after its first frame.
  */
 export function createCanvasRenderer(cv, host) {
   const ctx = cv.getContext("2d");
@@ -421,6 +546,9 @@ export function createCanvasRenderer(cv, host) {
   let geo = null, ix = null, pal = null, decorate = null, play = null, pending = 0, waiting = null;
   let view = { x: 0, y: 0, k: 1 };
   let paint = { sel: null, hl: new Set(), match: new Map() };
+  // Bumped by every change but a pan (the pan cache's validity); `last`: the last frame drawn.
+  let version = 0, last = null;
+  const cache = panCache(host.ownerDocument);
   const schedule = () => {
     if (!pending) pending = win.requestAnimationFrame(render);
   };
@@ -430,8 +558,22 @@ export function createCanvasRenderer(cv, host) {
   const unwatch = watchTheme(host, () => {
     if (drawnOnce && !host.isConnected) return unwatch();
     pal = null;
+    version++;
     if (geo) schedule();
   });
+  /** One frame of view `v`: from the pan cache while panning a big drawing, else drawn. */
+  const frame = (v) => {
+    const draw = (c, at) => drawFrame(c, geo, ix, at, paint, decorate, pal, play);
+    if (cache.blit(ctx, v, version)) return cache.stats();
+    const whole = (d) => Math.abs(d * v.dpr - Math.round(d * v.dpr)) < 1e-6;
+    const panning = last && last.version === version && last.k === v.k && last.w === v.w && last.h === v.h &&
+      last.dpr === v.dpr && (last.x !== v.x || last.y !== v.y) && whole(v.x - last.x) && whole(v.y - last.y);
+    if (panning && last.drawn > CACHE_MIN_DRAWN) {
+      const stats = cache.fill(v, version, draw);
+      if (stats && cache.blit(ctx, v, version)) return stats;
+    }
+    return draw(ctx, v);
+  };
   const render = () => {
     pending = 0;
     if (!ctx || !geo) return null;
@@ -443,17 +585,30 @@ export function createCanvasRenderer(cv, host) {
       });
       return null;
     }
-    pal = pal || readPalette(host);
+    if (!pal) {
+      pal = readPalette(host);
+      version++;
+    }
     drawnOnce = true;
     const dpr = win.devicePixelRatio || 1, w = host.clientWidth, h = host.clientHeight;
     if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
       cv.width = Math.round(w * dpr);
       cv.height = Math.round(h * dpr);
     }
-    return drawFrame(ctx, geo, ix, { ...view, w, h, dpr }, paint, decorate, pal, play);
+    const t0 = now();
+    const v = { ...view, w, h, dpr };
+    const stats = frame(v);
+    last = { ...v, version, drawn: stats ? stats.leaves + stats.edges : 0 };
+    // The last frames' draw times (ms), for bench/browser.py's pan/zoom measurement.
+    const times = cv.jmFrameMs || (cv.jmFrameMs = []);
+    if (times.push(now() - t0) > FRAME_LOG) times.shift();
+    cv.jmStats = stats;
+    return stats;
   };
-  const later = (f) => () => {
+  /** A setter: apply `f`, count a change of what is drawn unless it is a pan, draw next frame. */
+  const later = (f, pan = false) => () => {
     f();
+    if (!pan) version++;
     schedule();
   };
   return {
@@ -463,7 +618,7 @@ export function createCanvasRenderer(cv, host) {
       ix = index;
       pal = null; // read when drawn, on a connected element
     })(),
-    setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }))(),
+    setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }), true)(),
     setPaint: (p) => later(() => (paint = p))(),
     setDecorations: (fn) => later(() => (decorate = fn))(),
     /** Playback state (drawFrame's `play`), or null for the complete drawing. */
@@ -483,6 +638,8 @@ export function createCanvasRenderer(cv, host) {
     clear() {
       geo = null;
       play = null;
+      version++;
+      cache.drop();
       if (ctx) ctx.clearRect(0, 0, cv.width, cv.height);
     },
   };
