@@ -22,6 +22,8 @@ transformer_step(232) (~50k). Nothing is compiled (the 50k step does not compile
   trace included). jaxviz draws a jaxpr's top level only, where the jitted function would be one
   `jit` box: it gets the Python function under `jax.jit`, whose top level is the program's eqns.
   The page opened from file://; drawn = its SVG has a node (`[class^=node_]`) + a frame.
+  "jaxviz-jit": the same on the jitted function itself, as a user would call it: one `jit` box
+  with its inputs and outputs, none of the program's eqns.
 * Model Explorer: `fn.lower(*args).as_text(debug_info=True)` written to a .mlir file, its own
   server (`model_explorer.visualize_from_config`, 127.0.0.1, no browser) with that file as the
   model; the page opened at the server's URL, whose app asks the server to convert the file
@@ -62,7 +64,7 @@ from bench.browser import CHROMIUM, CHROMIUM_ARGS, INIT_JS
 ANCHORS_PY = REPO / ".venv-anchors" / "bin" / "python"
 TOOLS_PY = REPO / "bench" / "anchors_tools.py"
 PROGRAMS = {"1k": "mlp_grad(70)", "10k": "transformer_step(46)", "50k": "transformer_step(232)"}
-TOOLS = ["jaxmagic", "jaxviz", "model-explorer", "dot"]
+TOOLS = ["jaxmagic", "jaxviz", "jaxviz-jit", "model-explorer", "dot"]
 
 # Marks when a tool's picture is first drawn: `window.__anchorFirst` = performance.now() at the
 # frame after `DRAWN` first holds (checked on every DOM change and every 50 ms).
@@ -210,16 +212,20 @@ def jaxmagic_row(program: str, browser: Any, tmp: Path, timeout_s: float) -> tup
     return row, doc, trace_s + doc_s
 
 
-def jaxviz_row(program: str, browser: Any, tmp: Path, timeout_s: float) -> dict:
-    """jaxviz's exported page: trace_model seconds, its size, until its SVG shows a node."""
-    path = tmp / "jaxviz.html"
-    made = anchor_step("jaxviz", program, path, timeout_s)
+def jaxviz_row(program: str, browser: Any, tmp: Path, timeout_s: float, tool: str = "jaxviz") -> dict:
+    """jaxviz's exported page: trace_model seconds, its size, until its SVG shows a node.
+
+    "jaxviz" is given the Python function under jax.jit (its eqns drawn), "jaxviz-jit" the jitted
+    function itself (one `jit` box with its inputs and outputs: nothing of the program inside)."""
+    path = tmp / f"{tool}.html"
+    made = anchor_step(tool, program, path, timeout_s)
     if "error" in made:
-        return {"tool": "jaxviz", "failed": made["error"]}
+        return {"tool": tool, "failed": made["error"]}
     seen = open_page(browser, path.as_uri(), JAXVIZ_DRAWN, timeout_s, stop_on_page_error=True)
-    return {"tool": "jaxviz", "python_s": made["seconds"], "first_s": seen.get("first_s"), "bytes": made["bytes"],
-            "data_bytes": made.get("data_bytes"),
-            "failed": seen.get("failed"), "note": "trace_model(fn.__wrapped__, *args, export_format='html', return_html=True)"}
+    what = "fn.__wrapped__" if tool == "jaxviz" else "fn (jitted: one jit box, no eqn inside drawn)"
+    return {"tool": tool, "python_s": made["seconds"], "first_s": seen.get("first_s"), "bytes": made["bytes"],
+            "data_bytes": made.get("data_bytes"), "failed": seen.get("failed"),
+            "note": f"trace_model({what}, *args, export_format='html', return_html=True)"}
 
 
 def free_port() -> int:
@@ -336,7 +342,8 @@ def run_size(size: str, tools: list[str], browser: Any, timeout_s: float, dot_ti
             rows.append(dict(row, load=load_average().split()[0]))
         eqns = doc["functions"][0]["n_eqns"] if doc else None
         del doc
-        anchors = {"jaxviz": jaxviz_row, "model-explorer": model_explorer_row}
+        anchors = {"jaxviz": jaxviz_row, "model-explorer": model_explorer_row,
+                   "jaxviz-jit": lambda *a: jaxviz_row(*a, tool="jaxviz-jit")}
         for tool in (t for t in tools if t in anchors):
             if not ANCHORS_PY.exists():
                 rows.append({"tool": tool, "failed": f"not installed ({ANCHORS_PY.parent.parent.name} missing)"})

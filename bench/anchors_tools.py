@@ -1,11 +1,12 @@
 """The anchors' side of bench/anchors.py, run under the anchors' own venv (.venv-anchors).
 
     .venv-anchors/bin/python bench/anchors_tools.py jaxviz "mlp_grad(70)" out.html
+    .venv-anchors/bin/python bench/anchors_tools.py jaxviz-jit "mlp_grad(70)" out.html
     .venv-anchors/bin/python bench/anchors_tools.py mlir "mlp_grad(70)" out.mlir
     .venv-anchors/bin/python bench/anchors_tools.py serve out.mlir 8123
 
 jaxviz and Model Explorer pin their own dependencies, so they live in a venv of their
-own and never in jaxmagic's. `jaxviz` and `mlir` print one JSON line ({"seconds",
+own and never in jaxmagic's. `jaxviz`, `jaxviz-jit` and `mlir` print one JSON line ({"seconds",
 "bytes"} or {"error"}) as their last line; `serve` runs Model Explorer's local server on
 127.0.0.1 (no browser opened) with the StableHLO file as its model and prints
 "URL <address>" once it answers. This file never imports jaxmagic: the programs come
@@ -53,16 +54,18 @@ def timed(make: Callable[[], str], out: Path) -> dict:
     return {"seconds": round(seconds, 3), "bytes": len(data)}
 
 
-def jaxviz_page(program: str, out: Path) -> dict:
-    """jaxviz 0.1.4's self-contained HTML page of the program (its trace included in the time)."""
+def jaxviz_page(program: str, out: Path, unwrap: bool = True) -> dict:
+    """jaxviz 0.1.4's self-contained HTML page of the program (its trace included in the time).
+
+    jaxviz draws a jaxpr's top level only, where the jitted function is one opaque `jit` box
+    (its inputs and outputs, nothing inside): `unwrap` gives it the Python function under
+    jax.jit, whose top level is the program's eqns; without, it gets the jitted function."""
     from importlib import resources
 
     import jaxviz
 
     fn, args = build(program)
-    # The Python function under jax.jit: jaxviz draws only a jaxpr's top level, where the jitted
-    # function is one opaque `jit` box; unwrapped, the program's eqns are its top level.
-    inner = getattr(fn, "__wrapped__", None)
+    inner = getattr(fn, "__wrapped__", None) if unwrap else fn
     if inner is None:
         raise ValueError(f"{program} is not a jax.jit function")
     row = timed(lambda: jaxviz.trace_model(inner, *args, export_format="html", return_html=True), out)
@@ -105,13 +108,13 @@ def serve(mlir: Path, port: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) < 3 or argv[0] not in ("jaxviz", "mlir", "serve"):
+    if len(argv) < 3 or argv[0] not in ("jaxviz", "jaxviz-jit", "mlir", "serve"):
         raise SystemExit(__doc__)
     if argv[0] == "serve":
         serve(Path(argv[1]).resolve(), int(argv[2]))
         return
-    make = jaxviz_page if argv[0] == "jaxviz" else stablehlo
-    print(json.dumps(make(argv[1], Path(argv[2]))), flush=True)
+    makers = {"jaxviz": jaxviz_page, "jaxviz-jit": lambda p, o: jaxviz_page(p, o, unwrap=False), "mlir": stablehlo}
+    print(json.dumps(makers[argv[0]](argv[1], Path(argv[2]))), flush=True)
 
 
 if __name__ == "__main__":
