@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any, Iterator
 
 from ..capture import jax_compat
+from ..capture import source as capture_source
 from ..capture.record import Artifacts, Capture, JitCall
 from ..units import plural
 from .document import envelope, guarded, source_json
@@ -72,8 +73,6 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
     frame = jax_compat.user_frame(eqn.source_info)
     if frame is None:
         return None
-    from ..capture import source as capture_source
-
     if not capture_source.is_user_file(frame.file_name):
         for file, line, function in reversed(jax_compat.user_stack(eqn.source_info)):  # innermost first
             if capture_source.is_user_file(file):
