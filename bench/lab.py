@@ -6,7 +6,7 @@
 Starts a JupyterLab on 127.0.0.1 (tests/browser/harness.py `jupyter_lab`: throwaway dirs,
 the venv's kernel), opens a notebook made here and runs its cells one at a time, in turn:
 
-* plain: a fresh ~10k-eqn jitted train step (bench/programs.transformer_step(46)), built
+* plain: a fresh ~10k-eqn jitted train step (bench/programs.transformer_step(46), or --program), built
   and first-called (compiled) without a magic: the cell's own time (`time.time()` at its
   first and last line, in the kernel);
 * %%jaxpr: the same cell (a fresh function again) under `%%jaxpr`: its own time, and from
@@ -47,7 +47,7 @@ from jaxmagic.views.widget import JaxmagicWidget
 %load_ext jaxmagic"""
 
 STEP = """_t0 = time.time()
-step, args = programs.transformer_step(46)
+step, args = programs.{program}
 out = jax.block_until_ready(step(*args))
 _t1 = time.time()"""
 
@@ -96,12 +96,13 @@ OUTPUT_JS = r"""
 """
 
 
-def notebook(path: Path, doc_50k: Path | None) -> list[str]:
-    """Write the bench notebook; returns its cells' roles."""
+def notebook(path: Path, doc_50k: Path | None, program: str) -> list[str]:
+    """Write the bench notebook (`program`: a bench/programs.py call); returns its cells' roles."""
     import nbformat
 
+    step = STEP.format(program=program)
     cells, roles = [SETUP], ["setup"]
-    cells += [STEP, TIMES, "%%jaxpr\n" + STEP, TIMES]
+    cells += [step, TIMES, "%%jaxpr\n" + step, TIMES]
     roles += ["plain", "times", "jaxpr", "times"]
     if doc_50k:
         cells += [DOC_50K.format(path=str(doc_50k)), TIMES]
@@ -176,6 +177,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2, help="plain and %%jaxpr cells, in turn, this many times")
     ap.add_argument("--no-50k", action="store_true", help="skip the 50k-eqn document")
+    ap.add_argument("--program", default="transformer_step(46)",
+                    help="the step, a bench/programs.py call (mlp_grad(560): ~9.8k eqns that compile in seconds)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per cell")
     args = ap.parse_args()
 
@@ -187,7 +190,7 @@ def main() -> None:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="jm-lab-") as tmp:
         nb_path = Path(tmp) / "lab_bench.ipynb"
-        roles = notebook(nb_path, doc_50k)
+        roles = notebook(nb_path, doc_50k, args.program)
         with sync_playwright() as pw, jupyter_lab([nb_path]) as lab:
             browser = launch_chromium(pw)
             guarded = open_guarded_page(browser)
