@@ -156,3 +156,22 @@ def test_a_constant_is_named_by_the_value_read_at_the_call():
         _SCALE = before
     [found] = [f for f in cap.findings if f.kind == "global_constant"]
     assert "`_SCALE`" in found.message and found.call == 0
+
+
+def test_explanations_go_off_when_lambdas_made_anew_keep_compiling(monkeypatch):
+    """Each `jax.jit(lambda ...)` made anew is new to JAX, which looks through every cached entry to
+    explain the miss; past the limit for one definition site JAX's explanations go off, with a note,
+    and the reasons still say the function was made anew."""
+    from jaxmagic.capture import cache_log
+
+    monkeypatch.setattr(cache_log, "EXPLAIN_LIMIT", 3)
+    x = jnp.ones(2)
+    with jaxmagic.capture({}) as cap:
+        for k in range(6):
+            jax.jit(lambda v: v * k)(x)  # noqa: B023 - a new function each iteration
+    assert len(cap.calls) == 6 and not any(c.cache_hit for c in cap.calls)
+    assert len({c.function_id for c in cap.calls}) == 6
+    [note] = [n for n in cap.notes if "explanations were turned off" in n]
+    assert "jitted functions made from the code at" in note and __file__ in note
+    assert cap.calls[-1].miss_reason.redefined and cap.calls[-1].explanations == ()
+    assert cap.calls[1].explanations  # JAX's own words, while they were on

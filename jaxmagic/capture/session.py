@@ -155,6 +155,7 @@ class CaptureSession:
         self._events = self.capture.events
         self._definitions: dict[tuple, set[int]] = {}  # definition site -> ids of jitted functions made there
         self._explain_stopped = False
+        self._site_misses: dict[Any, int] = {}  # misses of jitted functions by their code's definition site
         self._analysed: set = set()  # definitions whose jaxpr findings were looked for
         # One state per definition as JAX's own call cache keys it (the Python function and jit's
         # options): a `jax.jit(f)` made anew each iteration is one function called many times.
@@ -589,7 +590,7 @@ class CaptureSession:
                 miss_reason = user_names.reason_in_user_terms(miss.miss_reason(
                     fn, state.name, explanations, state.last_signature, signature,
                     redefined=new_function and self._seen_definition_before(fn)), renames, call_site)
-                self._guard_explain_cost(state)
+                self._guard_explain_cost(state, fn)
             state.last_signature = signature
             if error is None:
                 artifacts = state.artifacts.get(signature.key)
@@ -661,15 +662,26 @@ class CaptureSession:
         ids.add(id(fn))
         return seen
 
-    def _guard_explain_cost(self, state: _FunctionState) -> None:
-        # JAX's explanation costs ~37 us per cached entry of the function on each miss: quadratic in a storm.
-        if state.misses > cache_log.EXPLAIN_LIMIT and not self._explain_stopped:
-            self._explain_stopped = True
-            if self._cache_log.explain_off():
-                self.capture.notes.append(
-                    f"{state.name} missed the cache more than {cache_log.EXPLAIN_LIMIT} times: JAX's own "
-                    "explanations were turned off for the rest of the cell (their cost grows with every "
-                    "cached entry); later reasons come from jaxmagic's comparison of signatures")
+    def _guard_explain_cost(self, state: _FunctionState, fn: Any) -> None:
+        """JAX's explanation looks through its cached entries on each miss (~37 us each): quadratic in
+        a storm of one function's shapes, or of functions made anew from one `lambda` (each one new
+        to JAX, each compiled). Past `EXPLAIN_LIMIT` misses of either, explanations go off."""
+        if self._explain_stopped:
+            return
+        site = _definition_site(fn)
+        site_misses = self._site_misses[site] = self._site_misses.get(site, 0) + 1
+        if state.misses > cache_log.EXPLAIN_LIMIT:
+            why = f"{state.name} missed the cache more than {cache_log.EXPLAIN_LIMIT} times"
+        elif site is not None and site_misses > cache_log.EXPLAIN_LIMIT:
+            why = (f"more than {cache_log.EXPLAIN_LIMIT} jitted functions made from the code at "
+                   f"{site[0]}:{site[1]} were compiled")
+        else:
+            return
+        self._explain_stopped = True
+        if self._cache_log.explain_off():
+            self.capture.notes.append(
+                f"{why}: JAX's own explanations were turned off for the rest of the cell (their cost grows "
+                "with every cached entry); later reasons come from jaxmagic's comparison of signatures")
 
     def _jaxpr_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
         """Globals frozen in as constants now; Python loops unrolled when the capture stops.
