@@ -16,7 +16,8 @@ the original `__call__` afterwards. Where any of this does not hold (another Pyt
 free-threaded build whose object header differs, an immutable type) `route_calls` returns
 None and nothing is changed; the caller then falls back on its slower way.
 
-Measured on a tiny jitted call (JAX 0.10.2, 2-core machine): 4.6 us plain, 5.7 us routed.
+Measured on a tiny jitted call (JAX 0.10.2, 2-core machine): 4.6 us plain, 5.7 us routed; the
+shortest chunks of 500 calls: 4.0 us plain, 4.6 us through a routed call that only passes the call on.
 """
 
 from __future__ import annotations

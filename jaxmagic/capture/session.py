@@ -363,10 +363,11 @@ class CaptureSession:
         """Run one call of jitted `fn` and record it. Called for every jitted call during the capture
         (`jit_patch`: the jitted type's routed call, or the namespace wrappers where it cannot be routed).
 
-        The common case, a cache hit of a function already seen a few times, costs a trace
-        check, two clock reads and one tuple (about 1.2 us in all, bench/trace.py);
-        signatures and artefacts are taken only on misses and on the first calls of each
-        function.
+        The common case, a cache hit of a function already seen a few times, is recorded before
+        it gets here, in `jit_patch._routed_call` (`fast_path`); here it costs a trace check, two
+        clock reads and one tuple (about 1.2 us in all, bench/trace.py): calls due a readiness
+        sample, and hot functions whose programs handle keys or whose inputs `%%sharding` notes.
+        Signatures and artefacts are taken only on misses and on the first calls of each function.
         """
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         if _CURRENT_TRACE.value is not _NO_TRACE or _thread() != self._thread:
