@@ -101,7 +101,7 @@ class _FunctionBuilder:
         self.nodes: list[dict] = []
         self.vars: list[dict] = []
         self.var_ids: dict[Any, str] = {}
-        self._avals: dict[Any, str] = {}  # aval -> its text: JAX interns avals, a program has a few dozen
+        self._avals: dict[int, tuple[Any, str]] = {}  # id(aval) -> (aval, its text): a program has a few dozen
         self._sources: dict[tuple, dict | None] = {}
         self.max_eqns = max_eqns
         self.truncated = False
@@ -123,13 +123,13 @@ class _FunctionBuilder:
                 by_id[vid]["path"] = path
 
     def _aval(self, aval: Any) -> str:
-        """`f32[8,32]`, once per distinct aval (the printer's own text costs ~2 µs a call)."""
-        try:
-            text = self._avals.get(aval)
-        except TypeError:  # an unhashable aval (none known): no memo
-            return jax_compat.short_aval(aval)
-        if text is None:
-            text = self._avals[aval] = jax_compat.short_aval(aval)
+        """`f32[8,32]`, once per aval object (JAX interns them; its text costs 2-6 µs a call).
+        Keyed by identity, the aval kept alive: equal avals of some JAX versions print differently."""
+        hit = self._avals.get(id(aval))
+        if hit is not None and hit[0] is aval:
+            return hit[1]
+        text = jax_compat.short_aval(aval)
+        self._avals[id(aval)] = (aval, text)
         return text
 
     def _var(self, var: Any, group: str, definition: str, name: str | None = None,
