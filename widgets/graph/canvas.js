@@ -316,7 +316,9 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
       if (!simple) traceCurve(e.pts, ctx, e.ox, e.oy, r, seen, e.dir);
       else polyline(ctx, e, r, seen);
     }
-    stroke(colour, tier > 1 ? 2 : 1.3);
+    // at least one device pixel wide: a line shared by many values is drawn once (seen), and
+    // a sub-pixel hairline drawn once would fade where their copies used to add up
+    stroke(colour, Math.max(tier > 1 ? 2 : 1.3, 1 / (k * dpr * pal.sw)));
     if (simple) return;
     // No closePath(): fill() closes each triangle anyway, and Chromium's closePath
     // costs time linear in the path so far (20k arrowheads: 1.4 s instead of 2 ms).
