@@ -26,6 +26,10 @@ def test_dot_has_every_eqn_and_edge(name: str) -> None:
     for node in function["nodes"]:
         assert re.search(rf"^\s*{node['id']} \[label=", source, re.M), node["id"]
     assert source.count(" -> ") == len(derive_edges(function))
+    # every edge joins declared nodes: an unquoted `a:b` in an edge is node `a`, port `b` to DOT
+    declared = set(re.findall(r"^\s*(\S+) \[label=", source, re.M))
+    ends = re.findall(r"^\s*(\S+) -> (\S+) ", source, re.M)
+    assert ends and {e for pair in ends for e in pair} <= declared, {e for p in ends for e in p} - declared
     assert source.count("subgraph cluster_") >= len(function["groups"])
     if shutil.which("dot"):
         out = subprocess.run(["dot", "-Tsvg"], input=source, capture_output=True, text=True, timeout=120)

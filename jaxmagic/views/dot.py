@@ -42,7 +42,7 @@ def function_dot(fn: dict) -> Any:
                              shape="ellipse", fontsize="9")
             for i, op in enumerate(group["outvars"]):
                 text = variables[op["var"]]["aval"] if "var" in op else f"{op['lit']}: {op['aval']}"
-                cluster.node(f"out:{gid}:{i}", _label(f"out {i}: {text}"), shape="ellipse", fontsize="9")
+                cluster.node(_port(f"out:{gid}:{i}"), _label(f"out {i}: {text}"), shape="ellipse", fontsize="9")
             emit_items(cluster, gid, by_group.get(gid, []), depth=0)
 
     clusters = iter(range(1 << 62))
@@ -78,11 +78,12 @@ def function_dot(fn: dict) -> Any:
 
 
 def _port(endpoint: str) -> str:
-    """derive_edges names ports `in:<var>`/`const:<var>`; the DOT nodes of those ports are the var ids."""
+    """The DOT node of an endpoint of derive_edges: `in:<var>`/`const:<var>` ports are the var ids;
+    `out:<group>:<i>` becomes `out_<group>_<i>`: in an edge, DOT reads `a:b` as node `a`, port `b`."""
     for prefix in ("in:", "const:", "free:"):
         if endpoint.startswith(prefix):
             return endpoint[len(prefix):]
-    return endpoint
+    return endpoint.replace(":", "_")
 
 
 def document_dot(doc: dict, function: int | str = 0) -> Any:
