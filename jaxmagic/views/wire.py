@@ -62,51 +62,55 @@ def _index(items: list[dict], prefix: str) -> dict[str, int]:
     return dict(zip(ids, range(len(ids))))
 
 
-def encode_function(fn: dict) -> dict:
-    """The wire form of one logical `Function`."""
-    s = _Strings()
-    var_at = _index(fn["vars"], "v")
-    node_at = _index(fn["nodes"], "n")
-    group_at = _index(fn["groups"], "g")
+class _Rows:
+    """The shared tables of one function's wire form: strings, scope paths and source rows, each
+    stored once and referred to by position (most nodes share a few scopes and source lines)."""
 
-    def operand(op: dict) -> Any:
-        return var_at[op["var"]] if "var" in op else [s(op["lit"]), s(op["aval"])]
+    def __init__(self, var_at: dict[str, int]) -> None:
+        self.s = _Strings()
+        self.var_at = var_at
+        self.scopes: dict[tuple, int] = {}
+        self.sources: dict[tuple, int] = {}
+        self.by_value: dict[tuple, int] = {}  # a source's fields -> its row
 
-    scopes: dict[tuple, int] = {}
-    sources: dict[tuple, int] = {}
+    def operand(self, op: dict) -> Any:
+        return self.var_at[op["var"]] if "var" in op else [self.s(op["lit"]), self.s(op["aval"])]
 
-    def scope(path: list[str]) -> int:
+    def scope(self, path: list[str]) -> int:
         key = tuple(path)
-        if key not in scopes:
-            scopes[key] = len(scopes)
-        return scopes[key]
+        at = self.scopes.get(key)
+        if at is None:
+            at = self.scopes[key] = len(self.scopes)
+        return at
 
-    by_value: dict[tuple, int] = {}  # a source's fields -> its row: most nodes share a few lines
-
-    def source(src: dict | None) -> int:
+    def source(self, src: dict | None) -> int:
         if src is None:
             return -1
         raw = (src.get("file"), src.get("line"), src.get("col"), src.get("func"), src.get("code"), src.get("lib"))
-        at = by_value.get(raw)
+        at = self.by_value.get(raw)
         if at is not None:
             return at
+        s = self.s
         key = (s(raw[0]), raw[1], raw[2], s(raw[3]), s(raw[4]))
         if raw[5]:  # the library frame under the user's line, only where there is one
             key += (s(raw[5]),)
-        if key not in sources:
-            sources[key] = len(sources)
-        at = by_value[raw] = sources[key]
+        if key not in self.sources:
+            self.sources[key] = len(self.sources)
+        at = self.by_value[raw] = self.sources[key]
         return at
 
-    nodes = fn["nodes"]
+
+def _node_columns(nodes: list[dict], rows: _Rows, group_at: dict[str, int]) -> dict[str, list]:
+    """The nodes table, one column per field (cost and level columns only where a node has them)."""
+    s, operand = rows.s, rows.operand
     columns: dict[str, list] = {
         "group": [group_at[n["group"]] for n in nodes],
         "prim": [s[n["prim"]] for n in nodes],
-        "scope": [scope(n["scope"]) for n in nodes],
+        "scope": [rows.scope(n["scope"]) for n in nodes],
         "params": [[s[x] for kv in n["params"].items() for x in kv] for n in nodes],
         "ins": [[operand(op) for op in n["ins"]] for n in nodes],
         "line": [-1 if n["line"] is None else n["line"] for n in nodes],
-        "src": [source(n["src"]) for n in nodes],
+        "src": [rows.source(n["src"]) for n in nodes],
     }
     if any("cost" in n for n in nodes):
         columns["cost"] = [_cost(n.get("cost"), s) for n in nodes]
@@ -114,6 +118,17 @@ def encode_function(fn: dict) -> dict:
         columns["shlo"] = [n.get("shlo") or [] for n in nodes]
         columns["hlo"] = [n.get("hlo") or [] for n in nodes]
         columns["hlo_comp"] = [s(n.get("hlo_comp")) for n in nodes]
+    return columns
+
+
+def encode_function(fn: dict) -> dict:
+    """The wire form of one logical `Function`."""
+    var_at = _index(fn["vars"], "v")
+    node_at = _index(fn["nodes"], "n")
+    group_at = _index(fn["groups"], "g")
+    rows = _Rows(var_at)
+    s, operand = rows.s, rows.operand
+    columns = _node_columns(fn["nodes"], rows, group_at)
     variables = fn["vars"]
     wire = {key: fn[key] for key in _PLAIN if key in fn}
     wire.update({
@@ -132,8 +147,8 @@ def encode_function(fn: dict) -> dict:
             "def": [DEF_CODES[v["def"]] if v["def"] in DEF_CODES else node_at[v["def"]]
                     for v in variables],
         },
-        "scopes": [[s(part) for part in path] for path in scopes],
-        "sources": [list(key) for key in sources],
+        "scopes": [[s(part) for part in path] for path in rows.scopes],
+        "sources": [list(key) for key in rows.sources],
     })
     paths = {str(i): s(v["path"]) for i, v in enumerate(variables) if v.get("path")}
     if paths:  # a function's inputs: their pytree paths, few and sparse
