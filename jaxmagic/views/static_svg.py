@@ -35,14 +35,19 @@ class _Item:
 
 def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, str]], int]:
     """Items of the root group (scopes and sub-jaxprs collapsed) and the edges between them."""
-    root = function["root"]
     vars_by_id = {v["id"]: v for v in function["vars"]}
-    group_of = {g["id"]: g for g in function["groups"]}
-    root_group = group_of[root]
+    root_group = next(g for g in function["groups"] if g["id"] == function["root"])
     items: dict[str, _Item] = {}
-    item_of_node: dict[str, str] = {}
-    hidden = 0
     port_of: dict[str, str] = {}  # "in:<var>" / "const:<var>" / "out:<i>" -> drawn item key
+    _input_items(root_group, vars_by_id, items, port_of)
+    item_of_node, hidden = _node_items(function, vars_by_id, items)
+    _output_items(root_group["outvars"], vars_by_id, items, port_of)
+    edges = _edges(function["nodes"], root_group["outvars"], vars_by_id, item_of_node, port_of)
+    return list(items.values()), edges, hidden
+
+
+def _input_items(root_group: dict, vars_by_id: dict, items: dict[str, _Item], port_of: dict[str, str]) -> None:
+    """One item per constant and input of the root group, or one box for a pytree of hundreds."""
     ports = [(f"const:{vid}", vid, "const") for vid in root_group["constvars"]] + \
         [(f"in:{vid}", vid, "input") for vid in root_group["invars"]]
     for key, vid, kind in ports:
@@ -53,11 +58,22 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
         port_of[key] = key
         label = f"const {vars_by_id[vid]['name']}" if kind == "const" else vars_by_id[vid]["name"]
         items[key] = _Item(key, label, vars_by_id[vid]["aval"], kind)
+
+
+def _node_items(function: dict, vars_by_id: dict, items: dict[str, _Item]) -> tuple[dict[str, str], int]:
+    """Items of the root group's eqns, a repeated run or a named scope drawn as one box; ({node id:
+    its item}, how many eqns past MAX_ITEMS were left out)."""
+    root = function["root"]
+    group_of = {g["id"]: g for g in function["groups"]}
+    item_of_node: dict[str, str] = {}
+    hidden = 0
     scope_counts: dict[str, int] = defaultdict(int)
     repeat_of = _root_repeats(function)
     for index, node in enumerate(function["nodes"]):
         if node["group"] != root:
             continue
+        subgroups = node["subgroups"]
+        inner = sum(group_of[g]["n_eqns"] for g in subgroups) if subgroups else 0
         if index in repeat_of:
             rep = repeat_of[index]
             key = "repeat:" + rep["id"]
@@ -66,8 +82,7 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
                 items[key] = _Item(key, f"{len(rep['units'])}× block", f"▸ {plural(stop - start, 'eqn')}", "scope")
         elif node["scope"]:
             key = "scope:" + node["scope"][0]
-            subgroups = node["subgroups"]
-            scope_counts[key] += 1 + (sum(group_of[g]["n_eqns"] for g in subgroups) if subgroups else 0)
+            scope_counts[key] += 1 + inner
             if key not in items:
                 items[key] = _Item(key, node["scope"][0], "", "scope")
         else:
@@ -75,16 +90,16 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
             if len(items) >= MAX_ITEMS:
                 hidden += 1
                 continue
-            outs = [vars_by_id[v]["aval"] for v in node["outs"]]
-            sub = ", ".join(outs) if outs else ""
-            if node["subgroups"]:
-                inner = sum(group_of[g]["n_eqns"] for g in node["subgroups"])
-                sub = f"▸ {plural(inner, 'eqn')}"
-            items[key] = _Item(key, node["prim"], sub, "group" if node["subgroups"] else "eqn")
+            sub = f"▸ {plural(inner, 'eqn')}" if subgroups else ", ".join(vars_by_id[v]["aval"] for v in node["outs"])
+            items[key] = _Item(key, node["prim"], sub, "group" if subgroups else "eqn")
         item_of_node[node["id"]] = key
     for key, count in scope_counts.items():
         items[key].sub = f"▸ {plural(count, 'eqn')}"
-    outvars = root_group["outvars"]
+    return item_of_node, hidden
+
+
+def _output_items(outvars: list[dict], vars_by_id: dict, items: dict[str, _Item], port_of: dict[str, str]) -> None:
+    """One item per output of the root group, or one box for hundreds."""
     for i, operand in enumerate(outvars):
         if len(outvars) > MAX_PORTS:
             port_of[f"out:{i}"] = "out:*"
@@ -95,6 +110,11 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
         items[f"out:{i}"] = _Item(f"out:{i}", f"out {label}", vars_by_id[operand["var"]]["aval"]
                                   if "var" in operand else operand["aval"], "output")
 
+
+def _edges(nodes: list[dict], outvars: list[dict], vars_by_id: dict, item_of_node: dict[str, str],
+           port_of: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(source item, target item, aval) for every value that flows between two drawn items, sorted."""
+
     def item_for_var(vid: str) -> str | None:
         definition = vars_by_id[vid]["def"]
         if definition in ("in", "const"):
@@ -103,7 +123,7 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
 
     edges: set[tuple[str, str, str]] = set()
     sources: dict[str, str | None] = {}  # var id -> its drawn item: a value feeds several eqns
-    for node in function["nodes"]:
+    for node in nodes:
         target = item_of_node.get(node["id"])
         if target is None:
             continue
@@ -118,7 +138,7 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
         source = item_for_var(operand["var"]) if "var" in operand else None
         if source:
             edges.add((source, port_of[f"out:{i}"], vars_by_id[operand["var"]]["aval"]))
-    return list(items.values()), sorted(edges), hidden
+    return sorted(edges)
 
 
 def _root_repeats(function: dict) -> dict[int, dict]:
