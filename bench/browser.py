@@ -351,6 +351,37 @@ def with_repeats(doc: dict, repeats: bool) -> dict:
     return doc
 
 
+def expand_all_rows(page, doc: dict, row: dict, ms: int, name: str, shots: Path | None, pan_zoom_steps: int) -> None:
+    """Every box opened at once: its time, pan and zoom frames, then a search and a fold inside it."""
+    page.evaluate("performance.clearMeasures()")
+    r = page.evaluate(EXPAND_ALL_JS, ms)
+    row["expand all ms"] = round(r["ms"]) if r["ms"] >= 0 else None
+    row["renderer"] = r["renderer"]
+    row["all phases"] = phases(page)
+    if shots:
+        page.screenshot(path=str(shots / f"{name}-all.png"))
+    if pan_zoom_steps:
+        pz = pan_zoom(page, pan_zoom_steps)
+        row["pan/zoom"] = pz
+        row["zoom p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("zoom_in", "zoom_out")))
+                                          for q in ("p50", "p95"))
+        row["pan p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("pan_far", "pan_mid", "pan_near")))
+                                         for q in ("p50", "p95"))
+        row["draw p95 ms"] = max(v["draw_p95"] or 0 for v in pz.values())
+    # go to the first match of a common primitive (zoomed in), fold the box around it
+    page.fill(".jm-search", most_common_prim(doc))
+    page.press(".jm-search", "Enter")
+    page.wait_for_timeout(500)
+    page.wait_for_function("!document.querySelector('.jm-status').classList.contains('jm-busy')",
+                           timeout=ms)
+    bring_header_into_view(page)
+    page.evaluate("performance.clearMeasures()")
+    r = page.evaluate(FOLD_JS, ms)
+    row["fold phases"] = phases(page)
+    row["fold in all ms"] = round(r["ms"]) if r["ms"] is not None and r["ms"] >= 0 else None
+    row["folded"] = r.get("what")
+
+
 def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, shots: Path | None,
             repeats: bool = True, pan_zoom_steps: int = 40, bundle: Path | None = None) -> dict:
     from jaxmagic.views import static_html
@@ -402,33 +433,7 @@ def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, 
             row["search ms"] = round(r["ms"]) if r["ms"] >= 0 else None
             row["matches"] = r["text"]
             if expand_all:
-                page.evaluate("performance.clearMeasures()")
-                r = page.evaluate(EXPAND_ALL_JS, ms)
-                row["expand all ms"] = round(r["ms"]) if r["ms"] >= 0 else None
-                row["renderer"] = r["renderer"]
-                row["all phases"] = phases(page)
-                if shots:
-                    page.screenshot(path=str(shots / f"{name}-all.png"))
-                if pan_zoom_steps:
-                    pz = pan_zoom(page, pan_zoom_steps)
-                    row["pan/zoom"] = pz
-                    row["zoom p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("zoom_in", "zoom_out")))
-                                                      for q in ("p50", "p95"))
-                    row["pan p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("pan_far", "pan_mid", "pan_near")))
-                                                     for q in ("p50", "p95"))
-                    row["draw p95 ms"] = max(v["draw_p95"] or 0 for v in pz.values())
-                # go to the first match of a common primitive (zoomed in), fold the box around it
-                page.fill(".jm-search", most_common_prim(doc))
-                page.press(".jm-search", "Enter")
-                page.wait_for_timeout(500)
-                page.wait_for_function("!document.querySelector('.jm-status').classList.contains('jm-busy')",
-                                       timeout=ms)
-                bring_header_into_view(page)
-                page.evaluate("performance.clearMeasures()")
-                r = page.evaluate(FOLD_JS, ms)
-                row["fold phases"] = phases(page)
-                row["fold in all ms"] = round(r["ms"]) if r["ms"] is not None and r["ms"] >= 0 else None
-                row["folded"] = r.get("what")
+                expand_all_rows(page, doc, row, ms, name, shots, pan_zoom_steps)
         except Exception as exc:  # a timeout on one document should not lose the others
             row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
         if errors:
