@@ -134,7 +134,7 @@ def short_dtype(dtype: Any) -> str:
 def user_frame(source_info: Any) -> Any:
     """The innermost user frame of an eqn's source_info (file, function, line, column)."""
     try:
-        from jax._src import source_info_util
+        source_info_util = _source_info_util()  # once: an import statement per eqn costs ~1 µs
     except Exception:
         return None
     try:  # JAX 0.5 and later take the traceback
@@ -146,6 +146,13 @@ def user_frame(source_info: Any) -> Any:
             return None
     except Exception:
         return None
+
+
+@functools.cache
+def _source_info_util() -> Any:
+    from jax._src import source_info_util
+
+    return source_info_util
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -100,11 +100,22 @@ def estimate_eqn(eqn: Any) -> tuple[float | None, int | None]:
     return cost.flops, cost.bytes
 
 
-def eqn_cost(eqn: Any) -> Cost:
-    """The documented per-primitive estimate of one eqn, sub-jaxprs not included."""
+def eqn_cost(eqn: Any, sizes: dict[int, tuple[Any, int, int]] | None = None) -> Cost:
+    """The documented per-primitive estimate of one eqn, sub-jaxprs not included.
+
+    `sizes` (one per walk: `estimate_all`'s) keeps each aval's element count and bytes: a
+    program has a few dozen distinct avals (JAX interns them) and tens of thousands of operands."""
     prim = eqn.primitive.name
-    out_elems = sum(_elements(v.aval) for v in eqn.outvars)
-    nbytes = _io_bytes(eqn)
+    if sizes is None:
+        sizes = {}
+    out_elems = nbytes = 0
+    for v in eqn.outvars:
+        elements, size = _sizes(v.aval, sizes)
+        out_elems += elements
+        nbytes += size
+    for v in eqn.invars:
+        if type(v).__name__ != "Literal":
+            nbytes += _sizes(v.aval, sizes)[1]
     rule = _RULES.get(prim)
     if rule is not None:
         return rule(eqn, nbytes)
@@ -168,6 +179,7 @@ def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
     from .graph import sub_jaxprs  # here: graph.py may import this module
 
     out: list[Cost] = []
+    sizes: dict[int, tuple[Any, int, int]] = {}
 
     def walk(jaxpr: Any) -> list[Cost]:
         top = []
@@ -177,7 +189,7 @@ def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
             index = len(out)
             out.append(Cost(None, None))  # placeholder: the owner's slot precedes its body's eqns
             subs = [walk(getattr(sub, "jaxpr", sub)) for _, sub in sub_jaxprs(eqn)]
-            cost = owner_cost(eqn, subs) if subs else eqn_cost(eqn)
+            cost = owner_cost(eqn, subs) if subs else eqn_cost(eqn, sizes)
             out[index] = cost
             top.append(cost)
         return top
@@ -314,6 +326,14 @@ def _aval_bytes(aval: Any) -> int:
     if itemsize is None:  # tokens, PRNG keys of extended dtypes
         return 0
     return _elements(aval) * int(itemsize)
+
+
+def _sizes(aval: Any, memo: dict[int, tuple[Any, int, int]]) -> tuple[int, int]:
+    """(elements, bytes) of an aval, once per aval object (keyed by identity, the aval kept alive)."""
+    hit = memo.get(id(aval))
+    if hit is None or hit[0] is not aval:
+        hit = memo[id(aval)] = (aval, _elements(aval), _aval_bytes(aval))
+    return hit[1], hit[2]
 
 
 def _io_bytes(eqn: Any) -> int:

@@ -33,14 +33,15 @@ MAX_LEVEL_TEXT_BYTES = 4_000_000  # a StableHLO/HLO text above this stays in the
 
 def sub_jaxprs(eqn: Any) -> Iterator[tuple[str, Any]]:
     """(label, Jaxpr) for each jaxpr in the eqn's params, in the order JAX prints them."""
-    closed_type, open_type = jax_compat.jaxpr_types()
-    for key in sorted(eqn.params):
-        value = eqn.params[key]
-        if isinstance(value, (closed_type, open_type)):
+    types = jax_compat.jaxpr_types()
+    params = eqn.params
+    for key in sorted(params):
+        value = params[key]
+        if isinstance(value, types):
             yield key, value
         elif isinstance(value, (tuple, list)):
             for i, item in enumerate(value):
-                if isinstance(item, (closed_type, open_type)):
+                if isinstance(item, types):
                     yield f"{key}[{i}]", item
 
 
@@ -52,15 +53,28 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_PARAM_CHARS else text[: MAX_PARAM_CHARS - 1] + "…"
 
 
-def _param_text(value: Any, group_ids: dict[int, str]) -> str:
-    if id(value) in group_ids:
-        return f"<jaxpr {group_ids[id(value)]}>"
-    if isinstance(value, (tuple, list)) and any(id(v) in group_ids for v in value):
-        return "(" + ", ".join(_param_text(v, group_ids) for v in value) + ")"
+def _param_text(value: Any, group_ids: dict[int, str], memo: dict[int, tuple[Any, str]] | None = None) -> str:
+    """A param's text for its node; a jaxpr param names its group.
+
+    `memo` (one per graph, keyed by identity, the value kept alive) keeps the text of each
+    param object: eqns share dtypes, precisions, shardings and layouts, and their `str` costs
+    several µs (a 10k-eqn program has some 16k params, a few hundred distinct objects)."""
+    if group_ids:
+        if id(value) in group_ids:
+            return f"<jaxpr {group_ids[id(value)]}>"
+        if isinstance(value, (tuple, list)) and any(id(v) in group_ids for v in value):
+            return "(" + ", ".join(_param_text(v, group_ids, memo) for v in value) + ")"
+    if memo is not None:
+        hit = memo.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
     try:
-        return _short(str(value))
+        text = _short(str(value))
     except Exception:
-        return f"<{type(value).__name__}>"
+        text = f"<{type(value).__name__}>"
+    if memo is not None:
+        memo[id(value)] = (value, text)
+    return text
 
 
 def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
@@ -103,6 +117,7 @@ class _FunctionBuilder:
         self.var_ids: dict[Any, str] = {}
         self._avals: dict[int, tuple[Any, str]] = {}  # id(aval) -> (aval, its text): a program has a few dozen
         self._sources: dict[tuple, dict | None] = {}
+        self._params: dict[int, tuple[Any, str]] = {}  # id(param value) -> (value, its text)
         self.max_eqns = max_eqns
         self.truncated = False
         self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
@@ -187,7 +202,8 @@ class _FunctionBuilder:
             group_ids[id(sub)] = sub_gid
             subgroups.append(sub_gid)
         node["subgroups"] = subgroups
-        node["params"] = {k: _param_text(v, group_ids) for k, v in sorted(eqn.params.items())}
+        memo = self._params
+        node["params"] = {k: _param_text(v, group_ids, memo) for k, v in sorted(eqn.params.items())}
         node["outs"] = [self._var(v, gid, nid, n, a) for v, n, a in zip(outvars, names, avals)]
 
     def document(self) -> dict:

@@ -51,9 +51,10 @@ class JaxprText:
         """
         binders = " ".join(outvar_texts)
         head = binders + " = " if binders else prim
-        for start, stop in ((self._cursor, len(self.lines)), (0, self._cursor)):
+        lines = self.lines
+        for start, stop in ((self._cursor, len(lines)), (0, self._cursor)):
             for i in range(start, stop):
-                if _starts_token(self.lines[i], head, needs_end=not binders):
+                if head in lines[i] and _starts_token(lines[i], head, needs_end=not binders):
                     self._cursor = i
                     return i
         return None

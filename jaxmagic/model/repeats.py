@@ -60,7 +60,7 @@ class _Hasher:
 
     def __init__(self, fn: dict):
         self.fn = fn
-        self.vars = {v["id"]: v for v in fn["vars"]}
+        self.avals = {v["id"]: v["aval"] for v in fn["vars"]}  # var id -> its type text
         self.groups = {g["id"]: g for g in fn["groups"]}
         self.node_hash: list[int] = [0] * len(fn["nodes"])
         self.group_hash: dict[str, int] = {}
@@ -76,27 +76,22 @@ class _Hasher:
         for i in range(len(fn["nodes"]) - 1, -1, -1):  # sub-jaxpr nodes come after their owner
             self.node_hash[i] = self._node(i)
 
-    def _operand(self, op: dict, local: dict[str, int]) -> Any:
-        if "var" in op:
-            vid = op["var"]
-            # Wiring inside the unit is by position of definition; values from outside by aval.
-            return local.get(vid, ("ext", self.vars[vid]["aval"] if vid in self.vars else "?"))
-        return ("lit", op.get("lit"), op.get("aval"))
-
     def _node(self, i: int) -> int:
         node = self.fn["nodes"][i]
-        params = tuple(sorted((k, _JAXPR_REF.sub("<jaxpr>", v) if "<jaxpr" in v else v)
-                              for k, v in node["params"].items()))
-        subs = tuple(self._group(g) for g in node["subgroups"])
-        ins = tuple(self._operand(op, {}) for op in node["ins"])
-        outs = tuple(self.vars[v]["aval"] for v in node["outs"] if v in self.vars)
+        params = tuple(sorted([(k, _JAXPR_REF.sub("<jaxpr>", v) if "<jaxpr" in v else v)
+                               for k, v in node["params"].items()]))
+        subs = tuple([self._group(g) for g in node["subgroups"]]) if node["subgroups"] else ()
+        avals = self.avals  # inputs by type alone: the node's hash knows nothing of its neighbours
+        ins = tuple([("ext", avals.get(op["var"], "?")) if "var" in op else ("lit", op.get("lit"), op.get("aval"))
+                     for op in node["ins"]])
+        outs = tuple([avals[v] for v in node["outs"] if v in avals])
         return hash((node["prim"], params, ins, outs, subs))
 
     def _group(self, gid: str) -> int:
         if gid in self.group_hash:
             return self.group_hash[gid]
         group = self.groups[gid]
-        avals = tuple(self.vars[v]["aval"] for v in group["constvars"] + group["invars"] if v in self.vars)
+        avals = tuple(self.avals[v] for v in group["constvars"] + group["invars"] if v in self.avals)
         nodes = tuple(self.node_hash[i] for i in self.by_group.get(gid, []))
         h = hash((avals, nodes, len(group["outvars"])))
         self.group_hash[gid] = h
@@ -107,12 +102,14 @@ class _Hasher:
         parts: list[Any] = []
         local: dict[str, int] = {}
         node_group, node_reads, node_outs = self.node_group, self.node_reads, self.node_outs
-        for item in items:
+        get = local.get
+        for item in items:  # a node is walked once per box around it: keep this loop lean
             parts.append(self.item_hash(item, inner, scope_prefix))
             group = node_group[item.start]
             for i in range(item.start, item.stop):
                 if node_group[i] == group:
-                    parts.append(tuple(local.get(v, -1) for v in node_reads[i]))
+                    reads = node_reads[i]
+                    parts.append(tuple([get(v, -1) for v in reads]) if reads else ())
                     for v in node_outs[i]:
                         local[v] = len(local)
         return hash(tuple(parts))
