@@ -15,7 +15,13 @@ import dataclasses
 from typing import Any
 
 from . import jax_compat
+from .jaxpr_memo import JaxprMemo
 from .record import Capture, ConstantStub
+
+# The stubbed copy of each live jaxpr JAX handed back (None: it had no array constant to stub). A
+# cell run again gets the same jaxpr object from JAX, and the same copy: the copy holds stubs, never
+# the arrays, and the memo keeps the original only weakly.
+_STUBBED: JaxprMemo[Any] = JaxprMemo()
 
 
 def _stub(value: Any) -> Any:
@@ -86,6 +92,19 @@ def _stubbed_fields(obj: Any, names: tuple[str, ...], memo: dict[int, Any]) -> A
     return memo[id(obj)][1]
 
 
+def _remembered_stub(closed: Any, memo: dict[int, Any]) -> Any:
+    """`_stubbed_jaxpr(closed)`, made once per live jaxpr object across captures."""
+    if closed is None:
+        return None
+
+    def stubbed(original: Any) -> Any:
+        result = _stubbed_jaxpr(original, memo)
+        return None if result is original else result  # never the original itself: it would stay alive
+
+    result = _STUBBED.get(closed, stubbed)
+    return closed if result is None else result
+
+
 def drop_device_buffers(capture: Capture) -> None:
     """Make `capture` hold no array a program closed over: the consts of every kept jaxpr (each
     call's program, each differentiation's split and tangent program) become `ConstantStub`s.
@@ -98,7 +117,7 @@ def drop_device_buffers(capture: Capture) -> None:
         artifacts = call.artifacts
         if artifacts is not None and id(artifacts) not in memo:
             memo[id(artifacts)] = (artifacts, artifacts)
-            artifacts.jaxpr = _stubbed_jaxpr(artifacts.jaxpr, memo)
+            artifacts.jaxpr = _remembered_stub(artifacts.jaxpr, memo)
     for grad in capture.grads:
         grad.split = _stubbed_fields(grad.split, ("user", "forward", "backward"), memo)
         grad.tangent = _stubbed_fields(grad.tangent, ("program",), memo)

@@ -39,6 +39,7 @@ import numpy as np
 
 from . import jax_compat, source
 from ..units import bytes_text
+from .jaxpr_memo import JaxprMemo
 from .record import Finding, SourceLocation
 
 MIN_UNNAMED_BYTES = 1 << 20  # an array constant no user name matches is reported from this size
@@ -348,9 +349,9 @@ def _constants(closed_jaxpr: Any) -> Iterator[tuple[Any, str, Any]]:
                         yield value, jax_compat.short_aval(atom.aval), eqn
 
 
-def _scalar_literals(closed_jaxpr: Any) -> dict[tuple[float, float], tuple[Any, Any]]:
-    """{value at float32 precision: (literal, first eqn)} for each scalar literal of the program."""
-    found: dict[tuple[float, float], tuple[Any, Any]] = {}
+def _scalar_literals(closed_jaxpr: Any) -> dict[tuple[float, float], tuple[str, int, str] | None]:
+    """{value at float32 precision: the user frame of its first eqn} for each scalar literal of the program."""
+    found: dict[tuple[float, float], tuple[str, int, str] | None] = {}
     for jaxpr, _ in _walk(closed_jaxpr):
         for eqn in jaxpr.eqns:
             for atom in eqn.invars:
@@ -359,8 +360,40 @@ def _scalar_literals(closed_jaxpr: Any) -> dict[tuple[float, float], tuple[Any, 
                     if np.ndim(value) == 0 and not isinstance(value, (bool, np.bool_)):
                         key = _scalar_key(value)
                         if key is not None and key not in found:
-                            found[key] = (value, eqn)
+                            stack = _stack(eqn)
+                            found[key] = stack[-1] if stack else None
     return found
+
+
+# What the constants analysis reads of a jaxpr alone, per live jaxpr object (`JaxprMemo`): JAX hands
+# back the same jaxpr for a signature it traced before, so a cell run again walks nothing. The values
+# are matched against the globals of each cell anew; the memo holds them by weak reference only.
+_CONSTANT_SITES: JaxprMemo[list | None] = JaxprMemo()
+_SCALAR_LITERALS: JaxprMemo[dict] = JaxprMemo()
+
+
+def _constant_sites(closed_jaxpr: Any) -> list[tuple[Any, str, tuple[str, int, str] | None, int]]:
+    """(value, aval text, user frame of its first use or None, bytes) for each array constant."""
+    def sites(jaxpr: Any) -> list[tuple[Any, str, tuple | None, int]]:
+        found = []
+        for value, aval, eqn in _constants(jaxpr):
+            stack = _stack(eqn) if eqn is not None else ()
+            found.append((value, aval, stack[-1] if stack else None, _nbytes(value)))
+        return found
+
+    def weakly(jaxpr: Any) -> list | None:
+        try:
+            return [(weakref.ref(value), aval, frame, size) for value, aval, frame, size in sites(jaxpr)]
+        except TypeError:  # a constant that cannot be weakly referenced: not remembered
+            return None
+
+    remembered = _CONSTANT_SITES.get(closed_jaxpr, weakly)
+    if remembered is not None:
+        found = [(ref(), aval, frame, size) for ref, aval, frame, size in remembered]
+        if all(value is not None for value, _, _, _ in found):
+            return found
+        _CONSTANT_SITES.forget(closed_jaxpr)  # a value the jaxpr no longer holds: read it again
+    return sites(closed_jaxpr)
 
 
 def constants_reach(fn: Any) -> _Reach:
@@ -392,11 +425,9 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
     findings: list[Finding] = []
     reported: set[str] = set()
     unnamed: set[int] = set()
-    for value, aval, eqn in _constants(closed_jaxpr):
-        stack = _stack(eqn) if eqn is not None else ()
-        where = _location(stack[-1]) if stack else fallback
+    for value, aval, frame, size in _constant_sites(closed_jaxpr):
+        where = _location(frame) if frame is not None else fallback
         named = _match(value, reach)
-        size = _nbytes(value)
         if named is not None:
             label, how = named
             if label in reported:
@@ -416,21 +447,20 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
                 "makes the program bigger. Pass it as an argument, or build it with jnp inside the function."),
                 where, "info"))
     if reach.scalars:
-        literals = _scalar_literals(closed_jaxpr)
+        literals = _SCALAR_LITERALS.get(closed_jaxpr, _scalar_literals)
         for label, how, value in reach.scalars:
             key = _scalar_key(value)
             if key is None or label in reported or (key[1] == 0.0 and key[0] in _TRIVIAL_SCALARS):
                 continue
-            hit = literals.get(key)
-            if hit is None:
+            if key not in literals:
                 continue
             reported.add(label)
-            stack = _stack(hit[1])
+            frame = literals[key]
             findings.append(Finding("global_constant", (
                 f"`{label}` ({how}, = {value!r}) was probably baked into the program as the literal {value!r}: "
                 f"Python numbers are read when `{name}` is traced, so giving `{label}` a new value later changes "
                 "nothing until JAX traces again. Pass it as an argument if it is meant to change."),
-                _location(stack[-1]) if stack else fallback, "info"))
+                _location(frame) if frame is not None else fallback, "info"))
     return findings
 
 
@@ -715,23 +745,13 @@ LOOPS = "unrolled loops"
 
 # Loop findings per live ClosedJaxpr. JAX hands back the same jaxpr object for a function and
 # signature it traced before, so a cell run again (a training cell, a benchmark) skips the
-# analysis. Only loops: they depend on the jaxpr alone, while constants are matched against
-# the globals of the moment.
-_LOOPS_SEEN: dict[int, tuple[weakref.ref, list[Finding]]] = {}
+# analysis. Loops depend on the jaxpr alone, while constants are matched against the globals
+# of the moment (only the constants' sites are remembered, `_constant_sites`).
+_LOOPS_SEEN: JaxprMemo[list[Finding]] = JaxprMemo()
 
 
 def _remembered_loops(closed_jaxpr: Any) -> list[Finding]:
-    key = id(closed_jaxpr)
-    seen = _LOOPS_SEEN.get(key)
-    if seen is not None and seen[0]() is closed_jaxpr:
-        return list(seen[1])
-    found = unrolled_loops(closed_jaxpr)
-    try:
-        ref = weakref.ref(closed_jaxpr, lambda _, key=key: _LOOPS_SEEN.pop(key, None))
-    except TypeError:  # not weak-referenceable on this JAX: no memory
-        return found
-    _LOOPS_SEEN[key] = (ref, found)
-    return list(found)
+    return list(_LOOPS_SEEN.get(closed_jaxpr, unrolled_loops))
 
 
 def jaxpr_findings(fn: Any, closed_jaxpr: Any, kinds: tuple[str, ...] = (CONSTANTS, LOOPS),

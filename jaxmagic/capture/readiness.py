@@ -57,6 +57,8 @@ def output_arrays(out: Any, seconds: float) -> list[Any]:
     The first and the last leaf: a train step returns `(loss, params)` and the loop drops
     `loss` at once but keeps `params`, so watching both keeps most steps' device time known.
     """
+    if hasattr(out, "is_ready"):  # one array (the common case of a small step): no walk
+        return [out]
     found = [leaf for leaf in (_edge_leaf(out, 0), _edge_leaf(out, -1)) if hasattr(leaf, "is_ready")]
     if found or seconds < _CHEAP_BELOW_S:
         return found[:1] if len(found) == 2 and found[0] is found[1] else found
@@ -80,7 +82,7 @@ class ReadyWatch:
     def watch(self, index: int, out: Any, seconds: float) -> bool:
         """Keep weak references to this call's outputs; False when none can be watched."""
         try:
-            refs = tuple(weakref.ref(array) for array in output_arrays(out, seconds))
+            refs = tuple(map(weakref.ref, output_arrays(out, seconds)))
         except TypeError:  # not weak-referenceable: unknown
             return False
         if not refs:
@@ -93,7 +95,10 @@ class ReadyWatch:
         pending = self.pending
         while pending:
             index, refs = pending[0]
-            array = next((a for a in (ref() for ref in refs) if a is not None), None)
+            for ref in refs:  # one or two: the first still alive
+                array = ref()
+                if array is not None:
+                    break
             try:
                 if array is None or not array.is_ready():
                     if array is not None:

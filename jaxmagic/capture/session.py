@@ -8,10 +8,12 @@ monitoring listeners.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import threading
 import types
 import time
+import weakref
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,9 +143,13 @@ class CaptureSession:
         self._running = False
         self._call: Any = _call_plain  # how `record` runs a jitted call (`start` picks it)
         self._jax_own: dict[int, Any] = {}  # jitted functions defined in JAX itself, by id: not recorded
-        # One row per call, in order: a JitCall, or (state, start, end) for a fast-path cache
-        # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call).
+        # One row per call, in order: a JitCall, or the function's state for a fast-path cache
+        # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call); the hits'
+        # start and end times go, in the same order, to `_times` (floats, which Python's garbage
+        # collector does not track: a tuple per call made it walk every row of a long loop).
         self._rows: list[Any] = []
+        self._times: list[float] = []
+        self._times_used = 0  # floats of `_times` already turned into JitCalls
         self._logs: list[cache_log.LogRecord] = []  # JAX's cache records, in order
         self._cache_log = cache_log.CacheLog(self._logs.append)
         self._ready = readiness.ReadyWatch(_clock)
@@ -161,6 +167,9 @@ class CaptureSession:
         # options): a `jax.jit(f)` made anew each iteration is one function called many times.
         self._by_definition: dict[tuple, _FunctionState] = {}
         self._alive: list = []  # every recorded jitted function, until `stop`: their ids stay theirs
+        # ... except the further wrappers of a hot definition (`_hot_definition`): those are forgotten
+        # by id when they die (a weak reference each), so a loop of `jax.jit(f)(x)` keeps none alive.
+        self._wrapper_refs: dict[int, weakref.ref] = {}
         self._user_targets: dict[int, Any] = {}  # the user's Python functions behind jitted ones, by id
         self._deferred_findings: list[tuple[Any, Any, int, Any]] = []  # (fn, jaxpr, call, reach) for `stop`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
@@ -179,7 +188,7 @@ class CaptureSession:
                                  "persistent_cache_dir": getattr(jax.config, "jax_compilation_cache_dir", None)}
         stack = self._stack
         if not (self.shardings or self._earlier_tasks):  # those read every call's arguments or task
-            self.fast_path = jit_patch.FastPath(hot=self._fast, rows=self._rows, events=self._events,
+            self.fast_path = jit_patch.FastPath(hot=self._fast, rows=self._rows, times=self._times, events=self._events,
                                                 next_sample=self._next_sample, thread=self._thread)
         try:
             previous = jit_patch.set_recorder(self)
@@ -251,6 +260,7 @@ class CaptureSession:
             self.capture.wrappers.update({state.function_id: state.wrappers for state in self._by_definition.values()
                                           if state.wrappers > 1})
             self._alive.clear()  # the cell's jitted functions live as long as the cell keeps them
+            self._wrapper_refs.clear()
             self._by_definition.clear()
             self._user_targets.clear()
             self._jax_own.clear()  # JAX's own jitted helpers (`_pjit_call_impl`'s) hold programs with constants
@@ -365,7 +375,7 @@ class CaptureSession:
 
         The common case, a cache hit of a function already seen a few times, is recorded before
         it gets here, in `jit_patch._routed_call` (`fast_path`); here it costs a trace check, two
-        clock reads and one tuple (about 1.2 us in all, bench/trace.py): calls due a readiness
+        clock reads and three list appends (about 1.2 us in all, bench/trace.py): calls due a readiness
         sample, and hot functions whose programs handle keys or whose inputs `%%sharding` notes.
         Signatures and artefacts are taken only on misses and on the first calls of each function.
         """
@@ -405,7 +415,10 @@ class CaptureSession:
         if sampled:
             self._watch(index, out, start, end)
         if state is not None and len(events) == n_events:
-            rows.append((state, start, end))
+            rows.append(state)
+            times = self._times
+            times.append(start)
+            times.append(end)
             if self.shardings:
                 self._note_inputs(args, kwargs)
             if state.key_program is not None and self._keys is not None:
@@ -448,10 +461,33 @@ class CaptureSession:
             return None
         state.wrappers += 1
         self._functions[id(fn)] = self._hot[id(fn)] = state
-        self._alive.append(fn)
+        self._keep_id(fn)
         if state.key_program is None:
             self._fast[id(fn)] = state
         return state
+
+    def _keep_id(self, fn: Any) -> None:
+        """Make sure `fn`'s id means `fn` for the rest of the capture, without keeping `fn` alive.
+
+        A `jax.jit(f)` made anew each iteration is called once and dropped: kept alive until the
+        capture stops, thousands of them (and JAX's objects behind each) made Python's garbage
+        collector walk them again and again (+30% on each call). A weak reference drops its id from
+        the tables when it dies, before another object can take that id; where JAX's type takes
+        no weak reference, the function stays alive as any other recorded one.
+        """
+        key = id(fn)
+        try:
+            self._wrapper_refs[key] = weakref.ref(fn, functools.partial(self._forget_wrapper, key))
+        except TypeError:
+            self._alive.append(fn)
+
+    def _forget_wrapper(self, key: int, ref: weakref.ref) -> None:
+        """A wrapper registered by `_keep_id` died: its id no longer names it (weakref callback)."""
+        if self._wrapper_refs.get(key) is ref:
+            del self._wrapper_refs[key]
+            self._functions.pop(key, None)
+            self._hot.pop(key, None)
+            self._fast.pop(key, None)
 
     def _is_jax_own(self, fn: Any) -> bool:
         """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
@@ -522,13 +558,16 @@ class CaptureSession:
     def _materialize_calls(self) -> None:
         calls = self.capture.calls
         ready = self._ready.ready
+        times, used = self._times, self._times_used
         for index in range(len(calls), len(self._rows)):
             row = self._rows[index]
-            if type(row) is tuple:
-                state, start, end = row
+            if type(row) is _FunctionState:
+                state, start, end = row, times[used], times[used + 1]
+                used += 2
                 row = JitCall(index, state.name, state.function_id, state.source, None, None, True, start, end)
             row.ready = ready.get(index)
             calls.append(row)
+        self._times_used = used
 
     def _finish(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
                 start: float, end: float, error: BaseException | None) -> None:

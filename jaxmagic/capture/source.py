@@ -103,8 +103,13 @@ def past_own_frames(tb: Any) -> Any:
     return tb
 
 
+@functools.lru_cache(maxsize=4096)
 def is_own_file(file: str) -> bool:
-    """True for a file of jaxmagic itself (its capture frames sit between a jitted call and its caller)."""
+    """True for a file of jaxmagic itself (its capture frames sit between a jitted call and its caller).
+
+    Cached like `is_user_file`: `realpath` makes a system call per path component, and this runs
+    for every signature a capture takes and every frame an error passes.
+    """
     try:
         return os.path.realpath(file).startswith(PACKAGE_DIR + os.sep)
     except (ValueError, UnicodeError):
