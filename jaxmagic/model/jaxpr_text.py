@@ -7,9 +7,21 @@ JAX prints eqns depth-first with sub-jaxprs inline, each eqn starting with its b
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable
 
 from ..capture import jax_compat
+
+# Jaxpr -> {max_eqns: (text, names, lines)}. JAX hands the same Jaxpr object to every call that
+# hits its trace cache (a re-run cell, `document`/`to_html` of a capture, a listed function
+# loaded later), and its printer is the largest part of a graph document (~20 µs an eqn).
+# Weak keys: an entry goes with its jaxpr; the names' Vars are the jaxpr's own.
+_PRINTED: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def forget_printed() -> None:
+    """Drop every kept printout (benchmarks measure a first print with it)."""
+    _PRINTED.clear()
 
 
 class JaxprText:
@@ -18,6 +30,25 @@ class JaxprText:
     def __init__(self, closed_jaxpr: Any, max_eqns: int | None = None):
         """`max_eqns`: print only the first that many top-level eqns (the graph keeps no more):
         JAX's printer takes about 0.14 ms an eqn, 2.5 minutes for a million."""
+        self._cursor = 0
+        jaxpr = closed_jaxpr.jaxpr
+        cut = max_eqns is not None and len(jaxpr.eqns) > max_eqns
+        key = max_eqns if cut else None
+        try:
+            kept = _PRINTED.get(jaxpr, {}).get(key)
+        except TypeError:  # not weakly referenceable: print every time
+            kept = None
+        if kept is None:
+            self._print(closed_jaxpr, max_eqns)
+            try:
+                _PRINTED.setdefault(jaxpr, {})[key] = (self.cut, self.text, self.names, self.lines)
+            except TypeError:
+                pass
+        else:
+            self.cut, self.text, self.names, self.lines = kept
+
+    def _print(self, closed_jaxpr: Any, max_eqns: int | None) -> None:
+        """JAX's own printout (its text and names) of the jaxpr, cut at `max_eqns` top-level eqns."""
         printer = jax_compat.jaxpr_pretty_printer()
         self.names: dict = {}
         jaxpr = closed_jaxpr.jaxpr
@@ -35,7 +66,6 @@ class JaxprText:
         elif not self.cut:
             self.text = str(closed_jaxpr)
         self.lines = self.text.split("\n")
-        self._cursor = 0
 
     def name(self, var: Any) -> str:
         if jax_compat.is_dropvar(var):

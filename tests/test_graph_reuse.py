@@ -1,0 +1,76 @@
+"""A jaxpr's printout is made once per Jaxpr object: a second document of the same program
+(a re-run cell, `document`/`to_html` of a capture, JAX's trace cache handing back the same
+jaxpr) is the same document, built without JAX's printer; a cut printout is kept apart from
+the whole one, and nothing outlives its jaxpr."""
+
+from __future__ import annotations
+
+import gc
+import json
+import weakref
+
+import jax
+import jax.numpy as jnp
+
+from jaxmagic.capture import jax_compat
+from jaxmagic.model import jaxpr_text
+from jaxmagic.model.graph import function_graph
+
+from .programs import control_flow
+
+
+def _counting_printer(monkeypatch) -> list[int]:
+    """Counts the calls of JAX's real printer (it still prints)."""
+    real = jax_compat.jaxpr_pretty_printer
+    calls: list[int] = []
+
+    def printer():
+        inner = real()
+
+        def counted(jaxpr):
+            calls.append(len(jaxpr.eqns))
+            return inner(jaxpr)
+        return counted
+    monkeypatch.setattr(jax_compat, "jaxpr_pretty_printer", printer)
+    return calls
+
+
+def _dump(doc: dict) -> str:
+    return json.dumps(doc, sort_keys=True, default=str)
+
+
+def test_same_jaxpr_prints_once_and_gives_the_same_document(monkeypatch):
+    calls = _counting_printer(monkeypatch)
+    fn, args, kwargs = control_flow()
+    closed = fn.trace(*args, **kwargs).jaxpr
+    assert fn.trace(*args, **kwargs).jaxpr.jaxpr is closed.jaxpr  # JAX's trace cache: the same object
+    first = function_graph("f0", "f", closed)
+    again = function_graph("f0", "f", fn.trace(*args, **kwargs).jaxpr)
+    assert len(calls) == 1
+    assert _dump(first) == _dump(again)
+    assert first["text"] == str(closed.jaxpr)  # still JAX's own text
+    jaxpr_text.forget_printed()
+    function_graph("f0", "f", closed)
+    assert len(calls) == 2
+
+
+def test_cut_and_whole_printouts_are_kept_apart(monkeypatch):
+    calls = _counting_printer(monkeypatch)
+    closed = jax.make_jaxpr(lambda x: jnp.tanh(jnp.sin(x) * 2 + 1).sum())(jnp.ones(3))
+    whole = function_graph("f0", "f", closed)
+    cut = function_graph("f0", "f", closed, max_eqns=2)
+    assert cut["truncated"] and not whole["truncated"]
+    assert len(cut["text"].splitlines()) < len(whole["text"].splitlines())
+    assert _dump(function_graph("f0", "f", closed, max_eqns=2)) == _dump(cut)
+    assert _dump(function_graph("f0", "f", closed)) == _dump(whole)
+    assert calls == [len(closed.jaxpr.eqns), 2]
+
+
+def test_a_kept_printout_goes_with_its_jaxpr():
+    closed = jax.make_jaxpr(lambda x: jnp.cos(x) + 3)(jnp.ones(2))
+    function_graph("f0", "f", closed)
+    assert closed.jaxpr in jaxpr_text._PRINTED
+    gone = weakref.ref(closed.jaxpr)
+    del closed
+    gc.collect()
+    assert gone() is None  # the kept printout did not keep its jaxpr (nor its Vars' owner) alive
