@@ -14,9 +14,10 @@ import jax.numpy as jnp
 
 from jaxmagic.capture import jax_compat
 from jaxmagic.model import jaxpr_text
+from jaxmagic.model.cost import estimate_all
 from jaxmagic.model.graph import function_graph
 
-from .programs import control_flow
+from .programs import PROGRAMS, control_flow
 
 
 def _counting_printer(monkeypatch) -> list[int]:
@@ -74,3 +75,18 @@ def test_a_kept_printout_goes_with_its_jaxpr():
     del closed
     gc.collect()
     assert gone() is None  # the kept printout did not keep its jaxpr (nor its Vars' owner) alive
+
+
+def test_node_costs_are_estimate_all_of_the_jaxpr_whole_and_cut():
+    """The graph costs its nodes from the eqns it walked (cost.estimate_nodes); that is JAX's jaxpr
+    walked again by `estimate_all`, owners summing their bodies, also where the graph is cut."""
+    owners = 0
+    for name, program in PROGRAMS.items():
+        fn, args, kwargs = program()
+        closed = fn.trace(*args, **kwargs).jaxpr
+        for limit in (None, 3):
+            doc = function_graph("f0", name, closed) if limit is None else function_graph("f0", name, closed, limit)
+            want = [c.json() for c in estimate_all(closed, limit=len(doc["nodes"]))]
+            assert [node["cost"] for node in doc["nodes"]] == want, (name, limit)
+            owners += sum(bool(node["subgroups"]) for node in doc["nodes"])
+    assert owners > 10  # scan, cond, while, jit, custom rules, remat, shard_map: costed from their bodies

@@ -198,6 +198,23 @@ def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
     return out
 
 
+def estimate_nodes(eqns: list[Any], nodes: list[dict]) -> list[Cost]:
+    """`estimate_all` for a built graph: the costs of its nodes from their eqns (`eqns[i]` is node i's),
+    with the graph's own nesting (each node's `subgroups`), so the jaxpr is not walked a second time."""
+    members: dict[str, list[int]] = {}  # group id -> its own (top-level) nodes
+    for i, node in enumerate(nodes):
+        members.setdefault(node["group"], []).append(i)
+    costs: list[Any] = [None] * len(nodes)
+    sizes: dict[int, tuple[Any, int, int]] = {}
+    for i in range(len(nodes) - 1, -1, -1):  # a body's nodes come after their owner's
+        subgroups = nodes[i]["subgroups"]
+        if subgroups:
+            costs[i] = owner_cost(eqns[i], [[costs[j] for j in members.get(g, ())] for g in subgroups])
+        else:
+            costs[i] = eqn_cost(eqns[i], sizes)
+    return costs
+
+
 def program_cost(compiled: Any) -> dict:
     """XLA's whole-program figures as plain JSON numbers: the function's `cost` field."""
     if compiled is None:

@@ -18,7 +18,7 @@ from ..capture.record import Artifacts, Capture, JitCall
 from ..units import plural
 from .document import envelope, guarded, source_json
 from . import folding
-from .cost import estimate_all, program_cost
+from .cost import estimate_nodes, program_cost
 from .jaxpr_text import JaxprText
 from .levels import link_levels
 from .on_demand import OnDemand
@@ -113,6 +113,7 @@ class _FunctionBuilder:
         self.printed = JaxprText(closed_jaxpr, max_eqns)
         self.groups: list[dict] = []
         self.nodes: list[dict] = []
+        self.eqns: list[Any] = []  # node i's eqn (its cost estimate reads it)
         self.vars: list[dict] = []
         self.var_ids: dict[Any, str] = {}
         self._avals: dict[int, tuple[Any, str]] = {}  # id(aval) -> (aval, its text): a program has a few dozen
@@ -188,6 +189,7 @@ class _FunctionBuilder:
         prim = eqn.primitive.name
         node: dict[str, Any] = {"id": nid, "group": gid, "prim": prim}
         self.nodes.append(node)
+        self.eqns.append(eqn)
         node["scope"] = jax_compat.name_stack_path(eqn.source_info)
         node["ins"] = [self._operand(a) for a in eqn.invars]
         outvars = eqn.outvars
@@ -235,7 +237,7 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
     fn["repeats"] = []
     # Everything past the graph itself is extra: a failure there costs that extra, with a note.
     extras = [("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
-              ("cost estimates", lambda: _attach_costs(fn, closed_jaxpr))]
+              ("cost estimates", lambda: _attach_costs(fn, builder.eqns))]
     if artifacts is not None:
         extras.append(("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)))
         if levels == "deferred":
@@ -251,9 +253,9 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
     return fn
 
 
-def _attach_costs(fn: dict, closed_jaxpr: Any) -> None:
-    """Per-eqn cost estimates (docs/cost.md), aligned with the nodes by graph order."""
-    for node, cost in zip(fn["nodes"], estimate_all(closed_jaxpr, limit=len(fn["nodes"]))):
+def _attach_costs(fn: dict, eqns: list[Any]) -> None:
+    """Per-eqn cost estimates (docs/cost.md) of the nodes, from the eqns the graph was built from."""
+    for node, cost in zip(fn["nodes"], estimate_nodes(eqns, fn["nodes"])):
         node["cost"] = cost.json()
 
 
