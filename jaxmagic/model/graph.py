@@ -119,6 +119,7 @@ class _FunctionBuilder:
         self._avals: dict[int, tuple[Any, str]] = {}  # id(aval) -> (aval, its text): a program has a few dozen
         self._sources: dict[tuple, dict | None] = {}
         self._params: dict[int, tuple[Any, str]] = {}  # id(param value) -> (value, its text)
+        self._scopes: dict[int, tuple[Any, list[str]]] = {}  # id(name stack) -> (it, its path)
         self.max_eqns = max_eqns
         self.truncated = False
         self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
@@ -147,6 +148,15 @@ class _FunctionBuilder:
         text = jax_compat.short_aval(aval)
         self._avals[id(aval)] = (aval, text)
         return text
+
+    def _scope(self, source_info: Any) -> list[str]:
+        """The eqn's name-stack path, made once per NameStack object (JAX shares one among the eqns
+        traced under the same scopes; a layer's eqns share a few). Each node gets its own list."""
+        stack = getattr(source_info, "name_stack", None)
+        hit = self._scopes.get(id(stack))
+        if hit is None or hit[0] is not stack:
+            hit = self._scopes[id(stack)] = (stack, jax_compat.name_stack_path(source_info))
+        return list(hit[1])
 
     def _var(self, var: Any, group: str, definition: str, name: str | None = None,
              aval: str | None = None) -> str:
@@ -190,12 +200,16 @@ class _FunctionBuilder:
         node: dict[str, Any] = {"id": nid, "group": gid, "prim": prim}
         self.nodes.append(node)
         self.eqns.append(eqn)
-        node["scope"] = jax_compat.name_stack_path(eqn.source_info)
+        node["scope"] = self._scope(eqn.source_info)
         node["ins"] = [self._operand(a) for a in eqn.invars]
         outvars = eqn.outvars
-        names = [self.printed.name(v) for v in outvars]
-        avals = [self._aval(v.aval) for v in outvars]
-        node["line"] = self.printed.locate(eqn, [f"{n}:{a}" for n, a in zip(names, avals)], prim)
+        printed, names, avals, binders = self.printed, [], [], []
+        for v in outvars:  # one pass (a comprehension is a call of its own on Python 3.11)
+            name, aval = printed.name(v), self._aval(v.aval)
+            names.append(name)
+            avals.append(aval)
+            binders.append(f"{name}:{aval}")
+        node["line"] = printed.locate(eqn, binders, prim)
         node["src"] = _eqn_source(eqn, self._sources)
         group_ids: dict[int, str] = {}
         subgroups = []
