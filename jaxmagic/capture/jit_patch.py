@@ -39,7 +39,8 @@ class FastPath:
     add nothing for Python's garbage collector to walk); a change in `len(events)` during the call means JAX traced or
     compiled (a miss: `recorder.fast_missed` records it); `next_sample[0]` is the clock time
     from which a call goes the recorder's full way instead (readiness sampling); only calls
-    on `thread` are taken.
+    on `thread` are taken. `passthrough` holds the jitted functions JAX defines itself, which
+    the recorder has seen and left out: they run at once (checked by identity: ids are reused).
     """
 
     hot: dict
@@ -48,11 +49,13 @@ class FastPath:
     events: list
     next_sample: list
     thread: int
+    passthrough: dict  # id -> jitted function JAX itself defines (`jnp.less`): run, never recorded
 
 
 _recorder: CallRecorder | None = None  # the innermost running capture session
 _NO_HOT: dict = {}  # never filled: no function is hot while no recorder with a fast path runs
 _hot: dict = _NO_HOT
+_passthrough: dict = _NO_HOT
 _add_row: Callable[[Any], None] = [].append
 _add_time: Callable[[float], None] = [].append
 _events: list = []
@@ -63,13 +66,13 @@ _thread_id = 0
 def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
     """Make `recorder` receive calls (and its `fast_path`, if it has one, serve hot cache hits);
     returns the previous one for restoring."""
-    global _recorder, _hot, _add_row, _add_time, _events, _next_sample, _thread_id
+    global _recorder, _hot, _passthrough, _add_row, _add_time, _events, _next_sample, _thread_id
     previous, _recorder = _recorder, recorder
     fast = getattr(recorder, "fast_path", None)
     if fast is None:
-        _hot = _NO_HOT
+        _hot = _passthrough = _NO_HOT
     else:
-        _hot, _events, _next_sample, _thread_id = fast.hot, fast.events, fast.next_sample, fast.thread
+        _hot, _passthrough, _events, _next_sample, _thread_id = fast.hot, fast.passthrough, fast.events, fast.next_sample, fast.thread
         _add_row, _add_time = fast.rows.append, fast.times.append
     return previous
 
@@ -112,6 +115,12 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
                 _add_time(end)
                 return out
             return _fast_missed(self, args, kwargs, out, n_events, start, None, end)
+    elif state is None and _passthrough.get(id(self)) is self and _thread() == _thread_id:
+        # JAX's own op (`jnp.less`), seen before: never recorded (another thread's goes on to be counted)
+        try:
+            return call_jitted(self, *args, **kwargs)
+        except BaseException as exc:
+            raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
     recorder = _recorder
     if recorder is None:
         return call_jitted(self, *args, **kwargs)

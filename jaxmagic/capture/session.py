@@ -192,7 +192,8 @@ class CaptureSession:
         stack = self._stack
         if not (self.shardings or self._earlier_tasks):  # those read every call's arguments or task
             self.fast_path = jit_patch.FastPath(hot=self._fast, rows=self._rows, times=self._times, events=self._events,
-                                                next_sample=self._next_sample, thread=self._thread)
+                                                next_sample=self._next_sample, thread=self._thread,
+                                                passthrough=self._jax_own)
         try:
             previous = jit_patch.set_recorder(self)
             stack.callback(jit_patch.set_recorder, previous)
