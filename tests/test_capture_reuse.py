@@ -1,0 +1,153 @@
+"""What a capture remembers between cells and between calls, and that it never serves a stale answer.
+
+A cell run again (a training cell, `%timeit`) gets the same jaxpr objects from JAX: the jaxpr-only
+parts of the constants and loop analyses and the stubbed copy a capture keeps are remembered per
+live jaxpr (capture/jaxpr_memo.py), the comparison with the globals stays per cell. A function's
+first calls reuse its previous signature when nothing JAX keys on changed. `jax.jit(f)` made anew
+each iteration is forgotten by id when it dies instead of being kept alive. Real JAX throughout.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxmagic
+from jaxmagic.capture import buffers, findings
+from jaxmagic.capture.jaxpr_memo import JaxprMemo
+from jaxmagic.capture.signature import concrete_key, signature_of
+
+
+def test_a_memo_answers_for_the_same_object_only_and_forgets_it_when_it_dies():
+    memo: JaxprMemo[int] = JaxprMemo()
+    computed = []
+
+    def compute(jaxpr):
+        computed.append(jaxpr)
+        return len(computed)
+
+    first = jax.make_jaxpr(lambda x: x + 1)(1.0)
+    assert memo.get(first, compute) == 1 and memo.get(first, compute) == 1  # computed once
+    other = jax.make_jaxpr(lambda x: x * 2)(1.0)
+    assert memo.get(other, compute) == 2
+    computed.clear()
+    del first, other
+    gc.collect()
+    assert len(memo) == 0  # both entries went with their jaxprs
+    again = jax.make_jaxpr(lambda x: x - 1)(1.0)  # may take a freed id: computed anew, not served
+    assert memo.get(again, compute) == 1 and computed == [again]
+    memo.forget(again)
+    assert len(memo) == 0
+
+
+_TABLE = jnp.arange(8.0)
+_RATE = 0.37
+
+
+def _reads_globals(v):
+    return v * _TABLE + _RATE
+
+
+def test_remembered_constants_are_still_matched_against_each_cells_globals():
+    """The second analysis of the same jaxpr comes from the memo and gives what a fresh one gives:
+    named while the global holds the array baked in, unnamed once the global holds another."""
+    global _TABLE
+    f = jax.jit(_reads_globals)
+    closed = f.trace(jnp.ones(8)).jaxpr
+    assert f.trace(jnp.ones(8)).jaxpr is closed  # JAX hands back the same object: what the memo relies on
+    first = findings.baked_constants(f, closed)
+    assert {m for m in ("`_TABLE`", "`_RATE`") if any(m in x.message for x in first)} == {"`_TABLE`", "`_RATE`"}
+    assert findings.baked_constants(f, closed) == first
+    before = _TABLE
+    try:
+        _TABLE = jnp.zeros(8)  # the program still holds the old array
+        remembered = findings.baked_constants(f, closed)
+        fresh_memo = (findings._CONSTANT_SITES, findings._SCALAR_LITERALS)
+        findings._CONSTANT_SITES, findings._SCALAR_LITERALS = JaxprMemo(), JaxprMemo()
+        try:
+            fresh = findings.baked_constants(f, closed)
+        finally:
+            findings._CONSTANT_SITES, findings._SCALAR_LITERALS = fresh_memo
+    finally:
+        _TABLE = before
+    assert remembered == fresh
+    assert not any("`_TABLE`" in x.message for x in remembered)
+
+
+def test_the_memos_hold_no_constant_and_no_jaxpr():
+    """Two captures of a function closing over a big array (the second served from the memos):
+    once the user drops the function and the array, both are freed and every memo entry is gone."""
+    big = jnp.ones((1 << 20,), jnp.float32)
+    big_ref = weakref.ref(big)
+    f = jax.jit(lambda v: v + big[:3].sum())
+    caps = []
+    for _ in range(2):
+        with jaxmagic.capture({}, keys=False) as cap:
+            f(jnp.ones(3))
+        caps.append(cap)
+    closed = f.trace(jnp.ones(3)).jaxpr
+    assert caps[0].calls[0].jaxpr is caps[1].calls[0].jaxpr  # the same stubbed copy, made once
+    assert caps[1].calls[0].jaxpr is not closed and isinstance(caps[1].calls[0].jaxpr.consts[0], type(
+        caps[0].calls[0].jaxpr.consts[0]))
+    sizes = len(buffers._STUBBED), len(findings._CONSTANT_SITES)
+    del big, f, closed
+    jax.clear_caches()
+    gc.collect()
+    assert big_ref() is None, "a memo keeps the array the function closed over"
+    assert len(buffers._STUBBED) < sizes[0] and len(findings._CONSTANT_SITES) < sizes[1]
+    assert [c.jaxpr.consts[0].shape for c in caps[0].calls] == [(1 << 20,)]  # the captures still tell
+
+
+def test_a_hit_reuses_the_previous_signature_only_when_nothing_jax_keys_on_changed():
+    f = jax.jit(lambda a, b: a)
+    x32, y32 = jnp.ones(4), jnp.zeros(4)
+    key, leaves = concrete_key(f, (x32, {"w": y32}), {})
+    assert leaves == [x32, y32]
+    assert concrete_key(f, (y32, {"w": x32}), {})[0] == key  # other arrays, same types and placement
+    assert concrete_key(f, (jnp.ones(5), {"w": y32}), {})[0] != key  # shape
+    assert concrete_key(f, (x32, {"v": y32}), {})[0] != key  # pytree (a path)
+    assert concrete_key(f, (x32.astype(jnp.int32), {"w": y32}), {})[0] != key  # dtype
+    moved = jax.device_put(x32, jax.devices()[1])
+    assert concrete_key(f, (moved, {"w": y32}), {})[0] != key  # placement
+    assert concrete_key(f, (np.ones(4), {"w": y32}), {}) is None  # not a jax.Array: the full signature
+    assert concrete_key(jax.jit(lambda a, n: a, static_argnums=1), (x32, 3), {}) is None
+
+    with jaxmagic.capture({}, keys=False) as cap:
+        for arg in (x32, y32, moved, jnp.ones(5), x32):
+            f(arg, {"w": y32})
+    sigs = [c.signature for c in cap.calls]
+    assert all(s is not None for s in sigs)
+    assert sigs[1] is sigs[0] and sigs[4] is not sigs[3]
+    for call, arg in zip(cap.calls, (x32, y32, moved, jnp.ones(5), x32)):  # each as computed afresh
+        assert call.signature == signature_of(f, (arg, {"w": y32}), {})
+    assert sigs[2].args[0].sharding == "device 1" and sigs[3].args[0].aval == "f32[5]"
+
+
+def _step(v):
+    return v + 1
+
+
+def test_wrappers_made_anew_are_not_kept_alive_and_still_counted():
+    """Past the budget, each `jax.jit(_step)` is recorded as the one function and freed when the loop
+    drops it (no id of a dead wrapper is left to name another function); every call is listed."""
+    x = jnp.ones(3)
+    refs = []
+    with jaxmagic.capture({}, keys=False) as cap:
+        for _ in range(40):
+            wrapper = jax.jit(_step)
+            wrapper(x)
+            refs.append(weakref.ref(wrapper))
+        del wrapper
+        gc.collect()
+        alive_inside = sum(r() is not None for r in refs)
+        other = jax.jit(lambda v: v * 3)  # may take a freed wrapper's id: its own function
+        other(x)
+    assert alive_inside <= 8  # the wrappers of the budget's calls are kept until the capture stops
+    assert len(cap.calls) == 41 and len({c.function_id for c in cap.calls[:40]}) == 1
+    assert cap.calls[40].function_id != cap.calls[0].function_id and cap.calls[40].name != cap.calls[0].name
+    assert cap.wrappers == {cap.calls[0].function_id: 40}
+    assert all(c.cache_hit for c in cap.calls[1:40]) and all(c.start <= c.end for c in cap.calls)
