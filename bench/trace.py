@@ -2,16 +2,17 @@
 
     .venv/bin/python bench/trace.py
 
-1. 10,000 calls of a tiny jitted function, plain vs inside a capture (goal at most 1.3x).
+1. 10,000 calls of a tiny jitted function, plain vs inside a capture (goal at most 1.2x; the routed
+   call alone, before anything is recorded, is about 1.14x).
 2. A 200-step training loop (a 4-layer transformer train step, loss read every 20 steps),
-   plain vs inside a capture (goal at most 1.03x).
+   plain vs inside a capture (goal at most 1.02x).
 3. A capture of 100,000 calls: memory it holds (tracemalloc), timeline document build
    time and size (logical JSON and as a widget sends it).
 4. 10,000 tiny calls through references the namespace does not hold: a jitted attribute
    made in an object's `__init__`, and Flax's `nnx.jit` (each call of JAX's jitted type is
    routed through the capture, capture/call_hook.py).
 5. JAX's jit tutorial's `jax.jit(f)(i)` made anew every iteration (a cache hit in JAX's eyes):
-   time per call, and the memory a capture of 16,000 such calls holds (tracemalloc).
+   time per call (goal at most 1.2x), and the memory a capture of 16,000 such calls holds (tracemalloc).
 6. Freshly jitted distinct lambdas (each compiled): seconds per lambda.
 7. A first-call cell of a ~4k-eqn jitted grad (`mlp_grad(280)`): build, compile and run, plain vs
    captured as `%%trace` captures (the view built after the cell is not included).
@@ -265,7 +266,8 @@ def _big() -> None:
 
 
 def _wrappers() -> None:
-    _print_paired("jax.jit(f)(i) made anew each iteration (steady state)", jit_per_iteration(), "ms/call", 1e3)
+    _print_paired("jax.jit(f)(i) made anew each iteration (steady state, goal <= 1.2x)", jit_per_iteration(),
+                  "ms/call", 1e3)
     memory = wrapper_memory()
     print("capture of 16,000 calls of jax.jit(f) made anew: " + ", ".join(
         f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in memory.items()))

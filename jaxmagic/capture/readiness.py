@@ -81,6 +81,12 @@ class ReadyWatch:
 
     def watch(self, index: int, out: Any, seconds: float) -> bool:
         """Keep weak references to this call's outputs; False when none can be watched."""
+        if hasattr(out, "is_ready"):  # one array: no list, no walk (about 0.4 us of a sampled call)
+            try:
+                self.pending.append((index, (weakref.ref(out),)))
+            except TypeError:  # not weak-referenceable: unknown
+                return False
+            return True
         try:
             refs = tuple(map(weakref.ref, output_arrays(out, seconds)))
         except TypeError:  # not weak-referenceable: unknown
