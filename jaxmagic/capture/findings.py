@@ -421,12 +421,19 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
     if reach is None:
         reach = constants_reach(fn)
     name = _function_name(fn)
-    fallback = source.function_location(fn)
+    fallback: list[SourceLocation | None] = []  # the function's definition, read only if a finding needs it
+
+    def where(frame: tuple[str, int, str] | None) -> SourceLocation | None:
+        if frame is not None:
+            return _location(frame)
+        if not fallback:
+            fallback.append(source.function_location(fn))
+        return fallback[0]
+
     findings: list[Finding] = []
     reported: set[str] = set()
     unnamed: set[int] = set()
     for value, aval, frame, size in _constant_sites(closed_jaxpr):
-        where = _location(frame) if frame is not None else fallback
         named = _match(value, reach)
         if named is not None:
             label, how = named
@@ -437,7 +444,7 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
                 f"`{label}` ({how}, {aval}, {bytes_text(size)}) is baked into the compiled program as a "
                 f"constant: JAX read its value when it traced `{name}`, so giving `{label}` a new value later "
                 "changes nothing until JAX traces again, and large constants bloat the program. "
-                "Pass it as an argument instead."), where, "warning"))
+                "Pass it as an argument instead."), where(frame), "warning"))
         elif size >= min_unnamed_bytes and id(value) not in unnamed:
             unnamed.add(id(value))
             findings.append(Finding("global_constant", (
@@ -445,7 +452,7 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
                 "an array made outside the traced computation (numpy inside the function, or a value reached "
                 "through an object jaxmagic could not name). Its value is fixed until JAX traces again and it "
                 "makes the program bigger. Pass it as an argument, or build it with jnp inside the function."),
-                where, "info"))
+                where(frame), "info"))
     if reach.scalars:
         literals = _SCALAR_LITERALS.get(closed_jaxpr, _scalar_literals)
         for label, how, value in reach.scalars:
@@ -460,7 +467,7 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
                 f"`{label}` ({how}, = {value!r}) was probably baked into the program as the literal {value!r}: "
                 f"Python numbers are read when `{name}` is traced, so giving `{label}` a new value later changes "
                 "nothing until JAX traces again. Pass it as an argument if it is meant to change."),
-                _location(frame) if frame is not None else fallback, "info"))
+                where(frame), "info"))
     return findings
 
 

@@ -92,9 +92,9 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
 
     A cache hit of a hot function (called a few times already, nothing else to record per
     call) is recorded here, in this frame: a row (the state; start and end on a list of floats),
-    about 0.3 us where the recorder's own path costs 1.4 (bench/trace.py). Anything else (JAX traced or compiled
-    during the call, an error, a readiness sample, a call under a JAX trace or from another
-    thread) goes to the recorder.
+    about 0.3 us where the recorder's own path costs 1.4 (bench/trace.py). A hot call due a
+    readiness sample goes to the recorder's `sampled`; anything else (JAX traced or compiled
+    during the call, an error, a call under a JAX trace or from another thread) to its `record`.
     """
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     state = _hot.get(id(self))
@@ -115,6 +115,12 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
                 _add_time(end)
                 return out
             return _fast_missed(self, args, kwargs, out, n_events, start, None, end)
+        recorder = _recorder
+        if recorder is not None:  # due a readiness sample: the recorder polls, runs and watches
+            try:
+                return recorder.sampled(self, state, args, kwargs, n_events, start)
+            except BaseException as exc:
+                raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
     elif state is None and _passthrough.get(id(self)) is self and _thread() == _thread_id:
         # JAX's own op (`jnp.less`), seen before: never recorded (another thread's goes on to be counted)
         try:
