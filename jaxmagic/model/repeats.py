@@ -48,7 +48,8 @@ class _Item:
 def _node_spans(fn: dict) -> list[int]:
     """Exclusive end index of each node's subtree (the node plus its sub-jaxprs' nodes)."""
     n_eqns = {g["id"]: g["n_eqns"] for g in fn["groups"]}
-    return [i + 1 + sum(n_eqns.get(g, 0) for g in node["subgroups"]) for i, node in enumerate(fn["nodes"])]
+    return [i + 1 + sum(n_eqns.get(g, 0) for g in node["subgroups"]) if node["subgroups"] else i + 1
+            for i, node in enumerate(fn["nodes"])]
 
 
 class _Hasher:
@@ -138,10 +139,19 @@ def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], d
     for gid, members in group_nodes.items():
         containers[(gid,)], paths[(gid,)] = [], []
         opened: Counter = Counter()  # (container, name) -> boxes of that name made in it
+        last_scope: list[str] | None = None
+        open_boxes: list[_Item] = []  # the boxes the previous node of the group went through
         for i in members:
             node, stop = fn["nodes"][i], spans[i]
+            scope = node["scope"]
+            if scope == last_scope:  # the same boxes, all still open: a layer's eqns share a scope
+                for tail in open_boxes:
+                    tail.stop = stop
+                containers[open_boxes[-1].box if open_boxes else (gid,)].append(_Item(node["id"], i, stop))
+                continue
             container = (gid,)
-            for name in node["scope"]:
+            open_boxes = []
+            for name in scope:
                 siblings = containers[container]
                 tail = siblings[-1] if siblings else None
                 if tail is not None and tail.box is not None and tail.name == name:
@@ -152,7 +162,9 @@ def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], d
                     tail = _Item(box, i, stop, box, name)
                     siblings.append(tail)
                     containers[box], paths[box] = [], [*paths[container], name]
+                open_boxes.append(tail)
                 container = tail.box
+            last_scope = scope
             containers[container].append(_Item(node["id"], i, stop))
     return containers, paths
 
