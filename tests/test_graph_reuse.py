@@ -90,3 +90,42 @@ def test_node_costs_are_estimate_all_of_the_jaxpr_whole_and_cut():
             assert [node["cost"] for node in doc["nodes"]] == want, (name, limit)
             owners += sum(bool(node["subgroups"]) for node in doc["nodes"])
     assert owners > 10  # scan, cond, while, jit, custom rules, remat, shard_map: costed from their bodies
+
+
+def _repeats_of(f, *args) -> list[tuple[int, int]]:
+    """(units, eqns per unit) of each repeat in the graph of `f`."""
+    doc = function_graph("f0", "f", jax.make_jaxpr(f)(*args))
+    return [(len(r["units"]), r["units"][0][1] - r["units"][0][0]) for r in doc["repeats"]]
+
+
+def test_repeated_blocks_differ_by_their_wiring_inside_and_from_before():
+    """Units with the same ops are one repeat only if wired alike: inside a block (a*b against a*a),
+    and in what a block reads from before it, nested a level down (the input y against the
+    block's own first layer)."""
+    def inside(x, y):
+        for i in range(6):
+            with jax.named_scope(f"layer_{i}"):
+                a, b = jnp.sin(x), jnp.cos(x)
+                x = (a * b if i % 2 == 0 else a * a) + y
+        return x
+
+    def alike(x, y):
+        for i in range(6):
+            with jax.named_scope(f"layer_{i}"):
+                a, b = jnp.sin(x), jnp.cos(x)
+                x = a * b + y
+        return x
+
+    def nested(x, y):
+        for i in range(6):
+            with jax.named_scope(f"block_{i}"):
+                with jax.named_scope("first"):
+                    h = jnp.tanh(jnp.sin(x) * 2.0 + 1.0)
+                with jax.named_scope("second"):
+                    x = jnp.tanh(jnp.sin(x) * 2.0 + (y if i % 2 == 0 else h))
+        return x
+
+    x = jnp.ones(3)
+    assert _repeats_of(alike, x, x) == [(6, 4)]
+    assert _repeats_of(inside, x, x) == [(3, 8)]  # pairs of layers: a layer alone is not a unit
+    assert _repeats_of(nested, x, x) == [(3, 16)]

@@ -74,6 +74,20 @@ class _Hasher:
         self.node_group = [node["group"] for node in fn["nodes"]]
         self.node_reads = [[op["var"] for op in node["ins"] if "var" in op] for node in fn["nodes"]]
         self.node_outs = [node["outs"] for node in fn["nodes"]]
+        # Each node output's rank among its group's node outputs, in document order, and each node's
+        # count of those before it: a var's position within a sequence is its rank minus the
+        # sequence's first node's count, so a box never walks the nodes of the boxes inside it.
+        self.rank: dict[str, tuple[str, int]] = {}
+        self.outs_before: list[int] = [0] * len(fn["nodes"])
+        made: dict[str, int] = {}
+        for i, node in enumerate(fn["nodes"]):
+            group, count = node["group"], made.get(node["group"], 0)
+            self.outs_before[i] = count
+            for v in node["outs"]:
+                self.rank[v] = (group, count)
+                count += 1
+            made[group] = count
+        self.box_outside: dict[tuple, list[str]] = {}  # box -> the vars its nodes read from before it
         for i in range(len(fn["nodes"]) - 1, -1, -1):  # sub-jaxpr nodes come after their owner
             self.node_hash[i] = self._node(i)
 
@@ -99,20 +113,34 @@ class _Hasher:
         return h
 
     def items_hash(self, items: list[_Item], inner: dict[tuple, list[_Item]], scope_prefix: tuple) -> int:
-        """Hash of a sequence of items with its internal wiring (vars defined in it, by position)."""
+        """Hash of a sequence of items with its internal wiring: each read of a var defined in the
+        sequence by the var's position among the sequence's definitions, of one from before it as -1.
+
+        A box item stands for its own wiring (in its hash); only its reads from before it are
+        placed here (`box_outside`), so each read is looked at once per box it leaves, not once per
+        box around it. `scope_prefix` is the box whose items these are."""
         parts: list[Any] = []
-        local: dict[str, int] = {}
-        node_group, node_reads, node_outs = self.node_group, self.node_reads, self.node_outs
-        get = local.get
-        for item in items:  # a node is walked once per box around it: keep this loop lean
-            parts.append(self.item_hash(item, inner, scope_prefix))
-            group = node_group[item.start]
-            for i in range(item.start, item.stop):
-                if node_group[i] == group:
-                    reads = node_reads[i]
-                    parts.append(tuple([get(v, -1) for v in reads]) if reads else ())
-                    for v in node_outs[i]:
-                        local[v] = len(local)
+        outside: list[str] = []
+        if items:
+            rank, node_reads = self.rank, self.node_reads
+            group = self.node_group[items[0].start]
+            base = self.outs_before[items[0].start]
+            for item in items:
+                parts.append(self.item_hash(item, inner, scope_prefix))
+                reads = node_reads[item.start] if item.box is None else self.box_outside[item.box]
+                if not reads:
+                    parts.append(())
+                    continue
+                placed = []
+                for v in reads:
+                    r = rank.get(v)
+                    if r is not None and r[1] >= base and r[0] == group:
+                        placed.append(r[1] - base)
+                    else:
+                        placed.append(-1)
+                        outside.append(v)
+                parts.append(tuple(placed))
+        self.box_outside[scope_prefix] = outside
         return hash(tuple(parts))
 
     def item_hash(self, item: _Item, inner: dict[tuple, list[_Item]], scope_prefix: tuple) -> int:
