@@ -151,3 +151,28 @@ def test_wrappers_made_anew_are_not_kept_alive_and_still_counted():
     assert cap.calls[40].function_id != cap.calls[0].function_id and cap.calls[40].name != cap.calls[0].name
     assert cap.wrappers == {cap.calls[0].function_id: 40}
     assert all(c.cache_hit for c in cap.calls[1:40]) and all(c.start <= c.end for c in cap.calls)
+
+
+def test_sampling_backs_off_while_watches_tell_nothing_and_returns_when_one_settles():
+    """Outputs freed before any poll saw them ready (a step whose outputs the next step consumes) widen
+    the readiness interval, at most 16x; the first watch that gives a time brings it back."""
+    import time
+
+    from jaxmagic.capture import readiness
+
+    watch = readiness.ReadyWatch(time.perf_counter)
+    assert watch.interval() == readiness.SAMPLE_S
+    for i in range(readiness.BACKOFF_AFTER * 2):
+        assert watch.watch(i, jnp.ones(3) + i, 0.0)  # the output is dropped at once
+    gc.collect()
+    watch.poll()
+    assert not watch.ready and watch.interval() == 4 * readiness.SAMPLE_S
+    for i in range(100):
+        watch.watch(i, jnp.ones(3) + i, 0.0)
+    gc.collect()
+    watch.poll()
+    assert watch.interval() == 16 * readiness.SAMPLE_S  # never wider
+    kept = jax.block_until_ready(jnp.ones(3) * 2)
+    watch.watch(500, kept, 0.0)
+    watch.poll()
+    assert 500 in watch.ready and watch.interval() == readiness.SAMPLE_S

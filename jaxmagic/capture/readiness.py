@@ -13,7 +13,10 @@ Watching and polling cost about 1 µs per call, a fifth of a tiny jitted call, s
 are sampled in time: at most one watch and one poll per `SAMPLE_S`. Calls longer than
 that (where device time matters) are all watched; in a tight loop of tiny calls about
 one in twenty is, and the others' device time stays unknown (the view says how many calls
-the figure covers).
+the figure covers). Where watches keep telling nothing (a train step's outputs are consumed
+by the next step and freed before any poll sees them ready), the interval doubles after
+every `BACKOFF_AFTER` such watches in a row, up to 16 x `SAMPLE_S`, and falls back to
+`SAMPLE_S` as soon as one watch gives a time.
 
 With `sync=True` (the user's explicit choice, `%%trace --sync`) each call's outputs are
 waited for right after the call instead, which gives exact device times but changes the
@@ -32,6 +35,10 @@ import jax
 # longer ones may afford a full tree flatten (custom pytrees: Flax and Equinox states).
 _CHEAP_BELOW_S = 1e-3
 SAMPLE_S = 100e-6  # at most one watch and one poll per this many seconds
+# Watches whose outputs were all freed (or donated) before any poll saw them ready tell nothing: after
+# this many in a row the interval doubles, up to MAX_DOUBLINGS times; a watch that settles resets it.
+BACKOFF_AFTER = 4
+MAX_DOUBLINGS = 4
 
 
 def _edge_leaf(out: Any, end: int) -> Any:
@@ -78,6 +85,12 @@ class ReadyWatch:
         self._clock = clock
         self.pending: deque[tuple[int, tuple[weakref.ref, ...]]] = deque()
         self.ready: dict[int, float] = {}  # call index -> ready-by time (clock seconds)
+        self.unknown_streak = 0  # watches in a row whose outputs were gone before they were seen ready
+
+    def interval(self) -> float:
+        """Seconds until the next sample: SAMPLE_S, doubled while watches keep telling nothing (a
+        pipelined train step whose outputs the next step consumes), never below SAMPLE_S."""
+        return SAMPLE_S * (1 << min(self.unknown_streak // BACKOFF_AFTER, MAX_DOUBLINGS))
 
     def watch(self, index: int, out: Any, seconds: float) -> bool:
         """Keep weak references to this call's outputs; False when none can be watched."""
@@ -110,13 +123,16 @@ class ReadyWatch:
                     if array is not None:
                         return
                     pending.popleft()  # every watched output freed before we looked: unknown
+                    self.unknown_streak += 1
                     continue
             except Exception:  # deleted (donated) arrays raise: unknown
                 pending.popleft()
+                self.unknown_streak += 1
                 continue
             if now is None:
                 now = self._clock()
             self.ready[index] = now
+            self.unknown_streak = 0
             pending.popleft()
 
     def wait(self, index: int, out: Any) -> None:

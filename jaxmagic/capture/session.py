@@ -580,7 +580,7 @@ class CaptureSession:
         if self.sync:
             self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
         elif self._ready.watch(index, out, end - start):
-            self._next_sample[0] = start + readiness.SAMPLE_S
+            self._next_sample[0] = start + self._ready.interval()
 
     def _materialize_calls(self) -> None:
         calls = self.capture.calls
