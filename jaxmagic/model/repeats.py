@@ -66,25 +66,27 @@ class _Hasher:
         self.node_hash: list[int] = [0] * len(fn["nodes"])
         self.group_hash: dict[str, int] = {}
         self.box_hash: dict[tuple, int] = {}
-        by_group: dict[str, list[int]] = {}
-        for i, node in enumerate(fn["nodes"]):
-            by_group.setdefault(node["group"], []).append(i)
-        self.by_group = by_group
-        # Per node: its group, the var ids it reads and the ones it defines (the wiring of a unit).
-        self.node_group = [node["group"] for node in fn["nodes"]]
-        self.node_reads = [[op["var"] for op in node["ins"] if "var" in op] for node in fn["nodes"]]
-        self.node_outs = [node["outs"] for node in fn["nodes"]]
-        # Each node output's rank among its group's node outputs, in document order, and each node's
+        # Per node: its group and the var ids it reads (the wiring of a unit);
+        # each node output's rank among its group's node outputs, in document order, and each node's
         # count of those before it: a var's position within a sequence is its rank minus the
         # sequence's first node's count, so a box never walks the nodes of the boxes inside it.
+        nodes = fn["nodes"]
+        self.by_group: dict[str, list[int]] = {}
+        self.node_group: list[str] = []
+        self.node_reads: list[list[str]] = []
         self.rank: dict[str, tuple[str, int]] = {}
-        self.outs_before: list[int] = [0] * len(fn["nodes"])
+        self.outs_before: list[int] = []
         made: dict[str, int] = {}
-        for i, node in enumerate(fn["nodes"]):
-            group, count = node["group"], made.get(node["group"], 0)
-            self.outs_before[i] = count
-            for v in node["outs"]:
-                self.rank[v] = (group, count)
+        rank = self.rank
+        for i, node in enumerate(nodes):  # one pass: a 10k-eqn graph has 10k nodes to read
+            group, outs = node["group"], node["outs"]
+            self.by_group.setdefault(group, []).append(i)
+            self.node_group.append(group)
+            self.node_reads.append([op["var"] for op in node["ins"] if "var" in op])
+            count = made.get(group, 0)
+            self.outs_before.append(count)
+            for v in outs:
+                rank[v] = (group, count)
                 count += 1
             made[group] = count
         self.box_outside: dict[tuple, list[str]] = {}  # box -> the vars its nodes read from before it
