@@ -6,11 +6,10 @@ or a page.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
+from .capture.quiet_gc import paused_gc
 from .capture.record import Capture
 
 VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph", "timeline": "timeline", "trace": "timeline",
@@ -85,23 +84,6 @@ def view(capture: Capture, view: str = "graph", *, present: bool = False, **opti
     """The interactive widget of one view of a capture (`present=True`: in presentation mode)."""
     with paused_gc():
         return _widget(capture, view, options, present)
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a view is built and shown.
-
-    A 10k-eqn document allocates some 200,000 dicts and lists, none of them garbage; each
-    allocation burst triggers collections that walk the kernel's whole heap (JAX's modules
-    included), 10-20% of the document's time. Reference counting still frees everything.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def show(capture: Capture, view: str = "graph", *, present: bool = False, **options: Any) -> None:

@@ -23,6 +23,7 @@ import jax
 from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
                tasks, trace_prints, user_names)
 from .buffers import drop_device_buffers
+from .quiet_gc import paused_gc
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import concrete_key, signature_of
 
@@ -232,7 +233,12 @@ class CaptureSession:
         return self.capture
 
     def stop(self, error: BaseException | None = None) -> Capture:
-        """Undo every hook (always), then note the error. Safe to call twice."""
+        """Undo every hook (always), then note the error. Safe to call twice. No cyclic garbage
+        collection meanwhile (`quiet_gc`): stopping builds every call's record at once."""
+        with paused_gc():
+            return self._stop(error)
+
+    def _stop(self, error: BaseException | None) -> Capture:
         if self._running:
             self._running = False
             self.capture.end = time.perf_counter()
@@ -560,8 +566,9 @@ class CaptureSession:
             self._outputs_seen.add(id(artifacts))
             from . import sharding
 
-            self.capture.arrays.extend(sharding.output_arrays(out, index, self._rows[index].name))
-            self._context_meshes.extend(sharding.context_mesh_records())  # `with jax.set_mesh(m): f(x)`
+            with paused_gc():  # a record per output: a train step's grads are a thousand
+                self.capture.arrays.extend(sharding.output_arrays(out, index, self._rows[index].name))
+                self._context_meshes.extend(sharding.context_mesh_records())  # `with jax.set_mesh(m): f(x)`
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"outputs of call {index} not placed: {type(exc).__name__}: {exc}")
 
@@ -613,7 +620,8 @@ class CaptureSession:
         self._finishing += 1
         previous = jit_patch.set_recorder(None)
         try:
-            self._append_call(fn, args, kwargs, index, n_events, n_logs, start, end, error)
+            with paused_gc():  # a first call's signature and artefacts: a burst of short-lived objects
+                self._append_call(fn, args, kwargs, index, n_events, n_logs, start, end, error)
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"jaxmagic could not record call {index}: {type(exc).__name__}: {exc}")
         finally:
