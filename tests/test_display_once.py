@@ -92,3 +92,46 @@ def test_paused_gc_restores_the_collector_as_it_was(enabled: bool) -> None:
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def _registry() -> dict:
+    import ipywidgets
+
+    return dict(getattr(ipywidgets.widgets.widget, "_instances", None) or ipywidgets.Widget.widgets)
+
+
+def test_a_view_is_opened_before_its_document_is_built_and_ends_with_it(monkeypatch) -> None:
+    """The widget's comm opens first (its front end loads the bundle while the document is built);
+    its state then holds the whole document, and a build that fails closes the widget it opened."""
+    import jaxmagic
+    from jaxmagic import api
+    from jaxmagic.views import JaxmagicWidget
+
+    namespace = {"f": jax.jit(_layers)}
+    with jaxmagic.capture(namespace) as cap:
+        namespace["f"](jnp.ones((4, 4)))
+    opened: list = []
+    build = api._drawable
+
+    def spy(*args, **kwargs):
+        opened.extend(w for w in _registry().values() if isinstance(w, JaxmagicWidget) and w.doc.get("pending"))
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(api, "_drawable", spy)
+    view = api.view(cap, "graph")
+    assert opened == [view] and type(view).__name__ == "JaxmagicGraphWidget"
+    assert "pending" not in view.doc and view.doc == wire.safe_wire(view.document)[1]
+    assert [fn["name"] for fn in view.document["functions"]] == ["_layers"]
+    view.close()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no document")
+
+    monkeypatch.setattr(api, "_drawable", broken)
+    before = set(_registry())
+    with pytest.raises(RuntimeError, match="no document"):
+        api.view(cap, "graph")
+    assert set(_registry()) <= before  # the widget opened for it is closed again
+    with pytest.raises(ValueError, match="unknown jaxmagic view"):
+        api.view(cap, "nonsense")
+    assert set(_registry()) <= before
