@@ -188,8 +188,12 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
     else:
         notes.append(f"{first.name}: not compiled in the capture ({art.error or 'no compiled stage'}); "
                      "in/out shardings and collectives unknown")
-    found = hlo.collectives(art.compiled_text)
     order = _device_order(compiled)
+    if _on_one_device(order):  # no other device to talk to: the compiled text is not read
+        found, known = [], True
+    else:
+        text = art.compiled_text  # printed by XLA on each read: 40 MB for a 10k-eqn train step
+        found, known = hlo.collectives(text), text is not None
     lowered = hlo.lowered_shardings(art.lowered_text)
     maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
     inner, more = placement.intermediate_shardings(art.jaxpr) if art.jaxpr is not None else ([], 0)
@@ -200,7 +204,7 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             "calls": len(calls), "source": source_json(first.source), "call_site": source_json(first.call_site),
             "inputs": inputs, "outputs": outputs, "lowered": lowered,
             "collectives": [_collective(c, order) for c in found],
-            "collectives_known": art.compiled_text is not None,  # False: no compiled HLO to read them from
+            "collectives_known": known,  # False: no compiled HLO to read them from
             "shard_maps": [_shard_map(m, meshes) for m in maps],
             "intermediates": [{"primitive": x.primitive, "aval": x.aval, "spec": x.spec, "requested": x.requested,
                                "path": list(x.path), "source": _source(x.source),
@@ -241,6 +245,13 @@ def _device_order(compiled: Any) -> list[int] | None:
         return [int(d.id) for d in compiled.runtime_executable().local_devices()]
     except Exception:
         return None
+
+
+def _on_one_device(order: list[int] | None) -> bool:
+    """True when the compiled program runs on one device of a one-process job: XLA inserts no
+    collective there, and a 10k-eqn train step's compiled text (40 MB, printed and parsed) cost
+    `%%sharding` 10% of the cell (bench/cells.py). Other processes' devices are not in `order`."""
+    return order is not None and len(order) == 1 and jax.process_count() == 1
 
 
 def _collective(c: hlo.Collective, order: list[int] | None) -> dict:
