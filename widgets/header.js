@@ -14,6 +14,7 @@ export function docHeader(doc, ref) {
       h("div", { class: "jm-error-msg" }, `Cell raised ${err.type || "an exception"}: ${err.message ?? ""}`, ref),
       where ? h("div", { class: "jm-error-where" }, where, ref) : null,
       err.code ? h("pre", { class: "jm-error-code" }, String(err.code), ref) : null,
+      err.explanation ? h("div", { class: "jm-error-explain" }, String(err.explanation), ref) : null,
     ], ref));
   }
   const notes = Array.isArray(doc.notes) ? doc.notes : [];

@@ -871,3 +871,57 @@ def jaxpr_with_eqns(jaxpr: Any, eqns: list) -> Any:
 def eqn_with_params(eqn: Any, params: dict) -> Any:
     """`eqn` with other params (same vars, primitive and source info)."""
     return eqn.replace(params=params)
+
+
+# -- JAX's exceptions, matched (capture/concretization.py, capture/donation.py) -----------------
+
+_CONCRETIZATION_TYPES = ("TracerBoolConversionError", "TracerIntegerConversionError",
+                         "NonConcreteBooleanIndexError", "ConcretizationTypeError")  # most specific first
+# JAX's note on where a tracer came from (`DynamicJaxprTracer._origin_msg`): the traced function and
+# the arguments the value depends on.
+_ORIGIN = re.compile(r"The error occurred while tracing the function (?P<function>.+?) at (?P<file>.+?):(?P<line>\d+)"
+                     r" for (?P<traced_for>[\w.]+)\.")
+_DEPENDS = re.compile(r"depends on the values? of the arguments? (?P<args>.+?)\.(?:\n|$)")
+_DELETED = ("Array has been deleted", "Buffer has been deleted or donated")
+
+
+def concretization_kind(exc: BaseException) -> str | None:
+    """The name of JAX's concretization error class `exc` is an instance of (the most specific of
+    `TracerBoolConversionError`, `TracerIntegerConversionError`, `NonConcreteBooleanIndexError`,
+    `ConcretizationTypeError`), or None: matched by class, never by message."""
+    errors = getattr(jax, "errors", None)
+    for name in _CONCRETIZATION_TYPES:
+        cls = getattr(errors, name, None)
+        if isinstance(cls, type) and isinstance(exc, cls):
+            return name
+    return None
+
+
+def concretization_origin(message: str) -> dict | None:
+    """What JAX's message says about the tracer's origin: {function, file, line, traced_for, args}
+    (`args`: the argument names it depends on, possibly empty), or None when it says nothing."""
+    match = _ORIGIN.search(message)
+    if match is None:
+        return None
+    depends = _DEPENDS.search(message, match.end())
+    args: list[str] = []
+    if depends is not None:
+        text = depends.group("args").replace(", and ", ", ").replace(" and ", ", ")
+        args = [a.strip() for a in text.split(", ") if a.strip()]
+    return {"function": match.group("function"), "file": match.group("file"), "line": int(match.group("line")),
+            "traced_for": match.group("traced_for"), "args": args}
+
+
+def is_deleted_array_error(exc: BaseException) -> bool:
+    """True for JAX's errors on reading an array whose buffer was deleted or donated: the
+    RuntimeError of `Array._check_if_deleted` and the runtime's INVALID_ARGUMENT when one is passed
+    to a compiled call."""
+    return isinstance(exc, (RuntimeError, ValueError)) and any(s in str(exc) for s in _DELETED)
+
+
+def is_deleted(x: Any) -> bool:
+    """True for a jax.Array whose buffers are gone (donated or deleted)."""
+    try:
+        return isinstance(x, jax.Array) and bool(x.is_deleted())
+    except Exception:
+        return False

@@ -302,6 +302,11 @@ class CaptureSession:
     def _note_error(self, error: BaseException | None) -> None:
         if error is not None and self.capture.error is None:
             self.capture.error = source.cell_error(error)
+            from . import concretization  # first use only
+
+            found = concretization.explain(error, self.capture)  # JAX's concretization errors, explained
+            if found is not None:
+                self.capture.findings.append(found)
 
     def _record_placement(self) -> None:
         """Arrays bound in the namespace and the meshes in use, as the cell left them."""

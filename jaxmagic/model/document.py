@@ -22,8 +22,13 @@ def error_json(capture: Capture) -> dict | None:
     if err is None:
         return None
     src = err.source
-    return {"type": err.type, "message": err.message, "file": src.file if src else None,
-            "line": src.line if src else None, "code": src.code if src else None}
+    out = {"type": err.type, "message": err.message, "file": src.file if src else None,
+           "line": src.line if src else None, "code": src.code if src else None}
+    # JAX's concretization errors come with an explanation (capture/concretization.py), shown under the error.
+    explained = [f.message for f in capture.findings if f.kind == "concretization"]
+    if explained:
+        out["explanation"] = explained[-1]
+    return out
 
 
 # Keys of graph-like documents whose values hold no sources (avals, operands, params, texts): not walked,

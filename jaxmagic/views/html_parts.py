@@ -46,12 +46,16 @@ def error_html(doc: dict) -> str:
     if not error:
         return ""
     where = f" ({esc(where_of(doc, error))}: <code>{esc(error.get('code') or '')}</code>)" if error.get("line") else ""
-    return f"<p>Cell raised <b>{esc(error['type'])}</b>: {esc(error['message'])}{where}</p>"
+    explanation = f"<p>{esc(error['explanation'])}</p>" if error.get("explanation") else ""
+    return f"<p>Cell raised <b>{esc(error['type'])}</b>: {esc(error['message'])}{where}</p>{explanation}"
 
 
 def error_text(doc: dict) -> list[str]:
     error = doc.get("error")
-    return [f"Cell raised {error['type']}: {error['message']}"] if error else []
+    if not error:
+        return []
+    return [f"Cell raised {error['type']}: {error['message']}"] + ([error["explanation"]] if error.get("explanation")
+                                                                  else [])
 
 
 def caption_html(doc: dict) -> str:

@@ -1,0 +1,129 @@
+"""Sharp bits as findings, each against JAX's own behaviour in a real run: concretization errors
+explained under the cell's unchanged traceback, static out-of-bounds indices JAX clamps or drops,
+and an array donated and then read."""
+
+from __future__ import annotations
+
+import json
+import re
+import traceback
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import jaxmagic
+from jaxmagic.model.document import error_json
+from jaxmagic.views.html_parts import error_html, error_text
+
+MAGICS = ("jaxpr", "grad_graph", "trace", "sharding", "prng")
+
+DEFINITIONS = '''
+import jax, jax.numpy as jnp
+
+@jax.jit
+def pos(x):
+    if x > 0:
+        return x
+    return -x
+
+@jax.jit
+def rep(x, n):
+    return sum(x for _ in range(n))
+
+@jax.jit
+def keep(x):
+    return x[x > 0]
+
+@jax.jit
+def scale(x):
+    return jnp.ones(3) * float(x)
+'''
+
+# (cell, JAX's exception class, the user line that needed a concrete value, what the fixes must name)
+CASES = [
+    ("pos(1.0)", jax.errors.TracerBoolConversionError, "if x > 0:",
+     ("static_argnames=('x',)", "jnp.where", "jax.lax.cond")),
+    ("rep(1.0, 3)", jax.errors.TracerIntegerConversionError, "return sum(x for _ in range(n))",
+     ("static_argnames=('n',)", "jax.lax.fori_loop")),
+    ("keep(jnp.arange(3.0))", jax.errors.NonConcreteBooleanIndexError, "return x[x > 0]",
+     ("jnp.nonzero(mask, size=N", "jnp.where(mask, x, 0)")),
+    ("scale(2.0)", jax.errors.ConcretizationTypeError, "return jnp.ones(3) * float(x)",
+     ("static_argnames=('x',)", "astype")),
+]
+
+_CELL_FILE = re.compile(r"<ipython-input-\d+-[0-9a-f]+>|/tmp/ipykernel_\d+/\d+\.py")
+
+
+def _norm(text: str) -> str:
+    """A cell's file name differs from run to run; everything else must not."""
+    return _CELL_FILE.sub("<cell>", text)
+
+
+def _shown(exc: BaseException) -> tuple:
+    """What the user sees of an exception: type, message, and each traceback frame's function and code."""
+    frames = [(f.name, f.line) for f in traceback.extract_tb(exc.__traceback__)
+              if "jaxmagic" not in f.filename and "IPython" not in f.filename]
+    return type(exc), _norm(str(exc)), frames
+
+
+def _outputs_text(outputs) -> str:
+    """The text of every output shown: plain text, HTML, and the widgets' documents."""
+    import ipywidgets
+
+    registry = getattr(ipywidgets.widgets.widget, "_instances", None) or ipywidgets.Widget.widgets
+    texts = []
+    for o in outputs:
+        texts.append(str(o.data.get("text/plain", "")) + str(o.data.get("text/html", "")))
+        view = o.data.get("application/vnd.jupyter.widget-view+json")
+        if view and view.get("model_id") in registry:
+            texts.append(json.dumps(registry[view["model_id"]].get_state().get("doc")))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("cell,error,line,fixes", CASES, ids=[c[1].__name__ for c in CASES])
+def test_concretization_errors_are_explained_under_the_unchanged_traceback(magic_shell, cell, error, line, fixes):
+    from IPython.utils.capture import capture_output
+
+    magic_shell.run_cell(DEFINITIONS)
+    plain = magic_shell.run_cell(cell)
+    assert isinstance(plain.error_in_exec, error)  # JAX's own verdict
+    for magic in MAGICS:
+        with capture_output() as out:
+            result = magic_shell.run_cell(f"%%{magic} --name ccap\n{cell}\n")
+        assert _shown(result.error_in_exec) == _shown(plain.error_in_exec), magic
+        cap = magic_shell.user_ns["ccap"]
+        found = [f for f in cap.findings if f.kind == "concretization"]
+        assert len(found) == 1, (magic, cap.findings)
+        f = found[0]
+        assert f.severity == "bug" and f.source is not None and f.source.code == line, (magic, f)
+        assert error.__name__ in f.message and all(fix in f.message for fix in fixes), (magic, f.message)
+        if magic != "grad_graph":  # no jitted call is recorded for a differentiation that never ran
+            assert f.function == cell.split("(")[0], (magic, f)
+        assert f.message in _outputs_text(out.outputs), magic  # shown in the view's error box
+
+
+def test_the_error_box_shows_the_explanation_below_the_error():
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        with jaxmagic.capture() as cap:
+            jax.jit(lambda x: x if x > 0 else -x)(1.0)
+    doc = {"error": error_json(cap)}
+    explanation = doc["error"]["explanation"]
+    assert "TracerBoolConversionError" in explanation and "jnp.where" in explanation
+    html = error_html(doc)
+    assert html.index("Cell raised") < html.index("jnp.where")
+    assert error_text(doc)[1] == explanation
+
+
+def test_other_errors_and_eager_code_get_no_concretization_finding():
+    with pytest.raises(ZeroDivisionError):
+        with jaxmagic.capture() as cap:
+            1 / 0
+    with jaxmagic.capture() as cap2:
+        x = jnp.arange(3.0)
+        y = x[x > 0]  # eager: concrete, fine
+    assert y.shape == (2,)
+    assert not [f for f in cap.findings + cap2.findings if f.kind == "concretization"]
+    assert "explanation" not in error_json(cap)
