@@ -210,7 +210,7 @@ TRACING CACHE MISS at /tmp/i4/exp1_explain.py:109:8 (lam_loop):
     <lambda> id=140050658422880 defined at /tmp/i4/exp1_explain.py:109
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), '<lambda>', ('/tmp/i4/exp1_explain.py', 109), 'new_function',
+     None, (), '<lambda>', ('/tmp/i4/exp1_explain.py', 109), 'first',
      [], True, None),
     ('C new closure constant (closure cell), new jit object',
      """\
@@ -233,7 +233,7 @@ TRACING CACHE MISS at /tmp/i4/exp1_explain.py:140:62 (<lambda>.<locals>.<listcom
     f_part id=140050763914736 defined at /tmp/i4/exp1_explain.py:139
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), 'f_part', ('/tmp/i4/exp1_explain.py', 140), 'new_function',
+     None, (), 'f_part', ('/tmp/i4/exp1_explain.py', 140), 'first',
      [], True, None),
     ('C after enabling: new shape, old entry made before flag',
      """\
@@ -274,7 +274,7 @@ TRACING CACHE MISS at /tmp/i4/exp4_more.py:29:21 (outer):
     <lambda> id=140023853609696 defined at /tmp/i4/exp4_more.py:29
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), '<lambda>', ('/tmp/i4/exp4_more.py', 29), 'new_function',
+     None, (), '<lambda>', ('/tmp/i4/exp4_more.py', 29), 'first',
      [], True, None),
     ("C trace context: default_matmul_precision('highest')",
      """\
@@ -609,7 +609,7 @@ TRACING CACHE MISS at /tmp/i4/exp1_explain.py:109:8 (lam_loop) costing 0.473 ms 
     <lambda> id=140682795669184 defined at /tmp/i4/exp1_explain.py:109
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), '<lambda>', ('/tmp/i4/exp1_explain.py', 109), 'new_function',
+     None, (), '<lambda>', ('/tmp/i4/exp1_explain.py', 109), 'first',
      [], True, 0.473),
     ('B new closure constant (closure cell), new jit object',
      """\
@@ -632,7 +632,7 @@ TRACING CACHE MISS at /tmp/i4/exp1_explain.py:140:62 (<lambda>.<locals>.<listcom
     f_part id=140682795597584 defined at /tmp/i4/exp1_explain.py:139
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), 'f_part', ('/tmp/i4/exp1_explain.py', 140), 'new_function',
+     None, (), 'f_part', ('/tmp/i4/exp1_explain.py', 140), 'first',
      [], True, 0.24),
     ('B static argnum 0, pytree keys change at arg 1',
      """\
@@ -952,7 +952,7 @@ TRACING CACHE MISS at /tmp/i4/exp1_explain.py:109:8 (lam_loop) because:
     lam_loop.<locals>.<lambda> id=140185340319424 defined at /tmp/i4/exp1_explain.py:109
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), 'lam_loop.<locals>.<lambda>', ('/tmp/i4/exp1_explain.py', 109), 'new_function',
+     None, (), 'lam_loop.<locals>.<lambda>', ('/tmp/i4/exp1_explain.py', 109), 'first',
      [], True, None),
     ('A new closure constant (closure cell), new jit object',
      """\
@@ -975,7 +975,7 @@ TRACING CACHE MISS at /tmp/i4/exp1_explain.py:140:62 (<lambda>.<locals>.<listcom
     functools.partial(<function f_part at 0x7f7f7169b380>, k=2) id=140185451703376 defined at /tmp/i4/exp1_explain.py:139
   but seen another function defined on the same line; maybe the function is
   being re-defined repeatedly, preventing caching?""",
-     None, (), 'functools.partial(<function f_part at 0x7f7f7169b380>, k=2)', ('/tmp/i4/exp1_explain.py', 140), 'new_function',
+     None, (), 'functools.partial(<function f_part at 0x7f7f7169b380>, k=2)', ('/tmp/i4/exp1_explain.py', 140), 'first',
      [], True, None),
     ('A static argnum 0, pytree keys change at arg 1',
      """\
@@ -1230,7 +1230,7 @@ def test_never_seen_function_fields():
     partial_text = next(r[1] for r in RECORDED if r[0] == "A jax.jit(functools.partial(f, k=2)) recreated #1")
     e = parse_explanation(partial_text)
     assert e.function == "functools.partial(<function f_part at 0x7f7f7169b380>, k=2)"
-    assert (e.function_id, e.defined_line, e.kind, e.redefined_hint) == (140185451703376, 139, "new_function", True)
+    assert (e.function_id, e.defined_line, e.kind, e.redefined_hint) == (140185451703376, 139, "first", True)
 
 
 STDERR_A = """\
@@ -1491,7 +1491,7 @@ def test_live_lambda_made_anew(texts):
         jax.jit(lambda v: v + 1)(X3)
     parsed = [parse_explanation(t) for t in texts]
     lambdas = [e for e in parsed if e is not None and e.function.endswith("<lambda>")]
-    assert [e.kind for e in lambdas] == ["first", "new_function"]
+    assert [e.kind for e in lambdas] == ["first", "first"]
     assert [e.redefined_hint for e in lambdas] == [False, True]
     assert lambdas[0].defined_line == lambdas[1].defined_line == lambdas[0].call_site[1]
 

@@ -22,6 +22,7 @@ X3, X4 = jnp.ones(3), jnp.ones(4)
 # signature_of names arguments from the jit's `_jit_info` (absent in JAX 0.4): without it paths read `args[0]`
 named = pytest.mark.skipif(jax_compat.jit_info(jax.jit(abs)) is None, reason="this JAX exposes no _jit_info")
 SCHEMA_KINDS = {"first", "shape", "dtype", "weak_type", "static", "pytree", "sharding", "donation", "new_function",
+                "new_wrapper",
                 "context", "unknown"}
 
 
@@ -134,7 +135,7 @@ def test_first_call():
     miss = miss_json(0, None, (), first_call=True, redefined=False, name="f")
     assert miss == {"call": 0, "kind": "first", "changes": [],
                     "words": "the first call of f: nothing was compiled for it yet", "fix": None, "jax": None,
-                    "from": "diff"}
+                    "from": "diff", "hint": None}
     e = _recorded("C first call ever")
     miss = miss_json(0, e, (), first_call=True, redefined=False)
     assert (miss["kind"], miss["from"], miss["jax"]) == ("first", "both", e.text)
@@ -142,18 +143,40 @@ def test_first_call():
 
 
 def test_new_function():
+    """Made anew is our fact (another function object from the same definition); JAX's "maybe" is a hint."""
     e = _recorded("C lambda redefined each call (2 iterations same line) #1")
-    miss = miss_json(3, e, (), first_call=False, redefined=False)
-    assert (miss["kind"], miss["from"]) == ("new_function", "jax")
-    assert miss["words"] == "a new function object: `<lambda>` defined at line 109 is made anew on every call"
+    made_anew = ("a new function object: `<lambda>` defined at line 109 was made anew, and JAX caches per function "
+                 "object (an earlier one made from the same definition was compiled before)")
+    miss = miss_json(3, e, (), first_call=False, redefined=True)
+    assert (miss["kind"], miss["from"], miss["words"]) == ("new_function", "both", made_anew)
     assert "outside the loop" in miss["fix"]
-    assert miss_json(3, e, (), first_call=False, redefined=True)["from"] == "both"
+    assert miss["hint"] == ("JAX suggests: seen another function defined on the same line; maybe the function is "
+                            "being re-defined repeatedly, preventing caching?")
     ours = miss_json(3, None, (), first_call=False, redefined=True, name="g", defined_line=7)
-    assert (ours["kind"], ours["from"], ours["words"]) == (
-        "new_function", "diff", "a new function object: `g` defined at line 7 is made anew on every call")
-    # JAX has never seen this function object, though the capture has seen calls of this lane: made anew
+    assert (ours["kind"], ours["from"], ours["hint"]) == ("new_function", "diff", None)
+    assert ours["words"].startswith("a new function object: `g` defined at line 7 was made anew")
+    # JAX has never seen this function object (a fact), though the capture has seen calls of this lane: made anew
     never_seen = _recorded("C lambda redefined each call (2 iterations same line)")
     assert miss_json(4, never_seen, (), first_call=False, redefined=False)["kind"] == "new_function"
+    # JAX's guess alone never makes the reason: a first call stays a first call, the guess a hint
+    guess = miss_json(3, e, (), first_call=True, redefined=False)
+    assert (guess["kind"], guess["from"]) == ("first", "both")
+    assert "made anew" not in guess["words"] and guess["hint"].startswith("JAX suggests: ")
+    assert "this cell made no other function object from this definition" in guess["hint"]
+
+
+def test_new_wrapper_says_jax_named_no_cause():
+    opts = (Change("compiler_options", "new_wrapper", "{}", "{'xla_cpu_enable_fast_math': True}"),)
+    miss = miss_json(1, None, opts, first_call=True, redefined=False, name="h")
+    assert (miss["kind"], miss["from"], miss["hint"]) == ("new_wrapper", "diff", None)
+    assert miss["words"] == ("a new jax.jit wrapper of `h` with other jit options (compiler_options) than an earlier "
+                             "wrapper was compiled; JAX did not report the cause of this compile")
+    assert miss["changes"] == [{"path": "compiler_options", "kind": "new_wrapper", "before": "{}",
+                                "after": "{'xla_cpu_enable_fast_math': True}"}]
+    same = miss_json(1, None, (Change("", "new_wrapper", None, None),), first_call=True, redefined=False, name="h")
+    assert "with the same jit options as an earlier wrapper" in same["words"]
+    assert change_words(opts[0]) == ("jit option compiler_options is {'xla_cpu_enable_fast_math': True} in this "
+                                     "wrapper and {} in an earlier one")
 
 
 def test_agreeing_change_tells_the_previous_call():

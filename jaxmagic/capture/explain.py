@@ -32,7 +32,7 @@ from .record import Change
 # The kinds of a miss (docs/schema.md, Miss.kind), most telling first: when one call has
 # several changes, the first kind in this order names it. A context flag explains the
 # dtype changes it causes, and a static value or pytree change makes the types moot.
-KIND_ORDER = ("first", "new_function", "context", "static", "pytree", "shape", "dtype", "weak_type",
+KIND_ORDER = ("first", "new_function", "new_wrapper", "context", "static", "pytree", "shape", "dtype", "weak_type",
               "sharding", "donation", "unknown")
 _RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 
@@ -48,13 +48,14 @@ class Explanation:
     call_site: tuple[str, int] | None  # the user's line that made the call (file, line)
     kind: str  # main kind, one of KIND_ORDER (never donation: JAX does not explain donation)
     changes: tuple[Change, ...]  # what differs from the closest earlier cache key (all closest keys, deduplicated)
-    redefined_hint: bool  # JAX saw another function defined on the same line: made anew on every call
+    redefined_hint: bool  # JAX's hedged guess: another function first traced from the same call line ("maybe ...")
     text: str  # the record, verbatim from "TRACING CACHE MISS" on
     defined_file: str | None = None  # where the function is defined
     defined_line: int | None = None
     function_id: int | None = None  # id() JAX printed for a never-seen function
     cost_ms: float | None = None  # B only: time JAX spent on the miss
     detail: str | None = None  # when JAX names no change: what it said instead ("explanation unavailable", …)
+    hints: tuple[str, ...] = ()  # JAX's hedged sentences ("maybe …"), whole: a guess of JAX's, never the reason
 
 
 def main_kind(kinds: Collection[str]) -> str:
@@ -210,6 +211,12 @@ _CTX_COUNT_VALUES = re.compile(r"^now (?P<now>\d+) and before (?P<before>\d+)$")
 _PASSING_A = re.compile(r"^never seen passing (?P<n>\d+) positional args and (?P<m>\d+) keyword args with keys:"
                         r"\s*(?P<keys>.*)$")
 _CLOSEST_A = re.compile(r"^closest seen passes (?P<m>\d+) keyword args with keys:\s*(?P<keys>.*)$")
+# JAX words some sentences as a guess; those are kept whole as hints (shown as "JAX suggests"), never as a
+# reason. In JAX 0.4.30-0.10 the only one is "but seen another function defined on the same line; maybe the
+# function is / being re-defined repeatedly, preventing caching?": JAX says it when a never-seen function is
+# traced from a call line that traced another function before (any function: `for fn in (f, g): fn(x)`).
+_HEDGE = re.compile(r"\b(?:maybe|possibly|perhaps|probably|likely)\b", re.I)
+_SENTENCE_END = (".", "?", "!")
 _POSITIONS = re.compile(r"^\d+(?:\s*,\s*\d+)*$")
 _OTHER_DIFF = re.compile(r"^different (?P<field>.+?):$")
 _SKIP = ("types now:", "now: ", "before: ", "!= before:", "where weak_type=", "weak_type=False means",
@@ -265,6 +272,8 @@ class _Parser:
         self.function_id: int | None = None
         self.never_seen = False
         self.redefined = False
+        self.hints: list[str] = []
+        self.hint_open = False  # the last hint's sentence goes on on the next line
         self.changes: list[Change] = []
         self.details: list[str] = []
         self.passing_now: str | None = None  # A: "never seen passing N positional args …" waits for its keys
@@ -295,6 +304,8 @@ class _Parser:
             return
         if not line:
             return
+        if self._hint(line):
+            return
         if self.section == "closest_kwargs":
             self._closest_kwargs(line)
             return
@@ -304,6 +315,18 @@ class _Parser:
             self._bullet(line)
             return
         self._detail(line)
+
+    def _hint(self, line: str) -> bool:
+        """Keep a hedged sentence of JAX's (and its continuation lines) as a hint; True if `line` was one."""
+        if self.hint_open:
+            self.hints[-1] += " " + line
+        elif self.section in ("", "never_seen") and _HEDGE.search(line) and not line.startswith(("*", "now", "before")):
+            self.hints.append(line[4:] if line.startswith("but ") else line)
+            self.redefined |= line.startswith("but seen another function defined on the same line")
+        else:
+            return False
+        self.hint_open = not self.hints[-1].endswith(_SENTENCE_END)
+        return True
 
     # -- A's keyword-argument report: the keys sit on the next line, which may be empty
     def _feed_passing(self, line: str) -> None:
@@ -334,9 +357,6 @@ class _Parser:
         low = line.lower()
         if line == "never seen function:":
             self.section, self.never_seen = "never_seen", True
-            return True
-        if line.startswith("but seen another function defined on the same line"):
-            self.redefined = True
             return True
         if self.function is None and not self.never_seen and line.startswith("for "):
             m = _FOR.match(line)
@@ -451,8 +471,8 @@ class _Parser:
     def result(self, header: re.Match | None, text: str) -> Explanation:
         if self.context_seen and not any(c.kind == "context" for c in self.changes):
             self.add(Change("trace context", "context", None, None))
-        if self.never_seen:
-            kind = "new_function" if self.redefined else "first"
+        if self.never_seen:  # a fact: JAX's tracing cache holds nothing for this function object
+            kind = "first"
         else:
             kind = main_kind([c.kind for c in self.changes])
         if self.passing_now is not None:  # A's keyword report cut short
@@ -467,7 +487,7 @@ class _Parser:
             changes=tuple(self.changes), redefined_hint=self.redefined, text=text,
             defined_file=self.defined[0], defined_line=self.defined[1], function_id=self.function_id,
             cost_ms=float(header.group("ms")) if header and header.group("ms") else None,
-            detail=detail)
+            detail=detail, hints=tuple(self.hints))
 
 
 def _record(text: str) -> str | None:

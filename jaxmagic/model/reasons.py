@@ -9,7 +9,11 @@ with the *previous call of the same function*, which is usually the better story
 timeline ("x went from f32[4] to f32[5]"), but cannot see what a signature does not hold
 (positional vs keyword passing, config flags).
 
-So: the main kind comes from JAX when JAX names the change, from our diff otherwise. When
+So: the main kind comes from JAX when JAX names the change, from our diff otherwise. JAX's
+hedged sentences ("maybe the function is being re-defined repeatedly") are guesses: they go
+in `hint` as "JAX suggests: …", never into the kind or the words. A compile JAX does not
+explain (a new jax.jit wrapper of a function compiled before, another device, Auto-mesh
+sharding) says what the capture knows and that JAX did not report the cause. When
 both name the same argument and kind, our change (with the previous call's value) stands
 for both and `from` is "both". Changes only one side names are kept, merged, JAX's first.
 """
@@ -38,6 +42,8 @@ FIXES = {
     "sharding": "Put inputs on one sharding on every call (jax.device_put(x, NamedSharding(mesh, P(...))) once), "
                 "or fix it with in_shardings on jax.jit.",
     "donation": "Call one jitted function with the same donate_argnums everywhere instead of several variants.",
+    "new_wrapper": "Make one jax.jit wrapper per set of jit options and reuse it: each wrapper whose options "
+                   "(compiler_options, shardings, donation, …) differ compiles its own program.",
     "new_function": "Define the function and call jax.jit on it once, outside the loop, and reuse the jitted "
                     "function; pass changing values as arguments instead of closing over them.",
     "context": "Keep config flags and context managers (jax_enable_x64, default_matmul_precision, …) the same "
@@ -79,6 +85,10 @@ def change_words(change: Change) -> str:
         if b and "weak_type=True" in b:
             return text + " (a JAX array now, a Python number before)"
         return text
+    if kind == "new_wrapper":
+        if not change.path:
+            return "a new jax.jit wrapper with the same jit options as an earlier one"
+        return f"jit option {change.path} is {a} in this wrapper and {b} in an earlier one"
     if kind in ("shape", "dtype", "sharding", "donation"):
         what = {"shape": "shape", "dtype": "dtype", "sharding": "sharding", "donation": "donation"}[kind]
         return f"{who} changed {what} from {b} to {a}"
@@ -128,14 +138,36 @@ def _listed(changes: Sequence[Change]) -> str:
 
 def _new_function_words(name: str | None, line: int | None) -> str:
     where = f" defined at line {line}" if line else ""
-    return f"a new function object: `{name or 'the function'}`{where} is made anew on every call"
+    return (f"a new function object: `{name or 'the function'}`{where} was made anew, and JAX caches per function "
+            "object (an earlier one made from the same definition was compiled before)")
+
+
+def _new_wrapper_words(name: str | None, changes: Sequence[Change]) -> str:
+    """A new jax.jit wrapper of a function compiled before: what differs, and that JAX named no cause."""
+    options = [c.path for c in changes if c.kind == "new_wrapper" and c.path]
+    who = f"`{name or 'the function'}`"
+    what = (f"with other jit options ({', '.join(options)}) than an earlier wrapper" if options
+            else "with the same jit options as an earlier wrapper")
+    return f"a new jax.jit wrapper of {who} {what} was compiled; JAX did not report the cause of this compile"
+
+
+def _hint(explanation: Explanation | None, first_call: bool, redefined: bool) -> str | None:
+    """JAX's hedged sentences, as JAX's suggestion (never the reason), with what the capture knows against them."""
+    hints = explanation.hints if explanation is not None else ()
+    if not hints:
+        return None
+    text = "JAX suggests: " + " ".join(hints)
+    if explanation.redefined_hint and first_call and not redefined:
+        text += (" (JAX says this of any function first traced from a line that traced another one; this cell made "
+                 "no other function object from this definition)")
+    return text
 
 
 def _result(call: int, kind: str, changes: Sequence[Change], words: str, explanation: Explanation | None,
-            source: str) -> dict:
+            source: str, hint: str | None = None) -> dict:
     return {"call": call, "kind": kind, "changes": [_change_json(c) for c in changes[:MAX_CHANGES]],
             "words": words, "fix": FIXES.get(kind), "jax": explanation.text if explanation else None,
-            "from": source}
+            "from": source, "hint": hint}
 
 
 def miss_json(call_index: int, explanation: Explanation | None, diff: Sequence[Change] | None, first_call: bool,
@@ -144,23 +176,31 @@ def miss_json(call_index: int, explanation: Explanation | None, diff: Sequence[C
 
     `explanation`: JAX's record for this call, parsed (None when JAX logged none: its flag
     was off, the change only recompiles, or the function is not user code). `diff`: our
-    changes against the previous call of the same function (empty or None without one).
+    changes against the previous call of the same function (empty or None without one); a
+    new jax.jit wrapper of a function compiled before brings `new_wrapper` changes
+    (capture/miss.py).
     `first_call`: no earlier call of the function in the capture. `redefined`: the
-    recorder saw this definition before under another function object. `name` and
+    recorder saw another function object made from this definition (a fact of the capture;
+    JAX's own "maybe re-defined" is only the `hint`). `name` and
     `defined_line` word first calls and new functions when JAX gave no text.
     """
     ours = tuple(diff or ())
     name = name or (explanation.function if explanation else None)
     line = defined_line or (explanation.defined_line if explanation else None)
+    hint = _hint(explanation, first_call, redefined)
     jax_never_seen = explanation is not None and explanation.kind in ("first", "new_function")
+    rewrapped = [c for c in ours if c.kind == "new_wrapper"]
 
-    jax_new = explanation is not None and (explanation.redefined_hint or (jax_never_seen and not first_call))
+    # JAX's "never seen function" is a fact; its "maybe … re-defined repeatedly" is a guess (the hint)
+    jax_new = jax_never_seen and not first_call and not rewrapped
     if redefined or jax_new:
         source = "both" if redefined and jax_new else ("diff" if redefined else "jax")
-        return _result(call_index, "new_function", (), _new_function_words(name, line), explanation, source)
+        return _result(call_index, "new_function", (), _new_function_words(name, line), explanation, source, hint)
+    if rewrapped and not (explanation is not None and any(c.kind != "unknown" for c in explanation.changes)):
+        return _result(call_index, "new_wrapper", ours, _new_wrapper_words(name, ours), explanation, "diff", hint)
     if first_call and (explanation is None or jax_never_seen):
         words = f"the first call of {name or 'this function'}: nothing was compiled for it yet"
-        return _result(call_index, "first", (), words, explanation, "both" if explanation else "diff")
+        return _result(call_index, "first", (), words, explanation, "both" if explanation else "diff", hint)
 
     jax_changes = explanation.changes if explanation else ()
     merged = _merge(jax_changes, ours)
@@ -178,11 +218,14 @@ def miss_json(call_index: int, explanation: Explanation | None, diff: Sequence[C
 
     if merged:
         words = _listed(merged)
-        if first_call and jax_kinds:
+        if rewrapped and jax_kinds:
+            words += " (JAX compared with a call of an earlier jax.jit wrapper of the same function)"
+        elif first_call and jax_kinds:
             words += " (compared with a call JAX saw before this capture)"
     elif explanation is not None and explanation.detail:
         words = explanation.detail + ("" if first_call else ", and the arguments' signature did not change")
     else:
-        words = ("compiled again with no change that JAX explains or the arguments' signature shows: often an "
-                 "argument committed to another device, a sharding change on an Auto mesh, or donation")
-    return _result(call_index, kind, merged, words, explanation, source)
+        words = ("compiled again with no change that JAX explains or the arguments' signature shows: JAX did not "
+                 "report the cause (it explains only tracing-cache misses; an argument committed to another "
+                 "device, a sharding change on an Auto mesh or donation recompile without one)")
+    return _result(call_index, kind, merged, words, explanation, source, hint)

@@ -235,6 +235,18 @@ describe("lookups and reasons", () => {
     expect(callNumber(tl, idx[0])).toBe(1);
   });
 
+  it("a miss shows JAX's guess as a hint beside the reason, never as it", () => {
+    const doc = fixture("timeline-small");
+    const k = doc.misses.findIndex((x) => x.kind === "static");
+    const hint = "JAX suggests: seen another function defined on the same line; maybe <b>re-defined</b>?";
+    const withHint = readTimeline({ ...doc, misses: doc.misses.map((x, i) => (i === k ? { ...x, hint } : x)) });
+    const m = withHint.misses[k];
+    expect(whatChanged(withHint, m.call)).toMatchObject({ words: m.words, hint });
+    expect(callTip(withHint, m.call)).toContain(`${m.words}\n${hint}`);
+    expect(whatChanged(tl, m.call).hint).toBe("");
+    expect(callTip(tl, m.call)).not.toContain("JAX suggests");
+  });
+
   it("dispatch and device time of a call leave out its compile phases", () => {
     const c = idx[0]; // the first call: trace + lower + compile inside
     const ph = 1500 + 700 + 5200;

@@ -44,6 +44,7 @@ export function callTip(tl, c) {
     ...timing(tl, c).map(([k, v]) => `${k} ${v}`),
     sig ? `(${sig.text})` : "",
     why.hit ? why.words : `cache miss (${kindText(why.kind)}): ${why.words}`,
+    why.hint || "",
     err ? `raised ${err}` : "",
   ].filter(Boolean).join("\n");
 }
@@ -97,6 +98,7 @@ export function showCall(panel, tl, c) {
     ], panel),
     why.changes.length ? table(panel, why.changes.slice(0, MAX_ARGS).map((x) => [x.path, x.kind, x.before, x.after].map((v) => String(v ?? "—"))),
       ["argument", "what", "before", "after"]) : null,
+    why.hint ? h("div", { class: "jm-muted jm-tl-hint" }, why.hint, panel) : null,
     why.fix ? h("div", { class: "jm-tl-fix" }, "Fix: " + why.fix, panel) : null,
     why.jax ? [h("div", { class: "jm-muted" }, "JAX says:", panel), h("pre", { class: "jm-d-code jm-tl-jax" }, why.jax, panel)] : null,
     why.from ? h("div", { class: "jm-muted" }, FROM[why.from] || `from ${why.from}`, panel) : null,

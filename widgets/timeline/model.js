@@ -394,12 +394,13 @@ export function callNumber(tl, c) {
 
 /**
  * "What changed since the previous call" for call `c`: a hit is the same signature;
- * a miss carries the document's reason (`words`, `changes`, `fix`, `jax`: JAX's text, `from`).
+ * a miss carries the document's reason (`words`, `changes`, `fix`, `jax`: JAX's text, `from`,
+ * `hint`: JAX's own guess, "JAX suggests: …", never the reason; "" when JAX made none).
  */
 export function whatChanged(tl, c) {
   if (tl.calls.hit[c]) return { hit: true, kind: "hit", words: "cache hit, same signature", changes: [] };
   const m = tl.misses[tl.calls.miss[c]] || { words: "cache miss (no reason was recorded)" };
-  return { ...m, hit: false, kind: str(m.kind, "unknown"), words: str(m.words, "cache miss"), changes: arr(m.changes).filter((x) => x && typeof x === "object") };
+  return { ...m, hit: false, kind: str(m.kind, "unknown"), words: str(m.words, "cache miss"), hint: str(m.hint, ""), changes: arr(m.changes).filter((x) => x && typeof x === "object") };
 }
 
 /** Signature object of call `c` or null (hits after a function's first 8 calls have none). */
