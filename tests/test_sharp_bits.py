@@ -127,3 +127,70 @@ def test_other_errors_and_eager_code_get_no_concretization_finding():
     assert y.shape == (2,)
     assert not [f for f in cap.findings + cap2.findings if f.kind == "concretization"]
     assert "explanation" not in error_json(cap)
+
+
+# -- static out-of-bounds indices ----------------------------------------------------------------
+
+def _oob(fn, x):
+    """JAX's own result of jitted `fn` on `x`, and the index findings of that call."""
+    with jaxmagic.capture() as cap:
+        out = jax.jit(fn)(x)
+    return np.asarray(out), [f for f in cap.findings if f.kind == "index_out_of_bounds"]
+
+
+X = jnp.arange(5.0) * 10  # each element tells which index was read
+
+
+def test_a_constant_index_past_the_end_is_clamped_as_jax_does():
+    out, found = _oob(lambda x: x[7], X)
+    assert out == X[4]  # JAX: clamped, no error
+    (f,) = found
+    assert "index 7" in f.message and "shape (5,)" in f.message and "clamps it to 4" in f.message
+    assert f.severity == "warning" and f.function.endswith("<lambda>") and f.call == 0
+    assert f.source is not None and "x[7]" in f.source.code
+    out, (f,) = _oob(lambda x: x[-7], X)
+    assert out == X[0] and "index -7" in f.message and "clamps it to 0" in f.message
+    out, (f,) = _oob(lambda x: x.reshape(1, 5)[0, 6], X)
+    assert out == X[4] and "index 6 on axis 1" in f.message
+
+
+def test_a_constant_scatter_index_out_of_bounds_is_dropped_as_jax_does():
+    out, (f,) = _oob(lambda x: x.at[7].set(-1.0), X)
+    np.testing.assert_array_equal(out, X)  # JAX: the update vanished
+    assert "index 7" in f.message and "drops that update" in f.message and "mode=" in f.message
+    out, (f,) = _oob(lambda x: x.at[7].set(-1.0, mode="clip"), X)
+    assert out[4] == -1.0 and "clamps it to 4" in f.message and "writes element 4" in f.message
+    out, (f,) = _oob(lambda x: x.at[7].set(-1.0, mode="promise_in_bounds"), X)
+    np.testing.assert_array_equal(out, X)
+    assert "drops that update" in f.message
+
+
+def test_fill_mode_gathers_and_update_slices_say_what_jax_returns():
+    out, (f,) = _oob(lambda x: x.at[7].get(mode="fill"), X)
+    assert np.isnan(out) and "fill value nan" in f.message
+    out, (f,) = _oob(lambda x: jnp.take(x, 9), X)  # jnp.take's default mode fills, inside its own jit
+    assert np.isnan(out) and "fill value nan" in f.message and "jnp.take(x, 9)" in f.source.code
+    out, (f,) = _oob(lambda x: lax.dynamic_update_slice(x, -jnp.ones(3), (4,)), X)
+    np.testing.assert_array_equal(out, [0, 10, -1, -1, -1])  # JAX moved the update to start 2
+    assert "slice start 4" in f.message and "lands at 2" in f.message
+    out, (f,) = _oob(lambda x: lax.dynamic_slice(x, (4,), (3,)), X)
+    np.testing.assert_array_equal(out, X[2:5])
+    assert "clamps it to 2" in f.message
+    out, (f,) = _oob(lambda x: x[jnp.array([1, 9])], X)
+    np.testing.assert_array_equal(out, [X[1], X[4]])
+    assert "index 9" in f.message and "1 of 2 indices" in f.message
+
+
+def test_in_bounds_and_traced_indices_stay_silent():
+    for fn in (lambda x: x[3], lambda x: x[-1], lambda x: x[2:9], lambda x: x[jnp.array([0, 4, -5])],
+               lambda x: x[x.astype(int)[0] + 7], lambda x: jnp.roll(x, 2), lambda x: jnp.diff(x),
+               lambda x: jnp.pad(x, 2, mode="reflect"), lambda x: x.at[4].add(1.0),
+               lambda x: lax.dynamic_update_slice(x, jnp.ones(2), (3,))):
+        _, found = _oob(fn, X)
+        assert found == [], found
+    from bench.programs import mlp_grad
+
+    step, args = mlp_grad(4)
+    with jaxmagic.capture() as cap:
+        step(*args)
+    assert not [f for f in cap.findings if f.kind == "index_out_of_bounds"]

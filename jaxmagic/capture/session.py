@@ -356,6 +356,18 @@ class CaptureSession:
                 self._add_findings(fn, closed_jaxpr, index, kinds, reach)
             except Exception as exc:  # our failure never becomes the user's
                 self.capture.notes.append(f"baked constants and unrolled loops not checked: {type(exc).__name__}: {exc}")
+            self._add_index_findings(fn, closed_jaxpr, index)
+
+    def _add_index_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
+        """Constant indices outside the array, which JAX clamps or drops (capture/index_findings.py)."""
+        from . import index_findings
+
+        try:
+            found = index_findings.index_findings(closed_jaxpr, self._name_of(fn))
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"out-of-bounds indices not checked: {type(exc).__name__}: {exc}")
+            return
+        self.capture.findings.extend(dataclasses.replace(f, call=index) for f in found)
 
     # -- monitoring ------------------------------------------------------------------
     def _on_duration(self, name: str, duration: float, kwargs: dict) -> None:
