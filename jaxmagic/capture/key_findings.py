@@ -25,6 +25,15 @@ def key_findings(records: list[KeyRecord]) -> list[Finding]:
             continue
         consuming = [u for u in r.uses if u.consuming]
         repeated = next((u for u in consuming if u.times is None or (u.times or 1) > 1), None)
+        if repeated is not None and (repeated.loop or "").endswith(" condition"):
+            found.append(Finding(
+                kind="loop_reuse", severity="bug", source=repeated.source, call=repeated.call, key=r.id,
+                function=repeated.function,
+                message=f"key {r.label} is consumed by {repeated.name} in a while_loop condition "
+                        f"({_where(repeated)}): the condition runs before every iteration, so every check draws "
+                        f"the same numbers. Split the key in the body and carry the new key, or draw outside "
+                        f"the loop."))
+            continue
         if repeated is not None:
             every = "every iteration" if repeated.times is None else f"each of {repeated.times} iterations"
             found.append(Finding(
@@ -42,10 +51,12 @@ def key_findings(records: list[KeyRecord]) -> list[Finding]:
                 message=f"key {r.label} is consumed {times_word(len(consuming) if r.consumed is None else r.consumed)}"
                         f"{again}: {first.name} at {_where(first)} and {second.name} at {_where(second)} draw "
                         f"from the same random stream. Split it first: k1, k2 = jax.random.split(key)."))
+        elif not consuming:
+            continue  # consumed only through the loop key it is carried into: the finding is on that key
         else:
             found.append(Finding(
-                kind="key_reuse", severity="bug", source=consuming[0].source if consuming else None, key=r.id,
+                kind="key_reuse", severity="bug", source=consuming[0].source, key=r.id,
                 message=f"key {r.label} is consumed more than once: as part of the key array it was taken from, "
-                        f"and on its own ({_where(consuming[0]) if consuming else 'unknown line'})."))
+                        f"and on its own ({_where(consuming[0])})."))
     found.sort(key=lambda f: {"bug": 0, "warning": 1}.get(f.severity, 2))
     return found

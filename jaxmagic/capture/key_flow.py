@@ -36,7 +36,8 @@ _NOT_SAMPLERS = frozenset({"PRNGKey", "key", "split", "fold_in", "clone", "key_d
 _SAME = frozenset({"squeeze", "reshape", "expand_dims", "copy", "copy_p", "convert_element_type",
                    "device_put", "sharding_constraint", "reshard", "mesh_cast", "optimization_barrier",
                    "broadcast_in_dim", "stop_gradient", "pvary", "transpose"})
-_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
+# `checkpoint`/`remat` bodies are walked like any call (JAX 0.10 names the primitive `remat2`).
+_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "remat", "remat2", "checkpoint", "custom_jvp_call",
                     "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "custom_lin"})
 _PICK = frozenset({"dynamic_slice", "gather", "dynamic_index_in_dim"})
 _RANDOM_FILES = ("jax/_src/random.py", "jax/_src/random/")  # 0.4-0.9 module; 0.10 package
@@ -83,6 +84,7 @@ class LocalUse:
     branch: tuple[tuple[int, int, int], ...] = ()
     source: SourceLocation | None = None
     via: str | None = None
+    part: str | None = None  # "condition": in the innermost while loop's condition, run before every iteration
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ class _Reader:
             shape: tuple | None = None, dtype: str | None = None, where: tuple | None = None) -> None:
         loc, via, _ = where or origin(eqn.source_info)
         self.out.uses.append(LocalUse(key=key, kind=kind, name=name, consuming=consuming, shape=shape, dtype=dtype,
-                                      level=ctx.level, branch=ctx.branch, source=loc, via=via))
+                                      level=ctx.level, branch=ctx.branch, source=loc, via=via, part=ctx.part))
         self.keyed(key)
 
     def keyed(self, key: int) -> None:
@@ -348,6 +350,8 @@ class _Reader:
                 break
         if sub is None or len(sub.invars) != len(ins):
             return
+        if eqn.params.get("differentiated") is True:
+            return  # a checkpoint's backward recomputation redraws what its forward pass drew, as JAX's checker reads it
         inner = {v: k for v, k in zip(sub.invars, ins) if k is not None}
         self._constants(sub, eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr"), inner, ctx)
         sampler = ctx.sampler
@@ -387,16 +391,19 @@ class _Reader:
         loop = self._loop("while", None, loc)
         outer = ctx.enter(loop)
         consts, carry = ins[n_cond:n_cond + n_body], ins[n_cond + n_body:]
-        _bind(env, eqn.outvars, self._loop_body(eqn, body, consts, carry, [], len(carry), outer, ctx))
+        cond = (_sub(eqn, "cond_jaxpr"), ins[:n_cond])
+        _bind(env, eqn.outvars, self._loop_body(eqn, body, consts, carry, [], len(carry), outer, ctx, cond))
 
     def _loop(self, kind: str, length: int | None, loc: SourceLocation | None) -> int:
         self.out.loops.append(Loop(kind, length, loc))
         return len(self.out.loops) - 1
 
     def _loop_body(self, eqn: Any, body: Any, consts: list, carry: list, xs: list, n_carry: int,
-                   inner: _Context, ctx: _Context) -> list:
+                   inner: _Context, ctx: _Context, cond: tuple | None = None) -> list:
         """Read a loop body once. A carried key the body returns unchanged stays the outer key
-        (used on every iteration); any other carried key is a `loop` node: one per iteration."""
+        (used on every iteration); any other carried key is a `loop` node: one per iteration.
+        A while loop's condition (`cond`: its jaxpr and the keys of its constants) runs before
+        every iteration, so it is read in the loop too, on the same carried keys as the body."""
         passthrough = self._passthrough(body, consts, carry, xs, n_carry)
         carried = []
         for j, k in enumerate(carry):
@@ -406,6 +413,10 @@ class _Reader:
                 parent = self.out.keys[k]
                 carried.append(self.key("loop", k, inner, shape=parent.shape, typed=parent.typed, impl=parent.impl,
                                         source=self.out.loops[inner.level[-1]].source, keyed=parent.keyed))
+        if cond is not None and cond[0] is not None:
+            cond_jaxpr, cond_consts = cond
+            cond_env = {v: k for v, k in zip(cond_jaxpr.invars, [*cond_consts, *carried]) if k is not None}
+            self.read(cond_jaxpr, cond_env, inner.replace(part="condition"))
         env = {v: k for v, k in zip(body.invars, [*consts, *carried, *xs]) if k is not None}
         self.read(body, env, inner)
         outs = [None if jax_compat.is_literal(v) else env.get(v) for v in body.outvars]
@@ -456,12 +467,14 @@ class _Context:
     branch: tuple[tuple[int, int, int], ...] = ()
     # (name, output shape, dtype, origin) of the sampler call the walk is inside
     sampler: tuple[str, tuple | None, str | None, tuple] | None = None
+    part: str | None = None  # "condition": inside the innermost while loop's condition
 
     def enter(self, loop: int) -> _Context:
         return _Context(level=(*self.level, loop), branch=self.branch, sampler=self.sampler)
 
     def replace(self, **kw: Any) -> _Context:
-        return _Context(**{"level": self.level, "branch": self.branch, "sampler": self.sampler, **kw})
+        return _Context(**{"level": self.level, "branch": self.branch, "sampler": self.sampler, "part": self.part,
+                           **kw})
 
 
 def _bind(env: dict, outvars: list, keys: list) -> None:

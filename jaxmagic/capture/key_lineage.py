@@ -117,6 +117,8 @@ class Lineage:
             if n.record.data is None:
                 n.record.data = tuple(int(w) for w in words)
             return
+        if not words.size:
+            return  # an empty key array holds no keys: indexing it would make every empty array one node
         self.by_array.setdefault(_value(words), node)
         flat = words.reshape(-1, words.shape[-1])
         if len(flat) > MAX_ROWS:
@@ -254,6 +256,8 @@ class Lineage:
             if not nodes:
                 continue
             loop = program.loops[use.level[-1]].label if use.level else None
+            if loop and use.part:
+                loop = f"{loop} {use.part}"  # "while condition"
             branch = (f"cond branch {use.branch[-1][1] + 1} of {use.branch[-1][2]}" if use.branch else None)
             self.use(nodes, KeyUse(use.kind, use.name, use.consuming, shape=use.shape, dtype=use.dtype,
                                    times=key_flow.repeats(program, use, key), source=use.source, via=use.via,
@@ -344,7 +348,8 @@ class Lineage:
     def finish(self) -> tuple[list[KeyRecord], list[Finding]]:
         for node in self.nodes:
             node.words = None
-            node.record.consumed = self._own(node.record)
+            # A zero-length key array holds no keys: a use of it (vmap over an empty batch) consumes none.
+            node.record.consumed = 0 if _empty(node.record.shape) else self._own(node.record)
         # whole-array uses consume every row taken from the array
         for node in self.nodes:
             record = node.record
@@ -392,6 +397,11 @@ class Lineage:
             most = None if any(v is None for v in group.values()) else max(group.values())
             total = _add(total, most)
         return total
+
+
+def _empty(shape: tuple[int, ...] | None) -> bool:
+    """A key array with a zero-length axis: no keys in it, so nothing to consume."""
+    return bool(shape) and 0 in shape
 
 
 def _add(a: int | None, b: int | None) -> int | None:
