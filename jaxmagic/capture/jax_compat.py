@@ -766,11 +766,15 @@ def debug_checks_off() -> Iterator[None]:
     Evaluating a program eqn by eqn (`--values`) makes every intermediate an eager result, which
     JAX's debug checks stop at even where the compiled program masks it (`where(x > 0, log(x), 0)`);
     the user's program, run by the user, keeps the user's setting.
+
+    A check already off is left alone: on JAX 0.10, entering and leaving `jax.debug_nans(False)`
+    after a jitted function ran makes that function skip the check when the user later turns
+    it on with `jax.config.update('jax_debug_nans', True)`.
     """
     with contextlib.ExitStack() as stack:
         for name in ("debug_nans", "debug_infs"):
             switch = getattr(jax, name, None)
-            if callable(switch):
+            if callable(switch) and getattr(jax.config, f"jax_{name}", True) is not False:
                 try:
                     stack.enter_context(switch(False))
                 except Exception:  # noqa: BLE001 - a JAX without the switch: its checks stay as set

@@ -154,6 +154,7 @@ class CaptureSession:
         self._logs: list[cache_log.LogRecord] = []  # JAX's cache records, in order
         self._cache_log = cache_log.CacheLog(self._logs.append)
         self._ready = readiness.ReadyWatch(_clock)
+        self._nans: Any = None  # nan_check.NanWatch, made at the first call it notes
         self._next_sample = [0.0]  # clock time of the next call whose readiness is sampled (shared with jit_patch)
         self._hot: dict[int, _FunctionState] = {}  # functions past the signature budget, by id
         # Hot functions whose cache hits need only a row: `jit_patch._routed_call` records those itself.
@@ -228,6 +229,8 @@ class CaptureSession:
             self._bound_before = {name: id(value) for name, value in self.namespace.items()}
             self._inputs_seen: set[int] = set()
             self._context_meshes: list = []  # meshes set with jax.set_mesh / use_mesh at the cell's calls
+        # Names bound before the cell (by identity): arrays the cell binds are checked for NaN/Inf at `stop`.
+        self._names_before = self._snapshot_names()
         self._running = True
         self.capture.start = time.perf_counter()
         return self.capture
@@ -244,7 +247,8 @@ class CaptureSession:
             self.capture.end = time.perf_counter()
         self._stack.close()
         for what, step in (("device times", self._ready.poll), ("the calls", self._materialize_calls),
-                           ("JAX's cache log", self._copy_logs), ("the cell's error", lambda: self._note_error(error))):
+                           ("JAX's cache log", self._copy_logs), ("the cell's error", lambda: self._note_error(error)),
+                           ("NaN and Inf in the outputs", self._check_nans)):
             try:
                 step()
             except Exception as exc:  # our failure never becomes the user's: the rest is still recorded
@@ -441,7 +445,7 @@ class CaptureSession:
             raise
         end = _clock()
         if sampled:
-            self._watch(index, out, start, end)
+            self._watch(index, out, start, end, state)
         if state is not None and len(events) == n_events:
             rows.append(state)
             times = self._times
@@ -457,6 +461,7 @@ class CaptureSession:
             self._note_nested(index)
             return out
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
+        self._note_nans(index, fn, args, kwargs, out)
         if self.shardings:
             self._note_inputs(args, kwargs)
             self._record_outputs(index, out)
@@ -479,7 +484,7 @@ class CaptureSession:
         if len(self._events) != n_events:  # JAX traced or compiled: a miss, recorded in full
             self.fast_missed(fn, args, kwargs, out, n_events, start, end, None)
             return out
-        self._watch(len(self._rows), out, start, end)
+        self._watch(len(self._rows), out, start, end, state)
         self._rows.append(state)
         times = self._times
         times.append(start)
@@ -498,6 +503,8 @@ class CaptureSession:
             n_logs -= 1
         index = len(self._rows)
         self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, error)
+        if error is None:
+            self._note_nans(index, fn, args, kwargs, out)
         if error is None and self._key_call is not None:
             self._record_key_call(out)
 
@@ -597,14 +604,72 @@ class CaptureSession:
         differentiated function's arguments. Off the jitted-call path: costs nothing per jitted call.
         """
         __tracebackhide__ = True
-        return self._grads.record(what, run, args, kwargs, primals, primal_kwargs)
+        grads = self.capture.grads
+        first = len(grads)
+        out = self._grads.record(what, run, args, kwargs, primals, primal_kwargs)
+        if first < len(grads) and not grads[first].traced and grads[first].kind in ("grad", "value_and_grad"):
+            self._note_grad_nans(grads[first], out, primals, primal_kwargs)
+        return out
 
-    def _watch(self, index: int, out: Any, start: float, end: float) -> None:
-        """Wait for this call's outputs (`sync`), or keep a weak reference to poll later."""
+    def _nan_watch(self) -> Any:
+        if self._nans is None:
+            from . import nan_check  # first use only: `%load_ext` stays fast
+
+            self._nans = nan_check.NanWatch()
+        return self._nans
+
+    def _note_nans(self, index: int, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        """Hold a fully recorded call's float outputs and arguments weakly, to check them at `stop`."""
+        try:
+            row = self._rows[index]
+            self._nan_watch().note_call(index, row.name, fn, args, kwargs, out)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"outputs of call {index} not checked for NaN/Inf: {type(exc).__name__}: {exc}")
+
+    def _note_grad_nans(self, rec: Any, out: Any, primals: tuple, primal_kwargs: dict) -> None:
+        """An eager grad's gradients, checked at `stop`; with its split (%%grad_graph) the origin is searched."""
+        try:
+            why = None if rec.split is not None else (
+                "its forward/backward split is traced only under %%grad_graph (jaxmagic.capture(grads=True))"
+                if not self.grads else f"it has no forward/backward split ({rec.error or 'not traced'})")
+            self._nan_watch().note_grad(rec.index, rec.name, rec.kind, out, rec.split, primals, primal_kwargs, why)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"gradients of {rec.name} not checked for NaN/Inf: {type(exc).__name__}: {exc}")
+
+    def _snapshot_names(self) -> dict[str, Any] | None:
+        try:
+            from . import nan_check
+
+            return nan_check.names_before(self.namespace)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"the cell's arrays not checked for NaN/Inf: {type(exc).__name__}: {exc}")
+            return None
+
+    def _check_nans(self) -> None:
+        """NaN/Inf in the outputs still alive and ready (nan_check.py), and what the user's
+        jax_debug_nans/infs stopped at; the weak references are dropped."""
+        nans, self._nans = self._nans, None
+        before, self._names_before = getattr(self, "_names_before", None), None
+        if nans is None and not self.capture.calls and not self.capture.grads:
+            return  # no jitted call and no grad: the cell's arrays are an earlier story
+        from . import nan_check
+
+        bound = nan_check.bound_arrays(self.namespace, before) if before is not None else []
+        (nans or nan_check.NanWatch()).check(self.capture, bound)
+        del bound
+        known = {(f.kind, f.message) for f in self.capture.findings}
+        self.capture.findings.extend(f for f in nan_check.debug_findings(self.capture)
+                                     if (f.kind, f.message) not in known)
+
+    def _watch(self, index: int, out: Any, start: float, end: float, state: _FunctionState | None = None) -> None:
+        """Wait for this call's outputs (`sync`), or keep a weak reference to poll later. The
+        latest sampled cache hit of each function leaves its watched outputs to the NaN check."""
         if self.sync:
             self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
         elif self._ready.watch(index, out, end - start):
             self._next_sample[0] = start + self._ready.interval()
+            if state is not None:
+                self._nan_watch().note_sampled(id(state), index, state.name, self._ready.pending[-1][1])
 
     def _materialize_calls(self) -> None:
         calls = self.capture.calls
@@ -687,7 +752,8 @@ class CaptureSession:
                     redefined=new_function and self._seen_definition_before(fn)), renames, call_site)
                 self._guard_explain_cost(state, fn)
             state.last_signature = signature
-            if error is None:
+            # A call JAX's jax_debug_nans/infs stopped was traced and compiled: its program is still shown.
+            if error is None or isinstance(error, FloatingPointError):
                 artifacts = state.artifacts.get(signature.key)
                 if artifacts is None:
                     artifacts = state.artifacts[signature.key] = self._artifacts(

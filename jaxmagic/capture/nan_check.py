@@ -1,0 +1,544 @@
+"""NaN and Inf in a cell's results, found without options, and where they first appeared.
+
+While a cell runs, the calls jaxmagic records in full (each function's first calls and every
+miss) and the latest readiness-sampled call of each function leave *weak* references to their
+float outputs, and the full ones to their array arguments: buffer lifetimes stay the user's.
+When the capture stops, the outputs still alive and ready (`is_ready()`, never waited for) are
+checked on the host with numpy, shard by shard (no JAX op, so no compile and nothing on the
+user's timeline; no host copy is cached on the user's arrays), within a byte and a call budget.
+
+For an output holding NaN (or Inf), the call's program is evaluated again eqn by eqn on its
+arguments, when they are still alive, by the `--values` interpreter (capture/values.py), and
+stops at the first eqn whose result holds NaN (or Inf): the op `jax_debug_nans`
+(`jax_debug_infs`) would stop at. Eager grads are evaluated on their forward/backward split
+(capture/grads.py; traced under %%grad_graph), so the op is said to be forward or backward;
+in a jitted step the backward ops are those JAX traced under `transpose`.
+
+Under the user's own `jax_debug_nans`/`jax_debug_infs` JAX raises FloatingPointError at the
+op; the finding then says what JAX stopped at (`debug_findings`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import jax
+import numpy as np
+
+from ..units import plural
+from . import jax_compat, key_patch, source, values
+from .record import Capture, Finding, SourceLocation
+
+MAX_CHECK_BYTES = 64 << 20  # bytes of outputs read on the host per cell (64 MiB: ~15 ms on one CPU core)
+MAX_WATCHED = 256  # calls whose outputs are held (weakly) per cell
+MAX_LOCATED = 4  # NaN/Inf outputs whose origin is searched per cell
+LOCATE_BUDGET_S = 2.0  # wall clock per search, checked between eqns
+LOCATE_MAX_EQNS = values.MAX_EQNS
+_FLOAT_KINDS = "fc"
+
+
+def _is_float(dtype: Any) -> bool:
+    try:
+        return np.dtype(dtype).kind in _FLOAT_KINDS or bool(jax.dtypes.issubdtype(dtype, np.inexact))
+    except Exception:
+        return False
+
+
+def _as_numpy(array: np.ndarray) -> np.ndarray:
+    """bfloat16 and float8 (numpy 'V' kinds) are checked as float32."""
+    return array if array.dtype.kind in _FLOAT_KINDS else array.astype(np.float32)
+
+
+def host_counts(array: Any) -> tuple[int, int]:
+    """(NaN count, Inf count) of one ready array, read shard by shard on the host.
+
+    Each addressable shard is read once (replicas skipped) through its own single-device array,
+    so the user's array never caches a host copy (`np.asarray(x)` would keep one on `x`).
+    """
+    nan = inf = 0
+    shards = getattr(array, "addressable_shards", None)
+    parts = [s.data for s in shards if getattr(s, "replica_id", 0) == 0] if shards else [array]
+    for part in parts:
+        host = _as_numpy(np.asarray(part))
+        if host.dtype.kind == "c":
+            host = host.view(host.real.dtype)
+        nan += int(np.count_nonzero(np.isnan(host)))
+        inf += int(np.count_nonzero(np.isinf(host)))
+    return nan, inf
+
+
+def _weak(leaf: Any) -> Any:
+    """A weak reference to an array leaf; other leaves (Python scalars, statics) as they are."""
+    if isinstance(leaf, (jax.Array, np.ndarray)):
+        try:
+            return weakref.ref(leaf)
+        except TypeError:
+            return leaf
+    return leaf
+
+
+def _strong(item: Any) -> tuple[bool, Any]:
+    if isinstance(item, weakref.ref):
+        value = item()
+        return value is not None, value
+    return True, item
+
+
+@dataclass
+class _Watched:
+    """One call whose outputs are checked when the capture stops."""
+
+    call: int | None  # Capture.calls index (jitted calls)
+    grad: int | None  # Capture.grads index (eager differentiations)
+    function: str
+    out_tree: Any
+    outputs: list  # (leaf position, weak ref) of float leaves
+    fn: Any = None  # the jitted function, for its program
+    arg_tree: Any = None
+    args: list = field(default_factory=list)  # weak refs to array leaves, other leaves as they are
+    split: Any = None  # grads.GradSplit of an eager grad
+    no_inputs: str | None = None  # why the origin cannot be searched, known when watched
+    value_first: bool = False  # value_and_grad: output [0] is the value, [1] the gradients
+
+
+@dataclass
+class _Origin:
+    eqn: Any
+    side: str | None  # "forward" | "backward" | None (no differentiation)
+    at_input: str | None = None  # the input already held it
+
+
+class _Found(Exception):
+    def __init__(self, var: Any):
+        self.var = var
+
+
+class _FirstNonFinite(values._Interpreter):
+    """The values interpreter, stopped at the first variable holding NaN (or Inf)."""
+
+    def __init__(self, kind: str, deadline: float, max_eqns: int, budget_s: float):
+        super().__init__(deadline, max_eqns, budget_s)
+        self.kind = kind
+
+    def _summarize(self, var: Any, value: Any) -> None:
+        self.values[var] = None  # seen: nothing else kept
+        if not _is_float(getattr(getattr(var, "aval", None), "dtype", None)):
+            return
+        nan, inf = host_counts(value)
+        if (nan if self.kind == "nan" else inf):
+            raise _Found(var)
+
+
+class NanWatch:
+    """Outputs to check at stop, held weakly; `check` turns them into findings and forgets them."""
+
+    def __init__(self) -> None:
+        self.watched: list[_Watched] = []
+        self.latest: dict[Any, _Watched] = {}  # sampled cache hits: the latest call per function
+        self.dropped = 0
+
+    def note_call(self, index: int, name: str, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        """A call recorded in full: its float outputs and its arguments, held weakly."""
+        entry = self._entry(index, None, name, out)
+        if entry is None:
+            return
+        arg_leaves, entry.arg_tree = jax.tree_util.tree_flatten((args, kwargs))
+        entry.args = [_weak(leaf) for leaf in arg_leaves]
+        entry.fn = fn
+        self._add(entry)
+
+    def note_sampled(self, key: Any, index: int, name: str, refs: tuple) -> None:
+        """A readiness-sampled cache hit: the one or two outputs readiness watches (weak references,
+        capture/readiness.py), for the latest such call per function; its arguments are not kept."""
+        if key in self.latest or len(self.latest) < MAX_WATCHED:
+            self.latest[key] = _Watched(index, None, name, None, [(None, ref) for ref in refs], no_inputs=(
+                f"the arguments of call {index} (a cache hit in a loop) are not kept, to keep recording cheap"))
+
+    def note_grad(self, index: int, name: str, kind: str, out: Any, split: Any, primals: tuple,
+                  primal_kwargs: dict, why: str | None) -> None:
+        """An eager differentiation: its outputs, and its differentiated arguments when it has a split."""
+        entry = self._entry(None, index, name, out)
+        if entry is None:
+            return
+        entry.split, entry.no_inputs, entry.value_first = split, why, kind == "value_and_grad"
+        if split is not None:
+            entry.args = [_weak(leaf) for leaf in jax.tree_util.tree_leaves((tuple(primals), primal_kwargs))]
+        self._add(entry)
+
+    def _entry(self, call: int | None, grad: int | None, name: str, out: Any) -> _Watched | None:
+        leaves, tree = jax.tree_util.tree_flatten(out)
+        outputs = []
+        for position, leaf in enumerate(leaves):
+            if isinstance(leaf, jax.Array) and _is_float(leaf.dtype):
+                try:
+                    outputs.append((position, weakref.ref(leaf)))
+                except TypeError:
+                    pass
+        return _Watched(call, grad, name, tree, outputs) if outputs else None
+
+    def _add(self, entry: _Watched) -> None:
+        if len(self.watched) < MAX_WATCHED:
+            self.watched.append(entry)
+        else:
+            self.dropped += 1
+
+    def check(self, capture: Capture, bound: list[tuple[str, Any]] = ()) -> None:
+        """Check what is still alive and ready; add findings and notes to `capture`. Never raises.
+
+        `bound`: (name as written, array) for the arrays the cell bound in the namespace: they
+        name the outputs they are, and the rest (a loop's last result, whose call kept no
+        reference) are checked too."""
+        entries = [*self.watched, *(e for e in self.latest.values() if e not in self.watched)]
+        self.watched, self.latest = [], {}
+        try:
+            _check(entries, capture, self.dropped, bound)
+        except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+            capture.notes.append(f"outputs not checked for NaN/Inf: {type(exc).__name__}: {exc}")
+
+
+MAX_BOUND_LEAVES = 1000  # arrays read in one name's tuples, lists and dicts
+
+
+def names_before(namespace: dict) -> dict[str, Any]:
+    """What each name held when the cell started: a weak reference where the object takes one
+    (an array freed in the cell may leave its id to the array that replaced it), else its id."""
+    before: dict[str, Any] = {}
+    for name, value in namespace.items():
+        if name.startswith("_"):
+            continue
+        try:
+            before[name] = weakref.ref(value)
+        except TypeError:
+            before[name] = id(value)
+    return before
+
+
+def _unchanged(held: Any, value: Any) -> bool:
+    return held() is value if isinstance(held, weakref.ref) else held == id(value)
+
+
+def bound_arrays(namespace: dict, before: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(name as written, array) of the float arrays in names the cell bound or rebound, inside
+    tuples, lists and dicts too (`params['w']`); names starting with `_` are IPython's."""
+    found = []
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or (name in before and _unchanged(before[name], value)):
+            continue
+        if isinstance(value, jax.Array):
+            found.append((name, value))
+        elif isinstance(value, (tuple, list, dict)):
+            try:
+                leaves = jax.tree_util.tree_flatten_with_path(value)[0][:MAX_BOUND_LEAVES]
+            except Exception:
+                continue
+            found.extend((name + jax.tree_util.keystr(path), leaf) for path, leaf in leaves
+                         if isinstance(leaf, jax.Array))
+    return found
+
+
+def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
+    """NaN/Inf counts of a ready float array within the byte budget; None when not checked."""
+    try:
+        if not _is_float(array.dtype) or array.is_deleted() or not array.is_ready():
+            return None
+    except Exception:
+        return None
+    nbytes = int(getattr(array, "nbytes", 0))
+    if nbytes > budget[0]:
+        budget[1] += 1
+        return None
+    budget[0] -= nbytes
+    return host_counts(array)
+
+
+def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: list[tuple[str, Any]]) -> None:
+    budget = [MAX_CHECK_BYTES, 0]  # bytes left, outputs skipped
+    located = 0
+    seen_calls: set = set()
+    names = {id(array): name for name, array in bound}
+    checked: set[int] = set()
+    for entry in sorted(entries, key=lambda e: (e.grad is not None, e.call if e.call is not None else e.grad)):
+        for position, ref in entry.outputs:
+            array = ref()
+            if array is None or id(array) in checked:
+                continue
+            counts = _counts_within(array, budget)
+            if counts is None:
+                continue
+            checked.add(id(array))
+            nan, inf = counts
+            name = names.get(id(array))
+            del array
+            kind = "nan" if nan else "inf" if inf else None
+            if kind is None or (entry.call, entry.grad, kind) in seen_calls:
+                continue
+            seen_calls.add((entry.call, entry.grad, kind))
+            origin, why = None, "more NaN/Inf outputs than the origins searched per cell"
+            if located < MAX_LOCATED:
+                located += 1
+                origin, why = _locate(entry, kind)
+            capture.findings.append(_finding(entry, kind, nan or inf, _out_path(entry, position), origin, why,
+                                             name))
+    _check_bound(bound, checked, budget, capture)
+    if budget[1]:
+        capture.notes.append(f"{plural(budget[1], 'output')} not checked for NaN/Inf: past the "
+                             f"{MAX_CHECK_BYTES >> 20} MiB read per cell")
+    if dropped:
+        capture.notes.append(f"the outputs of {plural(dropped, 'call')} were not checked for NaN/Inf: "
+                             f"{MAX_WATCHED} calls are checked per cell")
+
+
+def _check_bound(bound: list[tuple[str, Any]], checked: set[int], budget: list[int], capture: Capture) -> None:
+    """Arrays the cell bound that no watched call output was: one finding per name that holds NaN/Inf."""
+    reported: set[str] = set()
+    for name, array in bound:
+        root = re.split(r"[\[.]", name, maxsplit=1)[0]
+        if id(array) in checked or root in reported:
+            continue
+        checked.add(id(array))
+        counts = _counts_within(array, budget)
+        if not counts or not any(counts):
+            continue
+        reported.add(root)
+        kind = "nan" if counts[0] else "inf"
+        word = _WORD[kind]
+        capture.findings.append(Finding(kind=kind, severity="bug", message=(
+            f"`{name}`, bound by this cell, holds {word} ({plural(counts[0] or counts[1], 'element')}); the "
+            f"origin could not be located: the call or op that made it kept no reference to its arguments "
+            f"(after a function's first calls, cache hits in a loop are recorded without them). "
+            f"%%jaxpr --values on one call, or jax.config.update('jax_debug_{kind}s', True), finds the op.")))
+
+
+def _out_path(entry: _Watched, position: int | None) -> str:
+    """The output's pytree path (`[1]['w']`), or "" for a single array (or one readiness watched)."""
+    if position is None or entry.out_tree is None:
+        return ""
+    try:
+        marked = jax.tree_util.tree_unflatten(entry.out_tree, list(range(entry.out_tree.num_leaves)))
+        for path, leaf in jax.tree_util.tree_flatten_with_path(marked)[0]:
+            if leaf == position:
+                return jax.tree_util.keystr(path)
+    except Exception:
+        pass
+    return ""
+
+
+def _alive_args(entry: _Watched) -> tuple[list | None, str | None]:
+    leaves = []
+    for item in entry.args:
+        alive, value = _strong(item)
+        if not alive:
+            return None, ("its arguments were freed before the cell ended (overwritten or donated), so the "
+                          "program cannot be evaluated again on them")
+        if isinstance(value, jax.Array) and value.is_deleted():
+            return None, "an argument was donated (the call deleted its buffer)"
+        leaves.append(value)
+    return leaves, None
+
+
+def _locate(entry: _Watched, kind: str) -> tuple[_Origin | None, str | None]:
+    """The first eqn whose result holds `kind`, evaluating the call's program again; or why not."""
+    if entry.no_inputs is not None:
+        return None, entry.no_inputs
+    leaves, why = _alive_args(entry)
+    if leaves is None:
+        return None, why
+    try:
+        with key_patch.quiet():
+            if entry.split is not None:
+                return _locate_grad(entry.split, leaves, kind)
+            return _locate_call(entry, leaves, kind)
+    except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+        return None, f"evaluating the program again failed: {type(exc).__name__}: {exc}"
+
+
+def _locate_call(entry: _Watched, leaves: list, kind: str) -> tuple[_Origin | None, str | None]:
+    args, kwargs = jax.tree_util.tree_unflatten(entry.arg_tree, leaves)
+    # The call's own trace (JAX's cache answers it), under the user's settings: traced while
+    # jax_debug_nans is switched off for this thread, JAX keeps a cache entry that later calls
+    # under the user's jax_debug_nans reuse without checking (JAX 0.10).
+    traced = entry.fn.trace(*args, **kwargs)
+    flat = values.call_arguments(entry.fn, traced, args, kwargs)
+    if flat is None:
+        return None, "the call's arguments do not match its traced program"
+    deadline = time.perf_counter() + LOCATE_BUDGET_S
+    origin, why, _ = _search(traced.jaxpr, flat, kind, deadline, jax_compat.argument_paths(traced.jaxpr))
+    return origin, why
+
+
+def _locate_grad(split: Any, leaves: list, kind: str) -> tuple[_Origin | None, str | None]:
+    """Forward pass on the differentiated leaves, then backward on its residuals and JAX's seed (1.0)."""
+    deadline = time.perf_counter() + LOCATE_BUDGET_S
+    dynamic = [leaves[i] for i in split.dynamic]
+    origin, why, outputs = _search(split.forward, dynamic, kind, deadline, None, side="forward")
+    if origin is not None or outputs is None:
+        return origin, why
+    residuals = outputs[split.n_primal_out:]
+    del outputs
+    seeds = [np.ones(v.aval.shape, v.aval.dtype) for v in split.backward.jaxpr.invars[len(residuals):]]
+    origin, why, _ = _search(split.backward, [*residuals, *seeds], kind, deadline, None, side="backward")
+    return origin, why
+
+
+def _search(closed: Any, flat: Sequence[Any], kind: str, deadline: float, names: Sequence[str] | None,
+            side: str | None = None) -> tuple[_Origin | None, str | None, list | None]:
+    """(origin, why not, outputs when it ran to the end without finding one)."""
+    jaxpr = closed.jaxpr
+    if closed.effects or jaxpr.effects:
+        return None, ("the program has side effects (prints, callbacks) that evaluating it again would "
+                      "repeat"), None
+    if len(flat) != len(jaxpr.invars):
+        return None, "its arguments do not match the program's inputs", None
+    elements = sum(int(np.prod(getattr(v.aval, "shape", ()))) for v in jaxpr.invars)
+    if elements > values.MAX_ARG_ELEMENTS:
+        return None, f"its arguments have {elements:,} elements (searched up to {values.MAX_ARG_ELEMENTS:,})", None
+    interpreter = _FirstNonFinite(kind, deadline, LOCATE_MAX_EQNS, LOCATE_BUDGET_S)
+    try:
+        with jax_compat.debug_checks_off():  # the replay is ours: the user's checks would stop it
+            outputs = interpreter.run(jaxpr, closed.consts, flat)
+    except _Found as found:
+        return _origin_of(jaxpr, closed.consts, found.var, names, side), None, None
+    except values._Stop as stop:
+        return None, f"{stop}: the origin was not located", None
+    return None, (f"evaluated again eqn by eqn ({plural(interpreter.bound, 'eqn')}), no eqn produced "
+                  f"{_WORD[kind]} (the compiled program differs: XLA fused or reordered the ops)"), outputs
+
+
+def _origin_of(jaxpr: Any, consts: Sequence[Any], var: Any, names: Sequence[str] | None,
+               side: str | None) -> _Origin:
+    for position, invar in enumerate(jaxpr.invars):
+        if invar is var:
+            name = names[position] if names and position < len(names) else f"input {position}"
+            return _Origin(None, side, at_input=name)
+    if any(c is var for c in jaxpr.constvars):
+        return _Origin(None, side, at_input="a constant the program closed over")
+    found = _producer(jaxpr, var, ())
+    if found is None:
+        return _Origin(None, side, at_input="an input of an inner program")
+    eqn, chain = found
+    if side is None:
+        for outer in (*chain, eqn):
+            info = getattr(outer, "source_info", None)
+            if jax_compat.has_transform(info, "transpose"):
+                side = "backward"
+                break
+            if jax_compat.has_transform(info, "jvp"):
+                side = "forward"
+    return _Origin(eqn, side)
+
+
+def _producer(jaxpr: Any, var: Any, chain: tuple) -> tuple[Any, tuple] | None:
+    """The eqn whose outputs include `var`, and the eqns whose bodies hold it (outermost first)."""
+    for eqn in jaxpr.eqns:
+        if any(out is var for out in eqn.outvars):
+            return eqn, chain
+        for sub in values._sub_jaxprs(eqn):
+            found = _producer(getattr(sub, "jaxpr", sub), var, (*chain, eqn))
+            if found is not None:
+                return found
+    return None
+
+
+_WORD = {"nan": "NaN", "inf": "Inf"}
+# The usual cause and fix per primitive (JAX's names), for the op that first produced the value.
+_FIXES = {
+    "log": "a log of a negative number gives NaN (of 0, -Inf): clip its argument (jnp.clip(v, 1e-6)) or guard it "
+           "with jnp.where; for log(1 + exp(x)) use jax.nn.softplus or jnp.logaddexp(0, x)",
+    "log1p": "log1p of a number below -1 gives NaN: clip its argument or guard it with jnp.where",
+    "sqrt": "a sqrt of a negative number gives NaN (and its gradient at 0 is Inf): clip the argument, or use the "
+            "double-where trick jnp.where(v > 0, jnp.sqrt(jnp.where(v > 0, v, 1)), 0)",
+    "rsqrt": "rsqrt of a negative number is NaN, of 0 Inf: add an epsilon (jax.lax.rsqrt(v + 1e-6))",
+    "pow": "a negative base to a fractional power is NaN: clip the base or use jnp.abs",
+    "div": "0/0 is NaN and x/0 is Inf: divide safely with the double-where trick "
+           "jnp.where(d != 0, n / jnp.where(d != 0, d, 1), 0), which also keeps the gradient finite",
+    "exp": "exp overflows float32 above about 88.7: use jax.nn.softplus / jnp.logaddexp for log(1 + exp(x)), "
+           "jax.nn.softmax / jax.nn.logsumexp for normalising, or subtract the maximum first",
+    "mul": "0 * Inf is NaN: an earlier op overflowed to Inf (often exp); compute that part stably "
+           "(jax.nn.softplus, jnp.logaddexp, jax.nn.logsumexp)",
+    "sub": "Inf - Inf is NaN: an earlier op overflowed to Inf; compute that part stably",
+    "add": "Inf + -Inf is NaN, and large values overflow: an earlier op overflowed; compute that part stably",
+    "acos": "acos outside [-1, 1] is NaN: clip its argument", "asin": "asin outside [-1, 1] is NaN: clip its argument",
+    "atanh": "atanh outside (-1, 1) is NaN or Inf: clip its argument",
+    "lgamma": "lgamma at a non-positive integer is Inf: keep its argument positive",
+}
+_DEFAULT_FIX = ("check this op's inputs; jax.config.update('jax_debug_nans', True) (or 'jax_debug_infs') makes "
+                "JAX raise at it")
+
+
+def _eqn_location(eqn: Any) -> SourceLocation | None:
+    frame = jax_compat.user_frame(getattr(eqn, "source_info", None))
+    if frame is None:
+        return None
+    return source.location(frame.file_name, frame.start_line, getattr(frame, "start_column", None),
+                           frame.function_name)
+
+
+def _finding(entry: _Watched, kind: str, count: int, path: str, origin: _Origin | None,
+             why: str | None, name: str | None = None) -> Finding:
+    word = _WORD[kind]
+    what = "gradient" if entry.grad is not None else "output"
+    if entry.value_first:  # value_and_grad's (value, grads)
+        what, path = ("value", path[3:]) if path.startswith("[0]") else ("gradient", path[3:])
+    output = f"its {what}{' ' + path if path else ''}" + (f" (`{name}`)" if name else "")
+    head = (f"{entry.function} returned {word} in {output} ({plural(count, 'element')})")
+    where = None
+    if origin is not None and origin.eqn is not None:
+        primitive = origin.eqn.primitive.name
+        where = _eqn_location(origin.eqn)
+        line = f" at line {where.line}" + (f" ({where.code})" if where.code else "") if where else ""
+        side = f" in the {origin.side} pass" if origin.side else ""
+        fix = _FIXES.get(primitive, _DEFAULT_FIX)
+        message = (f"{head}: the first {word} comes from `{primitive}`{side}{line}, found by evaluating the "
+                   f"program again eqn by eqn (jax_debug_{kind}s stops at the same op). Usual fix: {fix}.")
+    elif origin is not None:
+        message = (f"{head}: {origin.at_input} already held {word}"
+                   f"{' in the ' + origin.side + ' pass' if origin.side else ''}: it comes from earlier work.")
+    else:
+        message = (f"{head}; the origin could not be located: {why}. %%jaxpr --values or "
+                   f"jax.config.update('jax_debug_{kind}s', True) finds the op.")
+    return Finding(kind=kind, message=message, source=where, severity="bug", call=entry.call,
+                   function=entry.function)
+
+
+_JAX_STOPPED = re.compile(r"invalid value \((nan|inf)\) encountered in (\S+)", re.IGNORECASE)
+
+
+def debug_findings(capture: Capture) -> list[Finding]:
+    """What the user's `jax_debug_nans`/`jax_debug_infs` stopped at: JAX's FloatingPointError, from a
+    recorded call, a differentiation, or the cell itself; one finding per (op, line)."""
+    found: list[Finding] = []
+    seen: set = set()
+
+    def add(text: str | None, where: SourceLocation | None, call: int | None, function: str | None) -> None:
+        match = _JAX_STOPPED.search(text or "")
+        if match is None:
+            return
+        kind, primitive = match.group(1).lower(), match.group(2)
+        key = (kind, primitive, where and (where.file, where.line))
+        if key in seen:
+            return
+        seen.add(key)
+        line = f" at line {where.line}" + (f" ({where.code})" if where.code else "") if where else ""
+        name = f" in {function}" if function else ""
+        found.append(Finding(
+            kind=kind, severity="bug", source=where, call=call, function=function,
+            message=(f"JAX stopped the cell{name} at `{primitive}`{line}: jax_debug_{kind}s raised "
+                     f"FloatingPointError (invalid value ({kind}) encountered in {primitive}). Usual fix: "
+                     f"{_FIXES.get(primitive, _DEFAULT_FIX)}.")))
+
+    error = capture.error
+    failed = [c for c in capture.calls if c.error and c.error.startswith("FloatingPointError")]
+    if error is not None and error.type == "FloatingPointError":
+        last = failed[-1] if failed else None
+        add(f"FloatingPointError: {error.message}", error.source, last and last.index, last and last.name)
+    for call in failed:
+        add(call.error, error.source if error is not None and error.type == "FloatingPointError" else None,
+            call.index, call.name)
+    for grad in capture.grads:
+        if grad.error and "FloatingPointError" in grad.error:
+            add(grad.error, grad.call_site, grad.call, grad.name)
+    return found

@@ -1,0 +1,193 @@
+"""NaN and Inf found without options (capture/nan_check.py), checked against JAX's own
+`jax_debug_nans` / `jax_debug_infs`: the finding names the op and the line JAX stops at."""
+
+from __future__ import annotations
+
+import gc
+import re
+import traceback
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmagic
+from jaxmagic.capture import nan_check
+
+
+def log_likelihood(x):
+    var = jnp.mean(x) - 2.0  # negative for x = ones: log(var) is NaN
+    return -0.5 * jnp.log(var) - x.sum()
+
+
+def softplus(x):
+    return jnp.log(1 + jnp.exp(x))  # exp(100) overflows: the value is Inf, the gradient NaN
+
+
+def blow_up(x):
+    return jnp.exp(x) * 2.0
+
+
+def masked_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)  # NaN inside, never in the output
+
+
+def jax_verdict(flag: str, thunk) -> tuple[str, int | None]:
+    """(primitive, line in this file) that JAX's own checker raises at."""
+    jax.config.update(flag, True)
+    try:
+        thunk()
+    except FloatingPointError as exc:
+        primitive = re.search(r"encountered in (\S+)", str(exc)).group(1)
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == __file__]
+        return primitive, lines[-1] if lines else None
+    finally:
+        jax.config.update(flag, False)
+    raise AssertionError(f"{flag} did not raise")
+
+
+def nan_findings(cap, kind=None):
+    return [f for f in cap.findings if f.kind in ((kind,) if kind else ("nan", "inf"))]
+
+
+def test_jitted_nan_is_located_at_the_op_jax_debug_nans_stops_at():
+    f = jax.jit(log_likelihood)
+    x = jnp.ones(3)
+    with jaxmagic.capture({}) as cap:
+        y = f(x)
+    assert np.isnan(np.asarray(y))
+    (found,) = nan_findings(cap)
+    primitive, line = jax_verdict("jax_debug_nans", lambda: f(x))
+    assert found.kind == "nan" and found.severity == "bug" and found.call == 0
+    assert found.function == "log_likelihood" and primitive == "log" and "the first NaN comes from `log`" in found.message
+    assert found.source.line == line and "jnp.log(var)" in found.source.code
+    assert "clip" in found.message and "log_likelihood returned NaN in its output" in found.message
+
+
+def test_eager_grad_nan_is_a_backward_op_and_its_inf_a_forward_op_as_jax_says():
+    with jaxmagic.capture({}, grads=True) as cap:
+        value, grad = jax.value_and_grad(softplus)(100.0)
+    assert np.isinf(value) and np.isnan(grad)
+    nan, = nan_findings(cap, "nan")
+    inf, = nan_findings(cap, "inf")
+    nan_op, _ = jax_verdict("jax_debug_nans", lambda: jax.grad(softplus)(100.0))
+    inf_op, inf_line = jax_verdict("jax_debug_infs", lambda: jax.grad(softplus)(100.0))
+    assert f"`{nan_op}` in the backward pass" in nan.message and "its gradient" in nan.message
+    assert f"`{inf_op}` in the forward pass" in inf.message and "its value" in inf.message
+    assert inf.source.line == inf_line == nan.source.line  # the backward op keeps its forward line
+    assert "softplus" in inf.message and "logaddexp" in inf.message
+
+
+def test_grad_inside_a_jitted_step_is_located_in_the_backward_pass():
+    step = jax.jit(jax.grad(softplus))
+    with jaxmagic.capture({}) as cap:
+        g = step(100.0)
+    (found,) = nan_findings(cap)
+    primitive, _ = jax_verdict("jax_debug_nans", lambda: step(100.0))
+    assert np.isnan(g) and f"`{primitive}` in the backward pass" in found.message
+
+
+def test_an_inf_is_located_like_jax_debug_infs():
+    f = jax.jit(blow_up)
+    x = jnp.full(4, 100.0)
+    with jaxmagic.capture({}) as cap:
+        y = f(x)
+    (found,) = nan_findings(cap)
+    primitive, line = jax_verdict("jax_debug_infs", lambda: f(x))
+    assert found.kind == "inf" and f"`{primitive}`" in found.message and found.source.line == line
+    assert "(4 elements)" in found.message and np.isinf(np.asarray(y)).all()
+
+
+@pytest.mark.parametrize("fn, arg", [
+    (lambda x: jnp.sqrt(x - 2.0), 1.0),
+    (lambda x: (x - 1.0) / (x - 1.0) + 2.0, jnp.float32(1.0)),
+    (lambda x: jnp.arcsin(x * 3.0), 0.5),
+    (lambda x: jnp.log(jnp.sin(x) - 2.0) + 1.0, 0.3),
+])
+def test_the_op_agrees_with_jax_debug_nans(fn, arg):
+    f = jax.jit(fn)
+    with jaxmagic.capture({}) as cap:
+        y = f(arg)
+    (found,) = nan_findings(cap, "nan")
+    primitive, _ = jax_verdict("jax_debug_nans", lambda: f(arg))
+    assert np.isnan(y) and f"the first NaN comes from `{primitive}`" in found.message
+
+
+def test_silent_when_jax_is_silent():
+    f, g = jax.jit(masked_log), jax.jit(lambda x: jnp.tanh(x) * 3.0)
+    x = jnp.array([-1.0, 2.0])
+    with jaxmagic.capture({}, grads=True) as cap:
+        a, b = f(x), g(x)
+        c = jax.grad(lambda v: jnp.sum(g(v)))(x)
+    jax.config.update("jax_debug_nans", True)
+    try:
+        f(x), g(x)  # JAX checks a jitted call's outputs: no NaN there
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    assert not nan_findings(cap) and np.isfinite(np.asarray(a)).all()
+
+
+def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_it():
+    f = jax.jit(log_likelihood)
+    with jaxmagic.capture({}) as cap:
+        y = f(jnp.ones(3))  # the argument is a temporary, freed before the cell ends
+    (found,) = nan_findings(cap)
+    assert "could not be located" in found.message and "freed" in found.message
+    assert "jax_debug_nans" in found.message and "--values" in found.message and found.source is None
+
+
+def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound():
+    namespace = {"f": jax.jit(lambda p: p * 0.5 + jnp.log(p - 3.0)), "p": jnp.full(8, 4.0), "jnp": jnp}
+    with jaxmagic.capture(namespace) as cap:
+        exec("for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\n", namespace)
+    assert np.isnan(np.asarray(namespace["p"])).all()
+    found = nan_findings(cap)
+    assert found and all(f.kind == "nan" for f in found)  # the steps' own outputs were freed in the loop
+    named = [f for f in found if "`p`, bound by this cell, holds NaN (8 elements)" in f.message]
+    assert len(named) == 1 and "jax_debug_nans" in named[0].message
+    assert not any("`state" in f.message for f in found)  # the same array under another name: once
+
+
+def test_outputs_not_ready_or_freed_are_not_waited_for_and_nothing_is_kept():
+    f = jax.jit(log_likelihood)
+    x = jnp.ones(3)
+    with jaxmagic.capture({}) as cap:
+        f(x)  # freed at once: not checkable at the end
+    assert not nan_findings(cap)
+    gc.collect()
+    assert not any(isinstance(o, nan_check.NanWatch) for o in gc.get_objects())
+
+
+def test_budget_skips_outputs_with_a_note(monkeypatch):
+    monkeypatch.setattr(nan_check, "MAX_CHECK_BYTES", 6)  # one float32 scalar
+    f = jax.jit(log_likelihood)
+    x = jnp.ones(3)
+    with jaxmagic.capture({}) as cap:
+        y = f(x), f(x + 1)
+    assert len(nan_findings(cap)) == 1 and any("1 output not checked for NaN/Inf" in n for n in cap.notes)
+
+
+def test_magic_cells_show_the_finding_and_the_users_debug_nans_verdict(magic_shell):
+    ip = magic_shell
+    ip.run_cell("import jax, jax.numpy as jnp\n"
+                "@jax.jit\n"
+                "def log_likelihood(x):\n"
+                "    var = jnp.mean(x) - 2.0\n"
+                "    return -0.5 * jnp.log(var) - x.sum()\n"
+                "x = jnp.ones(3)\n")
+    for magic in ("jaxpr", "trace"):
+        result = ip.run_cell(f"%%{magic} --name nancap\nll = log_likelihood(x)\n")
+        assert result.success
+        (found,) = nan_findings(ip.user_ns["nancap"])
+        assert "`log`" in found.message and found.source.line == 5 and "its output (`ll`)" in found.message
+    jax.config.update("jax_debug_nans", True)
+    try:
+        result = ip.run_cell("%%jaxpr --name nancap\nlog_likelihood(x)\n")
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    assert isinstance(result.error_in_exec, FloatingPointError)  # the cell's own exception, unchanged
+    cap = ip.user_ns["nancap"]
+    (found,) = nan_findings(cap)
+    assert "JAX stopped the cell in log_likelihood at `log` at line 5" in found.message
+    assert cap.calls[0].error.startswith("FloatingPointError") and cap.calls[0].jaxpr is not None
