@@ -480,3 +480,48 @@ def test_a_one_device_program_has_no_collectives_and_its_compiled_text_is_not_re
     call = jaxmagic.document(cap, "sharding")["calls"][0]
     assert call["collectives"] == [] and call["collectives_known"] is True
     assert reads == []
+
+
+@pytest.mark.skipif(AxisType is None or not hasattr(P(), "unreduced"), reason="this JAX has no unreduced axes")
+def test_an_unreduced_array_is_shown_with_its_sharding_and_a_note():
+    """`out_sharding=P(..., unreduced={'x'})` leaves partial sums on the devices along x. JAX cannot
+    index such an array (its shards' `index` raises): it is shown, not dropped, with its spec, blocks where
+    the partitions put them, and a note; the holders of each block sum to what JAX's own reshard gives."""
+    from jaxmagic.views.static_html import fallback_html, text_summary
+
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    with jax.set_mesh(mesh):
+        ns = {"a": jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y"))),
+              "b": jax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P("x", None)))}
+        with jaxmagic.capture(ns, shardings=True) as cap:
+            step = jax.jit(lambda a, b: jnp.einsum("ij,jk->ik", a.T, b, out_sharding=P("y", None, unreduced={"x"})))
+            ns["partial"] = step(ns["a"], ns["b"])
+        total = np.asarray(jax.sharding.reshard(ns["partial"], P("y", None)))
+    partial = ns["partial"]
+    with pytest.raises(Exception):  # JAX's own verdict: it cannot index this array
+        partial.addressable_shards[0].index
+    doc = jaxmagic.document(cap, "sharding")
+    [arr] = [x for x in doc["arrays"] if x["name"] == "partial"]
+    s = arr["sharding"]
+    assert (s["spec"], s["unreduced"], s["reduced"]) == (["y", None], ["x"], [])
+    assert s["text"] == repr(partial.sharding) and "unreduced={'x'}" in s["text"]
+    assert (arr["partial_sums"], arr["replication"], len(arr["blocks"])) == (4, 1, 2)
+    assert arr["note"].startswith("JAX cannot index partial: it is unreduced over mesh axis x")
+    held = {int(sh.device.id): np.asarray(sh.data) for sh in partial.addressable_shards}
+    for block in arr["blocks"]:
+        (r0, r1), (c0, c1) = block["index"]
+        assert len(block["devices"]) == 4 and block["replicas"] == [-1] * 4
+        np.testing.assert_allclose(sum(held[d] for d in block["devices"]), total[r0:r1, c0:c1])
+    assert arr["bytes_per_device"] == {str(d): 4 * 4 * 4 for d in range(8)}
+    (call,) = doc["calls"]
+    assert call["outputs"][0]["unreduced"] == ["x"]
+    assert not any(f.get("array") == arr["id"] for f in doc["findings"])  # not "replicated": partial sums
+    text = text_summary(doc)
+    assert "partial: f32[8, 4] P('y', None, unreduced={'x'})" in text and "JAX cannot index partial" in text
+    assert "JAX cannot index partial" in fallback_html(doc)
+    # `reduced` axes JAX indexes as copies: read as any other sharding, the axes recorded
+    with jax.set_mesh(mesh):
+        copies = jax.device_put(jnp.ones(8), NamedSharding(mesh, P(None, reduced={"x"})))
+    record = sharding.array_record(copies, "copies", "namespace")
+    assert record.sharding.reduced == ("x",) and record.sharding.unreduced == ()
+    assert record.blocks[0].replicas == tuple(int(sh.replica_id) for sh in copies.addressable_shards)

@@ -72,6 +72,8 @@ class ShardingRecord:
     memory_kind: str | None
     device_ids: tuple[int, ...]  # every device of the sharding's device set, sorted
     fully_replicated: bool
+    unreduced: tuple[str, ...] = ()  # mesh axes whose devices hold partial sums (P(..., unreduced={...})), sorted
+    reduced: tuple[str, ...] = ()  # mesh axes marked `reduced` (P(..., reduced={...})), sorted
 
 
 @dataclass
@@ -129,8 +131,11 @@ def _axis_type_name(axis_type: Any) -> str:
 
 
 def _spec(spec: Any) -> tuple[Any, ...]:
+    """The spec's per-dimension entries. Read from `partitions` where JAX has it: iterating a spec with
+    unreduced or reduced axes raises ("Using *pspec is dangerous"), and such an array was dropped."""
+    partitions = getattr(spec, "partitions", None)
     out = []
-    for entry in tuple(spec):
+    for entry in tuple(partitions) if isinstance(partitions, tuple) else tuple(spec):
         if entry is None or isinstance(entry, str):
             out.append(entry)
         elif isinstance(entry, (tuple, list)):
@@ -145,8 +150,10 @@ def sharding_record(sharding: Any, shape: tuple[int, ...]) -> ShardingRecord:
     device set and replication as JAX reports them."""
     kind = type(sharding).__name__
     mesh = spec = None
+    unreduced = reduced = ()
     if kind == "NamedSharding":
         kind, mesh, spec = "named", mesh_record(sharding.mesh), _spec(sharding.spec)
+        unreduced, reduced = _axes(sharding.spec, "unreduced"), _axes(sharding.spec, "reduced")
     elif kind == "SingleDeviceSharding":
         kind = "single_device"
     try:
@@ -159,7 +166,25 @@ def sharding_record(sharding: Any, shape: tuple[int, ...]) -> ShardingRecord:
         replicated = False
     return ShardingRecord(kind=kind, text=repr(sharding), mesh=mesh, spec=spec,
                           memory_kind=getattr(sharding, "memory_kind", None), device_ids=device_ids,
-                          fully_replicated=replicated)
+                          fully_replicated=replicated, unreduced=unreduced, reduced=reduced)
+
+
+def _axes(spec: Any, which: str) -> tuple[str, ...]:
+    """A spec's `unreduced` or `reduced` mesh axes, sorted (none on a JAX without them)."""
+    try:
+        return tuple(sorted(str(a) for a in getattr(spec, which, None) or ()))
+    except Exception:
+        return ()
+
+
+def _indexable(sharding: Any) -> Any:
+    """The sharding JAX can index for an array whose spec has unreduced axes: the same mesh and
+    partitions without them. JAX raises on the shards' index of such an array (0.10: "device_indices_map
+    doesn't work with unreduced"), but each device's block is where the partitions alone put it; along an
+    unreduced axis the devices holding one block hold partial sums of it, not copies."""
+    spec = sharding.spec
+    return jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec(*spec.partitions),
+                                      memory_kind=getattr(sharding, "memory_kind", None))
 
 
 def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
@@ -174,6 +199,10 @@ def blocks_of(array: Any) -> tuple[Block, ...]:
     """Distinct shards of `array` with their holders, from `addressable_shards` (device, index,
     replica id), and for devices this process cannot address, from `devices_indices_map`."""
     shape = tuple(int(d) for d in array.shape)
+    spec = getattr(array.sharding, "spec", None)
+    if getattr(spec, "unreduced", None):  # JAX indexes `reduced` ones (copies) as any other
+        holders = _indexable(array.sharding).devices_indices_map(shape).items()
+        return _grouped((_index(index, shape), int(device.id), -1) for device, index in holders)
     found: dict[tuple, tuple[list[int], list[int]]] = {}
     seen: set[int] = set()
     for shard in array.addressable_shards:
@@ -188,6 +217,16 @@ def blocks_of(array: Any) -> tuple[Block, ...]:
                 devices, replicas = found.setdefault(_index(index, shape), ([], []))
                 devices.append(int(device.id))
                 replicas.append(-1)
+    return tuple(Block(index, tuple(d), tuple(r)) for index, (d, r) in found.items())
+
+
+def _grouped(pieces: Iterable[tuple[tuple, int, int]]) -> tuple[Block, ...]:
+    """Blocks from (index, device, replica id) triples: one block per index, its holders in order."""
+    found: dict[tuple, tuple[list[int], list[int]]] = {}
+    for index, device, replica in pieces:
+        devices, replicas = found.setdefault(index, ([], []))
+        devices.append(device)
+        replicas.append(replica)
     return tuple(Block(index, tuple(d), tuple(r)) for index, (d, r) in found.items())
 
 
@@ -711,7 +750,8 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
                 if spec is None:
                     sharding = getattr(var.aval, "sharding", None)
                     spec = getattr(sharding, "spec", None)
-                    if not requested and (spec is None or all(p is None for p in tuple(spec))):
+                    if not requested and (spec is None or (all(p is None for p in _spec(spec))
+                                                            and not _axes(spec, "unreduced"))):
                         continue
                 if len(out) >= MAX_INTERMEDIATES:
                     extra += 1

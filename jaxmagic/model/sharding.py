@@ -124,7 +124,27 @@ class _Meshes:
 def _sharding(s: placement.ShardingRecord, meshes: _Meshes) -> dict:
     return {"kind": s.kind, "text": s.text, "mesh": meshes.id_of(s.mesh),
             "spec": None if s.spec is None else [list(e) if isinstance(e, tuple) else e for e in s.spec],
-            "memory_kind": s.memory_kind, "devices": list(s.device_ids), "fully_replicated": s.fully_replicated}
+            "memory_kind": s.memory_kind, "devices": list(s.device_ids), "fully_replicated": s.fully_replicated,
+            "unreduced": list(s.unreduced), "reduced": list(s.reduced)}
+
+
+def _partial_sums(a: placement.ArrayRecord) -> int:
+    """How many devices hold partial sums of each block (the product of the unreduced axes' sizes; 1 for none)."""
+    mesh = a.sharding.mesh
+    sizes = dict(zip(mesh.axis_names, mesh.shape)) if mesh is not None else {}
+    return math.prod(sizes.get(axis, 1) for axis in a.sharding.unreduced)
+
+
+def _unreduced_note(a: placement.ArrayRecord) -> str | None:
+    """What an array with unreduced axes is: JAX cannot index it, and its shards are partial sums."""
+    axes = a.sharding.unreduced
+    if not axes:
+        return None
+    which = f"mesh axis {axes[0]}" if len(axes) == 1 else "mesh axes " + ", ".join(axes)
+    return (f"JAX cannot index {a.name or 'this array'}: it is unreduced over {which}, so the devices along "
+            f"{'it' if len(axes) == 1 else 'them'} hold partial sums of each block, not copies, and its value is "
+            "their sum. jax.sharding.reshard to a spec without unreduced (or a jitted function's out_sharding) "
+            "adds them up.")
 
 
 def _array(aid: str, a: placement.ArrayRecord, meshes: _Meshes) -> dict:
@@ -139,7 +159,8 @@ def _array(aid: str, a: placement.ArrayRecord, meshes: _Meshes) -> dict:
     return {"id": aid, "name": a.name, "origin": a.origin, "earlier": a.earlier, "call": a.call, "shape": list(a.shape), "dtype": a.dtype,
             "bytes": a.nbytes, "sharding": _sharding(a.sharding, meshes), "blocks": blocks,
             "bytes_per_device": {str(d): n for d, n in sorted(per_device.items())},
-            "replication": max((len(b.devices) for b in a.blocks), default=0), "addressable": a.addressable}
+            "replication": max((len(b.devices) for b in a.blocks), default=0) // _partial_sums(a),
+            "partial_sums": _partial_sums(a), "note": _unreduced_note(a), "addressable": a.addressable}
 
 
 def _spec_text(sharding: Any) -> str | None:
@@ -158,7 +179,8 @@ def _leaf(path: str, aval: str, sharding: Any, meshes: _Meshes) -> dict:
     return {"path": path, "aval": aval, "kind": type(sharding).__name__ if sharding is not None else None,
             "text": repr(sharding) if sharding is not None else None, "mesh": meshes.id_of(mesh),
             "spec": None if spec is None else [list(e) if isinstance(e, tuple) else e
-                                               for e in placement._spec(spec)]}
+                                               for e in placement._spec(spec)],
+            "unreduced": list(placement._axes(spec, "unreduced")) if spec is not None else []}
 
 
 def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes: list[str]) -> dict:

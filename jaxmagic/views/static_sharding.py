@@ -36,12 +36,20 @@ def device_colour(device: int, n: int) -> str:
     return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
 
 
-def _spec_text(spec: list | None, kind: str) -> str:
+def _spec_text(spec: list | None, kind: str, unreduced: list | None = None) -> str:
+    """`P('d', None)` as JAX prints it, with `unreduced={'x'}` where the spec has unreduced axes."""
     if spec is None:
         return kind
     parts = ["None" if p is None else repr(p) if isinstance(p, str) else "(" + ", ".join(map(repr, p)) + ")"
              for p in spec]
+    if unreduced:
+        parts.append("unreduced={" + ", ".join(map(repr, unreduced)) + "}")
     return f"P({', '.join(parts)})"
+
+
+def _array_spec(a: dict) -> str:
+    s = a["sharding"]
+    return _spec_text(s["spec"], s["kind"], s.get("unreduced"))
 
 
 def mesh_svg(mesh: dict, n: int) -> str:
@@ -114,9 +122,8 @@ def _mesh_line(mesh: dict) -> str:
 def _array_table(arrays: list[dict]) -> str:
     rows = ["<table><tr><th>array</th><th>shape</th><th>sharding</th><th>blocks</th><th>copies</th><th>bytes</th></tr>"]
     for a in arrays:
-        s = a["sharding"]
         rows.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
-            a["name"] or a["id"], f"{a['dtype']}{a['shape']}", _spec_text(s["spec"], s["kind"]),
+            a["name"] or a["id"], f"{a['dtype']}{a['shape']}", _array_spec(a),
             len(a["blocks"]), a["replication"], bytes_text(a["bytes"]))) + "</tr>")
     rows.append("</table>")
     return "".join(rows)
@@ -145,6 +152,8 @@ def sharding_html(doc: dict) -> str:
         note = " (first 2-D slice)" if len(a["shape"]) > 2 else ""
         parts.append(f"<p>{esc(a['name'] or a['id'])}{esc(note)}</p>")
         parts.append(svg_img(lambda a=a: array_svg(a, n), f"blocks of {a['name'] or a['id']}"))
+        if a.get("note"):
+            parts.append(f"<p><i>{esc(a['note'])}</i></p>")
     if earlier:
         parts.append(f"<details><summary>{esc(earlier_text(len(earlier)))}</summary>{_array_table(earlier)}</details>")
     parts.extend(f"<p><i>{esc(note)}</i></p>" for note in doc.get("notes", []))
@@ -153,10 +162,11 @@ def sharding_html(doc: dict) -> str:
 
 
 def _call_lines(c: dict) -> list[str]:
-    lines = [f"in {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?')}"
+    lines = [f"in {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
              + (f" (given {leaf['given'] or 'one device'}: moved)" if leaf.get("mismatch") else "")
              for leaf in c["inputs"]]
-    lines += [f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?')}" for leaf in c["outputs"]]
+    lines += [f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
+              for leaf in c["outputs"]]
     for col in c["collectives"]:
         groups = f", {plural(len(col['groups']), 'group')} of {len(col['groups'][0])}" if col["groups"] else ""
         lines.append(f"{col['kind']} {', '.join(col['operands'])} -> {col['result']} "
@@ -173,10 +183,10 @@ def _call_lines(c: dict) -> list[str]:
 
 
 def _array_line(a: dict) -> str:
-    s = a["sharding"]
-    return (f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_spec_text(s['spec'], s['kind'])}, "
+    line = (f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_array_spec(a)}, "
             f"{plural(len(a['blocks']), 'block')}, {plural(a['replication'], 'copy', 'copies')}, "
             f"{bytes_text(a['bytes'])}")
+    return line + (f" ({a['note']})" if a.get("note") else "")
 
 
 def sharding_text(doc: dict) -> str:

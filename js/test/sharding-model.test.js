@@ -7,7 +7,8 @@ import { arrayLayout, facets, meshLayout, neighbour, planeSize, tileSize, interv
   COMPACT, MIN_BLOCK, PRESENT } from "../../widgets/sharding/geometry.js";
 import { deviceHex, deviceOrder, devicePalette, hexLab } from "../../widgets/sharding/colors.js";
 import { bytesText, specText, sliceText, shardingText, idsText } from "../../widgets/sharding/format.js";
-import { readSharding, blockLines, holdersText, collectiveTags, deviceLines, heldArrays } from "../../widgets/sharding/model.js";
+import { readSharding, blockLines, holdersText, collectiveTags, deviceLines, heldArrays, partialSums } from "../../widgets/sharding/model.js";
+import { replicationText } from "../../widgets/sharding/arrays.js";
 import { cellBackground, sampleColors, STRIPES } from "../../widgets/sharding/grid.js";
 import { operandsText } from "../../widgets/sharding/calls.js";
 import { axesText, looseDevices } from "../../widgets/sharding/mesh.js";
@@ -210,6 +211,20 @@ describe("texts", () => {
     expect(blockLines(w, 7)).toEqual(["w · block 8 of 8", "index [256:512, 384:512]", "f32[256,128] · 128.0 KB", "on device 7"]);
     expect(holdersText([])).toBe("held by no addressable device");
     expect(blockLines(arr("scale"), 0)[1]).toBe("index []");
+  });
+
+  it("an unreduced array: its spec as JAX prints it, partial sums (not copies) on each block's holders", () => {
+    const out = arr("out");
+    const partial = { ...out, name: "partial", partial_sums: 2, replication: 1, note: "JAX cannot index partial",
+      sharding: { ...out.sharding, spec: ["y"], unreduced: ["x"] } };
+    expect(shardingText(partial.sharding)).toBe("P('y', unreduced={'x'})");
+    expect(specText(["y", null], ["x", "<b>"])).toBe("P('y', None, unreduced={'x', '<b>'})");
+    expect(specText(["y"], [])).toBe("P('y',)");
+    expect(partialSums(partial)).toBe(true);
+    expect(partialSums(out)).toBe(false);
+    expect(blockLines(partial, 1)[3]).toBe("partial sums (unreduced) on devices 1, 5: the block is their sum");
+    expect(replicationText(partial)).toBe("partial sums ×2 (unreduced)");
+    expect(replicationText(out)).toBe("×2 replicated");
   });
 
   it("per-device totals, the arrays a device holds, the hover text of a mesh cell", () => {

@@ -301,6 +301,8 @@ describe("sharding view", () => {
     d.arrays[0].name = EVIL;
     d.arrays[0].dtype = EVIL;
     d.arrays[0].sharding.spec = [EVIL];
+    d.arrays[0].sharding.unreduced = [EVIL];
+    d.arrays[0].note = EVIL;
     d.meshes[0].axis_names = [EVIL, EVIL];
     d.meshes[0].id = EVIL;
     d.devices[0].kind = EVIL;
@@ -317,6 +319,8 @@ describe("sharding view", () => {
     expect(el.querySelectorAll("script").length).toBe(0);
     expect(el.querySelector(".jm-title").textContent).toBe(EVIL);
     expect(arrayCards(el)[0].querySelector(".jm-sh-name").textContent).toBe(EVIL);
+    expect(arrayCards(el)[0].querySelector(".jm-sh-note").textContent).toBe(EVIL); // an unreduced array's note
+    expect(arrayCards(el)[0].querySelector(".jm-sh-spec").textContent).toContain(`unreduced={'${EVIL}'}`);
     expect(el.textContent.split(EVIL).length).toBeGreaterThan(10);
     cells(arrayCards(el)[0])[0].focus();
     expect(el.querySelector(".jm-sh-tip").textContent).toContain(EVIL);

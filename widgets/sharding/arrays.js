@@ -6,12 +6,13 @@
 import { h } from "../../js/src/dom.js";
 import { createGrid } from "./grid.js";
 import { arrayLayout, PLANE_W, PRESENT } from "./geometry.js";
-import { blockLines, colorOf, meshRef } from "./model.js";
+import { blockLines, colorOf, meshRef, partialSums } from "./model.js";
 import { avalText, bytesText, plural, shardingText } from "./format.js";
 import { presentFits } from "./mesh.js";
 
-/** `×8 replicated`, `1 copy`. */
-export const replicationText = (arr) => (arr.replication > 1 ? `×${arr.replication} replicated` : "1 copy");
+/** `×8 replicated`, `1 copy`; `partial sums ×4 (unreduced)` where devices hold parts of a sum, not copies. */
+export const replicationText = (arr) => (partialSums(arr) ? `partial sums ×${arr.partial_sums ?? "?"} (unreduced)`
+  : arr.replication > 1 ? `×${arr.replication} replicated` : "1 copy");
 
 /**
  * `arrayCard(ref, m, arr, on, present)`: on = `{pickBlock(arr, i), tip(lines | null, rect)}`;
@@ -27,7 +28,7 @@ export function arrayCard(ref, m, arr, on, present = false) {
   const grid = createGrid(ref, lay, {
     label: `${name}: ${plural(arr.blocks.length, "block")}`,
     colors: (it) => (it.holders.length ? it.holders.map((d) => colorOf(m, d)) : [colorOf(m, null)]),
-    text: (it) => (it.holders.length > 1 ? `×${it.holders.length}` : String(it.holders[0] ?? "")),
+    text: (it) => (it.holders.length > 1 ? `${partialSums(arr) ? "Σ" : "×"}${it.holders.length}` : String(it.holders[0] ?? "")),
     aria: (it) => blockLines(arr, it.block).join("; "),
     pick: (it) => on.pickBlock(arr, it.block),
     tip: (it, rect) => on.tip(it && blockLines(arr, it.block), rect),
@@ -53,6 +54,7 @@ export function arrayCard(ref, m, arr, on, present = false) {
     ], ref),
     h("div", { class: "jm-sh-meta" }, meta, ref),
     grid.el,
+    arr.note ? h("div", { class: "jm-sh-note jm-muted" }, String(arr.note), ref) : null,
     nd >= 3 && lay.labels.length ? h("div", { class: "jm-sh-more jm-muted" },
       `facets over dim${nd > 3 ? "s 0–" + (nd - 3) : " 0"}${lay.hidden ? `, +${lay.hidden} more` : ""}`, ref) : null,
   ], ref);

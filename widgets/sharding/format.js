@@ -27,23 +27,26 @@ const quoted = (s) => `'${String(s)}'`;
  * A PartitionSpec as JAX prints it: `P('x', 'y')`, `P(None, 'y')`, `P(('data', 'model'),)`, `P()`.
  * Null for no spec.
  */
-export function specText(spec) {
+export function specText(spec, unreduced) {
   if (!Array.isArray(spec)) return null;
   const part = (e) => (e == null ? "None" : Array.isArray(e) ? `(${e.map(quoted).join(", ")}${e.length === 1 ? "," : ""})` : quoted(e));
-  return `P(${spec.map(part).join(", ")}${spec.length === 1 ? "," : ""})`;
+  // JAX prints unreduced axes after the entries: P('y', None, unreduced={'x'})
+  const ur = Array.isArray(unreduced) && unreduced.length ? [`unreduced={${unreduced.map(quoted).join(", ")}}`] : [];
+  const parts = [...spec.map(part), ...ur];
+  return `P(${parts.join(", ")}${spec.length === 1 && !ur.length ? "," : ""})`;
 }
 
 /** How an array is placed, in one phrase: its spec, `device 3`, or the sharding's kind. */
 export function shardingText(s) {
   if (!s || typeof s !== "object") return "?";
-  if (Array.isArray(s.spec)) return specText(s.spec);
+  if (Array.isArray(s.spec)) return specText(s.spec, s.unreduced);
   if (s.kind === "single_device" && Array.isArray(s.devices) && s.devices.length === 1) return `device ${s.devices[0]}`;
   return String(s.kind || "?");
 }
 
 /** How a jitted call's leaf is placed: its spec, `single device`, or the sharding's class. */
 export function leafText(leaf) {
-  if (Array.isArray(leaf.spec)) return specText(leaf.spec);
+  if (Array.isArray(leaf.spec)) return specText(leaf.spec, leaf.unreduced);
   if (leaf.kind === "SingleDeviceSharding") return "single device";
   return leaf.kind ? String(leaf.kind) : "—";
 }

@@ -78,12 +78,16 @@ function blockSize(arr, b) {
   return { elems, bytes: n ? (elems * arr.bytes) / n : 0 };
 }
 
-/** `on device 3`, `replicated ×8 on devices 0, 1, …`. */
-export function holdersText(devices) {
+/** `on device 3`, `replicated ×8 on devices 0, 1, …`; `partial sums on devices …` for an unreduced array's block. */
+export function holdersText(devices, partial = false) {
   const ds = list(devices);
   if (ds.length === 1) return `on device ${ds[0]}`;
+  if (partial && ds.length) return `partial sums (unreduced) on devices ${idsText(ds)}: the block is their sum`;
   return ds.length ? `replicated ×${ds.length} on devices ${idsText(ds)}` : "held by no addressable device";
 }
+
+/** True for an array whose spec has unreduced mesh axes: the holders of a block hold partial sums of it. */
+export const partialSums = (arr) => list((arr.sharding || {}).unreduced).length > 0;
 
 /** The hover card of block `i` of `arr`, as lines: name, slice, shape and bytes, holders. */
 export function blockLines(arr, i) {
@@ -93,7 +97,7 @@ export function blockLines(arr, i) {
     `${arr.name ?? "(unnamed)"} · block ${i + 1} of ${arr.blocks.length}`,
     `index ${sliceText(b.index)}`,
     `${avalText(arr.dtype, shape)} · ${bytesText(blockSize(arr, b).bytes)}`,
-    holdersText(b.devices),
+    holdersText(b.devices, partialSums(arr)),
   ];
 }
 
