@@ -929,3 +929,19 @@ def is_deleted(x: Any) -> bool:
         return isinstance(x, jax.Array) and bool(x.is_deleted())
     except Exception:
         return False
+
+
+# JAX's warning when a dtype is requested that the x64 setting does not allow (`dtypes.py`,
+# `check_user_dtype_supported`): "Explicitly requested dtype float64 [requested in zeros] is not
+# available, and will be truncated to dtype float32. ..."
+_TRUNCATED = re.compile(r"Explicitly requested dtype (?P<requested>\S+?)(?: requested in (?P<where>\S+?))? "
+                        r"is not available, and will be truncated to dtype (?P<given>[\w.]+?)\.(?:\s|$)")
+
+
+def dtype_truncation(message: str) -> dict | None:
+    """What JAX's truncation warning says: {requested, given, where} (`where`: the function JAX
+    names, or None), or None for any other warning text."""
+    match = _TRUNCATED.match(message)
+    if match is None:
+        return None
+    return {"requested": match.group("requested"), "given": match.group("given"), "where": match.group("where")}

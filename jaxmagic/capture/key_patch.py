@@ -16,7 +16,6 @@ import contextlib
 import functools
 import inspect
 import sys
-import warnings
 from contextlib import ExitStack
 from typing import Any, Callable, Iterator, Protocol
 
@@ -30,7 +29,6 @@ DERIVATIONS = {"split": "split", "fold_in": "fold_in", "clone": "clone", "key_da
 _SKIP = frozenset({"key_impl", "key_dtype", "default_prng_impl"})  # read a key's type, not its value
 
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()
-_THIS_FILE = __file__  # the stand-ins' frames: a warning JAX attributes here is the user's line's
 
 
 # Primitives that, applied outside any jit, may carry keys through a program: what eager
@@ -84,48 +82,6 @@ def quiet() -> Iterator[None]:
         _inside[0] -= 1
 
 
-def _call_warning_as_without(original: Callable, args: tuple, kwargs: dict, caller: Any) -> Any:
-    """`original(*args, **kwargs)`, its warnings attributed to the user's line as without the stand-in.
-
-    JAX warns with a fixed `stacklevel` (the float64 warning of a sampler: 4), counted from its
-    own frame: the stand-in's frame in between would take the blame, and Python's once-per-location
-    rule would then hide that warning for every later line. The warnings are caught while JAX
-    runs and issued again: a warning that names the stand-in's line is issued at the frame above
-    it (the user's line), through that frame's registry and module, so the user's filters
-    (`error` included) and once-per-location rule act exactly as without the capture.
-    """
-    __tracebackhide__ = True
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")  # the user's filters decide below, once each is attributed
-        out = original(*args, **kwargs)
-    for w in caught:
-        _warn_again(w, caller)
-    return out
-
-
-def _warn_again(w: Any, caller: Any) -> None:
-    """Issue a caught warning again where it would have been issued without the stand-in."""
-    if w.filename == _THIS_FILE and caller is not None:
-        frame_globals = caller.f_globals
-        warnings.warn_explicit(w.message, w.category, caller.f_code.co_filename, caller.f_lineno,
-                               frame_globals.get("__name__", "<string>"),
-                               frame_globals.setdefault("__warningregistry__", {}), frame_globals, source=w.source)
-        return
-    module = _module_of_file(w.filename)
-    registry = vars(module).setdefault("__warningregistry__", {}) if module is not None else None
-    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
-                           module.__name__ if module is not None else None, registry,
-                           vars(module) if module is not None else None, source=w.source)
-
-
-def _module_of_file(filename: str) -> Any:
-    """The loaded module whose source is `filename` (a warning JAX attributes to its own line)."""
-    for module in list(sys.modules.values()):
-        if getattr(module, "__file__", None) == filename:
-            return module
-    return None
-
-
 def _patched(name: str, kind: str, original: Callable) -> Callable:
     @functools.wraps(original)
     def random_call(*args: Any, **kwargs: Any) -> Any:
@@ -133,11 +89,11 @@ def _patched(name: str, kind: str, original: Callable) -> Callable:
         recorder = _recorder
         if recorder is None or _inside[0] or _CURRENT_TRACE.value is not _NO_TRACE:
             # Under a trace (jit, vmap, grad, scan): the program that trace binds tells the story.
-            return _call_warning_as_without(original, args, kwargs, sys._getframe(1))
+            return original(*args, **kwargs)  # its warnings keep their place (capture/warning_site.py)
         _inside[0] += 1
         try:
             # bad arguments raise from JAX itself, as without a capture
-            out = _call_warning_as_without(original, args, kwargs, sys._getframe(1))
+            out = original(*args, **kwargs)
         except BaseException as exc:  # the relay's frame is not the user's to read
             raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
         finally:

@@ -21,8 +21,9 @@ from typing import Any
 import jax
 
 from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
-               tasks, trace_prints, user_names)
+               tasks, trace_prints, user_names, warning_site)
 from .buffers import drop_device_buffers
+from .dtype_findings import TruncationLog
 from .quiet_gc import paused_gc
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
 from .signature import concrete_key, signature_of
@@ -127,6 +128,7 @@ class CaptureSession:
         self.namespace = namespace if namespace is not None else {}
         self._keys = key_log.KeyLog() if keys else None  # PRNG key lineage (%%prng)
         self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
+        self._truncations: TruncationLog | None = None  # JAX's dtype truncation warnings (`start`)
         self.shardings = shardings  # record where arrays live: namespace arrays at stop, jitted outputs
         self._outputs_seen: set[int] = set()  # artifacts whose call's outputs were recorded
         self.grads = grads  # trace each differentiated function again for JAX's forward/backward split
@@ -218,6 +220,8 @@ class CaptureSession:
                 stack.callback(key_patch.set_recorder, key_patch.set_recorder(self._keys))
                 key_patch.patch_random(stack, self.namespace)  # patches nothing when an outer capture did
                 key_patch.patch_eager_transforms(stack)
+            self._truncations = TruncationLog(self._own_work, _recording_call)
+            warning_site.install(stack, self._truncations, self._thread)  # warnings keep the user's line
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
             self.capture.notes.extend(self._cache_log.install(stack))
             trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,
@@ -268,6 +272,7 @@ class CaptureSession:
             self._record_placement()
         if self._keys is not None:
             self._record_keys()
+        self._record_truncations()
         try:
             self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
         finally:  # the values were read: the capture keeps no array a program closed over
@@ -335,6 +340,19 @@ class CaptureSession:
                                             for d in jax.devices())
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"array placement not recorded: {type(exc).__name__}: {exc}")
+
+    def _own_work(self) -> bool:
+        """True while jaxmagic traces or records for itself: the user's code or JAX runs again."""
+        return self._collecting or self._finishing > 0
+
+    def _record_truncations(self) -> None:
+        """64-bit dtypes JAX truncated, from its own warnings (capture/dtype_findings.py)."""
+        log, self._truncations = self._truncations, None
+        try:
+            if log is not None:
+                self.capture.findings.extend(log.findings(self.capture.calls))
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"dtype truncations not recorded: {type(exc).__name__}: {exc}")
 
     def _record_keys(self) -> None:
         """The PRNG key lineage: key data is read now, once, not while the cell ran."""
