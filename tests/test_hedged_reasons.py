@@ -17,6 +17,8 @@ from jaxmagic.capture.explain import parse_explanation
 from jaxmagic.model.timeline import timeline_document
 from tests.test_explain import explaining
 
+AxisType = getattr(jax.sharding, "AxisType", None)
+
 HEDGED = "maybe the function is being re-defined repeatedly, preventing caching?"
 
 
@@ -151,3 +153,38 @@ def test_hedged_lines_are_hints_never_changes(line):
     e = parse_explanation(text)
     assert e.kind == "first" and e.changes == ()
     assert e.hints and e.hints[0].startswith(line.strip()[4:] if line.strip().startswith("but ") else line.strip())
+
+
+def test_trace_and_sharding_magics_in_a_real_shell(magic_shell, capsys):
+    """Under %%trace in IPython: the same results and output as the plain cell; g's miss a first call with
+    JAX's guess as a hint; the second compiler-options wrapper a new_wrapper miss. Under %%sharding: an
+    unreduced array is listed with its note."""
+    body = ("import jax, jax.numpy as jnp\n"
+            "def f_sh(x):\n    return x + 1\n"
+            "def g_sh(x):\n    return x * 2\n"
+            "outs = [fn(1.0) for fn in (jax.jit(f_sh), jax.jit(g_sh))]\n"
+            "def h_sh(x):\n    return x - 1\n"
+            "opts = [jax.jit(h_sh, compiler_options={'xla_cpu_enable_fast_math': v})(2.0) for v in (False, True)]\n"
+            "print('outs', [float(o) for o in outs + opts])\n"
+            "float(sum(outs + opts))\n")
+    plain = magic_shell.run_cell(body, store_history=True)
+    plain_out = capsys.readouterr().out
+    result = magic_shell.run_cell("%%trace --name tcap\n" + body, store_history=True)
+    assert result.success and result.result == plain.result == 6.0
+    assert "outs [2.0, 2.0, 1.0, 1.0]" in capsys.readouterr().out and "outs [2.0, 2.0, 1.0, 1.0]" in plain_out
+    misses = {m["call"]: m for m in jaxmagic.document(magic_shell.user_ns["tcap"], "timeline")["misses"]}
+    assert [misses[c]["kind"] for c in sorted(misses)] == ["first", "first", "first", "new_wrapper"]
+    assert misses[1]["hint"].startswith("JAX suggests: ") and "made anew" not in misses[1]["words"]
+    assert misses[3]["words"].endswith("JAX did not report the cause of this compile")
+
+    if AxisType is None or not hasattr(jax.sharding.PartitionSpec(), "unreduced"):
+        return  # this JAX has no unreduced axes
+    cell = ("%%sharding --name scap_u\n"
+            "import jax, jax.numpy as jnp\n"
+            "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
+            "mu = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)\n"
+            "su = jax.device_put(jnp.ones(8), NamedSharding(mu, P('y', unreduced={'x'})))\n")
+    assert magic_shell.run_cell(cell, store_history=True).success
+    doc = jaxmagic.document(magic_shell.user_ns["scap_u"], "sharding")
+    [su] = [a for a in doc["arrays"] if a["name"] == "su"]
+    assert su["sharding"]["unreduced"] == ["x"] and su["note"].startswith("JAX cannot index su")
