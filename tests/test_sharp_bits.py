@@ -194,3 +194,73 @@ def test_in_bounds_and_traced_indices_stay_silent():
     with jaxmagic.capture() as cap:
         step(*args)
     assert not [f for f in cap.findings if f.kind == "index_out_of_bounds"]
+
+
+# -- an argument donated and then read --------------------------------------------------------
+
+DONATING = '''
+import jax, jax.numpy as jnp
+
+@jax.jit
+def double(x):
+    return x * 2
+
+step = jax.jit(lambda state, lr: state - lr, donate_argnums=0)
+total = jax.jit(lambda x: x.sum(), donate_argnums=0)
+'''
+
+
+def test_an_array_donated_then_read_names_the_call_that_donated_it(magic_shell):
+    magic_shell.run_cell(DONATING)
+    cell = "state = jnp.arange(4.0)\nnew = step(state, 0.1)\nprint(state + 1)\n"
+    plain = magic_shell.run_cell(cell)
+    assert isinstance(plain.error_in_exec, RuntimeError) and "deleted" in str(plain.error_in_exec)  # JAX's verdict
+    for magic in MAGICS:
+        result = magic_shell.run_cell(f"%%{magic} --name dcap\n{cell}")
+        assert _shown(result.error_in_exec) == _shown(plain.error_in_exec), magic
+        (f,) = [f for f in magic_shell.user_ns["dcap"].findings if f.kind == "donated_then_read"]
+        assert f.severity == "bug" and f.source.code == "print(state + 1)", (magic, f)
+        assert f.call is not None and magic_shell.user_ns["dcap"].calls[f.call].name == f.function, magic
+        assert "`new = step(state, 0.1)`" in f.message and "argument state donated" in f.message, f.message
+        assert "Use the value the call returned" in f.message and "donate_argnums" in f.message
+
+
+def test_a_donated_array_passed_to_a_later_call_after_a_hot_loop(magic_shell):
+    magic_shell.run_cell(DONATING)
+    cell = ("s = jnp.arange(4.0)\nfor _ in range(12):\n    t = step(jnp.ones(4), 0.1)\n"
+            "u = step(s, 0.1)\nv = double(s)\n")  # the donating call is a cache hit of a hot function
+    plain = magic_shell.run_cell(cell)
+    assert "has been deleted" in str(plain.error_in_exec)  # JAX refuses the deleted buffer
+    result = magic_shell.run_cell("%%trace --name dcap\n" + cell)
+    assert _shown(result.error_in_exec) == _shown(plain.error_in_exec)
+    (f,) = [f for f in magic_shell.user_ns["dcap"].findings if f.kind == "donated_then_read"]
+    assert "`u = step(s, 0.1)`" in f.message and f.source.code == "v = double(s)" and f.call == 12
+
+
+def test_no_donation_finding_where_jax_kept_the_array_or_another_call_deleted_it(magic_shell):
+    magic_shell.run_cell(DONATING)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # JAX: "Some donated buffers were not usable"
+        result = magic_shell.run_cell("%%trace --name dcap\na = jnp.arange(4.0)\nb = total(a)\nc = a + 1\n")
+    assert result.success and not magic_shell.user_ns["a"].is_deleted()  # JAX kept it: nothing to report
+    assert not [f for f in magic_shell.user_ns["dcap"].findings if f.kind == "donated_then_read"]
+    result = magic_shell.run_cell("%%trace --name dcap\na = jnp.arange(4.0)\na.delete()\nprint(a)\n")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert not [f for f in magic_shell.user_ns["dcap"].findings if f.kind == "donated_then_read"]
+
+
+def test_the_donation_log_forgets_arrays_that_died(monkeypatch):
+    from jaxmagic.capture import donation
+
+    monkeypatch.setattr(donation, "PRUNE_FROM", 100)
+    step = jax.jit(lambda s: s + 1, donate_argnums=0)
+    log = donation.DonationLog()
+    assert log.donates(1, step)
+    state = jnp.zeros(3)
+    for i in range(3 * donation.PRUNE_FROM):
+        log.note(1, (jnp.zeros(1),), {}, i, "step")
+    log.note(1, (state,), {}, 7, "step")
+    assert len(log._arrays) <= 2 * donation.PRUNE_FROM
+    assert log._arrays[id(state)][1] == 7

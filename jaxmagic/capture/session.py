@@ -23,6 +23,7 @@ import jax
 from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
                tasks, trace_prints, user_names, warning_site)
 from .buffers import drop_device_buffers
+from .donation import DonationLog
 from .dtype_findings import TruncationLog
 from .quiet_gc import paused_gc
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
@@ -179,6 +180,7 @@ class CaptureSession:
         # key holds jit's options of the user's function: dropped at `stop`.
         self._raw_signatures: dict[int, tuple[tuple, Signature]] = {}
         self._deferred_findings: list[tuple[Any, Any, int, Any]] = []  # (fn, jaxpr, call, reach) for `stop`
+        self._donations = DonationLog()  # arrays handed to donating calls, for a read after (capture/donation.py)
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
         self._other_threads = 0
         self._earlier_tasks: frozenset = frozenset()  # asyncio tasks an earlier cell left running (tasks.py)
@@ -314,6 +316,8 @@ class CaptureSession:
             from . import concretization  # first use only
 
             found = concretization.explain(error, self.capture)  # JAX's concretization errors, explained
+            if found is None:
+                found = self._donations.explain(error, self.capture)  # a donated array read after its call
             if found is not None:
                 self.capture.findings.append(found)
 
@@ -471,6 +475,8 @@ class CaptureSession:
             times.append(end)
             if self.shardings:
                 self._note_inputs(args, kwargs)
+            if self._donations.donating and self._donations.donating.get(id(state)):
+                self._donations.note(id(state), args, kwargs, index, state.name)
             if state.key_program is not None and self._keys is not None:
                 self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
                 self._record_key_call(out)
@@ -792,6 +798,9 @@ class CaptureSession:
             miss_reason=miss_reason, artifacts=artifacts,
             error=None if error is None else f"{type(error).__name__}: {error}",
             explanations=explanations))
+        if error is None and self._donations.donates(id(state), fn):  # its calls' donated arrays are noted,
+            self._fast.pop(id(fn), None)  # cache hits included (`record`'s way, not the fast path)
+            self._donations.note(id(state), args, kwargs, index, state.name)
 
     def _state_of(self, fn: Any) -> tuple[_FunctionState, bool]:
         """The state of a jitted function seen for the first time, and whether it is new: shared with
