@@ -518,6 +518,7 @@ def test_an_unreduced_array_is_shown_with_its_sharding_and_a_note():
     assert not any(f.get("array") == arr["id"] for f in doc["findings"])  # not "replicated": partial sums
     text = text_summary(doc)
     assert "partial: f32[8, 4] P('y', None, unreduced={'x'})" in text and "JAX cannot index partial" in text
+    assert "each block as 4 partial sums over 'x' (unreduced: JAX cannot index it)" in text  # the caption
     assert "JAX cannot index partial" in fallback_html(doc)
     # `reduced` axes JAX indexes as copies: read as any other sharding, the axes recorded
     with jax.set_mesh(mesh):

@@ -69,6 +69,10 @@ describe("sharding view", () => {
     expect(legend.textContent).toContain("one colour per device (8 devices)");
     expect(legend.textContent).toMatch(/replicated/);
     expect(legend.textContent).toMatch(/collective's device group/);
+    expect(legend.textContent).not.toMatch(/unreduced/); // only where an array holds partial sums
+    const u = small();
+    u.arrays[0].sharding.unreduced = ["x"];
+    expect(render(u).querySelector("[data-jm-legend]").textContent).toContain("unreduced: partial sums, one per striped colour");
     const keys = el.querySelectorAll("[data-jm-key-element]");
     expect(keys.length).toBe(1);
     const firstCall = el.querySelectorAll(".jm-sh-call")[d.calls.findIndex((c) => c.collectives.length)];

@@ -7,7 +7,7 @@
  */
 import { h } from "../../js/src/dom.js";
 import { cellBackground } from "./grid.js";
-import { colorOf } from "./model.js";
+import { colorOf, partialSums } from "./model.js";
 import { plural } from "./format.js";
 
 /** Device chips the legend shows before "…" (the rest keep their colour in the mesh). */
@@ -34,6 +34,8 @@ export function shardingLegend(ref, m) {
       devices.length === 1 ? "the device's colour" : `one colour per device (${plural(devices.length, "device")})`),
     item(ref, numbered, `a block held by device ${devices[0]}`),
     item(ref, replicated, "replicated: one copy per striped colour"),
+    m.arrays.some(partialSums) ? item(ref, h("span", { class: "jm-sh-lg-block", style: `background:${cellBackground(three.map((d) => colorOf(m, d)))}` },
+      `Σ${three.length}`, ref), "unreduced: partial sums, one per striped colour, the block their sum") : null,
     group ? item(ref, h("span", { class: "jm-sh-grp jm-sh-lg-grp" }, [...list(group).slice(0, 4).map((d) => chip(ref, m, d)),
       group.length > 4 ? "…" : null], ref), "one collective's device group") : null,
   ], ref);

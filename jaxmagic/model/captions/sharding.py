@@ -67,7 +67,7 @@ def _same_placement(arrays: list[dict]) -> list[list[dict]]:
     for a in arrays:
         s = a["sharding"]
         key = (a["dtype"], tuple(a["shape"]), repr(s.get("spec")), tuple(s["devices"]),
-               repr([b["index"] for b in a["blocks"]]), s.get("kind"))
+               repr([b["index"] for b in a["blocks"]]), s.get("kind"), tuple(s.get("unreduced") or ()))
         groups.setdefault(key, []).append(a)
     return list(groups.values())
 
@@ -100,6 +100,11 @@ def _split_sentence(same: list[dict]) -> str:
         else:
             each = f"a {aval_text(a['dtype'], block)} block"
         copies = f", each block on {a['replication']:,} devices" if a.get("replication", 1) > 1 else ""
+        unreduced = s.get("unreduced") or []
+        if unreduced:  # partial sums, not copies: JAX cannot index it (model/sharding.py, the array's note)
+            over = " × ".join(repr(user_name(x, 24)) for x in unreduced)
+            copies += (f", each block as {a.get('partial_sums', 0):,} partial sums over {over} (unreduced: "
+                       "JAX cannot index it)")
         rest = f" {aval_text(a['dtype'], a['shape'])} {verb} split along {axes} over {n:,} devices: {each} each{copies}."
     names = [_label(x) for x in same]
     return fitting(listed(names, 3) + rest, listed([user_name(x, 16) for x in names], 1) + rest)
