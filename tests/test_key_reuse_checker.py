@@ -621,6 +621,28 @@ def test_while_condition_and_body_on_one_carried_key() -> None:
     assert len(messages) == 1 and "uniform" in messages[0] and "split" in messages[0], messages
 
 
+_CELL = """import jax, jax.random as jr
+key = jr.key(3)
+def draw_until(key):
+    return jax.lax.while_loop(lambda i: i < jr.uniform(key), lambda i: i + 0.25, 0.0)
+out = jax.jit(draw_until)(key)
+out
+"""
+
+
+def test_while_condition_reuse_in_a_real_shell(magic_shell) -> None:
+    """%%prng in IPython's real shell: the cell's result as without the magic, one loop_reuse finding on
+    the condition's line (line 5, counting the magic line), naming the jitted function."""
+    plain = magic_shell.run_cell(_CELL, store_history=True)
+    magic_shell.user_ns.pop("prng_cap", None)
+    under = magic_shell.run_cell("%%prng -n prng_cap\n" + _CELL, store_history=True)
+    assert plain.success and under.success and float(under.result) == float(plain.result)
+    found = [f for f in magic_shell.user_ns["prng_cap"].findings if f.kind in ("key_reuse", "loop_reuse")]
+    assert [f.kind for f in found] == ["loop_reuse"], [f.message for f in found]
+    assert found[0].source is not None and found[0].source.line == 5, found[0].source
+    assert found[0].function == "draw_until" and "while_loop condition" in found[0].message
+
+
 if __name__ == "__main__":
     agree = 0
     for name, mode in ALL:
