@@ -264,3 +264,13 @@ def test_the_donation_log_forgets_arrays_that_died(monkeypatch):
     log.note(1, (state,), {}, 7, "step")
     assert len(log._arrays) <= 2 * donation.PRUNE_FROM
     assert log._arrays[id(state)][1] == 7
+
+
+def test_an_index_read_under_grad_is_one_finding_and_vmap_rows_are_checked():
+    out, found = _oob(jax.grad(lambda v: v[7] * 2), X)
+    np.testing.assert_array_equal(out, [0, 0, 0, 0, 2])  # JAX: the read and its gradient both went to 4
+    assert len(found) == 1 and "clamps it to 4" in found[0].message
+    rows = X.reshape(1, 5).repeat(3, axis=0)
+    out, (f,) = _oob(jax.vmap(lambda r: r[6]), rows)
+    np.testing.assert_array_equal(out, rows[:, 4])
+    assert "index 6 on axis 1 of an array of shape (3, 5)" in f.message

@@ -155,8 +155,12 @@ class _Walk:
             problem = _CHECKS[name](eqn, ins, shown)
         except Exception:  # params of a JAX we do not know: that eqn is not checked
             return
-        if problem is not None and len(self.found) < MAX_FINDINGS:
-            self.found.append((problem, _user_line(eqn) or outer))
+        if problem is None or len(self.found) >= MAX_FINDINGS:
+            return
+        where = _user_line(eqn) or outer
+        key = (where, problem["index"], problem["axis"])  # `x[7]` under grad: the forward read and its transpose
+        if all((w, p["index"], p["axis"]) != key for p, w in self.found):
+            self.found.append((problem, where))
 
 
 def _atom(atom: Any, values: dict) -> np.ndarray | None:
