@@ -15,7 +15,7 @@ import pytest
 import jaxmagic
 from jaxmagic.capture.explain import parse_explanation
 from jaxmagic.model.timeline import timeline_document
-from tests.test_explain import explaining
+from tests.test_explain import RECORDED, explaining
 
 AxisType = getattr(jax.sharding, "AxisType", None)
 
@@ -141,6 +141,21 @@ def test_a_new_wrapper_with_other_static_argnums_keeps_jax_reason():
     assert again["kind"] == parse_explanation(cap.calls[1].explanations[-1]).kind == jax_k.kind
     assert any(c["kind"] == "new_wrapper" and c["path"] == "static_argnums" for c in again["changes"])
     assert "earlier jax.jit wrapper" in again["words"] and again["hint"] is None
+
+
+def test_every_recorded_jax_record_with_a_guess_is_a_first_call_with_a_hint():
+    """JAX 0.4.30 to 0.10 records (verbatim, tests/test_explain.py): the only hedged sentence is the
+    "maybe re-defined" one, it is a hint wherever it appears, and it never sets the kind."""
+    hedged = 0
+    for label, text, names, static, *_ in RECORDED:
+        e = parse_explanation(text, names, static_argnums=static)
+        if "maybe" in text:
+            hedged += 1
+            assert e.kind == "first" and e.redefined_hint, label
+            assert e.hints == ("seen another function defined on the same line; " + HEDGED,), label
+        else:
+            assert e.hints == () and not e.redefined_hint, label
+    assert hedged == 7
 
 
 @pytest.mark.parametrize("line", [

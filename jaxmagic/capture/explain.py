@@ -12,7 +12,7 @@ What each generation says (verbatim samples are in tests/test_explain.py):
 * first line: ``TRACING CACHE MISS at {file}:{line}[:{col}] ({function})`` followed by
   ``:`` (C), `` because:`` (A) or `` costing {ms} ms because:`` (B);
 * ``never seen function:`` + ``{name} id={id} defined at {file}:{line}``, sometimes with
-  ``but seen another function defined on the same line`` (a function made anew per call);
+  ``but seen another function defined on the same line; maybe …`` (JAX's guess, kept as a hint);
 * ``for {name} defined at {file}:{line}``, then the difference to the closest earlier key:
   types (``* at x, now f32[4] and before f32[3]``; A: ``seen f32[3], but now given f32[4]``),
   pytrees (``* at input path [0][1], now … and before …, so …``; A/B: ``* at args[0]…``),

@@ -5,6 +5,11 @@ rather than recency, and says nothing about changes that only recompile (shardin
 an Auto mesh, committed device, donation). The previous call's signature of the same
 function is recorded anyway, so the diff against it is kept beside JAX's text; the
 model (`model/reasons.py`) decides which tells the story and puts it in words.
+
+A new `jax.jit` wrapper of a Python function an earlier wrapper compiled (other compiler
+options, shardings, donation) is not a function made anew, and JAX, whose trace cache
+often serves it, does not explain its compile: `wrapper_changes` names the options that
+differ, so the reason says what is known.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ class MissReason:
     explanation: Any  # explain.Explanation: JAX's own, parsed; None when JAX gave none
     diff: tuple  # record.Change items: our diff against the previous signature of the same function
     first_call: bool  # no earlier call of this function in the capture
-    redefined: bool  # a new function object made from a `def`/`lambda` already seen (made anew per call)
+    redefined: bool  # the capture saw another function object made from the same `def`/`lambda` (made anew)
     previous: Signature | None = None
 
 
