@@ -100,8 +100,7 @@ def test_concretization_errors_are_explained_under_the_unchanged_traceback(magic
         f = found[0]
         assert f.severity == "bug" and f.source is not None and f.source.code == line, (magic, f)
         assert error.__name__ in f.message and all(fix in f.message for fix in fixes), (magic, f.message)
-        if magic != "grad_graph":  # no jitted call is recorded for a differentiation that never ran
-            assert f.function == cell.split("(")[0], (magic, f)
+        assert f.function == cell.split("(")[0] and cap.calls[f.call].name == f.function, (magic, f)
         assert f.message in _outputs_text(out.outputs), magic  # shown in the view's error box
 
 
@@ -274,3 +273,18 @@ def test_an_index_read_under_grad_is_one_finding_and_vmap_rows_are_checked():
     out, (f,) = _oob(jax.vmap(lambda r: r[6]), rows)
     np.testing.assert_array_equal(out, rows[:, 4])
     assert "index 6 on axis 1 of an array of shape (3, 5)" in f.message
+
+
+def test_concretization_under_vmap_and_with_two_arguments_says_what_jax_said():
+    with pytest.raises(jax.errors.TracerBoolConversionError) as raised:
+        with jaxmagic.capture() as cap:
+            jax.vmap(lambda x: x if x > 0 else -x)(jnp.arange(3.0))
+    assert "BatchTracer" in str(raised.value)  # JAX's message names the vmap's tracer, no argument
+    (f,) = [f for f in cap.findings if f.kind == "concretization"]
+    assert "jax.vmap" in f.message and "static_argnames" not in f.message and "jnp.where" in f.message
+    with pytest.raises(jax.errors.TracerBoolConversionError) as raised:
+        with jaxmagic.capture() as cap:
+            jax.jit(lambda x, y: x if x + y > 0 else y)(1.0, 2.0)
+    assert "depends on the values of the arguments x and y" in str(raised.value)
+    (f,) = [f for f in cap.findings if f.kind == "concretization"]
+    assert "arguments x and y" in f.message and "static_argnames=('x', 'y')" in f.message

@@ -43,7 +43,7 @@ def explain(exc: BaseException | None, capture: Capture) -> Finding | None:
     where = source.exception_location(exc)
     call = _raising_call(capture, exc)
     function = origin.get("function") or (capture.calls[call].name if call is not None else None)
-    traced_for = origin.get("traced_for") or ("jit" if call is not None else None)
+    traced_for = origin.get("traced_for") or jax_compat.tracer_transform(str(exc)) or ("jit" if call is not None else None)
     message = _message(kind, function, traced_for, origin.get("args") or [], where, capture)
     return Finding(kind=KIND, message=message, source=where, severity="bug", call=call, function=function)
 
@@ -88,9 +88,11 @@ def _fixes(kind: str, traced_for: str | None, args: list[str], where: SourceLoca
     fixes = []
     plain = [a for a in args if _NAME.match(a)]
     if traced_for in ("jit", "pjit") and plain and kind != "NonConcreteBooleanIndexError":
-        quoted = ", ".join(repr(a) for a in plain)
-        fixes.append(f"if {_names(plain)} is a setting rather than data, mark it static: "
-                     f"jax.jit({function or 'f'}, static_argnames=({quoted},)) (or static_argnums; each new "
+        quoted = ", ".join(repr(a) for a in plain) + ("," if len(plain) == 1 else "")
+        target = function if function and not function.startswith("<") else "f"
+        settings = f"{_names(plain)} is a setting" if len(plain) == 1 else f"{_names(plain)} are settings"
+        fixes.append(f"if {settings} rather than data, mark {'it' if len(plain) == 1 else 'them'} static: "
+                     f"jax.jit({target}, static_argnames=({quoted})) (or static_argnums; each new "
                      "value then compiles anew and must be hashable)")
     if kind == "TracerBoolConversionError":
         if code.startswith("while"):

@@ -916,6 +916,17 @@ def concretization_origin(message: str) -> dict | None:
             "traced_for": match.group("traced_for"), "args": args}
 
 
+_TRACER_TRANSFORMS = {"BatchTracer": "vmap", "JVPTracer": "jvp", "LinearizeTracer": "linearize"}
+_TRACER_NAMED = re.compile(r"This (\w+Tracer) with object id")
+
+
+def tracer_transform(message: str) -> str | None:
+    """The transformation a concretization error's tracer belongs to where JAX's message names the
+    tracer's type ("This BatchTracer with object id ..." under vmap), else None."""
+    match = _TRACER_NAMED.search(message)
+    return _TRACER_TRANSFORMS.get(match.group(1)) if match else None
+
+
 def is_deleted_array_error(exc: BaseException) -> bool:
     """True for JAX's errors on reading an array whose buffer was deleted or donated: the
     RuntimeError of `Array._check_if_deleted` and the runtime's INVALID_ARGUMENT when one is passed
