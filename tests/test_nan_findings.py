@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import jaxmagic
 from jaxmagic.capture import nan_check
@@ -191,3 +193,39 @@ def test_magic_cells_show_the_finding_and_the_users_debug_nans_verdict(magic_she
     (found,) = nan_findings(cap)
     assert "JAX stopped the cell in log_likelihood at `log` at line 5" in found.message
     assert cap.calls[0].error.startswith("FloatingPointError") and cap.calls[0].jaxpr is not None
+
+
+_OPS = {
+    "log": jax.lax.log, "sqrt": jax.lax.sqrt, "exp": jax.lax.exp, "sin": jax.lax.sin, "neg": jax.lax.neg,
+    "add": lambda v: v + 1.0, "sub": lambda v: v - 3.0, "mul": lambda v: v * 2.0, "div": lambda v: 1.0 / v,
+}
+
+
+def _chain(names):
+    def program(v):
+        for name in names:
+            v = _OPS[name](v)
+        return v
+    return program
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(names=st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=4),
+       x=st.sampled_from([-2.0, -0.5, 0.0, 0.5, 3.0, 100.0]))
+def test_random_programs_the_finding_exists_exactly_when_jax_debug_nans_raises(names, x):
+    f = jax.jit(_chain(names))
+    arg = jnp.float32(x)
+    with jaxmagic.capture({}) as cap:
+        y = f(arg)
+    found = nan_findings(cap, "nan")
+    jax.config.update("jax_debug_nans", True)
+    try:
+        f(arg)
+        raised = None
+    except FloatingPointError as exc:
+        raised = re.search(r"encountered in (\S+)", str(exc)).group(1)
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    assert bool(found) == (raised is not None) == bool(np.isnan(np.asarray(y)))
+    if raised:
+        assert f"the first NaN comes from `{raised}`" in found[0].message

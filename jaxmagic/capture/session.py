@@ -646,7 +646,8 @@ class CaptureSession:
         """Hold a fully recorded call's float outputs and arguments weakly, to check them at `stop`."""
         try:
             row = self._rows[index]
-            self._nan_watch().note_call(index, row.name, fn, args, kwargs, out)
+            with paused_gc():  # a weak reference per leaf: a train step's thousand would start a collection
+                self._nan_watch().note_call(index, row.name, fn, args, kwargs, out)
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"outputs of call {index} not checked for NaN/Inf: {type(exc).__name__}: {exc}")
 
