@@ -549,6 +549,11 @@ ALL = [(name, mode) for name, (_, _, modes) in CASES.items() for mode in modes]
 JAX_EAGER_MISSES = {("reuse_after_broadcast", "eager"), ("reuse_after_reshape", "eager"),
                     ("reuse_after_squeeze", "eager")}
 
+# JAX's checker before the fix of jax-ml/jax#37859 (JAX 0.9.2 and 0.4.38 here) raises a spurious
+# KeyReuseError on a vmap over a zero-sized key axis (its regression test is this case). No key is
+# consumed at all there, so where JAX raises, the truth ("no reuse") is what our verdict must say.
+JAX_FALSE_POSITIVES = {"vmap_zero_sized_axis"}
+
 # A representative subset, run by the test (each case costs 0.1-0.4 s): every case that once
 # disagreed, and the classic good and bad programs of each construct.
 SUBSET = [
@@ -567,10 +572,12 @@ SUBSET = [
 
 
 def verdicts(name: str, mode: str) -> tuple[bool, bool, list[str]]:
-    """(JAX's verdict, ours, our messages); for JAX's eager misses, JAX's verdict on the jitted program."""
+    """(JAX's verdict, ours, our messages); for JAX's eager misses, JAX's verdict on the jitted program;
+    for JAX's known false positives, "no reuse" where this JAX raises."""
     jax_mode = "jit" if (name, mode) in JAX_EAGER_MISSES else mode
     ours, messages = jaxmagic_says_reuse(_program(name, mode))
-    return jax_says_reuse(_program(name, jax_mode)), ours, messages
+    jax_verdict = jax_says_reuse(_program(name, jax_mode))
+    return jax_verdict and name not in JAX_FALSE_POSITIVES, ours, messages
 
 
 @pytest.mark.parametrize("name,mode", SUBSET, ids=[f"{n}-{m}" for n, m in SUBSET])
