@@ -30,9 +30,9 @@ def key_findings(records: list[KeyRecord]) -> list[Finding]:
                 kind="loop_reuse", severity="bug", source=repeated.source, call=repeated.call, key=r.id,
                 function=repeated.function,
                 message=f"key {r.label} is consumed by {repeated.name} in a while_loop condition "
-                        f"({_where(repeated)}): the condition runs before every iteration, so every check draws "
-                        f"the same numbers. Split the key in the body and carry the new key, or draw outside "
-                        f"the loop."))
+                        f"({_where(repeated)}): the condition is checked before every iteration and once at the "
+                        f"end, so from the second check on it draws the same numbers again. Split the key in the "
+                        f"body and carry the new key, or draw outside the loop."))
             continue
         if repeated is not None:
             every = "every iteration" if repeated.times is None else f"each of {repeated.times} iterations"
