@@ -241,7 +241,7 @@ class KeyUse:
     via: str | None = None  # the library line in between (`flax/linen/stochastic.py:70 (__call__)`)
     call: int | None = None  # the recorded jitted call it ran in
     function: str | None = None
-    loop: str | None = None  # "scan ×1000" / "while"
+    loop: str | None = None  # "scan ×1000" / "while" / "while condition"
     branch: str | None = None  # "cond branch 1 of 2"
     order: int = 0  # sequence number over the capture
 
