@@ -16,6 +16,7 @@ from typing import Any
 __version__ = "0.1.0"
 MIN_JAX = (0, 4, 38)  # the oldest JAX the test suite has been run on (docs/design.md)
 
+from . import api  # noqa: E402
 from .api import document, show, static_html, to_dot, to_html, view  # noqa: E402 - no JAX needed
 from .capture.record import Capture, JitCall  # noqa: E402
 
@@ -31,7 +32,7 @@ def capture(namespace: dict | None = None, **options: Any) -> Any:
         from .capture.session import capture as start  # imports JAX
     except ImportError:
         raise ImportError(jax_problem() or "jaxmagic could not load its recorder") from None
-    return start(sys._getframe(1).f_globals if namespace is None else namespace, **options)
+    return start(sys._getframe(1).f_globals if namespace is None else namespace, finish=api.complete_findings, **options)
 
 
 def jax_problem() -> str | None:

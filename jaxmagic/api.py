@@ -83,6 +83,14 @@ def _widget(capture: Capture, view: str, options: dict, present: bool) -> Any:
     return widget.show_document(doc, on_demand.handlers)
 
 
+def complete_findings(capture: Capture, storm: int | None = None) -> None:
+    """What a capture does when it stops (its session's `finish`): the findings over the whole cell
+    (model/findings.py). Imported here, at stop, so `%load_ext` does not load the model."""
+    from .model import findings
+
+    findings.complete(capture, storm or findings.STORM_THRESHOLD)
+
+
 def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
     """The JSON document (docs/schema.md) of one view of a capture.
 

@@ -14,6 +14,7 @@ directly.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -89,9 +90,11 @@ def _check(args: Any, body: str, namespace: dict) -> Any:
 
 
 def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
+    storm = getattr(args, "storm", None)
     return CaptureSession(namespace, values=getattr(args, "values", False), vmap=getattr(args, "vmap", False),
                           sync=getattr(args, "sync", False), grads=magic in GRAD_MAGICS,
-                          shardings=magic == "sharding", keys=magic == "prng")
+                          shardings=magic == "sharding", keys=magic == "prng",
+                          finish=functools.partial(api.complete_findings, storm=storm))
 
 
 @dataclass

@@ -25,6 +25,7 @@ from ..capture import jax_compat, source
 from ..capture.grad_stacks import GradRegions, grad_regions
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
 from ..units import bytes_text, plural
+from . import findings
 from .document import envelope, guarded, source_json
 from .grad_findings import grad_findings
 from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
@@ -112,7 +113,7 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
     else:
         title = "%%grad_graph: nothing was differentiated in this cell"
     return envelope("grad", VERSION, title, capture, notes, entries=entries, residual_bytes=total,
-                    values=_values_requested(capture), findings=grad_findings(entries, total))
+                    values=_values_requested(capture), findings=_findings(capture, grad_findings(entries, total)))
 
 
 def _values_requested(capture: Capture) -> bool:
@@ -550,3 +551,11 @@ def _node_src(fn: dict, nid: str | None) -> dict | None:
 
 def _at(site: Any) -> str:
     return f" at {site.file}:{site.line}" if site is not None else ""
+
+
+def _findings(capture: Capture, own: list[dict]) -> list[dict]:
+    """The document's own findings, put on `capture.findings` too (one list: model/findings.py),
+    then the general ones (a NaN a jitted call returned, a float64 JAX truncated...)."""
+    findings.publish(capture, own, "grad")
+    return own + [{**findings.finding_json(f), "entry": None, "residual": None}
+                  for f in findings.general(capture)]

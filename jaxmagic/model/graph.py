@@ -17,7 +17,7 @@ from ..capture import source as capture_source
 from ..capture.record import Artifacts, Capture, JitCall
 from ..units import plural
 from .document import envelope, guarded, source_json
-from . import folding
+from . import findings, folding
 from .cost import estimate_nodes, program_cost
 from .jaxpr_text import JaxprText
 from .levels import link_levels
@@ -438,6 +438,8 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
     if on_demand is not None and (level_sources or listed):
         on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
     n_eqns = sum(f["n_eqns"] for f in functions)
+    found = findings.graph_findings(capture, functions, {c.index: e.fid for e in drawable for c in e.calls}
+                                    if capture.findings else {})
     if functions:
         title = f"%%jaxpr: {plural(len(functions), 'function')}, {plural(n_eqns, 'eqn')}"
         if listed or folded["unlisted"]:
@@ -446,8 +448,8 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
         title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
     if folded["wrappers"] or listed or folded["unlisted"]:
         return envelope("graph", VERSION, title, capture, notes, functions=functions, listed=listed,
-                        folded=folded)
-    return envelope("graph", VERSION, title, capture, notes, functions=functions)
+                        folded=folded, findings=found)
+    return envelope("graph", VERSION, title, capture, notes, functions=functions, findings=found)
 
 
 def _requested_function(entries: dict[str, Any], fid: str, build: Any) -> dict:

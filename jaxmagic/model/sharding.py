@@ -24,7 +24,7 @@ from ..capture import sharding as placement
 from ..capture.record import Capture, JitCall
 from ..units import bytes_text, plural
 from .document import envelope, source_json
-from . import folding
+from . import findings, folding
 from .graph import _function_entries
 
 VERSION = 1
@@ -66,7 +66,10 @@ def sharding_document(capture: Capture) -> dict:
     notes.extend(_unshown_note(entries[MAX_CALLS:]))
     devices = sorted({d for m in meshes.records for d in m["devices"] or ()}
                      | {d for a in arrays for d in a["sharding"]["devices"]})
-    findings = _findings(arrays, calls)
+    own = _findings(arrays, calls)
+    findings.publish(capture, own, "sharding")  # one list: model/findings.py
+    found = own + [{**findings.finding_json(f), "array": None, "call": None, "collective": None}
+                   for f in findings.general(capture)]
     n_dev = len(devices)
     if arrays or calls:
         own = sum(not a["earlier"] for a in arrays)  # the title is about this cell; its view's last row, the rest
@@ -77,7 +80,7 @@ def sharding_document(capture: Capture) -> dict:
     info = {int(d[0]): {"id": int(d[0]), "platform": d[1], "kind": d[2]} for d in capture.devices}
     return envelope("sharding", VERSION, title, capture, notes,
                     devices=[info.get(d, {"id": d, "platform": capture.backend, "kind": None}) for d in devices],
-                    meshes=meshes.records, arrays=arrays, calls=calls, findings=findings)
+                    meshes=meshes.records, arrays=arrays, calls=calls, findings=found)
 
 
 def _story_order(arrays: list[placement.ArrayRecord]) -> list[placement.ArrayRecord]:

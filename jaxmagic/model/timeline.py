@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture.monitoring import top_level
-from ..capture.record import Capture, Event, Finding, JitCall
-from ..units import plural, times_word
+from ..capture.record import Capture, Event, Finding
+from ..units import plural
+from . import findings
 from .document import envelope, source_json
+from .findings import STORM_THRESHOLD, lane_key as _lane_key
 
 VERSION = 1
-STORM_THRESHOLD = 5  # misses of one function (after its first compile) that make a recompile storm
-COMPILE_DOMINATES_S = 0.2  # compile time of a function worth a finding when it exceeds its run time
 _JIT_NAME = re.compile(r"^(?:jit|pjit)\((.*)\)$")
 _PHASES = ("trace", "lower", "compile")
 
@@ -84,11 +84,6 @@ class _Table:
         return at
 
 
-def _lane_key(call: JitCall) -> tuple:
-    src = call.source
-    return (call.name, src.file, src.line) if src is not None else (call.name, call.function_id)
-
-
 def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
     """The timeline document of a capture; `storm` = misses of one function that make a recompile storm."""
     from .reasons import miss_json
@@ -141,7 +136,7 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
             misses.append(miss)
 
     spans = _spans(capture, lanes, lane_at, origin)
-    findings = _findings(capture, lanes, cols, storm)
+    found = _findings(capture, cols, storm)
     n_calls = len(capture.calls)
     n_miss = sum(l.misses for l in lanes)
     n_compiles = sum(l.compiles for l in lanes)
@@ -156,7 +151,7 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
         duration_us=_dur_us(max(0.0, capture.end - capture.start)),
         lanes=[lane.json(i) for i, lane in enumerate(lanes)],
         calls={**cols, "errors": errors}, spans=spans, misses=misses,
-        signatures=signatures.items, sites=sites.items, findings=findings,
+        signatures=signatures.items, sites=sites.items, findings=found,
         cache=_persistent_cache(capture, cols, spans, origin),
         options={"storm": storm, "sync": bool(capture.settings.get("sync"))})
 
@@ -250,54 +245,27 @@ def _persistent_cache(capture: Capture, cols: dict, spans: dict, origin: float) 
             "events": events}
 
 
-_FIX_BY_KIND = {
-    "shape": "pad or bucket inputs to a few fixed shapes",
-    "dtype": "cast inputs to one dtype before the call",
-    "weak_type": "pass jnp arrays instead of Python scalars",
-    "static": "make the changing argument a traced one, or use few distinct static values",
-    "pytree": "keep the same pytree structure and keys between calls",
-    "sharding": "put inputs on one sharding (jax.device_put with one NamedSharding) or set in_shardings",
-    "new_function": "define and jit the function once, outside the loop",
-    "donation": "use one donation setting per function",
-    "context": "keep config flags and context managers the same around calls",
-}
-
-
-def _findings(capture: Capture, lanes: list[_Lane], cols: dict, storm: int) -> list[dict]:
-    out: list[dict] = []
+def _findings(capture: Capture, cols: dict, storm: int) -> list[dict]:
+    """Every finding on the capture but other views' topics (model/findings.py), with its lane and
+    calls: a recompile storm names every miss of its function, another finding its call."""
+    findings.complete(capture, storm)
     lane_of = cols["lane"]
-    calls_of_lane: dict[int, list[int]] = {}
+    misses_of_lane: dict[int, list[int]] = {}
     for index, li in enumerate(lane_of):
         if cols["miss"][index] >= 0:
-            calls_of_lane.setdefault(li, []).append(index)
-    for li, lane in enumerate(lanes):
-        recompiles = lane.misses - (1 if lane.miss_kinds.get("first") else 0)
-        if lane.origin == "call" and recompiles >= storm:
-            kinds = [(k, n) for k, n in lane.miss_kinds.most_common() if k != "first"]
-            why = ", ".join(f"{n} × {k.replace('_', ' ')}" for k, n in kinds)
-            fix = _FIX_BY_KIND.get(kinds[0][0]) if kinds else None
-            out.append({"kind": "recompile_storm", "severity": "bug", "lane": li, "calls": calls_of_lane.get(li, []),
-                        "source": source_json(lane.source),
-                        "message": f"{lane.name} was compiled {times_word(lane.misses)} in this cell ({why})"
-                                   + (f": {fix}." if fix else ".")})
-        compile_s = sum(lane.phase_us.values()) / 1e6
-        run_s = ((lane.device_us if lane.device_us is not None else lane.dispatch_us) or 0) / 1e6
-        if lane.origin == "call" and compile_s >= COMPILE_DOMINATES_S and compile_s > 2 * run_s:
-            out.append({"kind": "compile_dominates", "severity": "info", "lane": li,
-                        "calls": calls_of_lane.get(li, [])[:1], "source": source_json(lane.source),
-                        "message": f"{lane.name} spent {compile_s:.2f} s compiling and {run_s:.3f} s running: "
-                                   "compiling dominates. Reuse compiled shapes, or enable JAX's persistent "
-                                   "compilation cache (jax.config.update('jax_compilation_cache_dir', ...)) "
-                                   "for programs that start often."})
+            misses_of_lane.setdefault(li, []).append(index)
+    out = []
     for f in capture.findings:
-        out.append(_finding_json(f, lane_of))
-    order = {"bug": 0, "warning": 1, "info": 2}
-    out.sort(key=lambda f: order.get(f["severity"], 3))
-    return out
+        if findings.topic(f) not in (None, "keys"):
+            continue
+        item = _finding_json(f, lane_of)
+        if f.kind == "recompile_storm" and item["lane"] is not None:
+            item["calls"] = misses_of_lane.get(item["lane"], item["calls"])
+        out.append(item)
+    return findings.by_severity(out)
 
 
 def _finding_json(f: Finding, lane_of: list[int]) -> dict:
     call = f.call if f.call is not None and 0 <= f.call < len(lane_of) else None
-    return {"kind": f.kind, "severity": f.severity, "message": f.message,
-            "lane": None if call is None else lane_of[call], "calls": [] if call is None else [call],
-            "source": source_json(f.source)}
+    return {**findings.finding_json(f), "lane": None if call is None else lane_of[call],
+            "calls": [] if call is None else [call]}

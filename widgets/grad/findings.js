@@ -1,10 +1,10 @@
 /**
- * The grad findings (`doc.findings`): one button per finding, warnings (NaN, Inf,
- * vanishing or exploding gradients) before infos (residual memory), each with its
- * kind and message. A click asks the view to select what the finding names: its
- * entry and residual, or its entry and node.
+ * The grad findings (`doc.findings`, the shared list: widgets/findings.js): warnings (NaN, Inf,
+ * vanishing or exploding gradients) before infos (residual memory), each with its kind and
+ * message. A click asks the view to select what the finding names: its entry and residual, or
+ * its entry and node.
  */
-import { h } from "../../js/src/dom.js";
+import { findingsList as sharedList } from "../findings.js";
 import { sortFindings } from "./model.js";
 
 /** Findings shown before a "N more" line. */
@@ -17,21 +17,8 @@ export const MAX_FINDINGS = 40;
  */
 export function findingsList(ref, findings, onPick) {
   const all = sortFindings(findings);
-  if (!all.length) return null;
-  const key = all.find((f) => f && f.node != null);
-  const items = all.slice(0, MAX_FINDINGS).map((f) => {
-    const sev = ["bug", "warning", "info"].includes(f.severity) ? f.severity : "info";
-    const b = h("button", {
-      type: "button", class: `jm-grad-finding jm-grad-sev-${sev}`, "data-kind": String(f.kind ?? ""), "data-severity": sev,
-      title: f.entry ? "click: show where" : false, "data-jm-key-element": f === key ? "" : false,
-    }, [
-      h("span", { class: "jm-grad-sev" }, String(f.kind ?? sev).replace(/_/g, " "), ref),
-      h("span", { class: "jm-grad-finding-msg" }, " " + String(f.message ?? ""), ref),
-    ], ref);
-    b.addEventListener("click", () => onPick(f));
-    // Infos (residual memory) are desk detail: presentation mode keeps the warnings and bugs.
-    return h("li", { class: sev === "info" ? "jm-clutter" : null }, b, ref);
+  return sharedList(ref, all, onPick, {
+    prefix: "jm-grad", max: MAX_FINDINGS, key: all.find((f) => f && f.node != null),
+    label: (f) => String(f.kind ?? f.severity ?? "info").replace(/_/g, " "),
   });
-  if (all.length > MAX_FINDINGS) items.push(h("li", { class: "jm-muted" }, `… ${all.length - MAX_FINDINGS} more`, ref));
-  return h("ul", { class: "jm-grad-findings", "aria-label": "findings" }, items, ref);
 }

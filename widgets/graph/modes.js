@@ -93,6 +93,13 @@ export function labelFor(mode, ix) {
  * and none in its inputs, else the same for Inf (the caption's rule, captions/graph.py
  * first_bad_node). Its id, or null without values or without one.
  */
+/** The node of `fn` the document's first finding about it names (a bug or warning first), or null. */
+export function findingNode(doc, fn) {
+  const fs = Array.isArray(doc && doc.findings) ? doc.findings : [];
+  const f = fs.find((x) => x && fn && x.fn === fn.id && x.node != null && x.severity !== "info");
+  return f ? String(f.node) : null;
+}
+
 export function firstBadNode(fn) {
   const values = fn && fn.values;
   if (!values || typeof values !== "object") return null;

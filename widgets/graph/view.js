@@ -29,7 +29,7 @@ import { svgToPng, canvasToPng } from "./png.js";
 import { createBreadcrumbs } from "./breadcrumbs.js";
 import { bindKeys, helpPanel, expandBelow } from "./keys.js";
 import { modeControl, overlayControl } from "./controls.js";
-import { modeState, labelFor, firstBadNode } from "./modes.js";
+import { modeState, labelFor, firstBadNode, findingNode } from "./modes.js";
 import { graphLegend } from "./legend.js";
 import { LEGIBLE_PX, PRESENT_PX } from "./framing.js";
 import { costOverlay, legend } from "./overlay.js";
@@ -37,6 +37,8 @@ import { BASE, PRESENT } from "./metrics.js";
 import { storySteps, storyLabel, stepLines } from "./story.js";
 import { createReplay } from "./replay.js";
 import { codeStrip } from "./codestrip.js";
+import { findingsList } from "../findings.js";
+import { srcText } from "./model.js";
 
 let viewCounter = 0;
 /** Per-module-instance tag: SVG ids (the arrow marker) must be unique in the page. */
@@ -134,8 +136,11 @@ export function graphView(root, doc, engine, opts = {}) {
   crumbs.el.classList.add("jm-clutter");
   const cls = "jm-graph" + (compact ? " jm-compact" : "") + (opts.tone ? " jm-tone-" + opts.tone : "") + (present ? " jm-graph-present" : "");
   const legendLine = compact ? null : graphLegend(root); // an embedding view shows its own
+  // The cell's findings (NaN, truncated float64, baked globals...): a click frames the node they name.
+  const findingsEl = compact ? null : findingsList(root, doc.findings, (f) => pickFinding(f),
+    { prefix: "jm-g", max: 12, where: (f) => [f.source && f.source.file ? srcText(f.source) : null] });
   const view = h("div", { class: cls }, [compact ? null : docHeader(doc, root), compact ? null : tabsSlot, toolbar,
-    legendLine && legendLine.el, compact ? null : strip.el, main], root);
+    legendLine && legendLine.el, compact ? null : strip.el, findingsEl, main], root);
   view.style.setProperty("--jm-z", String(M.z)); // SVG text sizes follow the metrics (graph.css)
   if (compact) side.remove();
   root.appendChild(view);
@@ -156,7 +161,7 @@ export function graphView(root, doc, engine, opts = {}) {
       states.set(i, {
         ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1, marks: new Map(),
         // the element a finding is about (an embedding view names its own: setKey)
-        key: ((id) => (id && !compact ? nKey(id) : null))(firstBadNode(ix.fn)),
+        key: ((id) => (id && !compact ? nKey(id) : null))(firstBadNode(ix.fn) || findingNode(doc, ix.fn)),
         records: null, transform: null, prefix: `${uid}:${i}:`, // records: on the first search
       });
     }
@@ -331,6 +336,14 @@ export function graphView(root, doc, engine, opts = {}) {
     };
     if (reveal(st.ix, st.expanded, key)) relayout(center);
     else center();
+  };
+
+  /** A finding's function becomes the current one, and its node is revealed, selected and centred. */
+  const pickFinding = (f) => {
+    const i = fns.findIndex((fn) => fn && fn.id === f.fn);
+    if (i < 0) return;
+    if (i !== current) show(i);
+    if (f.node != null) onceDrawn(() => focus(nKey(String(f.node))));
   };
 
   // ---- search ------------------------------------------------------------------

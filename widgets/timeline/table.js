@@ -5,6 +5,7 @@
  */
 import { h, clear } from "../../js/src/dom.js";
 import { srcText } from "../graph/model.js";
+import { findingsList as sharedList } from "../findings.js";
 import { COLUMNS, sortRows, sortedFindings } from "./model.js";
 import { fmtUs } from "./time.js";
 
@@ -52,16 +53,7 @@ export function summaryTable(ref, { onSort, onPick }) {
   };
 }
 
-/** The findings list (.jm-tl-findings), severity first; a click calls `onPick(finding)`. Null when none. */
+/** The findings list (.jm-tl-findings, widgets/findings.js), severity first; a click calls `onPick(finding)`. Null when none. */
 export function findingsList(ref, tl, onPick) {
-  const fs = sortedFindings(tl);
-  return fs.length ? h("ul", { class: "jm-tl-findings" }, fs.map((f) => {
-    const sev = ["bug", "warning"].includes(f.severity) ? f.severity : "info";
-    const b = h("button", { type: "button", class: "jm-tl-finding", "data-kind": f.kind }, [
-      h("span", { class: "jm-tl-sev jm-tl-sev-" + sev }, sev, ref), " ", f.message,
-      f.source && f.source.file ? h("span", { class: "jm-muted" }, " " + srcText(f.source), ref) : null,
-    ], ref);
-    b.addEventListener("click", () => onPick(f));
-    return h("li", null, b, ref);
-  }), ref) : null;
+  return sharedList(ref, sortedFindings(tl), onPick, { prefix: "jm-tl", where: (f) => [f.source && f.source.file ? srcText(f.source) : null] });
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ...capture.explain import split_top_level
-from .words import MAX_LISTED, MAX_CHAIN, fit, fitting, user_name, counted, times_word, listed, at_line
+from .words import MAX_LISTED, MAX_CHAIN, fit, fitting, user_name, counted, times_word, listed, at_line, finding_sentence, top_findings
 
 
 def graph_caption(doc: dict) -> list[str]:
@@ -18,7 +18,8 @@ def graph_caption(doc: dict) -> list[str]:
         by_name.setdefault((fn["name"], src.get("file"), src.get("line")), []).append(fn)
     groups = sorted(by_name.values(), key=lambda fns: -max(f["n_eqns"] for f in fns))
     main = groups[0]
-    problems = _value_sentences(functions)
+    problems = _value_sentences(functions)  # with values: where a NaN first appears, which a finding may only guess
+    problems += [finding_sentence(f) for f in top_findings(doc, skip=("nan", "inf") if problems else ())]
     out = [*problems, _function_sentence(main), *folded_sentences(doc)]
     if len(main) > 1:
         out.append(_signatures_sentence(main))

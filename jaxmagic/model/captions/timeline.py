@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .words import MAX_CHAIN, user_name, counted, times_word, listed, at_line, duration_text, first_clause
+from .words import MAX_CHAIN, user_name, counted, times_word, listed, duration_text, finding_sentence, top_findings
 
 
 def timeline_caption(doc: dict) -> list[str]:
@@ -17,7 +17,9 @@ def timeline_caption(doc: dict) -> list[str]:
     for miss in doc.get("misses") or []:
         if 0 <= miss["call"] < len(lane_of):
             misses_of.setdefault(lane_of[miss["call"]], []).append(miss)
-    out: list[str] = []
+    # A bug other than a recompile storm (a NaN, a reused key) comes first; storms are the recompile sentences.
+    head = top_findings(doc, ("bug",), limit=1, skip=("recompile_storm",))
+    out: list[str] = [finding_sentence(f) for f in head]
     ranked = sorted(((i, lane) for i, lane in enumerate(lanes) if lane.get("origin") == "call"),
                     key=lambda t: -t[1]["misses"])
     for i, lane in ranked[:2]:
@@ -28,9 +30,9 @@ def timeline_caption(doc: dict) -> list[str]:
     hits = sum(lane["hits"] for lane in called)
     if calls:
         out.append(_hits_sentence(called, calls, hits, any(m["kind"] != "first" for m in doc.get("misses") or [])))
-    finding = next((f for f in doc.get("findings") or [] if f["kind"] != "recompile_storm"), None)
+    finding = next((f for f in doc.get("findings") or [] if f["kind"] != "recompile_storm" and f not in head), None)
     if finding is not None:  # a storm is the recompile sentence already, with its reasons
-        out.append(first_clause(finding["message"]) + at_line(finding.get("source")) + ".")
+        out.append(finding_sentence(finding))
     compile_us = sum(lane["trace_us"] + lane["lower_us"] + lane["compile_us"] for lane in called)
     run_us = sum(lane["dispatch_us"] for lane in called)
     if called and compile_us and not (finding and finding["kind"] == "compile_dominates"):

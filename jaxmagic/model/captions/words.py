@@ -108,3 +108,16 @@ def first_clause(message: str) -> str:
         elif not quoted and ch in ":." and message[i + 1:i + 2] == " ":
             return message[:i]
     return message.rstrip(".")
+
+
+
+def finding_sentence(f: dict) -> str:
+    """'<a finding's headline> (cell [3], line 5).'"""
+    return first_clause(str(f.get("message") or f.get("kind"))) + at_line(f.get("source")) + "."
+
+
+def top_findings(doc: dict, severities: tuple[str, ...] = ("bug", "warning"), limit: int = 2,
+                 skip: tuple[str, ...] = ()) -> list[dict]:
+    """A document's most severe findings (`findings` is sorted, bugs first): at most `limit`, of
+    `severities`, none of the kinds in `skip`."""
+    return [f for f in doc.get("findings") or [] if f.get("severity") in severities and f.get("kind") not in skip][:limit]
