@@ -159,6 +159,14 @@ def patch_eager_transforms(stack: ExitStack) -> None:
     def process_primitive(self: Any, primitive: Any, args: Any, params: Any, /) -> Any:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         recorder = _recorder
+        if recorder is not None and not _inside[0] and params.get("differentiated") is True:
+            # A checkpoint's backward recomputation redraws what its forward pass drew (JAX's checker
+            # skips it too): its binds are not new uses.
+            _inside[0] += 1
+            try:
+                return original(self, primitive, args, params)
+            finally:
+                _inside[0] -= 1
         if recorder is None or _inside[0] or primitive.name not in WATCHED or _from_jit_dispatch():
             return original(self, primitive, args, params)
         _inside[0] += 1
