@@ -227,11 +227,15 @@ def graph_findings(capture: Capture, functions: list[dict], fid_of_call: dict[in
 
 
 def _node_at(fn: dict, source: SourceLocation | None) -> str | None:
-    """The first node of `fn` made by `source`'s line (the user's line, or the library line under it)."""
+    """The node of `fn` made at `source`: the first at its line and column (the op a NaN's origin
+    names), else the first at its line."""
     if source is None:
         return None
+    on_line = None
     for node in fn.get("nodes") or []:
         src = node.get("src")
         if src and src.get("line") == source.line and src.get("file") == source.file:
-            return node["id"]
-    return None
+            if source.column is None or src.get("col") == source.column:
+                return node["id"]
+            on_line = on_line or node["id"]
+    return on_line
