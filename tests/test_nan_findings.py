@@ -142,7 +142,8 @@ def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_
 def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound():
     namespace = {"f": jax.jit(lambda p: p * 0.5 + jnp.log(p - 3.0)), "p": jnp.full(8, 4.0), "jnp": jnp}
     with jaxmagic.capture(namespace) as cap:
-        exec("for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\n", namespace)
+        exec("for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n",
+             namespace)
     assert np.isnan(np.asarray(namespace["p"])).all()
     found = nan_findings(cap)
     assert found and all(f.kind == "nan" for f in found)  # the steps' own outputs were freed in the loop
@@ -151,23 +152,27 @@ def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound():
     assert not any("`state" in f.message for f in found)  # the same array under another name: once
 
 
-def test_outputs_not_ready_or_freed_are_not_waited_for_and_nothing_is_kept():
-    f = jax.jit(log_likelihood)
-    x = jnp.ones(3)
+def test_a_small_output_freed_at_once_was_read_right_after_its_call_a_large_one_is_not():
+    f, big = jax.jit(log_likelihood), jax.jit(lambda v: jnp.log(v - 2.0))
+    x, wide = jnp.ones(3), jnp.ones(1 << 15)  # 128 KiB out: past what is read right after a call
     with jaxmagic.capture({}) as cap:
-        f(x)  # freed at once: not checkable at the end
-    assert not nan_findings(cap)
+        print(f(x))  # freed before the cell ends
+        big(wide)
+    (found,) = nan_findings(cap)
+    assert found.function == "log_likelihood" and "`log`" in found.message
     gc.collect()
     assert not any(isinstance(o, nan_check.NanWatch) for o in gc.get_objects())
 
 
 def test_budget_skips_outputs_with_a_note(monkeypatch):
-    monkeypatch.setattr(nan_check, "MAX_CHECK_BYTES", 6)  # one float32 scalar
-    f = jax.jit(log_likelihood)
-    x = jnp.ones(3)
+    monkeypatch.setattr(nan_check, "MAX_CHECK_BYTES", 200_000)
+    f = jax.jit(lambda v: jnp.log(v - 2.0))
+    wide = jnp.ones(1 << 15)  # 128 KiB outputs: read at stop, one fits
     with jaxmagic.capture({}) as cap:
-        y = f(x), f(x + 1)
-    assert len(nan_findings(cap)) == 1 and any("1 output not checked for NaN/Inf" in n for n in cap.notes)
+        y = jax.block_until_ready((f(wide), f(wide + 1)))  # both ready when the cell ends
+    (found,) = nan_findings(cap)
+    assert "(32,768 elements)" in found.message or "32768" in found.message
+    assert any(n.startswith("1 output not checked for NaN/Inf: past the 195") for n in cap.notes), cap.notes
 
 
 def test_magic_cells_show_the_finding_and_the_users_debug_nans_verdict(magic_shell):
@@ -229,3 +234,16 @@ def test_random_programs_the_finding_exists_exactly_when_jax_debug_nans_raises(n
     assert bool(found) == (raised is not None) == bool(np.isnan(np.asarray(y)))
     if raised:
         assert f"the first NaN comes from `{raised}`" in found[0].message
+
+
+def test_an_output_still_being_computed_is_not_waited_for_and_said():
+    slow = jax.jit(lambda a: jnp.log(a @ a @ a - 1e12))  # ~0.1 s of device work after dispatch
+    a = jnp.ones((1024, 1024))
+    slow.lower(a).compile()
+    with jaxmagic.capture({}) as cap:
+        out = slow(a)
+    stopped_ready = out.is_ready()
+    if stopped_ready:
+        pytest.skip("the device finished before the capture stopped (a fast machine): nothing to show")
+    assert not nan_findings(cap) and np.isnan(np.asarray(out)).all()  # NaN, not seen: never waited for
+    assert any("1 output still being computed when the cell ended" in n for n in cap.notes)

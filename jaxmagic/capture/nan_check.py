@@ -29,12 +29,16 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
-from ..units import plural
+from ..units import bytes_text, plural
 from . import jax_compat, key_patch, source, values
 from .record import Capture, Finding, SourceLocation
 
 MAX_CHECK_BYTES = 64 << 20  # bytes of outputs read on the host per cell (64 MiB: ~10 ms on one CPU core)
 MAX_WATCHED = 256  # calls whose outputs are held (weakly) per cell
+# A fully recorded call's outputs already ready when it has been recorded are read at once when they
+# are few and small (`print(f(x))` frees them before the cell ends): up to this many leaves and bytes.
+EARLY_MAX_LEAVES = 16
+EARLY_MAX_BYTES = 64 << 10
 MAX_LOCATED = 4  # NaN/Inf outputs whose origin is searched per cell
 LOCATE_BUDGET_S = 2.0  # wall clock per search, checked between eqns
 LOCATE_MAX_EQNS = values.MAX_EQNS
@@ -105,6 +109,7 @@ class _Watched:
     split: Any = None  # grads.GradSplit of an eager grad
     no_inputs: str | None = None  # why the origin cannot be searched, known when watched
     value_first: bool = False  # value_and_grad: output [0] is the value, [1] the gradients
+    early: dict = field(default_factory=dict)  # leaf position -> (NaN, Inf) read right after the call
 
 
 @dataclass
@@ -151,7 +156,23 @@ class NanWatch:
         arg_leaves, entry.arg_tree = jax.tree_util.tree_flatten((args, kwargs))
         entry.args = [_weak(leaf) for leaf in arg_leaves]
         entry.fn = fn
+        self._read_early(entry)
         self._add(entry)
+
+    def _read_early(self, entry: _Watched) -> None:
+        """Read a few small outputs that are ready already (never waiting): arrays do not change, so
+        their counts stand at `stop` even if the cell frees them meanwhile. A host read, no JAX op."""
+        if len(entry.outputs) > EARLY_MAX_LEAVES or len(self.watched) >= MAX_WATCHED:
+            return
+        arrays = [(position, ref()) for position, ref in entry.outputs]
+        try:
+            if sum(int(a.nbytes) for _, a in arrays if a is not None) > EARLY_MAX_BYTES:
+                return
+            for position, array in arrays:
+                if array is not None and not array.is_deleted() and array.is_ready():
+                    entry.early[position] = host_counts(array)
+        except Exception:  # noqa: BLE001 - read at stop instead, if still alive
+            entry.early.clear()
 
     def note_sampled(self, key: Any, index: int, name: str, refs: tuple) -> None:
         """A readiness-sampled cache hit: the one or two outputs readiness watches (weak references,
@@ -245,7 +266,10 @@ def bound_arrays(namespace: dict, before: dict[str, Any]) -> list[tuple[str, Any
 def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
     """NaN/Inf counts of a ready float array within the byte budget; None when not checked."""
     try:
-        if not _is_float(array.dtype) or array.is_deleted() or not array.is_ready():
+        if not _is_float(array.dtype) or array.is_deleted():
+            return None
+        if not array.is_ready():
+            budget[2] += 1
             return None
     except Exception:
         return None
@@ -258,40 +282,63 @@ def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
 
 
 def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: list[tuple[str, Any]]) -> None:
-    budget = [MAX_CHECK_BYTES, 0]  # bytes left, outputs skipped
-    located = 0
-    seen_calls: set = set()
+    """Read every watched output within the budget, then one finding per function, kind and kind of
+    output (its first call whose origin was found, else its first), saying in how many calls."""
+    budget = [MAX_CHECK_BYTES, 0, 0]  # bytes left, outputs past the budget, outputs not ready
     names = {id(array): name for name, array in bound}
     checked: set[int] = set()
+    groups: dict[tuple, list] = {}
     for entry in sorted(entries, key=lambda e: (e.grad is not None, e.call if e.call is not None else e.grad)):
         for position, ref in entry.outputs:
-            array = ref()
-            if array is None or id(array) in checked:
+            counts, name = _read(entry, position, ref, budget, checked, names)
+            if counts is None or not any(counts):
                 continue
-            counts = _counts_within(array, budget)
-            if counts is None:
-                continue
-            checked.add(id(array))
-            nan, inf = counts
-            name = names.get(id(array))
-            del array
-            kind = "nan" if nan else "inf" if inf else None
-            if kind is None or (entry.call, entry.grad, kind) in seen_calls:
-                continue
-            seen_calls.add((entry.call, entry.grad, kind))
-            origin, why = None, "more NaN/Inf outputs than the origins searched per cell"
-            if located < MAX_LOCATED:
-                located += 1
-                origin, why = _locate(entry, kind)
-            capture.findings.append(_finding(entry, kind, nan or inf, _out_path(entry, position), origin, why,
-                                             name))
+            kind = "nan" if counts[0] else "inf"
+            hits = groups.setdefault((entry.function, entry.grad is None, kind), [])
+            if not hits or hits[-1][0] is not entry:  # one hit per call
+                hits.append((entry, position, counts[0] or counts[1], name))
+    tries = MAX_LOCATED
+    for (_, _, kind), hits in groups.items():
+        origin, why, chosen = None, "more NaN/Inf outputs than the origins searched per cell", hits[0]
+        for hit in hits:
+            if tries <= 0:
+                break
+            tries -= 1
+            origin, why = _locate(hit[0], kind)
+            if origin is not None or hit is hits[0]:
+                chosen = hit
+            if origin is not None:
+                break
+        entry, position, count, name = chosen
+        finding = _finding(entry, kind, count, _out_path(entry, position), origin, why, name, len(hits))
+        capture.findings.append(finding)
     _check_bound(bound, checked, budget, capture)
     if budget[1]:
         capture.notes.append(f"{plural(budget[1], 'output')} not checked for NaN/Inf: past the "
-                             f"{MAX_CHECK_BYTES >> 20} MiB read per cell")
+                             f"{bytes_text(MAX_CHECK_BYTES)} read per cell")
+    if budget[2]:
+        capture.notes.append(f"{plural(budget[2], 'output')} still being computed when the cell ended "
+                             "not checked for NaN/Inf (the check never waits for the device)")
     if dropped:
         capture.notes.append(f"the outputs of {plural(dropped, 'call')} were not checked for NaN/Inf: "
                              f"{MAX_WATCHED} calls are checked per cell")
+
+
+def _read(entry: _Watched, position: int | None, ref: weakref.ref, budget: list[int], checked: set[int],
+          names: dict[int, str]) -> tuple[tuple[int, int] | None, str | None]:
+    """(NaN, Inf) counts of one watched output, read right after its call or now; its bound name."""
+    array = ref()
+    name = None if array is None else names.get(id(array))
+    if array is not None:
+        if id(array) in checked:
+            return None, None
+        checked.add(id(array))
+    early = entry.early.get(position)
+    if early is not None:
+        return early, name
+    if array is None:
+        return None, None
+    return _counts_within(array, budget), name
 
 
 def _check_bound(bound: list[tuple[str, Any]], checked: set[int], budget: list[int], capture: Capture) -> None:
@@ -480,13 +527,14 @@ def _eqn_location(eqn: Any) -> SourceLocation | None:
 
 
 def _finding(entry: _Watched, kind: str, count: int, path: str, origin: _Origin | None,
-             why: str | None, name: str | None = None) -> Finding:
+             why: str | None, name: str | None = None, calls: int = 1) -> Finding:
     word = _WORD[kind]
     what = "gradient" if entry.grad is not None else "output"
     if entry.value_first:  # value_and_grad's (value, grads)
         what, path = ("value", path[3:]) if path.startswith("[0]") else ("gradient", path[3:])
     output = f"its {what}{' ' + path if path else ''}" + (f" (`{name}`)" if name else "")
-    head = (f"{entry.function} returned {word} in {output} ({plural(count, 'element')})")
+    more = f"; {plural(calls - 1, 'more call')} of it did too" if calls > 1 else ""
+    head = f"{entry.function} returned {word} in {output} ({plural(count, 'element')}{more})"
     where = None
     if origin is not None and origin.eqn is not None:
         primitive = origin.eqn.primitive.name
