@@ -16,7 +16,7 @@ import time
 import weakref
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import jax
 
@@ -125,8 +125,13 @@ class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
     def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False, shardings: bool = False, keys: bool = True):
+                 grads: bool = False, shardings: bool = False, keys: bool = True,
+                 finish: Callable[[Capture], None] | None = None):
+        """`finish`: run once on the capture when it stops, after everything was recorded: the
+        model's findings over the whole capture (model/findings.py `complete`), handed in
+        because the capture layer never imports the model."""
         self.namespace = namespace if namespace is not None else {}
+        self._on_stop = finish
         self._keys = key_log.KeyLog() if keys else None  # PRNG key lineage (%%prng)
         self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
         self._truncations: TruncationLog | None = None  # JAX's dtype truncation warnings (`start`)
@@ -277,6 +282,7 @@ class CaptureSession:
         self._record_truncations()
         try:
             self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
+            self._run_finish()
         finally:  # the values were read: the capture keeps no array a program closed over
             self.capture.wrappers.update({state.function_id: state.wrappers for state in self._by_definition.values()
                                           if state.wrappers > 1})
@@ -292,6 +298,16 @@ class CaptureSession:
             except Exception as exc:  # our failure never becomes the user's
                 self.capture.notes.append(f"closed-over arrays kept by the capture: {type(exc).__name__}: {exc}")
         return self.capture
+
+    def _run_finish(self) -> None:
+        finish, self._on_stop = self._on_stop, None  # once, though `stop` may run twice
+        if finish is None:
+            return
+        try:
+            finish(self.capture)
+        except Exception as exc:  # our failure never becomes the user's
+            self.capture.notes.append(f"jaxmagic could not look for findings over the whole cell: "
+                                      f"{type(exc).__name__}: {exc} (please open an issue with this message)")
 
     def _note_backend(self) -> None:
         """The default backend's name, where one exists by now; never starts one."""
@@ -999,9 +1015,10 @@ class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
     def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False, shardings: bool = False, keys: bool = True):
+                 grads: bool = False, shardings: bool = False, keys: bool = True,
+                 finish: Callable[[Capture], None] | None = None):
         self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync, grads=grads,
-                                       shardings=shardings, keys=keys)
+                                       shardings=shardings, keys=keys, finish=finish)
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -1012,7 +1029,8 @@ class CaptureContext:
 
 
 def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False,
-            sync: bool = False, grads: bool = False, shardings: bool = False, keys: bool = True) -> CaptureContext:
+            sync: bool = False, grads: bool = False, shardings: bool = False, keys: bool = True,
+            finish: Callable[[Capture], None] | None = None) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
@@ -1058,4 +1076,4 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings,
-                          keys=keys)
+                          keys=keys, finish=finish)
