@@ -110,3 +110,21 @@ def test_a_reused_key_is_on_the_capture_and_in_the_key_tree_and_timeline():
     assert [x for x in shown["keys"] if x["kind"] == "key_reuse"]
     assert [x for x in shown["timeline"] if x["kind"] == "key_reuse"]
     assert not [x for x in shown["graph"] if x["kind"] == "key_reuse"]
+
+
+def test_the_graph_fallbacks_say_the_findings_escaped():
+    def bad(x):
+        return jnp.log(x)
+
+    f = jax.jit(bad)
+    x = -jnp.ones(2)
+    with jaxmagic.capture({}) as cap:
+        f(x)
+    from jaxmagic.views import fallback_html, text_summary
+
+    doc = jaxmagic.document(cap, "graph")
+    finding = next(x for x in doc["findings"] if x["kind"] == "nan")
+    finding["message"] += " <script>alert(1)</script>"
+    html, text = fallback_html(doc), text_summary(doc)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
+    assert f"bug: {finding['message']}" in text

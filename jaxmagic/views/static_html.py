@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..model.captions.words import cells_of
 from ..units import plural
-from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, findings_html, svg_img
 from .static_grad import grad_html, grad_text
 from .static_keys import keys_html, keys_text
 from .static_sharding import sharding_html, sharding_text
@@ -65,7 +65,8 @@ def fallback_html(doc: dict) -> str:
     if doc.get("kind") in STATIC_VIEWS:
         with cells_of(doc):  # lines named from the document's `cells`, as the widget names them
             return STATIC_VIEWS[doc["kind"]][0](doc)
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc)]
+    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
+             findings_html(doc)]
     for i, fn in enumerate(doc.get("functions", [])):
         parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {_esc(_counts(fn))}</p>")
         if i < MAX_PICTURES:  # a picture is tens of kB: a document of 40 functions draws the first few
@@ -82,7 +83,8 @@ def text_summary(doc: dict) -> str:
     if doc.get("kind") in STATIC_VIEWS:
         with cells_of(doc):
             return STATIC_VIEWS[doc["kind"]][1](doc)
-    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
+    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc),
+             *(f"{f['severity']}: {f['message']}" for f in doc.get("findings") or [])]
     budget = MAX_TOTAL_TEXT_LINES
     for fn in doc.get("functions", []):
         text = fn["text"].split("\n")
