@@ -247,3 +247,30 @@ def test_an_output_still_being_computed_is_not_waited_for_and_said():
         pytest.skip("the device finished before the capture stopped (a fast machine): nothing to show")
     assert not nan_findings(cap) and np.isnan(np.asarray(out)).all()  # NaN, not seen: never waited for
     assert any("1 output still being computed when the cell ended" in n for n in cap.notes)
+
+
+def test_under_the_users_jax_debug_infs_the_finding_is_what_jax_stopped_at():
+    f = jax.jit(blow_up)
+    x = jnp.full(2, 100.0)
+    jax.config.update("jax_debug_infs", True)
+    try:
+        with pytest.raises(FloatingPointError) as raised, jaxmagic.capture({}, grads=True) as cap:
+            f(x)
+    finally:
+        jax.config.update("jax_debug_infs", False)
+    (found,) = nan_findings(cap)
+    assert re.search(r"encountered in (\S+)", str(raised.value)).group(1) == "exp"
+    assert found.kind == "inf" and "JAX stopped the cell in blow_up at `exp`" in found.message
+    assert found.source.line == blow_up.__code__.co_firstlineno + 1 and found.call == 0
+
+
+def test_under_the_users_jax_debug_nans_an_eager_grad_names_the_op_jax_stopped_at():
+    jax.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError) as raised, jaxmagic.capture({}, grads=True) as cap:
+            jax.grad(softplus)(100.0)
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    (found,) = nan_findings(cap)
+    primitive = re.search(r"encountered in (\S+)", str(raised.value)).group(1)
+    assert found.kind == "nan" and f"at `{primitive}`" in found.message and found.function == "softplus"

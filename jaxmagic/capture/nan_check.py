@@ -582,13 +582,14 @@ def debug_findings(capture: Capture) -> list[Finding]:
 
     error = capture.error
     failed = [c for c in capture.calls if c.error and c.error.startswith("FloatingPointError")]
-    if error is not None and error.type == "FloatingPointError":
-        last = failed[-1] if failed else None
-        add(f"FloatingPointError: {error.message}", error.source, last and last.index, last and last.name)
+    failed_grads = [g for g in capture.grads if g.error and "FloatingPointError" in g.error]
+    if error is not None and error.type == "FloatingPointError":  # named by the call or grad that raised
+        call, name = ((failed[-1].index, failed[-1].name) if failed else
+                      (failed_grads[-1].call, failed_grads[-1].name) if failed_grads else (None, None))
+        add(f"FloatingPointError: {error.message}", error.source, call, name)
     for call in failed:
         add(call.error, error.source if error is not None and error.type == "FloatingPointError" else None,
             call.index, call.name)
-    for grad in capture.grads:
-        if grad.error and "FloatingPointError" in grad.error:
-            add(grad.error, grad.call_site, grad.call, grad.name)
+    for grad in failed_grads:
+        add(grad.error, grad.call_site, grad.call, grad.name)
     return found
