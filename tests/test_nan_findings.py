@@ -120,8 +120,8 @@ def test_silent_when_jax_is_silent():
     f, g = jax.jit(masked_log), jax.jit(lambda x: jnp.tanh(x) * 3.0)
     x = jnp.array([-1.0, 2.0])
     with jaxmagic.capture({}, grads=True) as cap:
-        a, b = f(x), g(x)
-        c = jax.grad(lambda v: jnp.sum(g(v)))(x)
+        a, _b = f(x), g(x)
+        _c = jax.grad(lambda v: jnp.sum(g(v)))(x)
     jax.config.update("jax_debug_nans", True)
     try:
         f(x), g(x)  # JAX checks a jitted call's outputs: no NaN there
@@ -133,7 +133,7 @@ def test_silent_when_jax_is_silent():
 def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_it():
     f = jax.jit(log_likelihood)
     with jaxmagic.capture({}) as cap:
-        y = f(jnp.ones(3))  # the argument is a temporary, freed before the cell ends
+        _y = f(jnp.ones(3))  # the argument is a temporary, freed before the cell ends
     (found,) = nan_findings(cap)
     assert "could not be located" in found.message and "freed" in found.message
     assert "jax_debug_nans" in found.message and "--values" in found.message and found.source is None
@@ -141,9 +141,9 @@ def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_
 
 def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound():
     namespace = {"f": jax.jit(lambda p: p * 0.5 + jnp.log(p - 3.0)), "p": jnp.full(8, 4.0), "jnp": jnp}
+    cell = "for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n"
     with jaxmagic.capture(namespace) as cap:
-        exec("for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n",
-             namespace)
+        exec(cell, namespace)  # noqa: S102 - a cell's code, run in its namespace as the shell runs it
     assert np.isnan(np.asarray(namespace["p"])).all()
     found = nan_findings(cap)
     assert found and all(f.kind == "nan" for f in found)  # the steps' own outputs were freed in the loop
@@ -169,7 +169,7 @@ def test_budget_skips_outputs_with_a_note(monkeypatch):
     f = jax.jit(lambda v: jnp.log(v - 2.0))
     wide = jnp.ones(1 << 15)  # 128 KiB outputs: read at stop, one fits
     with jaxmagic.capture({}) as cap:
-        y = jax.block_until_ready((f(wide), f(wide + 1)))  # both ready when the cell ends
+        _y = jax.block_until_ready((f(wide), f(wide + 1)))  # both ready when the cell ends
     (found,) = nan_findings(cap)
     assert "(32,768 elements)" in found.message or "32768" in found.message
     assert any(n.startswith("1 output not checked for NaN/Inf: past the 195") for n in cap.notes), cap.notes

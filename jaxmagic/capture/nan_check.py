@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -46,9 +47,10 @@ _FLOAT_KINDS = "fc"
 
 
 def _is_float(dtype: Any) -> bool:
+    """True for floating and complex dtypes, bfloat16 and float8 included: what can hold NaN/Inf."""
     try:
         return np.dtype(dtype).kind in _FLOAT_KINDS or bool(jax.dtypes.issubdtype(dtype, np.inexact))
-    except Exception:
+    except Exception:  # noqa: BLE001 - a dtype numpy and JAX do not know (keys): not a float
         return False
 
 
@@ -88,6 +90,7 @@ def _weak(leaf: Any) -> Any:
 
 
 def _strong(item: Any) -> tuple[bool, Any]:
+    """(alive, value) of a held argument leaf: a dead weak reference means it was freed."""
     if isinstance(item, weakref.ref):
         value = item()
         return value is not None, value
@@ -241,6 +244,7 @@ def names_before(namespace: dict) -> dict[str, Any]:
 
 
 def _unchanged(held: Any, value: Any) -> bool:
+    """True when a name still holds what it held when the cell started."""
     return held() is value if isinstance(held, weakref.ref) else held == id(value)
 
 
@@ -256,7 +260,7 @@ def bound_arrays(namespace: dict, before: dict[str, Any]) -> list[tuple[str, Any
         elif isinstance(value, (tuple, list, dict)):
             try:
                 leaves = jax.tree_util.tree_flatten_with_path(value)[0][:MAX_BOUND_LEAVES]
-            except Exception:
+            except Exception:  # noqa: BLE001, S112 - an odd container: its arrays stay unchecked
                 continue
             found.extend((name + jax.tree_util.keystr(path), leaf) for path, leaf in leaves
                          if isinstance(leaf, jax.Array))
@@ -271,7 +275,7 @@ def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
         if not array.is_ready():
             budget[2] += 1
             return None
-    except Exception:
+    except Exception:  # noqa: BLE001 - deleted meanwhile: nothing to read
         return None
     nbytes = int(getattr(array, "nbytes", 0))
     if nbytes > budget[0]:
@@ -371,12 +375,13 @@ def _out_path(entry: _Watched, position: int | None) -> str:
         for path, leaf in jax.tree_util.tree_flatten_with_path(marked)[0]:
             if leaf == position:
                 return jax.tree_util.keystr(path)
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - an output tree that cannot be rebuilt: no path, still a finding
         pass
     return ""
 
 
 def _alive_args(entry: _Watched) -> tuple[list | None, str | None]:
+    """The call's argument leaves if all are still alive and not donated; else why not."""
     leaves = []
     for item in entry.args:
         alive, value = _strong(item)
@@ -406,6 +411,7 @@ def _locate(entry: _Watched, kind: str) -> tuple[_Origin | None, str | None]:
 
 
 def _locate_call(entry: _Watched, leaves: list, kind: str) -> tuple[_Origin | None, str | None]:
+    """The origin inside a jitted call's program, evaluated again on the call's own arguments."""
     args, kwargs = jax.tree_util.tree_unflatten(entry.arg_tree, leaves)
     # The call's own trace (JAX's cache answers it), under the user's settings: traced while
     # jax_debug_nans is switched off for this thread, JAX keeps a cache entry that later calls
@@ -459,6 +465,7 @@ def _search(closed: Any, flat: Sequence[Any], kind: str, deadline: float, names:
 
 def _origin_of(jaxpr: Any, consts: Sequence[Any], var: Any, names: Sequence[str] | None,
                side: str | None) -> _Origin:
+    """The eqn (or input) that first holds the value, and whether it is a forward or backward op."""
     for position, invar in enumerate(jaxpr.invars):
         if invar is var:
             name = names[position] if names and position < len(names) else f"input {position}"
@@ -519,6 +526,7 @@ _DEFAULT_FIX = ("check this op's inputs; jax.config.update('jax_debug_nans', Tru
 
 
 def _eqn_location(eqn: Any) -> SourceLocation | None:
+    """The user's line an eqn was traced from (JAX's source_info), or None."""
     frame = jax_compat.user_frame(getattr(eqn, "source_info", None))
     if frame is None:
         return None
@@ -528,6 +536,7 @@ def _eqn_location(eqn: Any) -> SourceLocation | None:
 
 def _finding(entry: _Watched, kind: str, count: int, path: str, origin: _Origin | None,
              why: str | None, name: str | None = None, calls: int = 1) -> Finding:
+    """One finding: the function, the output, the op and its line with the usual fix, or why not found."""
     word = _WORD[kind]
     what = "gradient" if entry.grad is not None else "output"
     if entry.value_first:  # value_and_grad's (value, grads)
