@@ -5,7 +5,10 @@ miss) and the latest readiness-sampled call of each function leave *weak* refere
 float outputs, and the full ones to their array arguments: buffer lifetimes stay the user's.
 When the capture stops, the outputs still alive and ready (`is_ready()`, never waited for) are
 checked on the host with numpy, shard by shard (no JAX op, so no compile and nothing on the
-user's timeline; no host copy is cached on the user's arrays), within a byte and a call budget.
+user's timeline; no host copy is cached on the user's arrays), within a byte and a call budget;
+so are the arrays the cell bound in its namespace (a loop's last result, whose cache-hit call kept
+no reference), and a full call's few small outputs are read as soon as it is recorded when they
+are ready then (`print(f(x))` frees them before the cell ends).
 
 For an output holding NaN (or Inf), the call's program is evaluated again eqn by eqn on its
 arguments, when they are still alive, by the `--values` interpreter (capture/values.py), and
