@@ -22,6 +22,8 @@ export function severityOf(f) {
  * findings drawn before a "… N more" line; `opts.label(f)`: the badge's text (the severity by
  * default); `opts.key`: the finding marked as the view's key element (`data-jm-key-element`).
  * Infos are desk detail (`jm-clutter`): presentation mode keeps the bugs and warnings.
+ * `opts.clamp`: each finding reads as one line (its CSS cuts it) until a click opens it whole
+ * (`jm-finding-open`, `aria-expanded`), so a long fix does not push the drawing off screen.
  */
 export function findingsList(ref, findings, onPick, opts = {}) {
   const all = (Array.isArray(findings) ? findings : []).filter((f) => f && typeof f === "object");
@@ -33,14 +35,18 @@ export function findingsList(ref, findings, onPick, opts = {}) {
     const where = opts.where ? opts.where(f).filter(Boolean) : [];
     const b = h("button", {
       type: "button", class: `jm-finding ${p}-finding`, "data-kind": String(f.kind ?? ""), "data-severity": sev,
-      "data-jm-key-element": f === opts.key ? "" : false,
+      "data-jm-key-element": f === opts.key ? "" : false, "aria-expanded": opts.clamp ? "false" : false,
+      title: opts.clamp ? String(f.message ?? "") : false,
     }, [
       h("span", { class: `jm-sev jm-sev-${sev} ${p}-sev ${p}-sev-${sev}` }, opts.label ? opts.label(f) : sev, ref), " ",
       h("span", { class: `jm-finding-msg ${p}-msg` }, String(f.message ?? f.kind ?? ""), ref),
       where.length ? " " : null,
       where.length ? h("span", { class: `jm-finding-where ${p}-srcs` }, where.map((w) => h("code", { class: `${p}-src` }, String(w), ref)), ref) : null,
     ], ref);
-    b.addEventListener("click", () => onPick(f));
+    b.addEventListener("click", () => {
+      if (opts.clamp) b.setAttribute("aria-expanded", String(b.classList.toggle("jm-finding-open")));
+      onPick(f);
+    });
     return h("li", { class: sev === "info" ? "jm-clutter" : null }, b, ref);
   });
   if (all.length > max) items.push(h("li", { class: "jm-muted" }, `… ${all.length - max} more`, ref));

@@ -42,9 +42,13 @@ describe("graph view findings", () => {
     await settled(el);
     const key = el.querySelector("[data-jm-key-element]");
     expect(key && key.getAttribute("data-node-id")).toBe(cond.id);
-    click(el.querySelector(".jm-g-finding[data-kind='nan']"));
+    const nan = el.querySelector(".jm-g-finding[data-kind='nan']");
+    expect(nan.getAttribute("aria-expanded")).toBe("false"); // one line until opened
+    click(nan);
     await settled(el);
     expect(el.querySelector(".jm-eqn.jm-selected").getAttribute("data-node-id")).toBe(cond.id);
+    expect(nan.getAttribute("aria-expanded")).toBe("true");
+    expect(nan.classList.contains("jm-finding-open")).toBe(true);
     // a finding about no function changes nothing
     click(el.querySelector(".jm-g-finding[data-kind='dtype_truncated']"));
     await settled(el);

@@ -138,7 +138,7 @@ export function graphView(root, doc, engine, opts = {}) {
   const legendLine = compact ? null : graphLegend(root); // an embedding view shows its own
   // The cell's findings (NaN, truncated float64, baked globals...): a click frames the node they name.
   const findingsEl = compact ? null : findingsList(root, doc.findings, (f) => pickFinding(f),
-    { prefix: "jm-g", max: 12, where: (f) => [f.source && f.source.file ? srcText(f.source) : null] });
+    { prefix: "jm-g", max: 12, clamp: true, where: (f) => [f.source && f.source.file ? srcText(f.source) : null] });
   const view = h("div", { class: cls }, [compact ? null : docHeader(doc, root), compact ? null : tabsSlot, toolbar,
     legendLine && legendLine.el, compact ? null : strip.el, findingsEl, main], root);
   view.style.setProperty("--jm-z", String(M.z)); // SVG text sizes follow the metrics (graph.css)
