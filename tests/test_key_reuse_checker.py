@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import jaxmagic

@@ -13,7 +13,6 @@ there too; nothing is claimed that JAX did not say.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from . import jax_compat, source
 from .record import Capture, Finding, SourceLocation
