@@ -421,20 +421,7 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
                   listed_graphs="on request" if on_demand is not None else "not in this page")
     if on_demand is not None and listed:
         on_demand.add("function", lambda fid: _requested_function(by_id, fid, build))
-    for name, count in list(unattributed.items())[:8]:
-        notes.append(f"{name}: {count} further cache hits, recorded without their signature "
-                     "(signatures are taken on misses and on the first calls of each function)")
-    if len(unattributed) > 8:
-        notes.append(f"{plural(len(unattributed) - 8, 'more function')} made further cache hits, recorded "
-                     "without their signature")
-    eager = {f"jit({name})" for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
-    outside = sorted({e.fun_name for e in capture.events
-                      if e.phase == "compile" and e.call_index is None and e.fun_name and e.fun_name not in eager})
-    if outside:
-        shown = ", ".join(outside[:8]) + (f" and {len(outside) - 8} more" if len(outside) > 8 else "")
-        notes.append(f"Also compiled in this cell, outside the recorded calls (no graph): {shown}. These are "
-                     "jitted functions reached through other references: JAX's and libraries' own jits, "
-                     "or methods of objects made before the cell")
+    notes.extend(_side_notes(capture, unattributed))
     if on_demand is not None and (level_sources or listed):
         on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
     n_eqns = sum(f["n_eqns"] for f in functions)
@@ -450,6 +437,27 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
         return envelope("graph", VERSION, title, capture, notes, functions=functions, listed=listed,
                         folded=folded, findings=found)
     return envelope("graph", VERSION, title, capture, notes, functions=functions, findings=found)
+
+
+def _side_notes(capture: Capture, unattributed: dict[str, int]) -> list[str]:
+    """What the document draws no graph of: cache hits recorded without their signature, and
+    programs compiled outside the recorded calls (JAX's and libraries' own jits)."""
+    out: list[str] = []
+    for name, count in list(unattributed.items())[:8]:
+        out.append(f"{name}: {count} further cache hits, recorded without their signature "
+                   "(signatures are taken on misses and on the first calls of each function)")
+    if len(unattributed) > 8:
+        out.append(f"{plural(len(unattributed) - 8, 'more function')} made further cache hits, recorded "
+                   "without their signature")
+    eager = {f"jit({name})" for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
+    outside = sorted({e.fun_name for e in capture.events
+                      if e.phase == "compile" and e.call_index is None and e.fun_name and e.fun_name not in eager})
+    if outside:
+        shown = ", ".join(outside[:8]) + (f" and {len(outside) - 8} more" if len(outside) > 8 else "")
+        out.append(f"Also compiled in this cell, outside the recorded calls (no graph): {shown}. These are "
+                   "jitted functions reached through other references: JAX's and libraries' own jits, "
+                   "or methods of objects made before the cell")
+    return out
 
 
 def _requested_function(entries: dict[str, Any], fid: str, build: Any) -> dict:
