@@ -130,10 +130,32 @@ def test_silent_when_jax_is_silent():
     assert not nan_findings(cap) and np.isfinite(np.asarray(a)).all()
 
 
-def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_it():
+def test_temporary_arguments_of_a_call_already_known_to_return_nan_are_kept_for_its_origin(monkeypatch):
+    monkeypatch.setattr(nan_check, "PIN_SMALL_BYTES", 0)  # only because its output held NaN when read
     f = jax.jit(log_likelihood)
     with jaxmagic.capture({}) as cap:
-        _y = f(jnp.ones(3))  # the argument is a temporary, freed before the cell ends
+        _y = jax.block_until_ready(f(jnp.ones(3)))  # a temporary argument; the output is read at once
+    (found,) = nan_findings(cap)
+    assert "`log`" in found.message and found.source is not None and "could not be located" not in found.message
+
+
+def test_small_temporary_arguments_are_kept_until_the_cell_ends_and_then_let_go(monkeypatch):
+    monkeypatch.setattr(nan_check, "EARLY_MAX_BYTES", 0)  # as if the output were computed after the call
+    f = jax.jit(lambda v, w: jnp.log(v - w))
+    with jaxmagic.capture({}) as cap:
+        _out = f(jnp.ones(4), jnp.full(4, 2.0)).block_until_ready()  # the arguments are temporaries
+    (found,) = nan_findings(cap)
+    assert "`log`" in found.message and found.source is not None
+    gc.collect()
+    assert not any(isinstance(o, nan_check.NanWatch) for o in gc.get_objects())
+
+
+def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_it():
+    f = jax.jit(lambda v: jnp.log(v - 2.0))
+    with jaxmagic.capture({}) as cap:
+        # the argument (2 MiB: past what is held) is a temporary, freed before the cell ends; the output
+        # is too big to read at once
+        _y = f(jnp.ones(1 << 19)).block_until_ready()
     (found,) = nan_findings(cap)
     assert "could not be located" in found.message and "freed" in found.message
     assert "jax_debug_nans" in found.message and "--values" in found.message and found.source is None

@@ -44,6 +44,16 @@ MAX_WATCHED = 256  # calls whose outputs are held (weakly) per cell
 EARLY_MAX_LEAVES = 16
 EARLY_MAX_BYTES = 64 << 10
 MAX_LOCATED = 4  # NaN/Inf outputs whose origin is searched per cell
+# A call whose early-read outputs already hold NaN/Inf keeps its arguments (strongly, until the cell
+# ends) so the origin can be searched though the cell drops them (`f(jnp.ones(3), ...)`): at most
+# MAX_LOCATED such calls per cell, each with at most this many argument bytes.
+PIN_MAX_BYTES = 64 << 20
+# Small arguments of every fully recorded call are held until the cell ends too, whether or not its
+# outputs were ready to read (a call returns before its outputs are computed): up to this many
+# bytes a call and in all per cell. A demo's `f(jnp.ones(3))` keeps its origin; a train step's
+# parameters are never held.
+PIN_SMALL_BYTES = 1 << 20
+PIN_SMALL_TOTAL = 16 << 20
 LOCATE_BUDGET_S = 2.0  # wall clock per search, checked between eqns
 LOCATE_MAX_EQNS = values.MAX_EQNS
 _FLOAT_KINDS = "fc"
@@ -100,6 +110,10 @@ def _strong(item: Any) -> tuple[bool, Any]:
     return True, item
 
 
+def _arg_bytes(leaves: list) -> int:
+    return sum(int(getattr(v, "nbytes", 0)) for v in leaves if isinstance(v, (jax.Array, np.ndarray)))
+
+
 @dataclass
 class _Watched:
     """One call whose outputs are checked when the capture stops."""
@@ -153,6 +167,8 @@ class NanWatch:
         self.watched: list[_Watched] = []
         self.latest: dict[Any, _Watched] = {}  # sampled cache hits: the latest call per function
         self.dropped = 0
+        self.pinned = 0  # calls whose arguments are held strongly because they returned NaN/Inf (`_pin`)
+        self.small_held = 0  # bytes of small arguments held strongly (`_hold_small`)
 
     def note_call(self, index: int, name: str, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
         """A call recorded in full: its float outputs and its arguments, held weakly."""
@@ -163,7 +179,38 @@ class NanWatch:
         entry.args = [_weak(leaf) for leaf in arg_leaves]
         entry.fn = fn
         self._read_early(entry)
+        if any(nan or inf for nan, inf in entry.early.values()):
+            self._pin(entry)
+        else:
+            self._hold_small(entry)
         self._add(entry)
+
+    def _hold_small(self, entry: _Watched) -> None:
+        """Hold a call's arguments until the cell ends when they are small (PIN_SMALL_BYTES a call,
+        PIN_SMALL_TOTAL a cell): its outputs may be computed, and found NaN, only after the cell
+        dropped them."""
+        held = [_strong(item) for item in entry.args]
+        if not all(alive for alive, _ in held):
+            return
+        values_ = [value for _, value in held]
+        size = _arg_bytes(values_)
+        if size <= PIN_SMALL_BYTES and self.small_held + size <= PIN_SMALL_TOTAL:
+            entry.args = values_
+            self.small_held += size
+
+    def _pin(self, entry: _Watched) -> None:
+        """Hold the arguments of a call already known to return NaN/Inf until the cell ends, so its
+        origin can be searched though the cell drops them; within MAX_LOCATED calls, PIN_MAX_BYTES each."""
+        if self.pinned >= MAX_LOCATED:
+            return
+        held = [_strong(item) for item in entry.args]
+        if not all(alive for alive, _ in held):
+            return
+        values_ = [value for _, value in held]
+        if _arg_bytes(values_) > PIN_MAX_BYTES:
+            return
+        entry.args = values_
+        self.pinned += 1
 
     def _read_early(self, entry: _Watched) -> None:
         """Read a few small outputs that are ready already (never waiting): arrays do not change, so
