@@ -557,5 +557,7 @@ def _findings(capture: Capture, own: list[dict]) -> list[dict]:
     """The document's own findings, put on `capture.findings` too (one list: model/findings.py),
     then the general ones (a NaN a jitted call returned, a float64 JAX truncated...)."""
     findings.publish(capture, own, "grad")
+    # A NaN/Inf the view's values already place (nan_gradient, with its node) is not said twice.
+    placed = {kind.split("_")[0] for kind in (f.get("kind") for f in own) if kind in ("nan_gradient", "inf_gradient")}
     return own + [{**findings.finding_json(f), "entry": None, "residual": None}
-                  for f in findings.general(capture)]
+                  for f in findings.general(capture) if f.kind not in placed]
