@@ -761,26 +761,31 @@ def backends_are_initialized() -> bool:
 
 @contextlib.contextmanager
 def debug_checks_off() -> Iterator[None]:
-    """`jax_debug_nans` and `jax_debug_infs` off for this thread only, for jaxmagic's own replay.
+    """`jax_debug_nans` and `jax_debug_infs` off for jaxmagic's own replay, and back on after.
 
-    Evaluating a program eqn by eqn (`--values`) makes every intermediate an eager result, which
-    JAX's debug checks stop at even where the compiled program masks it (`where(x > 0, log(x), 0)`);
-    the user's program, run by the user, keeps the user's setting.
+    Evaluating a program eqn by eqn (`--values`, the NaN origin search) makes every intermediate an
+    eager result, which JAX's debug checks stop at even where the compiled program masks it
+    (`where(x > 0, log(x), 0)`); the user's program, run by the user, keeps the user's setting.
 
-    A check already off is left alone: on JAX 0.10, entering and leaving `jax.debug_nans(False)`
-    after a jitted function ran makes that function skip the check when the user later turns
-    it on with `jax.config.update('jax_debug_nans', True)`.
+    A check that is on is switched off with `jax.config.update` and on again in `finally`, not
+    with JAX's thread-local `jax.debug_nans(False)`: on JAX 0.10, entering and leaving that
+    context makes every function jitted before it skip the check in that thread for good,
+    though the flag reads True (tests/test_nan_findings.py). For the replay's milliseconds other
+    threads see the check off too. A check already off is left alone.
     """
-    with contextlib.ExitStack() as stack:
-        for name in ("debug_nans", "debug_infs"):
-            switch = getattr(jax, name, None)
-            if callable(switch) and getattr(jax.config, f"jax_{name}", True) is not False:
+    switched = []
+    try:
+        for name in ("jax_debug_nans", "jax_debug_infs"):
+            if getattr(jax.config, name, False) is True:
                 try:
-                    stack.enter_context(switch(False))
-                except Exception:  # noqa: BLE001 - a JAX without the switch: its checks stay as set
+                    jax.config.update(name, False)
+                    switched.append(name)
+                except Exception:  # noqa: BLE001 - a JAX without the flag: its checks stay as set
                     pass
         yield
-
+    finally:
+        for name in switched:
+            jax.config.update(name, True)
 
 def explain_misses_state() -> Any:
     """JAX's `jax_explain_cache_misses` setting object, or None where this JAX has none.
