@@ -213,7 +213,9 @@ def test_an_array_donated_then_read_names_the_call_that_donated_it(magic_shell):
     magic_shell.run_cell(DONATING)
     cell = "state = jnp.arange(4.0)\nnew = step(state, 0.1)\nprint(state + 1)\n"
     plain = magic_shell.run_cell(cell)
-    assert isinstance(plain.error_in_exec, RuntimeError) and "deleted" in str(plain.error_in_exec)  # JAX's verdict
+    # JAX's verdict: RuntimeError "Array has been deleted", or, where `+` reaches the runtime through
+    # JAX's C++ dispatch (it does once earlier cells have warmed it), its INVALID_ARGUMENT ValueError
+    assert isinstance(plain.error_in_exec, (RuntimeError, ValueError)) and "deleted" in str(plain.error_in_exec)
     for magic in MAGICS:
         result = magic_shell.run_cell(f"%%{magic} --name dcap\n{cell}")
         assert _shown(result.error_in_exec) == _shown(plain.error_in_exec), magic
