@@ -85,9 +85,11 @@ ANCHOR_INIT_JS = r"""
   obs.observe(document, { subtree: true, childList: true });
 })();
 """
-JAXVIZ_DRAWN = "document.querySelector('[id^=\"graph_\"] svg [class^=\"node_\"]')"
-ME_DRAWN = ("document.querySelector('webgl-renderer canvas') && "
-            "!document.querySelector('.loading:not(.ng-animating) .processing-msg-container')")
+JAXVIZ_DRAWN = 'document.querySelector(\'[id^="graph_"] svg [class^="node_"]\')'
+ME_DRAWN = (
+    "document.querySelector('webgl-renderer canvas') && "
+    "!document.querySelector('.loading:not(.ng-animating) .processing-msg-container')"
+)
 
 
 def load_average() -> str:
@@ -107,16 +109,21 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0][:140] if str(exc) else ''}"
 
 
-def open_page(browser: Any, url: str, drawn_js: str | None, timeout_s: float,
-              stop_on_page_error: bool) -> dict:
+def open_page(browser: Any, url: str, drawn_js: str | None, timeout_s: float, stop_on_page_error: bool) -> dict:
     """Open `url` in a fresh offline context; first picture (s, page clock), bytes loaded, errors.
 
     `drawn_js` None: jaxmagic's page, timed by bench/browser.py's INIT_JS; otherwise a JS
     expression that holds once the tool's graph is drawn. With `stop_on_page_error`, an uncaught
     page error ends the wait (jaxviz stops drawing after one)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
-        ("file:", "data:", "blob:", "http://127.0.0.1")) else r.abort("blockedbyclient"))
+    context.route(
+        "**/*",
+        lambda r: (
+            r.continue_()
+            if r.request.url.startswith(("file:", "data:", "blob:", "http://127.0.0.1"))
+            else r.abort("blockedbyclient")
+        ),
+    )
     page = context.new_page()
     out: dict = {"errors": [], "bytes": 0, "convert_s": None}
 
@@ -127,7 +134,7 @@ def open_page(browser: Any, url: str, drawn_js: str | None, timeout_s: float,
                 t = request.timing
                 out["convert_s"] = (t["responseStart"] - t["requestStart"]) / 1e3
                 out["convert_bytes"] = request.sizes()["responseBodySize"]
-        except Exception as exc:  # noqa: BLE001 - a closed page mid-count loses a size, not the row
+        except Exception as exc:
             out["unsized"] = f"{out.get('unsized', '')} {error_text(exc)}".strip()
 
     page.on("requestfinished", finished)
@@ -147,14 +154,15 @@ def open_page(browser: Any, url: str, drawn_js: str | None, timeout_s: float,
                 out["failed"] = f"never drew: {out['errors'][0]}"
                 break
             try:  # the time-out holds even while the page's main thread is busy
-                handle = page.wait_for_function(f"window.{flag} > 0 && window.{flag}", polling=100,
-                                                timeout=min(1000.0, left * 1000))
+                handle = page.wait_for_function(
+                    f"window.{flag} > 0 && window.{flag}", polling=100, timeout=min(1000.0, left * 1000)
+                )
                 out["first_s"] = handle.json_value() / 1e3
             except PlaywrightTimeout:
                 continue
         if "first_s" in out:
             out["shown"] = page.evaluate("document.body ? document.body.innerText.slice(0, 4000) : ''")
-    except Exception as exc:  # noqa: BLE001 - one tool's failure must not lose the others' rows
+    except Exception as exc:
         out["failed"] = error_text(exc)
     context.close()
     return out
@@ -163,8 +171,14 @@ def open_page(browser: Any, url: str, drawn_js: str | None, timeout_s: float,
 def anchor_step(kind: str, program: str, out: Path, timeout_s: float) -> dict:
     """Run one step of bench/anchors_tools.py under .venv-anchors: its JSON answer, or how it failed."""
     try:
-        done = subprocess.run([str(ANCHORS_PY), str(TOOLS_PY), kind, program, str(out)], capture_output=True,
-                              text=True, timeout=timeout_s, cwd=REPO, check=False)
+        done = subprocess.run(
+            [str(ANCHORS_PY), str(TOOLS_PY), kind, program, str(out)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=REPO,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"{kind} gave nothing in {timeout_s:.0f} s"}
     lines = done.stdout.strip().splitlines()
@@ -184,8 +198,15 @@ def graph_document(program: str) -> tuple[dict, float, float]:
     jaxpr = fn.trace(*args).jaxpr
     t1 = time.perf_counter()
     graph = function_graph("f0", program, jaxpr)
-    doc = {"schema": "jaxmagic", "version": 1, "kind": "graph", "title": f"{program}: {graph['n_eqns']} eqns",
-           "notes": [], "error": None, "functions": [graph]}
+    doc = {
+        "schema": "jaxmagic",
+        "version": 1,
+        "kind": "graph",
+        "title": f"{program}: {graph['n_eqns']} eqns",
+        "notes": [],
+        "error": None,
+        "functions": [graph],
+    }
     return doc, t1 - t0, time.perf_counter() - t1
 
 
@@ -199,16 +220,21 @@ def jaxmagic_row(program: str, browser: Any, tmp: Path, timeout_s: float) -> tup
         t = time.perf_counter()
         html = jaxmagic.to_html(doc).encode("utf-8")
         page_s = time.perf_counter() - t
-    except Exception as exc:  # noqa: BLE001 - say how it failed, keep the other tools' rows
+    except Exception as exc:
         return {"tool": "jaxmagic", "failed": error_text(exc)}, None, 0.0
     path = tmp / "jaxmagic.html"
     path.write_bytes(html)
     seen = open_page(browser, path.as_uri(), None, timeout_s, stop_on_page_error=False)
-    row = {"tool": "jaxmagic", "eqns": doc["functions"][0]["n_eqns"], "python_s": trace_s + doc_s + page_s,
-           "first_s": seen.get("first_s"), "bytes": len(html), "failed": seen.get("failed"),
-           "data_bytes": len(html) - len(bundle_source().encode("utf-8")),
-           "note": f"trace {trace_s:.2f} + document {doc_s:.2f} + page {page_s:.2f} s; page errors: "
-                   f"{len(seen['errors'])}"}
+    row = {
+        "tool": "jaxmagic",
+        "eqns": doc["functions"][0]["n_eqns"],
+        "python_s": trace_s + doc_s + page_s,
+        "first_s": seen.get("first_s"),
+        "bytes": len(html),
+        "failed": seen.get("failed"),
+        "data_bytes": len(html) - len(bundle_source().encode("utf-8")),
+        "note": f"trace {trace_s:.2f} + document {doc_s:.2f} + page {page_s:.2f} s; page errors: {len(seen['errors'])}",
+    }
     return row, doc, trace_s + doc_s
 
 
@@ -223,9 +249,15 @@ def jaxviz_row(program: str, browser: Any, tmp: Path, timeout_s: float, tool: st
         return {"tool": tool, "failed": made["error"]}
     seen = open_page(browser, path.as_uri(), JAXVIZ_DRAWN, timeout_s, stop_on_page_error=True)
     what = "fn.__wrapped__" if tool == "jaxviz" else "fn (jitted: one jit box, no eqn inside drawn)"
-    return {"tool": tool, "python_s": made["seconds"], "first_s": seen.get("first_s"), "bytes": made["bytes"],
-            "data_bytes": made.get("data_bytes"), "failed": seen.get("failed"),
-            "note": f"trace_model({what}, *args, export_format='html', return_html=True)"}
+    return {
+        "tool": tool,
+        "python_s": made["seconds"],
+        "first_s": seen.get("first_s"),
+        "bytes": made["bytes"],
+        "data_bytes": made.get("data_bytes"),
+        "failed": seen.get("failed"),
+        "note": f"trace_model({what}, *args, export_format='html', return_html=True)",
+    }
 
 
 def free_port() -> int:
@@ -241,8 +273,13 @@ def start_model_explorer(mlir: Path, timeout_s: float) -> tuple[subprocess.Popen
     import queue
     import threading
 
-    proc = subprocess.Popen([str(ANCHORS_PY), str(TOOLS_PY), "serve", str(mlir), str(free_port())],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    proc = subprocess.Popen(
+        [str(ANCHORS_PY), str(TOOLS_PY), "serve", str(mlir), str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+    )
     lines: queue.Queue = queue.Queue()
 
     def read() -> None:  # drains the pipe for as long as the server lives (it must never fill up)
@@ -290,12 +327,20 @@ def model_explorer_row(program: str, browser: Any, tmp: Path, timeout_s: float) 
         stop(proc)
     nodes = re.search(r"([\d,]+) nodes", seen.get("shown", ""))
     convert = seen.get("convert_s")
-    note = (f"StableHLO {made['bytes'] / 1e6:.1f} MB; server convert "
-            f"{'—' if convert is None else f'{convert:.1f} s'}, graph JSON "
-            f"{seen.get('convert_bytes', 0) / 1e6:.1f} MB; {nodes.group(1) + ' nodes' if nodes else 'nodes ?'}")
-    return {"tool": "model-explorer", "python_s": made["seconds"], "first_s": seen.get("first_s"),
-            "bytes": seen["bytes"], "data_bytes": seen.get("convert_bytes"), "failed": seen.get("failed"),
-            "note": note}
+    note = (
+        f"StableHLO {made['bytes'] / 1e6:.1f} MB; server convert "
+        f"{'—' if convert is None else f'{convert:.1f} s'}, graph JSON "
+        f"{seen.get('convert_bytes', 0) / 1e6:.1f} MB; {nodes.group(1) + ' nodes' if nodes else 'nodes ?'}"
+    )
+    return {
+        "tool": "model-explorer",
+        "python_s": made["seconds"],
+        "first_s": seen.get("first_s"),
+        "bytes": seen["bytes"],
+        "data_bytes": seen.get("convert_bytes"),
+        "failed": seen.get("failed"),
+        "note": note,
+    }
 
 
 def dot_row(doc: dict | None, prep_s: float, timeout_s: float) -> dict:
@@ -312,21 +357,38 @@ def dot_row(doc: dict | None, prep_s: float, timeout_s: float) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".svg") as svg:
         t = time.perf_counter()
         try:
-            subprocess.run(["dot", "-Tsvg", "-o", svg.name], input=source, text=True, timeout=timeout_s,
-                           capture_output=True, check=True)
+            subprocess.run(
+                ["dot", "-Tsvg", "-o", svg.name],
+                input=source,
+                text=True,
+                timeout=timeout_s,
+                capture_output=True,
+                check=True,
+            )
         except subprocess.TimeoutExpired:
-            return {"tool": "dot", "python_s": dot_py, "failed": f"no layout in {timeout_s:.0f} s (timed out)",
-                    "note": f"DOT source {len(source) / 1e6:.1f} MB"}
+            return {
+                "tool": "dot",
+                "python_s": dot_py,
+                "failed": f"no layout in {timeout_s:.0f} s (timed out)",
+                "note": f"DOT source {len(source) / 1e6:.1f} MB",
+            }
         except subprocess.CalledProcessError as exc:
             return {"tool": "dot", "python_s": dot_py, "failed": f"dot failed: {exc.stderr.strip()[-120:]}"}
         wall = time.perf_counter() - t
         size = Path(svg.name).stat().st_size
-    return {"tool": "dot", "python_s": dot_py, "first_s": wall, "bytes": size, "data_bytes": size,
-            "note": f"trace + document + to_dot; DOT source {len(source) / 1e6:.1f} MB; bytes = SVG"}
+    return {
+        "tool": "dot",
+        "python_s": dot_py,
+        "first_s": wall,
+        "bytes": size,
+        "data_bytes": size,
+        "note": f"trace + document + to_dot; DOT source {len(source) / 1e6:.1f} MB; bytes = SVG",
+    }
 
 
-def run_size(size: str, tools: list[str], browser: Any, timeout_s: float, dot_timeout_s: float,
-             skip_dot: str | None) -> list[dict]:
+def run_size(
+    size: str, tools: list[str], browser: Any, timeout_s: float, dot_timeout_s: float, skip_dot: str | None
+) -> list[dict]:
     """Every asked tool on one program; each row says the program, its size and the load average."""
     program = PROGRAMS[size]
     rows: list[dict] = []
@@ -342,8 +404,11 @@ def run_size(size: str, tools: list[str], browser: Any, timeout_s: float, dot_ti
             rows.append(dict(row, load=load_average().split()[0]))
         eqns = doc["functions"][0]["n_eqns"] if doc else None
         del doc
-        anchors = {"jaxviz": jaxviz_row, "model-explorer": model_explorer_row,
-                   "jaxviz-jit": lambda *a: jaxviz_row(*a, tool="jaxviz-jit")}
+        anchors = {
+            "jaxviz": jaxviz_row,
+            "model-explorer": model_explorer_row,
+            "jaxviz-jit": lambda *a: jaxviz_row(*a, tool="jaxviz-jit"),
+        }
         for tool in (t for t in tools if t in anchors):
             if not ANCHORS_PY.exists():
                 rows.append({"tool": tool, "failed": f"not installed ({ANCHORS_PY.parent.parent.name} missing)"})
@@ -361,19 +426,25 @@ def cell(value: Any, fmt: str) -> str:
 
 def print_table(rows: list[dict]) -> None:
     """A markdown table, then each row's notes and failures."""
-    print("| program | eqns | tool | Python/convert s | first picture s | total s | bytes shipped | B/eqn | "
-          "data bytes | data B/eqn | load |")
+    print(
+        "| program | eqns | tool | Python/convert s | first picture s | total s | bytes shipped | B/eqn | "
+        "data bytes | data B/eqn | load |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         py, first, size, data, eqns = (r.get(k) for k in ("python_s", "first_s", "bytes", "data_bytes", "eqns"))
         total = py + first if py is not None and first is not None else None
         first_text = cell(first, ".2f") if not r.get("failed") else f"FAILED: {r['failed']}"
-        print(f"| {r['program']} | {cell(eqns, ',')} | {r['tool']} | {cell(py, '.2f')} | {first_text} | "
-              f"{cell(total, '.2f')} | {cell(size, ',')} | {cell(size / eqns if size and eqns else None, ',.0f')} | "
-              f"{cell(data, ',')} | {cell(data / eqns if data and eqns else None, ',.0f')} | {r['load']} |")
-    print("\nbytes shipped: jaxmagic/jaxviz the self-contained page, Model Explorer every response its page "
-          "loaded (app + graph JSON), dot the SVG. data bytes: less the code every page carries (jaxmagic's "
-          "bundle, jaxviz's template and inlined libraries); Model Explorer the graph JSON its server sent.")
+        print(
+            f"| {r['program']} | {cell(eqns, ',')} | {r['tool']} | {cell(py, '.2f')} | {first_text} | "
+            f"{cell(total, '.2f')} | {cell(size, ',')} | {cell(size / eqns if size and eqns else None, ',.0f')} | "
+            f"{cell(data, ',')} | {cell(data / eqns if data and eqns else None, ',.0f')} | {r['load']} |"
+        )
+    print(
+        "\nbytes shipped: jaxmagic/jaxviz the self-contained page, Model Explorer every response its page "
+        "loaded (app + graph JSON), dot the SVG. data bytes: less the code every page carries (jaxmagic's "
+        "bundle, jaxviz's template and inlined libraries); Model Explorer the graph JSON its server sent."
+    )
     for r in rows:
         if r.get("note"):
             print(f"{r['program']} {r['tool']}: {r['note']}")
@@ -384,16 +455,21 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="*", default=list(PROGRAMS), choices=list(PROGRAMS))
     ap.add_argument("--tools", nargs="*", default=TOOLS, choices=TOOLS)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per tool step before giving up")
-    ap.add_argument("--dot-timeout", type=float, default=120.0,
-                    help="seconds for dot's layout (it did not lay out the 1k-eqn graph in 15 minutes)")
+    ap.add_argument(
+        "--dot-timeout",
+        type=float,
+        default=120.0,
+        help="seconds for dot's layout (it did not lay out the 1k-eqn graph in 15 minutes)",
+    )
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = ap.parse_args()
     import jax
     from playwright.sync_api import sync_playwright
 
     started, load0 = time.perf_counter(), load_average()
-    print(f"JAX {jax.__version__}, {os.cpu_count()} cores, Chromium {CHROMIUM}, load average at start {load0}",
-          flush=True)
+    print(
+        f"JAX {jax.__version__}, {os.cpu_count()} cores, Chromium {CHROMIUM}, load average at start {load0}", flush=True
+    )
     rows: list[dict] = []
     skip_dot = None
     with sync_playwright() as pw:
@@ -406,8 +482,9 @@ def main() -> None:
                     skip_dot = f"not tried: dot timed out ({args.dot_timeout:.0f} s) at {size} eqns already"
         finally:
             browser.close()
-    print(f"\nwhole run {time.perf_counter() - started:.0f} s; load average at start {load0}, "
-          f"at end {load_average()}\n")
+    print(
+        f"\nwhole run {time.perf_counter() - started:.0f} s; load average at start {load0}, at end {load_average()}\n"
+    )
     print_table(rows)
     if args.json:
         print(json.dumps(rows))

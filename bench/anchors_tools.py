@@ -46,7 +46,7 @@ def timed(make: Callable[[], str], out: Path) -> dict:
         t = time.perf_counter()
         text = make()
         seconds = time.perf_counter() - t
-    except BaseException as exc:  # noqa: BLE001 - the bench reports how a tool fails, whatever it is
+    except BaseException as exc:
         traceback.print_exc(limit=3)
         return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"}
     data = text.encode("utf-8")
@@ -72,8 +72,9 @@ def jaxviz_page(program: str, out: Path, unwrap: bool = True) -> dict:
     # What every page carries whatever the program (its template and the libraries it inlines):
     # the rest of the page is the program's data.
     fixed = [resources.files("jaxviz.templates").joinpath("graph.html")] + [
-        resources.files("jaxviz.assets").joinpath(name) for name in
-        ("d3.min.js", "viz-standalone.js", "jsoneditor-10.2.0.min.css", "jsoneditor-10.2.0.min.js")]
+        resources.files("jaxviz.assets").joinpath(name)
+        for name in ("d3.min.js", "viz-standalone.js", "jsoneditor-10.2.0.min.css", "jsoneditor-10.2.0.min.js")
+    ]
     if "bytes" in row:
         row["data_bytes"] = row["bytes"] - sum(len(f.read_bytes()) for f in fixed)
     return row
@@ -93,7 +94,11 @@ def serve(mlir: Path, port: int) -> None:
     config = model_explorer.config().add_model_from_path(str(mlir))
     # Its version check asks PyPI and GitHub on every page load: answer as it does when offline.
     server._check_new_version = lambda print_msg=True: {
-        "version": "", "runningVersion": model_explorer.__version__, "releaseUrl": "", "desktopAppUrl": ""}
+        "version": "",
+        "runningVersion": model_explorer.__version__,
+        "releaseUrl": "",
+        "desktopAppUrl": "",
+    }
     url = f"http://127.0.0.1:{port}/?data={config.to_url_param_value()}"
 
     real_print = print

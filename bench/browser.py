@@ -46,9 +46,16 @@ BIG = Path("/tmp/jm-big")
 DEFAULT_BUNDLE = REPO / "jaxmagic" / "static" / "jaxmagic.js"
 DEFAULT = ["mlp_1k", "transformer_10k", "mlp_flat_10k", "transformer_50k", "mlp_flat_50k"]
 CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 def builders() -> dict:
@@ -72,8 +79,15 @@ def build_document(name: str) -> dict:
     fn, args = build(**kwargs)
     closed = fn.trace(*args).jaxpr
     graph = function_graph("f0", name, closed)
-    return {"schema": "jaxmagic", "version": 1, "kind": "graph", "title": f"{name}: {graph['n_eqns']} eqns",
-            "notes": [], "error": None, "functions": [graph]}
+    return {
+        "schema": "jaxmagic",
+        "version": 1,
+        "kind": "graph",
+        "title": f"{name}: {graph['n_eqns']} eqns",
+        "notes": [],
+        "error": None,
+        "functions": [graph],
+    }
 
 
 def load_documents(paths: list[str], build: list[str]) -> list[tuple[str, Path]]:
@@ -292,8 +306,11 @@ def zoom_to_collapsed(page) -> None:
     """Fit, then wheel-zoom on the biggest collapsed box (not a port bundle) until it is 60 px wide."""
     page.click("button:text-is('Fit')")
     page.wait_for_timeout(100)
-    boxes = [b for b in page.evaluate("document.querySelector('.jm-canvas').jmProbe.visible()")
-             if b["canOpen"] and not b["key"].startswith(("Q:", "N:"))]
+    boxes = [
+        b
+        for b in page.evaluate("document.querySelector('.jm-canvas').jmProbe.visible()")
+        if b["canOpen"] and not b["key"].startswith(("Q:", "N:"))
+    ]
     if not boxes:
         return
     key = max(boxes, key=lambda b: b["w"] * b["h"])["key"]
@@ -309,8 +326,11 @@ def zoom_to_collapsed(page) -> None:
 def bring_header_into_view(page) -> None:
     """Drag the view so the header of the innermost open box (not a group) is on screen."""
     svg = page.locator(".jm-svg").bounding_box()
-    boxes = [b for b in page.evaluate("document.querySelector('.jm-canvas').jmProbe.open()")
-             if b["key"][0] not in "GN" and b["w"] > 40]
+    boxes = [
+        b
+        for b in page.evaluate("document.querySelector('.jm-canvas').jmProbe.open()")
+        if b["key"][0] not in "GN" and b["w"] > 40
+    ]
     if not boxes:
         return
     b = boxes[-1]
@@ -327,8 +347,10 @@ def bring_header_into_view(page) -> None:
 
 def phases(page) -> str:
     """The view's "jm:*" performance measures since the last clear, as "scene=12 layout=40 …"."""
-    measures = page.evaluate("performance.getEntriesByType('measure').filter(m => m.name.startsWith('jm:'))"
-                             ".map(m => [m.name, Math.round(m.duration)])")
+    measures = page.evaluate(
+        "performance.getEntriesByType('measure').filter(m => m.name.startsWith('jm:'))"
+        ".map(m => [m.name, Math.round(m.duration)])"
+    )
     return " ".join(f"{k[3:]}={v}" for k, v in measures)
 
 
@@ -363,17 +385,16 @@ def expand_all_rows(page, doc: dict, row: dict, ms: int, name: str, shots: Path 
     if pan_zoom_steps:
         pz = pan_zoom(page, pan_zoom_steps)
         row["pan/zoom"] = pz
-        row["zoom p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("zoom_in", "zoom_out")))
-                                          for q in ("p50", "p95"))
-        row["pan p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("pan_far", "pan_mid", "pan_near")))
-                                         for q in ("p50", "p95"))
+        row["zoom p50/p95 ms"] = "/".join(str(max(pz[p][q] for p in ("zoom_in", "zoom_out"))) for q in ("p50", "p95"))
+        row["pan p50/p95 ms"] = "/".join(
+            str(max(pz[p][q] for p in ("pan_far", "pan_mid", "pan_near"))) for q in ("p50", "p95")
+        )
         row["draw p95 ms"] = max(v["draw_p95"] or 0 for v in pz.values())
     # go to the first match of a common primitive (zoomed in), fold the box around it
     page.fill(".jm-search", most_common_prim(doc))
     page.press(".jm-search", "Enter")
     page.wait_for_timeout(500)
-    page.wait_for_function("!document.querySelector('.jm-status').classList.contains('jm-busy')",
-                           timeout=ms)
+    page.wait_for_function("!document.querySelector('.jm-status').classList.contains('jm-busy')", timeout=ms)
     bring_header_into_view(page)
     page.evaluate("performance.clearMeasures()")
     r = page.evaluate(FOLD_JS, ms)
@@ -382,8 +403,17 @@ def expand_all_rows(page, doc: dict, row: dict, ms: int, name: str, shots: Path 
     row["folded"] = r.get("what")
 
 
-def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, shots: Path | None,
-            repeats: bool = True, pan_zoom_steps: int = 40, bundle: Path | None = None) -> dict:
+def measure(
+    browser,
+    name: str,
+    path: Path,
+    timeout_s: float,
+    expand_all: bool,
+    shots: Path | None,
+    repeats: bool = True,
+    pan_zoom_steps: int = 40,
+    bundle: Path | None = None,
+) -> dict:
     from jaxmagic.views import static_html
     from jaxmagic.views.static_html import page as static_page
 
@@ -395,14 +425,23 @@ def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, 
     from jaxmagic.views.wire import encode_document
 
     wire = len(json.dumps(encode_document(doc), separators=(",", ":")))
-    row = {"doc": name + (f" [{bundle}]" if bundle else ""), "eqns": n_eqns, "MB": round(len(text) / 1e6, 1), "B/eqn": len(text) // max(1, n_eqns),
-           "page MB": round(wire / 1e6, 2)}
+    row = {
+        "doc": name + (f" [{bundle}]" if bundle else ""),
+        "eqns": n_eqns,
+        "MB": round(len(text) / 1e6, 1),
+        "B/eqn": len(text) // max(1, n_eqns),
+        "page MB": round(wire / 1e6, 2),
+    }
     with tempfile.TemporaryDirectory(prefix="jm-bench-") as tmp:
         html = Path(tmp) / f"{name}.html"
         html.write_text(static_page([doc], title=name), encoding="utf-8")
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:"))
-                      else r.abort("blockedbyclient"))
+        context.route(
+            "**/*",
+            lambda r: (
+                r.continue_() if r.request.url.startswith(("file:", "data:", "blob:")) else r.abort("blockedbyclient")
+            ),
+        )
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -415,7 +454,8 @@ def measure(browser, name: str, path: Path, timeout_s: float, expand_all: bool, 
             row["shown"] = page.inner_text(".jm-status")
             measures = page.evaluate(
                 "performance.getEntriesByType('measure').filter(m => m.name.startsWith('jm:'))"
-                ".map(m => [m.name, Math.round(m.duration)])")
+                ".map(m => [m.name, Math.round(m.duration)])"
+            )
             row["phases"] = " ".join(f"{k[3:]}={v}" for k, v in measures)
             page.evaluate("performance.clearMeasures()")
             if shots:
@@ -450,12 +490,18 @@ def main() -> None:
     ap.add_argument("--no-expand-all", action="store_true", help="skip the Expand all step")
     ap.add_argument("--shots", type=Path, default=None, help="directory for screenshots")
     ap.add_argument("--json", action="store_true", help="print rows as JSON too")
-    ap.add_argument("--bundle", type=Path, action="append", default=None,
-                    help="front-end bundle (jaxmagic.js) to measure instead of the installed one; "
-                         "repeat to compare bundles, measured in turn on each document")
+    ap.add_argument(
+        "--bundle",
+        type=Path,
+        action="append",
+        default=None,
+        help="front-end bundle (jaxmagic.js) to measure instead of the installed one; "
+        "repeat to compare bundles, measured in turn on each document",
+    )
     ap.add_argument("--rounds", type=int, default=1, help="measure each document this many times (in turn)")
-    ap.add_argument("--pan-zoom-steps", type=int, default=40,
-                    help="frames per pan/zoom gesture on the expanded drawing (0: skip)")
+    ap.add_argument(
+        "--pan-zoom-steps", type=int, default=40, help="frames per pan/zoom gesture on the expanded drawing (0: skip)"
+    )
     ap.add_argument("--no-repeats", action="store_true", help="measure the documents without `repeats`")
     args = ap.parse_args()
     build = args.build if args.build is not None else ([] if args.docs else DEFAULT)
@@ -472,23 +518,59 @@ def main() -> None:
             for name, path in docs:
                 for _ in range(args.rounds):
                     for bundle in args.bundle or [None]:
-                        row = measure(browser, name, path, args.timeout, not args.no_expand_all, args.shots,
-                                      repeats=not args.no_repeats, pan_zoom_steps=args.pan_zoom_steps, bundle=bundle)
+                        row = measure(
+                            browser,
+                            name,
+                            path,
+                            args.timeout,
+                            not args.no_expand_all,
+                            args.shots,
+                            repeats=not args.no_repeats,
+                            pan_zoom_steps=args.pan_zoom_steps,
+                            bundle=bundle,
+                        )
                         rows.append(row)
                         print(json.dumps(row), file=sys.stderr)
         finally:
             browser.close()
-    cols = ["doc", "eqns", "MB", "B/eqn", "page MB", "first render ms", "expand ms", "search ms", "expand all ms",
-            "fold in all ms", "renderer", "zoom p50/p95 ms", "pan p50/p95 ms", "draw p95 ms"]
+    cols = [
+        "doc",
+        "eqns",
+        "MB",
+        "B/eqn",
+        "page MB",
+        "first render ms",
+        "expand ms",
+        "search ms",
+        "expand all ms",
+        "fold in all ms",
+        "renderer",
+        "zoom p50/p95 ms",
+        "pan p50/p95 ms",
+        "draw p95 ms",
+    ]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
         print("| " + " | ".join("—" if r.get(c) is None else str(r.get(c)) for c in cols) + " |")
     for r in rows:
-        extra = {k: r[k] for k in ("shown", "expanded", "folded", "matches", "phases", "expand phases", "all phases",
-                                   "fold phases", "pan/zoom",
-                                   "error", "page errors")
-                 if k in r}
+        extra = {
+            k: r[k]
+            for k in (
+                "shown",
+                "expanded",
+                "folded",
+                "matches",
+                "phases",
+                "expand phases",
+                "all phases",
+                "fold phases",
+                "pan/zoom",
+                "error",
+                "page errors",
+            )
+            if k in r
+        }
         print(f"{r['doc']}: {extra}")
     if args.json:
         print(json.dumps(rows))

@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("program", nargs="?", default="mlp_grad(280)", help="a bench/programs.py call")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of plain and every magic, interleaved")
     parser.add_argument("--magics", default=",".join(MAGICS), help="comma-separated magics")
-    parser.add_argument("--profile", default="", help="profile this magic's runs (\"plain\" for the cells without one)")
+    parser.add_argument("--profile", default="", help='profile this magic\'s runs ("plain" for the cells without one)')
     args = parser.parse_args()
     from IPython.testing.globalipapp import start_ipython
 
@@ -90,8 +90,10 @@ def main() -> None:
     for magic, runs in times.items():
         ordered = sorted(runs)
         best, median = ordered[0], ordered[len(ordered) // 2]
-        print(f"  {('%%' + magic) if magic else 'plain':<13} best {best:6.3f} s ({best / plain[0]:.2f}x)  "
-              f"median {median:6.3f} s ({median / plain[len(plain) // 2]:.2f}x)  runs {[round(t, 3) for t in runs]}")
+        print(
+            f"  {('%%' + magic) if magic else 'plain':<13} best {best:6.3f} s ({best / plain[0]:.2f}x)  "
+            f"median {median:6.3f} s ({median / plain[len(plain) // 2]:.2f}x)  runs {[round(t, 3) for t in runs]}"
+        )
 
 
 if __name__ == "__main__":

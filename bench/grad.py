@@ -21,26 +21,31 @@ from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+import jax
+import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import jaxmagic  # noqa: E402
-from bench.timing import best  # noqa: E402
-from bench import programs  # noqa: E402
-from jaxmagic.capture.grad_stacks import grad_regions  # noqa: E402
-from jaxmagic.capture.grads import grad_split  # noqa: E402
-from jaxmagic.capture.record import Capture, GradCall  # noqa: E402
-from jaxmagic.model.grad import grad_document  # noqa: E402
-
+import jaxmagic
+from bench import programs
+from bench.timing import best
+from jaxmagic.capture.grad_stacks import grad_regions
+from jaxmagic.capture.grads import grad_split
+from jaxmagic.capture.record import Capture, GradCall
+from jaxmagic.model.grad import grad_document
 
 
 def stacked_layers(n: int = 12):
     key = jax.random.key(0)
     d = 64
-    layer = {"wq": jnp.ones((d, d)) * 0.01, "wk": jnp.ones((d, d)) * 0.01, "wv": jnp.ones((d, d)) * 0.01,
-             "wo": jnp.ones((d, d)) * 0.01, "w1": jnp.ones((d, 4 * d)) * 0.01, "w2": jnp.ones((4 * d, d)) * 0.01}
+    layer = {
+        "wq": jnp.ones((d, d)) * 0.01,
+        "wk": jnp.ones((d, d)) * 0.01,
+        "wv": jnp.ones((d, d)) * 0.01,
+        "wo": jnp.ones((d, d)) * 0.01,
+        "w1": jnp.ones((d, 4 * d)) * 0.01,
+        "w2": jnp.ones((4 * d, d)) * 0.01,
+    }
     layers = [jax.tree.map(lambda a: a + i * 1e-3, layer) for i in range(n)]
     h = jax.random.normal(key, (8, 16, d))
 
@@ -50,7 +55,7 @@ def stacked_layers(n: int = 12):
                 a = jax.nn.softmax((h @ p["wq"]) @ jnp.swapaxes(h @ p["wk"], -1, -2) / 8.0) @ (h @ p["wv"])
                 h = h + a @ p["wo"]
                 h = h + jax.nn.gelu(h @ p["w1"]) @ p["w2"]
-        return jnp.mean(h ** 2)
+        return jnp.mean(h**2)
 
     return loss, (layers, h)
 
@@ -59,16 +64,28 @@ def eager_split() -> None:
     loss, args = stacked_layers()
     reference, _ = best(lambda: jax.make_jaxpr(jax.grad(loss))(*args))
     split_s, split = best(lambda: grad_split(loss, args))
-    call = GradCall(index=0, kind="grad", name="loss", source=None, call_site=None, argnums=(0,), has_aux=False,
-                    args=(), traced=False, split=split)
+    call = GradCall(
+        index=0,
+        kind="grad",
+        name="loss",
+        source=None,
+        call_site=None,
+        argnums=(0,),
+        has_aux=False,
+        args=(),
+        traced=False,
+        split=split,
+    )
     doc_s, doc = best(lambda: grad_document(Capture(grads=[call])))
     entry = doc["entries"][0]
     eqns = entry["forward"]["n_eqns"] + entry["backward"]["n_eqns"]
     size = len(json.dumps(doc))
-    print(f"12-layer transformer, eager grad: make_jaxpr(grad) {reference:.2f} s; split {split_s:.2f} s "
-          f"({split_s / reference:.1f}x); document {doc_s:.2f} s; split + document "
-          f"{(split_s + doc_s) / reference:.1f}x; {eqns} eqns, {len(entry['residuals'])} residuals, "
-          f"{size / eqns:.0f} B/eqn")
+    print(
+        f"12-layer transformer, eager grad: make_jaxpr(grad) {reference:.2f} s; split {split_s:.2f} s "
+        f"({split_s / reference:.1f}x); document {doc_s:.2f} s; split + document "
+        f"{(split_s + doc_s) / reference:.1f}x; {eqns} eqns, {len(entry['residuals'])} residuals, "
+        f"{size / eqns:.0f} B/eqn"
+    )
 
 
 def jitted_step() -> None:
@@ -82,9 +99,11 @@ def jitted_step() -> None:
         jitted(*args)
     doc_s, doc = best(lambda: grad_document(cap))
     entry = doc["entries"][0]
-    print(f"12-layer transformer train step under jit: make_jaxpr of a new step {reference:.2f} s; regions {regions_s * 1e3:.0f} ms "
-          f"({regions_s / reference:.2f}x); document {doc_s:.2f} s ({doc_s / reference:.1f}x); "
-          f"{entry['program']['n_eqns']} eqns, {len(json.dumps(doc)) / entry['program']['n_eqns']:.0f} B/eqn")
+    print(
+        f"12-layer transformer train step under jit: make_jaxpr of a new step {reference:.2f} s; regions {regions_s * 1e3:.0f} ms "
+        f"({regions_s / reference:.2f}x); document {doc_s:.2f} s ({doc_s / reference:.1f}x); "
+        f"{entry['program']['n_eqns']} eqns, {len(json.dumps(doc)) / entry['program']['n_eqns']:.0f} B/eqn"
+    )
 
 
 def whole_cell() -> None:
@@ -104,9 +123,11 @@ def whole_cell() -> None:
     captured(True)  # the first evaluation compiles each primitive once; later cells reuse them
     split_s, _ = best(lambda: captured(False))
     values_s, doc = best(lambda: captured(True))
-    print(f"12-layer transformer, one jax.grad call in a cell: plain {plain * 1e3:.0f} ms; %%grad_graph "
-          f"{split_s:.2f} s ({split_s / plain:.1f}x); %%grad_graph --values {values_s:.2f} s "
-          f"({values_s / plain:.1f}x); {len(doc['entries'][0]['backward']['values'])} cotangents summarised")
+    print(
+        f"12-layer transformer, one jax.grad call in a cell: plain {plain * 1e3:.0f} ms; %%grad_graph "
+        f"{split_s:.2f} s ({split_s / plain:.1f}x); %%grad_graph --values {values_s:.2f} s "
+        f"({values_s / plain:.1f}x); {len(doc['entries'][0]['backward']['values'])} cotangents summarised"
+    )
 
 
 if __name__ == "__main__":

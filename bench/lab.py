@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,8 +113,8 @@ def notebook(path: Path, doc_50k: Path | None, program: str) -> list[str]:
 
 def run_cell(page, i: int, timeout: float) -> None:
     """Run cell i and wait until the kernel is idle again with the cell numbered."""
-    from tests.browser.hosts import _IDLE_JS, _PROMPTS_JS, dismiss_dialogs
     from tests.browser.harness import poll
+    from tests.browser.hosts import _IDLE_JS, _PROMPTS_JS, dismiss_dialogs
 
     page.evaluate(RUN_CELL_JS, i)
     state = {"stable": 0}
@@ -146,8 +144,11 @@ def measure_cell(page, roles: list[str], i: int, timeout: float) -> dict:
         lab = page.evaluate("window.__jmLab")
         row["end→root s"] = round(lab["root"] / 1000 - times["t1"], 3) if lab["root"] else None
         row["end→drawn s"] = round(lab["drawn"] / 1000 - times["t1"], 3) if (lab["drawn"] or 0) > 0 else None
-        status = page.evaluate("(i) => { const s = document.querySelectorAll('[data-jm-host-current] .jp-Notebook "
-                               ".jp-Cell')[i].querySelector('.jm-status'); return s ? s.textContent : null; }", i)
+        status = page.evaluate(
+            "(i) => { const s = document.querySelectorAll('[data-jm-host-current] .jp-Notebook "
+            ".jp-Cell')[i].querySelector('.jm-status'); return s ? s.textContent : null; }",
+            i,
+        )
         row["status"] = status
     return row
 
@@ -156,7 +157,7 @@ def build_50k() -> Path:
     """bench/browser.py's transformer_50k graph document, with repeats (built once into /tmp/jm-big)."""
     from bench.browser import load_documents, with_repeats
 
-    (_, path), = load_documents([], ["transformer_50k"])
+    ((_, path),) = load_documents([], ["transformer_50k"])
     out = Path(tempfile.gettempdir()) / "jm-lab-transformer_50k.json"
     if not out.exists() or out.stat().st_mtime < path.stat().st_mtime:
         out.write_text(json.dumps(with_repeats(json.loads(path.read_text(encoding="utf-8")), True)), encoding="utf-8")
@@ -177,12 +178,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2, help="plain and %%jaxpr cells, in turn, this many times")
     ap.add_argument("--no-50k", action="store_true", help="skip the 50k-eqn document")
-    ap.add_argument("--program", default="transformer_step(46)",
-                    help="the step, a bench/programs.py call (mlp_grad(560): ~9.8k eqns that compile in seconds)")
+    ap.add_argument(
+        "--program",
+        default="transformer_step(46)",
+        help="the step, a bench/programs.py call (mlp_grad(560): ~9.8k eqns that compile in seconds)",
+    )
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per cell")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
+
     from tests.browser.harness import jupyter_lab, launch_chromium, open_guarded_page, poll
     from tests.browser.hosts import _IDLE_JS, _MARK_CURRENT_JS, dismiss_dialogs
 

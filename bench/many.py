@@ -22,20 +22,21 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+import jax
+import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import jaxmagic  # noqa: E402
-from jaxmagic.model import DOCUMENT_BUILDERS  # noqa: E402
-from jaxmagic.views.static_html import fallback_html, text_summary  # noqa: E402
-from jaxmagic.views.wire import encode_document, safe_document  # noqa: E402
+import jaxmagic
+from jaxmagic.model import DOCUMENT_BUILDERS
+from jaxmagic.views.static_html import fallback_html, text_summary
+from jaxmagic.views.wire import encode_document, safe_document
 
 BOUND_MB = 3.0
 
@@ -53,7 +54,7 @@ def fresh_wrappers(n: int) -> Callable[[], None]:
 def distinct_lambdas(n: int) -> Callable[[], None]:
     """n freshly jitted lambdas of one definition, each closing over its own constant."""
     x = jnp.ones(10)
-    make = lambda i: jax.jit(lambda v: v * i + 1.0)  # noqa: E731
+    make = lambda i: jax.jit(lambda v: v * i + 1.0)
     return lambda: [make(i)(x) for i in range(n)]
 
 
@@ -79,6 +80,7 @@ def many_definitions(n: int) -> Callable[[], None]:
             space: dict[str, Any] = {"jnp": jnp}
             exec(compile(f"def fn_{i}(v):\n    return jnp.cos(v) + {i}\n", f"<many {i}>", "exec"), space)
             jax.jit(space[f"fn_{i}"])(x)
+
     return run
 
 
@@ -101,9 +103,18 @@ def sizes(cap: Any) -> list[dict]:
         state = len(json.dumps(encode_document(doc), separators=(",", ":"), default=str))
         start = time.perf_counter()
         html, text = len(fallback_html(doc)), len(text_summary(doc))
-        rows.append({"kind": kind, "build_s": built, "fallback_s": time.perf_counter() - start,
-                     "state_mb": state / 1e6, "html_mb": html / 1e6, "text_mb": text / 1e6,
-                     "functions": len(doc.get("functions") or []), "listed": len(doc.get("listed") or [])})
+        rows.append(
+            {
+                "kind": kind,
+                "build_s": built,
+                "fallback_s": time.perf_counter() - start,
+                "state_mb": state / 1e6,
+                "html_mb": html / 1e6,
+                "text_mb": text / 1e6,
+                "functions": len(doc.get("functions") or []),
+                "listed": len(doc.get("listed") or []),
+            }
+        )
     return rows
 
 
@@ -127,16 +138,21 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     print(f"jax {jax.__version__}, jaxmagic {jaxmagic.__version__}; bound {BOUND_MB} MB per state and fallback")
-    print(f"{'cell':<28}{'n':>8}{'cell s':>8}  {'kind':<9}{'build s':>8}{'fallbk s':>9}{'state MB':>9}"
-          f"{'html MB':>8}{'text MB':>8}{'drawn':>6}{'listed':>7}")
+    print(
+        f"{'cell':<28}{'n':>8}{'cell s':>8}  {'kind':<9}{'build s':>8}{'fallbk s':>9}{'state MB':>9}"
+        f"{'html MB':>8}{'text MB':>8}{'drawn':>6}{'listed':>7}"
+    )
     everything = []
     for name in args.case or list(CASES):
         n = max(1, int(CASES[name][1] * args.scale))
         for row in measure(name, n):
             over = max(row["state_mb"], row["html_mb"], row["text_mb"]) > BOUND_MB
-            print(f"{name:<28}{n:>8,}{row['cell_s']:>8.1f}  {row['kind']:<9}{row['build_s']:>8.2f}"
-                  f"{row['fallback_s']:>9.2f}{row['state_mb']:>9.3f}{row['html_mb']:>8.3f}{row['text_mb']:>8.3f}"
-                  f"{row['functions']:>6}{row['listed']:>7}" + ("  OVER" if over else ""), flush=True)
+            print(
+                f"{name:<28}{n:>8,}{row['cell_s']:>8.1f}  {row['kind']:<9}{row['build_s']:>8.2f}"
+                f"{row['fallback_s']:>9.2f}{row['state_mb']:>9.3f}{row['html_mb']:>8.3f}{row['text_mb']:>8.3f}"
+                f"{row['functions']:>6}{row['listed']:>7}" + ("  OVER" if over else ""),
+                flush=True,
+            )
             everything.append(row)
     if args.json:
         args.json.write_text(json.dumps(everything, indent=1))

@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+import jax
+import jax.numpy as jnp
 
-import jaxmagic  # noqa: E402
-from bench.timing import best  # noqa: E402
+import jaxmagic
+from bench.timing import best
 
 jr = jax.random
 STEPS = 1000
@@ -81,11 +81,15 @@ def scan_loop(params, x, y, key):
     def body(carry, _):
         p, k = carry
         return train_step_keyed(p, x, y, k), None
+
     return jax.lax.scan(body, (params, key), None, length=STEPS)[0]
 
 
-CASES = {"eager keys": (eager_keys, train_step), "keys in the step": (keys_in_step, train_step_keyed),
-         "scan": (scanned, scan_loop)}
+CASES = {
+    "eager keys": (eager_keys, train_step),
+    "keys in the step": (keys_in_step, train_step_keyed),
+    "scan": (scanned, scan_loop),
+}
 
 
 def main() -> None:
@@ -114,8 +118,10 @@ def main() -> None:
         doc = jaxmagic.document(cap, "keys")
         doc_s = time.perf_counter() - start
         size = len(json.dumps(doc))
-        print(f"{name:18} {bare_s * 1e3:7.1f}ms {cap_s * 1e3:7.1f}ms {cap_s / bare_s:5.2f}x {doc_s * 1e3:6.1f}ms "
-              f"{size / 1024:7.0f}KB {len(doc['nodes']):6} {len(doc['runs']):5}")
+        print(
+            f"{name:18} {bare_s * 1e3:7.1f}ms {cap_s * 1e3:7.1f}ms {cap_s / bare_s:5.2f}x {doc_s * 1e3:6.1f}ms "
+            f"{size / 1024:7.0f}KB {len(doc['nodes']):6} {len(doc['runs']):5}"
+        )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ train step with its layers unrolled (one name scope per layer) or under `lax.sca
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -58,8 +59,9 @@ def _layer(p: dict, h: Any, heads: int) -> Any:
     return h
 
 
-def transformer_step(layers: int, scan: bool = False, d: int = 32, heads: int = 4, t: int = 8,
-                     vocab: int = 64) -> tuple[Callable, tuple]:
+def transformer_step(
+    layers: int, scan: bool = False, d: int = 32, heads: int = 4, t: int = 8, vocab: int = 64
+) -> tuple[Callable, tuple]:
     """jit of one SGD train step of a decoder-only transformer (about 300 eqns per layer)."""
     ks = iter(jax.random.split(jax.random.key(1), 8 * layers + 2))
 
@@ -68,8 +70,10 @@ def transformer_step(layers: int, scan: bool = False, d: int = 32, heads: int = 
         return {n: jax.random.normal(next(ks), s) * 0.05 for n, s in shapes.items()}
 
     stack = [layer_params() for _ in range(layers)]
-    params = {"embed": jax.random.normal(next(ks), (vocab, d)) * 0.05,
-              "layers": jax.tree.map(lambda *xs: jnp.stack(xs), *stack) if scan else stack}
+    params = {
+        "embed": jax.random.normal(next(ks), (vocab, d)) * 0.05,
+        "layers": jax.tree.map(lambda *xs: jnp.stack(xs), *stack) if scan else stack,
+    }
 
     def loss(params, tokens):
         h = params["embed"][tokens]

@@ -21,17 +21,17 @@ from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+import jax
+import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import jaxmagic  # noqa: E402
-from bench import programs  # noqa: E402
-from jaxmagic.model.graph import function_graph  # noqa: E402
-from jaxmagic.model.jaxpr_text import forget_printed  # noqa: E402
-from jaxmagic.views import wire  # noqa: E402
-from jaxmagic.views.dot import function_dot  # noqa: E402
+import jaxmagic
+from bench import programs
+from jaxmagic.model.graph import function_graph
+from jaxmagic.model.jaxpr_text import forget_printed
+from jaxmagic.views import wire
+from jaxmagic.views.dot import function_dot
 
 LOAD_SCRIPT = """
 import time, jax
@@ -44,8 +44,14 @@ print(time.perf_counter() - t)
 
 
 def load_time() -> float:
-    runs = [float(subprocess.run([sys.executable, "-c", LOAD_SCRIPT], capture_output=True, text=True,
-                                 check=True).stdout.strip().splitlines()[-1]) for _ in range(3)]
+    runs = [
+        float(
+            subprocess.run([sys.executable, "-c", LOAD_SCRIPT], capture_output=True, text=True, check=True)
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        for _ in range(3)
+    ]
     return min(runs)
 
 
@@ -114,12 +120,21 @@ def graph_scaling(dot_timeout: float = 120.0, repeats: int = 5) -> list[dict]:
         wire_bytes = len(json.dumps(wire_fn, separators=(",", ":")))
         packed = len(json.dumps(wire.pack(wire_fn), separators=(",", ":")))
         build_s, encode_s = min(builds), min(encodes)
-        rows.append({"program": name, "eqns": eqns, "build ms": build_s * 1e3, "encode ms": encode_s * 1e3,
-                     "build median ms": sorted(builds)[len(builds) // 2] * 1e3,
-                     "again ms": min(warm) * 1e3,
-                     "logical B/eqn": logical / eqns, "wire B/eqn": wire_bytes / eqns,
-                     "sent B/eqn": packed / eqns, "repeats": len(doc["repeats"]),
-                     "dot": dot_time(doc, dot_timeout) if eqns < 20_000 else "not run"})
+        rows.append(
+            {
+                "program": name,
+                "eqns": eqns,
+                "build ms": build_s * 1e3,
+                "encode ms": encode_s * 1e3,
+                "build median ms": sorted(builds)[len(builds) // 2] * 1e3,
+                "again ms": min(warm) * 1e3,
+                "logical B/eqn": logical / eqns,
+                "wire B/eqn": wire_bytes / eqns,
+                "sent B/eqn": packed / eqns,
+                "repeats": len(doc["repeats"]),
+                "dot": dot_time(doc, dot_timeout) if eqns < 20_000 else "not run",
+            }
+        )
     return rows
 
 
@@ -130,8 +145,14 @@ def dot_time(doc: dict, timeout: float) -> str:
     source = function_dot(doc).source
     start = time.perf_counter()
     try:
-        subprocess.run(["dot", "-Tsvg", "-o", os.devnull], input=source, text=True, timeout=timeout,
-                       capture_output=True, check=True)
+        subprocess.run(
+            ["dot", "-Tsvg", "-o", os.devnull],
+            input=source,
+            text=True,
+            timeout=timeout,
+            capture_output=True,
+            check=True,
+        )
     except subprocess.TimeoutExpired:
         return f"no layout in {timeout:.0f} s"
     except subprocess.CalledProcessError as exc:
@@ -143,15 +164,19 @@ def main() -> None:
     print(f"JAX {jax.__version__}, backend {jax.default_backend()}, {os.cpu_count()} cores")
     print(f"%load_ext jaxmagic after import jax: {load_time() * 1e3:.1f} ms")
     plain, captured, ratio = capture_overhead()
-    print(f"10,000 calls of a tiny jitted function: plain {plain:.2f} us/call, captured {captured:.2f} us/call "
-          f"(best of each), median paired ratio {ratio:.2f}x")
+    print(
+        f"10,000 calls of a tiny jitted function: plain {plain:.2f} us/call, captured {captured:.2f} us/call "
+        f"(best of each), median paired ratio {ratio:.2f}x"
+    )
     print("graph documents of real programs (trace only):")
     for row in graph_scaling():
-        print(f"  {row['program']:<40} {row['eqns']:>6} eqns  build {row['build ms']:7.0f} ms "
-              f"(median {row['build median ms']:.0f}; same jaxpr again {row['again ms']:.0f})  "
-              f"encode {row['encode ms']:5.0f} ms  logical {row['logical B/eqn']:4.0f} B/eqn  "
-              f"wire {row['wire B/eqn']:4.0f} B/eqn  sent {row['sent B/eqn']:4.0f} B/eqn  "
-              f"repeats {row['repeats']}  graphviz dot: {row['dot']}")
+        print(
+            f"  {row['program']:<40} {row['eqns']:>6} eqns  build {row['build ms']:7.0f} ms "
+            f"(median {row['build median ms']:.0f}; same jaxpr again {row['again ms']:.0f})  "
+            f"encode {row['encode ms']:5.0f} ms  logical {row['logical B/eqn']:4.0f} B/eqn  "
+            f"wire {row['wire B/eqn']:4.0f} B/eqn  sent {row['sent B/eqn']:4.0f} B/eqn  "
+            f"repeats {row['repeats']}  graphviz dot: {row['dot']}"
+        )
 
 
 if __name__ == "__main__":

@@ -28,13 +28,14 @@ from pathlib import Path
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=256"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-import jaxmagic  # noqa: E402
-from bench.timing import best  # noqa: E402
-from jaxmagic.views.wire import encode_document  # noqa: E402
+import jaxmagic
+from bench.timing import best
+from jaxmagic.views.wire import encode_document
 
 SPECS = [P("data", "model"), P("data"), P(None, "model"), P(), P(("data", "model"))]
 
@@ -45,7 +46,6 @@ def namespace() -> dict:
     for i in range(100):
         ns[f"w{i}"] = jax.device_put(jnp.full((256, 512), float(i)), NamedSharding(mesh, SPECS[i % len(SPECS)]))
     return ns
-
 
 
 def capture(ns: dict, shardings: bool):
@@ -63,11 +63,14 @@ def browser(doc: dict) -> tuple[float, float] | None:
         page_path = Path(tmp) / "sharding.html"
         jaxmagic.to_html(doc, page_path)
         with sync_playwright() as p:
-            chromium = p.chromium.launch(executable_path=os.environ.get("JAXMAGIC_CHROMIUM", "/usr/bin/chromium"),
-                                         args=["--no-sandbox", "--disable-gpu"])
+            chromium = p.chromium.launch(
+                executable_path=os.environ.get("JAXMAGIC_CHROMIUM", "/usr/bin/chromium"),
+                args=["--no-sandbox", "--disable-gpu"],
+            )
             page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                       else route.abort())
+            page.route(
+                "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+            )
             page.goto(page_path.as_uri())
             page.wait_for_selector(".jm-sharding .jm-sh-sec")
             first = page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r(performance.now())))")
@@ -94,16 +97,20 @@ def main() -> None:
     logical = len(json.dumps(doc))
     sent = len(json.dumps(encode_document(doc)))
     blocks = sum(len(a["blocks"]) for a in doc["arrays"])
-    print(f"{len(doc['arrays'])} arrays on {len(doc['devices'])} devices ({blocks} blocks): capture {placed_s * 1e3:.0f} ms "
-          f"(empty capture without shardings {plain_s * 1e3:.1f} ms); capture holds {size / 1e6:.2f} MB "
-          f"({len(held.arrays)} records); document {doc_s * 1e3:.0f} ms, {logical / 1e6:.2f} MB logical, "
-          f"{sent / 1e6:.2f} MB sent")
+    print(
+        f"{len(doc['arrays'])} arrays on {len(doc['devices'])} devices ({blocks} blocks): capture {placed_s * 1e3:.0f} ms "
+        f"(empty capture without shardings {plain_s * 1e3:.1f} ms); capture holds {size / 1e6:.2f} MB "
+        f"({len(held.arrays)} records); document {doc_s * 1e3:.0f} ms, {logical / 1e6:.2f} MB logical, "
+        f"{sent / 1e6:.2f} MB sent"
+    )
     timings = browser(doc)
     if timings is None:
         print("widget: playwright not installed")
     else:
-        print(f"widget (headless Chromium): first render {timings[0]:.0f} ms after navigation; "
-              f"a device selection {timings[1]:.0f} ms to paint")
+        print(
+            f"widget (headless Chromium): first render {timings[0]:.0f} ms after navigation; "
+            f"a device selection {timings[1]:.0f} ms to paint"
+        )
 
 
 if __name__ == "__main__":

@@ -32,15 +32,15 @@ from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
+import jax
+import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import jaxmagic  # noqa: E402
-from bench import programs  # noqa: E402
-from bench.run import capture_overhead  # noqa: E402
-from jaxmagic.views import wire  # noqa: E402
+import jaxmagic
+from bench import programs
+from bench.run import capture_overhead
+from jaxmagic.views import wire
 
 
 def training_loop(steps: int = 200, repeats: int = 15) -> tuple[float, float, float, float]:
@@ -93,8 +93,14 @@ def big_capture(n: int = 100_000) -> dict:
     build = time.perf_counter() - start
     logical = len(json.dumps(doc))
     sent = len(json.dumps(wire.encode_document(doc)))
-    return {"calls": len(cap.calls), "held MB": held / 1e6, "bytes per call": held / n,
-            "document build s": build, "document MB": logical / 1e6, "sent MB": sent / 1e6}
+    return {
+        "calls": len(cap.calls),
+        "held MB": held / 1e6,
+        "bytes per call": held / n,
+        "document build s": build,
+        "document MB": logical / 1e6,
+        "sent MB": sent / 1e6,
+    }
 
 
 def _paired(run, n: int, repeats: int = 15) -> tuple[float, float, float]:
@@ -159,8 +165,13 @@ def _paired_runs(run, repeats: int, warm: bool = False, **options) -> dict[str, 
             if warm:
                 run()
             captured.append(run())
-    return {"plain best": min(plain), "plain median": _median(plain), "captured best": min(captured),
-            "captured median": _median(captured), "ratio": _median([c / p for p, c in zip(plain, captured)])}
+    return {
+        "plain best": min(plain),
+        "plain median": _median(plain),
+        "captured best": min(captured),
+        "captured median": _median(captured),
+        "ratio": _median([c / p for p, c in zip(plain, captured)]),
+    }
 
 
 def _loop_body(prev_i):
@@ -178,6 +189,7 @@ def _jit_per_iteration(x, n):
 def jit_per_iteration(iterations: int = 20, loops: int = 10, repeats: int = 11) -> dict[str, float]:
     """Seconds per iteration of `i = jax.jit(f)(i)` (a fresh wrapper of the same `f`), plain vs captured
     (steady state: `%timeit` runs its loops inside one cell)."""
+
     def run() -> float:
         start = time.perf_counter()
         for _ in range(loops):
@@ -203,8 +215,13 @@ def wrapper_memory(n: int = 16_000) -> dict[str, float]:
     gc.collect()
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    return {"calls": len(cap.calls), "functions": len({c.function_id for c in cap.calls}),
-            "held MB": held / 1e6, "bytes per call": held / n, "seconds (under tracemalloc)": seconds}
+    return {
+        "calls": len(cap.calls),
+        "functions": len({c.function_id for c in cap.calls}),
+        "held MB": held / 1e6,
+        "bytes per call": held / n,
+        "seconds (under tracemalloc)": seconds,
+    }
 
 
 def fresh_lambdas(n: int = 100, repeats: int = 3) -> dict[str, float]:
@@ -214,7 +231,7 @@ def fresh_lambdas(n: int = 100, repeats: int = 3) -> dict[str, float]:
     def run() -> float:
         start = time.perf_counter()
         for k in range(n):
-            jax.jit(lambda v: v * k + 1)(x).block_until_ready()  # noqa: B023 - a new function each time
+            jax.jit(lambda v: v * k + 1)(x).block_until_ready()
         return (time.perf_counter() - start) / n
 
     run()
@@ -224,6 +241,7 @@ def fresh_lambdas(n: int = 100, repeats: int = 3) -> dict[str, float]:
 def first_call_cell(layers: int = 280, repeats: int = 3) -> dict[str, float]:
     """A cell that builds, compiles and first-calls a jitted grad (about 14 eqns a layer), plain vs
     inside a capture with `%%trace`'s options: what the capture costs while the cell runs."""
+
     def run() -> float:
         start = time.perf_counter()
         fn, args = programs.mlp_grad(layers)
@@ -234,43 +252,56 @@ def first_call_cell(layers: int = 280, repeats: int = 3) -> dict[str, float]:
 
 
 def _print_paired(what: str, result: dict[str, float], unit: str, scale: float) -> None:
-    print(f"{what}: plain {result['plain best'] * scale:.3f} {unit} best, {result['plain median'] * scale:.3f} "
-          f"median; captured {result['captured best'] * scale:.3f} {unit} best, "
-          f"{result['captured median'] * scale:.3f} median; median paired ratio {result['ratio']:.3f}x "
-          f"(best-of ratio {result['captured best'] / result['plain best']:.3f}x)")
+    print(
+        f"{what}: plain {result['plain best'] * scale:.3f} {unit} best, {result['plain median'] * scale:.3f} "
+        f"median; captured {result['captured best'] * scale:.3f} {unit} best, "
+        f"{result['captured median'] * scale:.3f} median; median paired ratio {result['ratio']:.3f}x "
+        f"(best-of ratio {result['captured best'] / result['plain best']:.3f}x)"
+    )
 
 
 def _tiny() -> None:
     plain_us, captured_us, ratio = capture_overhead()
-    print(f"tiny jitted call x10,000: plain {plain_us:.2f} us/call, captured {captured_us:.2f} us/call "
-          f"(best of each), median paired ratio {ratio:.2f}x (goal <= 1.2x)")
+    print(
+        f"tiny jitted call x10,000: plain {plain_us:.2f} us/call, captured {captured_us:.2f} us/call "
+        f"(best of each), median paired ratio {ratio:.2f}x (goal <= 1.2x)"
+    )
 
 
 def _training() -> None:
     plain_s, captured_s, loop_ratio, extra_s = training_loop()
-    print(f"200-step training loop: plain {plain_s:.3f} s, captured {captured_s:.3f} s (best of each, the captured "
-          f"block including start and stop), median paired ratio {loop_ratio:.3f}x (goal <= 1.02x), "
-          f"median extra {extra_s * 1e3:.1f} ms per cell")
+    print(
+        f"200-step training loop: plain {plain_s:.3f} s, captured {captured_s:.3f} s (best of each, the captured "
+        f"block including start and stop), median paired ratio {loop_ratio:.3f}x (goal <= 1.02x), "
+        f"median extra {extra_s * 1e3:.1f} ms per cell"
+    )
 
 
 def _references() -> None:
     for name, (plain_ref, captured_ref, ratio_ref) in reference_overhead().items():
-        print(f"tiny call x10,000 through {name}: plain {plain_ref:.2f} us/call, captured {captured_ref:.2f} us/call "
-              f"(best of each), median paired ratio {ratio_ref:.2f}x")
+        print(
+            f"tiny call x10,000 through {name}: plain {plain_ref:.2f} us/call, captured {captured_ref:.2f} us/call "
+            f"(best of each), median paired ratio {ratio_ref:.2f}x"
+        )
 
 
 def _big() -> None:
     big = big_capture()
-    print("capture of 100,000 calls: " + ", ".join(
-        f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in big.items()))
+    print(
+        "capture of 100,000 calls: "
+        + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in big.items())
+    )
 
 
 def _wrappers() -> None:
-    _print_paired("jax.jit(f)(i) made anew each iteration (steady state, goal <= 1.2x)", jit_per_iteration(),
-                  "ms/call", 1e3)
+    _print_paired(
+        "jax.jit(f)(i) made anew each iteration (steady state, goal <= 1.2x)", jit_per_iteration(), "ms/call", 1e3
+    )
     memory = wrapper_memory()
-    print("capture of 16,000 calls of jax.jit(f) made anew: " + ", ".join(
-        f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in memory.items()))
+    print(
+        "capture of 16,000 calls of jax.jit(f) made anew: "
+        + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in memory.items())
+    )
 
 
 def _lambdas() -> None:
@@ -281,9 +312,15 @@ def _first_call() -> None:
     _print_paired("first-call cell of jit(grad(mlp, 280 layers)) under %%trace's capture", first_call_cell(), "s", 1.0)
 
 
-ITEMS = {"capture_overhead": _tiny, "training_loop": _training, "reference_overhead": _references,
-         "big_capture": _big, "jit_per_iteration": _wrappers, "fresh_lambdas": _lambdas,
-         "first_call_cell": _first_call}
+ITEMS = {
+    "capture_overhead": _tiny,
+    "training_loop": _training,
+    "reference_overhead": _references,
+    "big_capture": _big,
+    "jit_per_iteration": _wrappers,
+    "fresh_lambdas": _lambdas,
+    "first_call_cell": _first_call,
+}
 
 
 def main() -> None:

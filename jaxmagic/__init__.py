@@ -32,14 +32,16 @@ def capture(namespace: dict | None = None, **options: Any) -> Any:
         from .capture.session import capture as start  # imports JAX
     except ImportError:
         raise ImportError(jax_problem() or "jaxmagic could not load its recorder") from None
-    return start(sys._getframe(1).f_globals if namespace is None else namespace, finish=api.complete_findings, **options)
+    return start(
+        sys._getframe(1).f_globals if namespace is None else namespace, finish=api.complete_findings, **options
+    )
 
 
 def jax_problem() -> str | None:
     """Why jaxmagic cannot work with the JAX in this environment, or None when it can."""
     try:
         import jax
-    except Exception as exc:  # noqa: BLE001 - any failure to import JAX is the same problem
+    except Exception as exc:
         return f"jaxmagic needs JAX, which could not be imported ({type(exc).__name__}: {exc}): pip install jax"
     try:
         version = tuple(int(part) for part in jax.__version__.split(".")[:3])
@@ -51,7 +53,7 @@ def jax_problem() -> str | None:
     return None
 
 
-def load_ipython_extension(shell):  # noqa: ANN001 - IPython's entry point
+def load_ipython_extension(shell):
     problem = jax_problem()
     if problem is not None:
         print(problem, file=sys.stderr)  # said once, at %load_ext; no magic is registered
@@ -66,11 +68,23 @@ def load_ipython_extension(shell):  # noqa: ANN001 - IPython's entry point
         loaded.add(__name__)
 
 
-def unload_ipython_extension(shell):  # noqa: ANN001
+def unload_ipython_extension(shell):
     from .magics import unload_ipython_extension as unload
 
     unload(shell)
 
 
-__all__ = ["Capture", "JitCall", "capture", "document", "show", "static_html", "to_dot", "to_html", "view",
-           "load_ipython_extension", "unload_ipython_extension", "__version__"]
+__all__ = [
+    "Capture",
+    "JitCall",
+    "capture",
+    "document",
+    "show",
+    "static_html",
+    "to_dot",
+    "to_html",
+    "view",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+    "__version__",
+]

@@ -6,14 +6,24 @@ or a page.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .capture.quiet_gc import paused_gc
 from .capture.record import Capture
 
-VIEW_ALIASES = {"graph": "graph", "jaxpr": "graph", "timeline": "timeline", "trace": "timeline",
-                "grad": "grad", "grad_graph": "grad", "sharding": "sharding", "keys": "keys", "prng": "keys"}
+VIEW_ALIASES = {
+    "graph": "graph",
+    "jaxpr": "graph",
+    "timeline": "timeline",
+    "trace": "timeline",
+    "grad": "grad",
+    "grad_graph": "grad",
+    "sharding": "sharding",
+    "keys": "keys",
+    "prng": "keys",
+}
 
 
 def _builder(view: str) -> Any:
@@ -25,8 +35,9 @@ def _builder(view: str) -> Any:
     return DOCUMENT_BUILDERS[kind]
 
 
-def _drawable(capture: Capture, view: str, options: dict, present: bool = False,
-              on_demand: Any = None, scrub: bool = True) -> dict:
+def _drawable(
+    capture: Capture, view: str, options: dict, present: bool = False, on_demand: Any = None, scrub: bool = True
+) -> dict:
     """The document of a view that the widget and the static views can draw.
 
     `present` opens the widget in presentation mode (a display hint carried by the document, so
@@ -35,7 +46,6 @@ def _drawable(capture: Capture, view: str, options: dict, present: bool = False,
     leaves lone surrogates for the caller whose serialisation replaces them (a widget, a page:
     views/wire.py `safe_wire`), sparing a JSON pass over the whole document."""
     from .model import DRAWN_KINDS
-
     from .views.wire import safe_document
 
     if on_demand is not None and _takes_on_demand(_builder(view)):
@@ -44,8 +54,10 @@ def _drawable(capture: Capture, view: str, options: dict, present: bool = False,
     if scrub:
         doc = safe_document(doc)
     if doc.get("kind") not in DRAWN_KINDS:
-        raise ValueError(f"jaxmagic cannot draw {view!r} documents yet; jaxmagic.document(cap, {view!r}) "
-                         "gives the data (docs/schema.md)")
+        raise ValueError(
+            f"jaxmagic cannot draw {view!r} documents yet; jaxmagic.document(cap, {view!r}) "
+            "gives the data (docs/schema.md)"
+        )
     if present:
         doc["present"] = True
     return doc
@@ -97,7 +109,9 @@ def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
     `options` go to the view's builder (timeline: `storm=N`, the recompile-storm threshold).
     """
     if not isinstance(capture, Capture):
-        raise TypeError(f"expected a jaxmagic Capture (from jaxmagic.capture() or --name), got {type(capture).__name__}")
+        raise TypeError(
+            f"expected a jaxmagic Capture (from jaxmagic.capture() or --name), got {type(capture).__name__}"
+        )
     return _builder(view)(capture, **options)
 
 
@@ -131,8 +145,12 @@ def static_html(capture: Capture, view: str = "graph", **options: Any) -> str:
     return fallback_html(_drawable(capture, view, options))
 
 
-def to_html(captures: Capture | dict | Iterable[Capture | dict], path: str | Path | None = None,
-            view: str = "graph", title: str = "jaxmagic") -> str:
+def to_html(
+    captures: Capture | dict | Iterable[Capture | dict],
+    path: str | Path | None = None,
+    view: str = "graph",
+    title: str = "jaxmagic",
+) -> str:
     """A self-contained HTML page in which every view renders interactively with no kernel.
 
     Accepts captures or documents (one or many); writes the page to `path` if given.

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-CONFIG_FLAGS = ("jax_enable_x64", "jax_disable_jit", "jax_debug_nans", "jax_debug_infs", "jax_platforms",
-                "jax_explain_cache_misses", "jax_compilation_cache_dir", "jax_traceback_filtering",
-                "jax_debug_key_reuse", "jax_default_prng_impl", "jax_enable_custom_prng")
+CONFIG_FLAGS = (
+    "jax_enable_x64",
+    "jax_disable_jit",
+    "jax_debug_nans",
+    "jax_debug_infs",
+    "jax_platforms",
+    "jax_explain_cache_misses",
+    "jax_compilation_cache_dir",
+    "jax_traceback_filtering",
+    "jax_debug_key_reuse",
+    "jax_default_prng_impl",
+    "jax_enable_custom_prng",
+)
 
 
 def environment_report(magics: list[str]) -> str:

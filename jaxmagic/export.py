@@ -97,9 +97,12 @@ def notebook_html(nb: Any, title: str = "notebook") -> str:
             continue
         outputs = "".join(f"<div class='out'>{_output_html(o, docs)}</div>" for o in cell.get("outputs", []))
         cells.append(f"<div class='cell'><div class='src'>{_esc(source)}</div>{outputs}</div>")
-    return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-            f"<meta name='viewport' content='width=device-width'><style>{_CSS}</style></head><body>\n"
-            + "\n".join(cells) + f"\n{page_scripts()}\n</body></html>\n")
+    return (
+        f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+        f"<meta name='viewport' content='width=device-width'><style>{_CSS}</style></head><body>\n"
+        + "\n".join(cells)
+        + f"\n{page_scripts()}\n</body></html>\n"
+    )
 
 
 class MissingExtra(ImportError):
@@ -117,16 +120,18 @@ def _require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtra(f"python -m jaxmagic.export needs {module}, which is not installed: "
-                           f"pip install 'jaxmagic[export]'") from exc
+        raise MissingExtra(
+            f"python -m jaxmagic.export needs {module}, which is not installed: pip install 'jaxmagic[export]'"
+        ) from exc
 
 
 def execute(nb: Any, cwd: str | Path, timeout: int = 600) -> Any:
     """Run the notebook in a fresh kernel, keeping widget state (nbclient)."""
     NotebookClient = _require("nbclient").NotebookClient
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
-                            store_widget_state=True)
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}, store_widget_state=True
+    )
     client.execute()
     return nb
 

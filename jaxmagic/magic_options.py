@@ -12,7 +12,8 @@ import ast
 import builtins
 import keyword
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import parse_argstring

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import api
-from .magic_options import check_name, parse_options
 from .capture.session import CaptureSession
 from .capture.source import remember_cell
+from .magic_options import check_name, parse_options
 
 # magic name -> the view it shows (a later issue adds prng)
 MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding", "prng": "keys"}
@@ -36,46 +37,74 @@ _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
 def _shared_options(fn: Callable) -> Callable:
     """Options every magic takes."""
-    fn = argument("--present", action="store_true",
-                  help="open the widget in presentation mode (large text, thick lines, high contrast, no "
-                       "clutter: for a projector); the widget's Present button toggles it")(fn)
-    fn = argument("--static", action="store_true",
-                  help="show the static HTML view (summary and picture) instead of the interactive widget")(fn)
-    fn = argument("--force", action="store_true",
-                  help="with -n: store the capture even where VAR already names something else")(fn)
-    fn = argument("-n", "--name", metavar="VAR",
-                  help="store the Capture (see jaxmagic.capture) in the user namespace as VAR (a variable name "
-                       "that is free, or holds an older capture; --force to replace anything else)")(fn)
+    fn = argument(
+        "--present",
+        action="store_true",
+        help="open the widget in presentation mode (large text, thick lines, high contrast, no "
+        "clutter: for a projector); the widget's Present button toggles it",
+    )(fn)
+    fn = argument(
+        "--static",
+        action="store_true",
+        help="show the static HTML view (summary and picture) instead of the interactive widget",
+    )(fn)
+    fn = argument(
+        "--force", action="store_true", help="with -n: store the capture even where VAR already names something else"
+    )(fn)
+    fn = argument(
+        "-n",
+        "--name",
+        metavar="VAR",
+        help="store the Capture (see jaxmagic.capture) in the user namespace as VAR (a variable name "
+        "that is free, or holds an older capture; --force to replace anything else)",
+    )(fn)
     return magic_arguments()(fn)
 
 
 def _graph_options(fn: Callable) -> Callable:
-    fn = argument("--vmap", action="store_true",
-                  help="also record vmap batch dimensions (the vmap mode of the graph): programs that use "
-                       "jax.vmap are traced once more, so Python side effects inside them run again")(fn)
-    fn = argument("--values", action="store_true",
-                  help="also record forward values: a summary (shape, dtype, min/max/mean, NaN/Inf counts, "
-                       "tiny arrays printed) of every variable of each function's first call; the program "
-                       "is evaluated a second time, eqn by eqn (up to about 2 s)")(fn)
+    fn = argument(
+        "--vmap",
+        action="store_true",
+        help="also record vmap batch dimensions (the vmap mode of the graph): programs that use "
+        "jax.vmap are traced once more, so Python side effects inside them run again",
+    )(fn)
+    fn = argument(
+        "--values",
+        action="store_true",
+        help="also record forward values: a summary (shape, dtype, min/max/mean, NaN/Inf counts, "
+        "tiny arrays printed) of every variable of each function's first call; the program "
+        "is evaluated a second time, eqn by eqn (up to about 2 s)",
+    )(fn)
     return _shared_options(fn)
 
 
 def _grad_options(fn: Callable) -> Callable:
-    fn = argument("--values", action="store_true",
-                  help="also record gradient values: the forward and backward passes of each eager grad / "
-                       "value_and_grad (and the first call of each jitted function) are evaluated again on "
-                       "the call's arguments, eqn by eqn (up to about 2 s each), and every cotangent and "
-                       "gradient is summarised (shape, min/max/mean/norm, NaN/Inf counts)")(fn)
+    fn = argument(
+        "--values",
+        action="store_true",
+        help="also record gradient values: the forward and backward passes of each eager grad / "
+        "value_and_grad (and the first call of each jitted function) are evaluated again on "
+        "the call's arguments, eqn by eqn (up to about 2 s each), and every cotangent and "
+        "gradient is summarised (shape, min/max/mean/norm, NaN/Inf counts)",
+    )(fn)
     return _shared_options(fn)
 
 
 def _trace_options(fn: Callable) -> Callable:
-    fn = argument("--storm", type=int, default=None, metavar="N",
-                  help="call it a recompile storm when one function recompiles N times or more (default 5)")(fn)
-    fn = argument("--sync", action="store_true",
-                  help="wait for each call's outputs (block_until_ready) to measure exact device time; "
-                       "this changes the program's timing, so it is off by default and device time is "
-                       "then an upper bound seen without blocking")(fn)
+    fn = argument(
+        "--storm",
+        type=int,
+        default=None,
+        metavar="N",
+        help="call it a recompile storm when one function recompiles N times or more (default 5)",
+    )(fn)
+    fn = argument(
+        "--sync",
+        action="store_true",
+        help="wait for each call's outputs (block_until_ready) to measure exact device time; "
+        "this changes the program's timing, so it is off by default and device time is "
+        "then an upper bound seen without blocking",
+    )(fn)
     return _shared_options(fn)
 
 
@@ -91,10 +120,16 @@ def _check(args: Any, body: str, namespace: dict) -> Any:
 
 def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
     storm = getattr(args, "storm", None)
-    return CaptureSession(namespace, values=getattr(args, "values", False), vmap=getattr(args, "vmap", False),
-                          sync=getattr(args, "sync", False), grads=magic in GRAD_MAGICS,
-                          shardings=magic == "sharding", keys=magic == "prng",
-                          finish=functools.partial(api.complete_findings, storm=storm))
+    return CaptureSession(
+        namespace,
+        values=getattr(args, "values", False),
+        vmap=getattr(args, "vmap", False),
+        sync=getattr(args, "sync", False),
+        grads=magic in GRAD_MAGICS,
+        shardings=magic == "sharding",
+        keys=magic == "prng",
+        finish=functools.partial(api.complete_findings, storm=storm),
+    )
 
 
 @dataclass
@@ -113,11 +148,15 @@ class _Pending:
 # Cell magics that may stand above ours. `%%time` runs the body once, natively (IPython's
 # `transform_cell`, then `exec`): it is recorded as the cell would be. `%%timeit` runs it many
 # times to time it; recording every run would change what it measures and show one view per loop.
-TIMEIT_NOTE = ("%%{magic} under %%timeit: not recorded, because the body runs many times and recording "
-               "would change the timing it measures. Run the cell under %%{magic} alone (or under %%time) "
-               "for the view.")
-OTHER_NOTE = ("%%{magic} under %%{wrapper}: no view, because %%{wrapper} ran the body in a way jaxmagic "
-              "cannot record. Run the cell under %%{magic} alone for the view.")
+TIMEIT_NOTE = (
+    "%%{magic} under %%timeit: not recorded, because the body runs many times and recording "
+    "would change the timing it measures. Run the cell under %%{magic} alone (or under %%time) "
+    "for the view."
+)
+OTHER_NOTE = (
+    "%%{magic} under %%{wrapper}: no view, because %%{wrapper} ran the body in a way jaxmagic "
+    "cannot record. Run the cell under %%{magic} alone for the view."
+)
 
 
 def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
@@ -136,8 +175,9 @@ def parse_magic_line(cell: str, magics: JaxMagics) -> tuple[str, Any] | None:
         magic = match.group(1)
         body = "\n".join(lines)
         try:
-            args = _check(parse_options(getattr(magics, magic), magic, match.group(2) or ""), body,
-                          magics.shell.user_ns)
+            args = _check(
+                parse_options(getattr(magics, magic), magic, match.group(2) or ""), body, magics.shell.user_ns
+            )
         except UsageError:
             return None  # IPython runs the registered magic, which shows the usage error
         return None if _second_magic(body) else (magic, args)
@@ -154,7 +194,7 @@ def _wrapped_magic(cell: str, magics: JaxMagics) -> tuple[str, str, Any] | None:
         match = _MAGIC_LINE.match(line)
         if not match or match.group(1) in MAGIC_VIEWS:
             return None
-        parsed = parse_magic_line("\n".join(lines[i + 1:]), magics)
+        parsed = parse_magic_line("\n".join(lines[i + 1 :]), magics)
         return None if parsed is None else (match.group(1), parsed[0], parsed[1])
     return None
 
@@ -171,9 +211,11 @@ def _check_body(magic: str, cell: str) -> None:
     """Two cell magics on one cell cannot both see it run: say so, and do not run it."""
     second = _second_magic(cell)
     if second is not None:
-        raise UsageError(f"%%{magic} and {second} cannot be combined in one cell: each cell magic runs the "
-                         f"whole cell. Run them in separate cells, or use `with jaxmagic.capture() as cap:` "
-                         f"and jaxmagic.show(cap, view) for several views of one run.")
+        raise UsageError(
+            f"%%{magic} and {second} cannot be combined in one cell: each cell magic runs the "
+            f"whole cell. Run them in separate cells, or use `with jaxmagic.capture() as cap:` "
+            f"and jaxmagic.show(cap, view) for several views of one run."
+        )
 
 
 @magics_class
@@ -337,8 +379,16 @@ class JaxMagics(Magics):
             wrapper, magic, args = stash[1:]
             if wrapper != "time":
                 note = TIMEIT_NOTE if wrapper == "timeit" else OTHER_NOTE
-                self._running.append(_Pending(magic, args, None, depth=self._depth, wrapper=wrapper,
-                                              note=note.format(magic=magic, wrapper=wrapper)))
+                self._running.append(
+                    _Pending(
+                        magic,
+                        args,
+                        None,
+                        depth=self._depth,
+                        wrapper=wrapper,
+                        note=note.format(magic=magic, wrapper=wrapper),
+                    )
+                )
                 return
         else:
             wrapper, magic, args = None, *stash[1:]
@@ -360,7 +410,7 @@ class JaxMagics(Magics):
             if stale.session is not None:
                 try:
                     stale.session.stop()
-                except BaseException:  # noqa: BLE001 - its undos still run
+                except BaseException:
                     _close_quietly(stale.session)
 
     def pre_run_cell(self, info: Any = None) -> None:
@@ -401,7 +451,8 @@ class JaxMagics(Magics):
         if pending.nested:
             pending.session.capture.notes.append(
                 f"{pending.nested} magic cell(s) run inside this one (run_cell, %run, run_cell_magic) recorded "
-                "their own calls: those calls are in their own views, not in this one")
+                "their own calls: those calls are in their own views, not in this one"
+            )
         try:
             capture = pending.session.stop(getattr(result, "error_in_exec", None))
         except KeyboardInterrupt:  # the cell had finished: only our work stops
@@ -441,9 +492,10 @@ def _show_note(text: str) -> None:
 
         from .views.html_parts import esc
 
-        display({"text/plain": text, "text/html": f'<div style="font-size:13px;color:#555">{esc(text)}</div>'},
-                 raw=True)
-    except Exception:  # noqa: BLE001 - the last resort is stderr
+        display(
+            {"text/plain": text, "text/html": f'<div style="font-size:13px;color:#555">{esc(text)}</div>'}, raw=True
+        )
+    except Exception:
         import sys
 
         print(text, file=sys.stderr)
@@ -453,7 +505,7 @@ def _close_quietly(session: CaptureSession) -> None:
     """Undo a session's hooks after its `stop` failed; an undo that fails too is the last word."""
     try:
         session.close()
-    except Exception:  # noqa: BLE001 - every other undo on its ExitStack has run
+    except Exception:
         pass
 
 
@@ -477,7 +529,7 @@ def _remember_cell(shell: Any, raw: str, number: Any) -> None:
     (capture/source.py) where IPython keeps no map (before 8): the shell's own compiler names it."""
     try:
         file = shell.compile.get_code_name(raw, raw, number)
-    except Exception:  # noqa: BLE001 - a compiler we do not know: its lines read "line 5"
+    except Exception:
         return
     if isinstance(file, str) and isinstance(number, int):
         remember_cell(file, number)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     """'1 call', '2 calls', '1 miss', '3 misses', '2,614 eqns': every count a title, caption or note
-    shows goes through here (the front end's twin is js/src/words.js `plural`). `many` for words
+    shows goes through here (the front end's twin is widgets/ui/words.js `plural`). `many` for words
     whose plural is not `word + "s"` (`plural(n, "key array", "key arrays")` needs none)."""
     if many is None:
         many = word + "es" if word.endswith(("s", "sh", "ch", "x")) else word + "s"

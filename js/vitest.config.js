@@ -1,11 +1,16 @@
 /**
  * Tests run the sources unbundled. Two build-time conveniences need stand-ins:
  * CSS imports become text (esbuild's text loader in the build), and the inlined
- * worker function returns js/src/layout.js directly (there is no Worker in node or
+ * worker function returns widgets/ui/layout.js directly (there is no Worker in node or
  * jsdom, so layouts run on the main thread, as under a strict CSP).
  */
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+// widgets/ lives beside js/, so its bare imports resolve from js/node_modules (as the build's nodePaths do)
+const fromHere = (name) => fileURLToPath(new URL(`./node_modules/${name}`, import.meta.url));
+const PACKAGES = ["@dagrejs/dagre", "d3-hierarchy", "fflate"];
 
 export default defineConfig({
   plugins: [
@@ -20,7 +25,7 @@ export default defineConfig({
       },
       load(id) {
         if (id === "\0jm-worker") {
-          const layout = JSON.stringify(new URL("./src/layout.js", import.meta.url).pathname);
+          const layout = JSON.stringify(new URL("../widgets/ui/layout.js", import.meta.url).pathname);
           return `import * as L from ${layout}; export default function jmLayoutWorker() { return L; }`;
         }
         if (id.startsWith("\0jm-css:")) return "export default " + JSON.stringify(readFileSync(id.slice(8, -3), "utf8")) + ";";
@@ -28,6 +33,7 @@ export default defineConfig({
       },
     },
   ],
+  resolve: { alias: PACKAGES.map((name) => ({ find: new RegExp(`^${name}$`), replacement: fromHere(name) })) },
   server: { fs: { allow: [".."] } },
   test: { include: ["test/**/*.test.js"] },
 });

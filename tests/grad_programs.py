@@ -23,10 +23,12 @@ def block_loss(p, h):
 
 def remat_loss(w, x):
     """A block under `jax.checkpoint` saving only the value named "a"."""
+
     def block(v):
         a = jax.ad_checkpoint.checkpoint_name(jnp.sin(v @ w), "a")
         b = jnp.cos(a) * jnp.tanh(a)
         return jnp.exp(b)
+
     policy = jax.checkpoint_policies.save_only_these_names("a")
     return jnp.sum(jax.checkpoint(block, policy=policy)(x))
 
@@ -40,21 +42,23 @@ def stacked_blocks(n: int = 12):
         for i, layer in enumerate(params):
             with jax.named_scope(f"layer_{i}"):
                 h = _layer(layer, h, heads=4)
-        return jnp.mean(h ** 2)
+        return jnp.mean(h**2)
 
     return loss, (params, h)
 
 
 def small_mlp():
     """(loss, params, x) of a two-layer tanh MLP with a nested params dict (`params['layer1']['w']`)."""
-    params = {"layer1": {"w": jnp.ones((4, 8)) * 0.1, "b": jnp.zeros(8)},
-              "layer2": {"w": jnp.ones((8, 1)) * 0.1, "b": jnp.zeros(1)}}
+    params = {
+        "layer1": {"w": jnp.ones((4, 8)) * 0.1, "b": jnp.zeros(8)},
+        "layer2": {"w": jnp.ones((8, 1)) * 0.1, "b": jnp.zeros(1)},
+    }
     x = jnp.linspace(-1, 1, 12).reshape(3, 4)
 
     def loss(params, x):
         h = jnp.tanh(x @ params["layer1"]["w"] + params["layer1"]["b"])
         y = h @ params["layer2"]["w"] + params["layer2"]["b"]
-        return jnp.mean(y ** 2)
+        return jnp.mean(y**2)
 
     return loss, params, x
 

@@ -27,8 +27,9 @@ import itertools
 import json
 import linecache
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .jax_versions import auto_mesh
 
@@ -72,29 +73,50 @@ CORPUS: tuple[Hostile, ...] = (
     Hostile("img_onerror", '<img src=x onerror="window.__pwned=1">', "an event handler on a broken image"),
     Hostile("svg_onload", "<svg/onload=window.__pwned=1><circle r=5></svg>", "SVG with onload"),
     Hostile("javascript_url", "javascript:window.__pwned=1", "a URL that runs script when followed"),
-    Hostile("iframe_srcdoc", '"><iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>',
-            "leaves an attribute, then a frame with script"),
-    Hostile("close_script", "</script><script>window.__pwned=1</script><!--",
-            "ends the page's own <script> block"),
-    Hostile("attr_double", '" onmouseover="window.__pwned=1" autofocus onfocus="window.__pwned=1" x="',
-            "breaks out of a double-quoted attribute"),
+    Hostile(
+        "iframe_srcdoc",
+        '"><iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>',
+        "leaves an attribute, then a frame with script",
+    ),
+    Hostile("close_script", "</script><script>window.__pwned=1</script><!--", "ends the page's own <script> block"),
+    Hostile(
+        "attr_double",
+        '" onmouseover="window.__pwned=1" autofocus onfocus="window.__pwned=1" x="',
+        "breaks out of a double-quoted attribute",
+    ),
     Hostile("attr_single", "' onmouseover='window.__pwned=1' x='", "breaks out of a single-quoted attribute"),
-    Hostile("style_close", f"</style><style>*{{background:url(http://{OFFSITE}/css.png)}}</style>"
-                           "<img src=x onerror=window.__pwned=1>", "ends a style sheet, fetches off-site"),
-    Hostile("svg_text", "</text></svg><script>window.__pwned=1</script><svg><text>]]>",
-            "ends an SVG text node and the SVG"),
-    Hostile("template", "${window.__pwned=1}{{constructor.constructor('window.__pwned=1')()}}<%= 7*7 %>#{7*7}",
-            "template-literal and template-engine syntax"),
-    Hostile("dialog", "<details open ontoggle=alert(document.domain)><summary>x</summary></details>",
-            "opens a dialog by itself if parsed"),
+    Hostile(
+        "style_close",
+        f"</style><style>*{{background:url(http://{OFFSITE}/css.png)}}</style><img src=x onerror=window.__pwned=1>",
+        "ends a style sheet, fetches off-site",
+    ),
+    Hostile(
+        "svg_text", "</text></svg><script>window.__pwned=1</script><svg><text>]]>", "ends an SVG text node and the SVG"
+    ),
+    Hostile(
+        "template",
+        "${window.__pwned=1}{{constructor.constructor('window.__pwned=1')()}}<%= 7*7 %>#{7*7}",
+        "template-literal and template-engine syntax",
+    ),
+    Hostile(
+        "dialog",
+        "<details open ontoggle=alert(document.domain)><summary>x</summary></details>",
+        "opens a dialog by itself if parsed",
+    ),
     Hostile("entities", "&lt;b&gt;bold&lt;/b&gt; &amp;amp; &#x3C;i&#x3E; &nbsp;", "must stay literal, never decoded"),
-    Hostile("css_url", f'<div style="background:url(//{OFFSITE}/bg.png)">bg</div><a href="http://{OFFSITE}/">a</a>',
-            "markup that would leave the machine"),
+    Hostile(
+        "css_url",
+        f'<div style="background:url(//{OFFSITE}/bg.png)">bg</div><a href="http://{OFFSITE}/">a</a>',
+        "markup that would leave the machine",
+    ),
     Hostile("control", "ctl<" + _CONTROLS + ">ctl", "C0 controls, DEL, NEL, zero-width, RTL override, line separators"),
-    Hostile("astral", "astral<\U0001F600\U0001D518\U00020BB7>astral", "well-formed surrogate pairs: must stay"),
+    Hostile("astral", "astral<\U0001f600\U0001d518\U00020bb7>astral", "well-formed surrogate pairs: must stay"),
     Hostile("lone_surrogate", "lone<\ud800|\udfff|\udc80>lone", "invalid Unicode: must show U+FFFD"),
-    Hostile("long_line", "long<" + _LONG_BODY + "<img src=x onerror=window.__pwned=1>>long",
-            "a 100,000-character line ending in markup"),
+    Hostile(
+        "long_line",
+        "long<" + _LONG_BODY + "<img src=x onerror=window.__pwned=1>>long",
+        "a 100,000-character line ending in markup",
+    ),
 )
 BY_NAME = {h.name: h for h in CORPUS}
 XSS = tuple(h for h in CORPUS if h.name not in {"control", "astral", "lone_surrogate", "long_line", "entities"})
@@ -104,7 +126,7 @@ XSS = tuple(h for h in CORPUS if h.name not in {"control", "astral", "lone_surro
 # a real cell that feeds one payload through every channel a user has
 # --------------------------------------------------------------------------------------
 
-CELL_TEMPLATE = '''\
+CELL_TEMPLATE = """\
 import jax, jax.numpy as jnp
 P = {lit}
 def body(params, x, mode):
@@ -116,9 +138,9 @@ step = jax.jit(body, static_argnames=("mode",))
 def loss(params, x):
     with jax.named_scope(P):
         return jnp.sum(jnp.sin(x @ params[{lit}]) ** 2)
-'''
+"""
 
-RUN_TEMPLATE = '''\
+RUN_TEMPLATE = """\
 out = step(params, x, mode=P)
 out = step(params, x, mode=P + "!")
 value, grads = jax.value_and_grad(loss)(params, x)
@@ -133,7 +155,7 @@ sub = jax.random.split(globals()[P])
 jax.random.normal(sub[0], (2,))
 jax.random.uniform(sub[0], (2,))
 raise RuntimeError({lit})
-'''
+"""
 
 
 @dataclass
@@ -162,7 +184,7 @@ def _refusal(probe: Callable[[], Any]) -> str | None:
     """Why plain JAX or Python refuses `probe()` (outside any capture), or None."""
     try:
         probe()
-    except Exception as exc:  # noqa: BLE001 - any refusal is a reason to leave the channel out
+    except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:120]}"
     return None
 
@@ -171,11 +193,13 @@ def mesh_axis_compiles(text: str) -> bool:
     """XLA aborts the *process* compiling a program over a mesh axis named with a backslash,
     a control character or non-ASCII text (jax 0.10.2: `absl::CUnescape` check failure in
     `xla::sdy::parseStringAttr`), so such names get no jitted call: only a placed array."""
-    return all(0x20 <= ord(c) < 0x7f for c in text) and "\\" not in text
+    return all(0x20 <= ord(c) < 0x7F for c in text) and "\\" not in text
 
 
-def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "timeline", "grad", "sharding", "keys"),
-                           ) -> CellResult:
+def hostile_cell_documents(
+    payload: Hostile,
+    kinds: Iterable[str] = ("graph", "timeline", "grad", "sharding", "keys"),
+) -> CellResult:
     """Run a real cell that puts `payload` everywhere a user can, and build every kind's document."""
     import jax
     import jax.numpy as jnp
@@ -187,7 +211,7 @@ def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "t
     refused: dict[str, str] = {}
     cell_file = f"<cell {P}>"
     probe = "import jax, jax.numpy as jnp\ny = jax.jit(lambda v: jnp.sin(v) + 1)(jnp.ones(2))\n"
-    if (why := _refusal(lambda: exec(compile(probe, cell_file, "exec"), {}))) is not None:  # noqa: S102
+    if (why := _refusal(lambda: exec(compile(probe, cell_file, "exec"), {}))) is not None:
         refused["file name"] = why
         cell_file = "<cell hostile>"
     defs = CELL_TEMPLATE.format(lit=lit)
@@ -200,12 +224,12 @@ def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "t
     ns["params"] = {P: jnp.ones((3, 3)) * 0.1}
     ns["x"] = jnp.linspace(-1.0, 1.0, 6).reshape(2, 3)
 
-    exec(compile(defs, cell_file, "exec"), ns)  # noqa: S102 - the cell's definitions, as IPython runs them
+    exec(compile(defs, cell_file, "exec"), ns)
 
     def body_plain(params: dict, x: Any, mode: str) -> Any:  # without the name scope, for refused scopes
         return jnp.tanh(x @ params[P]) * len(mode)
 
-    lower_body = lambda: jax.jit(ns["body"], static_argnames=("mode",)).lower(ns["params"], ns["x"], mode=P)  # noqa: E731
+    lower_body = lambda: jax.jit(ns["body"], static_argnames=("mode",)).lower(ns["params"], ns["x"], mode=P)
     if (why := _refusal(lower_body)) is not None:
         refused["named_scope in a jitted function"] = why
         ns["body"] = body_plain
@@ -248,8 +272,10 @@ def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "t
         ns["sharded"] = {P: jax.device_put(jnp.ones((jax.device_count(), 2)), spec)}
         on_mesh_ok = mesh_axis_compiles(P)
         if not on_mesh_ok:
-            refused["jitted call over a mesh axis"] = "XLA aborts the process on this axis name (see mesh_axis_compiles)"
-    except Exception as exc:  # noqa: BLE001
+            refused["jitted call over a mesh axis"] = (
+                "XLA aborts the process on this axis name (see mesh_axis_compiles)"
+            )
+    except Exception as exc:
         refused["mesh axis name"] = f"{type(exc).__name__}: {exc}"
         ns["sharded"] = {P: jnp.ones((jax.device_count(), 2))}
         on_mesh_ok = True
@@ -258,7 +284,7 @@ def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "t
     error: BaseException | None = None
     try:
         with jaxmagic.capture(ns, grads=True, shardings=True) as cap:
-            exec(compile(run, cell_file, "exec"), ns)  # noqa: S102 - the cell body, as IPython runs it
+            exec(compile(run, cell_file, "exec"), ns)
     except RuntimeError as exc:
         error = exc
     docs = {kind: jaxmagic.document(cap, kind) for kind in kinds}
@@ -266,10 +292,22 @@ def hostile_cell_documents(payload: Hostile, kinds: Iterable[str] = ("graph", "t
     return CellResult(payload=payload, docs=docs, channels=channels, refused=refused, error=error)
 
 
-CHANNELS = ("file name", "source lines", "jitted function name", "named_scope in a jitted function",
-            "named_scope in a gradient", "static argument", "pytree dict key", "mesh axis name",
-            "jitted call over a mesh axis", "namespace names", "trace-time print", "failing jitted call",
-            "failing gradient split (note)", "cell exception")
+CHANNELS = (
+    "file name",
+    "source lines",
+    "jitted function name",
+    "named_scope in a jitted function",
+    "named_scope in a gradient",
+    "static argument",
+    "pytree dict key",
+    "mesh axis name",
+    "jitted call over a mesh axis",
+    "namespace names",
+    "trace-time print",
+    "failing jitted call",
+    "failing gradient split (note)",
+    "cell exception",
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -277,12 +315,49 @@ CHANNELS = ("file name", "source lines", "jitted function name", "named_scope in
 # --------------------------------------------------------------------------------------
 
 # Strings that are ids, references to ids, or enumerations the front end switches on.
-STRUCTURAL_KEYS = frozenset({
-    "schema", "kind", "id", "origin", "state", "severity", "how", "phase", "from", "def", "root", "group",
-    "node", "var", "mesh", "entry", "residual", "user", "producer", "forward_var", "backward_vars",
-    "consumers", "outs", "invars", "constvars", "subgroups", "encoding", "packed", "axis_types", "role",
-    "graph", "first", "last", "array", "call", "collective", "forward", "backward", "lane",
-})
+STRUCTURAL_KEYS = frozenset(
+    {
+        "schema",
+        "kind",
+        "id",
+        "origin",
+        "state",
+        "severity",
+        "how",
+        "phase",
+        "from",
+        "def",
+        "root",
+        "group",
+        "node",
+        "var",
+        "mesh",
+        "entry",
+        "residual",
+        "user",
+        "producer",
+        "forward_var",
+        "backward_vars",
+        "consumers",
+        "outs",
+        "invars",
+        "constvars",
+        "subgroups",
+        "encoding",
+        "packed",
+        "axis_types",
+        "role",
+        "graph",
+        "first",
+        "last",
+        "array",
+        "call",
+        "collective",
+        "forward",
+        "backward",
+        "lane",
+    }
+)
 _ID_VALUE = re.compile(r"^(?:[a-z]{1,2}\d+(?:\.\d+)*|d\d+-(?:forward|backward|program))$")
 _ID_KEY = re.compile(r"^(?:[a-z]\d+(?:\.\d+)*|\d+)$")
 FREE_TEXT_MAPS = frozenset({"params", "errors"})  # maps whose keys or id-like keys hold free text

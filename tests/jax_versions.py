@@ -12,7 +12,6 @@ from typing import Any
 import jax
 import pytest
 
-
 try:
     shard_map = jax.shard_map  # JAX 0.6.1 and later
 except AttributeError:  # older JAX: the experimental spelling (same arguments)
@@ -93,5 +92,7 @@ def locates_callee_ops_at_call_site() -> bool:
     return bool(found) and bool(re.match(r'loc\("max"\(#loc\d+\)\)', defs.get(found.group(1), "")))
 
 
-CALLEE_AT_CALL_SITE = ("JAX here places a called function's ops at the call's source position (custom_jvp, "
-                       "loop and remat bodies): jaxmagic leaves those links out rather than risk a wrong one")
+CALLEE_AT_CALL_SITE = (
+    "JAX here places a called function's ops at the call's source position (custom_jvp, "
+    "loop and remat bodies): jaxmagic leaves those links out rather than risk a wrong one"
+)

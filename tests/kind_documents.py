@@ -17,8 +17,11 @@ def documents_of_every_kind() -> dict[str, dict]:
     array sharded over the simulated devices, and a split key consumed by a sampler."""
     loss, params, x = small_mlp()
     mesh = auto_mesh((jax.device_count(),), ("d",))
-    namespace = {"xs": jax.device_put(jnp.ones((jax.device_count(), 2)),
-                                      jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d")))}
+    namespace = {
+        "xs": jax.device_put(
+            jnp.ones((jax.device_count(), 2)), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+        )
+    }
     with jaxmagic.capture(namespace, grads=True, shardings=True) as cap:
         f = jax.jit(lambda x: jnp.sin(x) * 2)
         f(jnp.ones(3))

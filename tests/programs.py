@@ -5,12 +5,13 @@ Each entry builds (jitted function, args, kwargs) fresh, so tests can call it in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from .jax_versions import shard_map
 
@@ -24,6 +25,7 @@ def dot_plus_one():
     @jax.jit
     def f(x, y):
         return jnp.dot(x + 1, y + 1)
+
     return f, (jnp.ones((3, 4)), jnp.ones(4)), {}
 
 
@@ -33,6 +35,7 @@ def control_flow():
         x = jax.lax.cond(x.sum() > 0, jnp.tanh, jnp.sin, x)
         total, hist = jax.lax.scan(lambda c, xi: (c * 0.9 + xi, c), 0.0, x)
         return jax.lax.while_loop(lambda t: t > 1.0, lambda t: t / 2, total), hist
+
     return f, (jnp.arange(4.0),), {"steps": 3}
 
 
@@ -40,6 +43,7 @@ def switch_three_branches():
     @jax.jit
     def f(i, x):
         return jax.lax.switch(i, [jnp.sin, jnp.cos, lambda v: v * 2], x)
+
     return f, (1, jnp.ones(3)), {}
 
 
@@ -47,16 +51,19 @@ def custom_rules():
     @jax.custom_jvp
     def safe_log(x):
         return jnp.log(jnp.maximum(x, 1e-6))
+
     safe_log.defjvp(lambda p, t: (safe_log(p[0]), t[0] / p[0]))
 
     @jax.custom_vjp
     def clip_grad(x):
         return x
+
     clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
 
     @jax.jit
     def f(x):
         return safe_log(jnp.sum(clip_grad(x) ** 2))
+
     return f, (jnp.ones(4),), {}
 
 
@@ -65,6 +72,7 @@ def remat_and_grad():
     def f(w, x):
         g = lambda w: jnp.sum(jax.checkpoint(lambda v: jnp.tanh(v @ w))(x) ** 2)
         return jax.grad(g)(w)
+
     return f, (jnp.ones((4, 4)), jnp.ones((2, 4))), {}
 
 
@@ -73,8 +81,8 @@ def shard_map_psum():
 
     @jax.jit
     def f(x):
-        return shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"),
-                         out_specs=P())(x)
+        return shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+
     return f, (jax.device_put(jnp.arange(32.0), NamedSharding(mesh, P("data"))),), {}
 
 
@@ -91,6 +99,7 @@ def nested_jit_and_scopes():
             with jax.named_scope("layer1"):
                 x = jnp.tanh(inner(x))
         return x.sum()
+
     return f, (jnp.ones(3),), {}
 
 
@@ -108,8 +117,13 @@ def small_transformer():
         loss, grads = jax.value_and_grad(lambda p: jnp.mean(block(p, x) ** 2))(params)
         return loss, jax.tree.map(lambda a, g: a - 0.01 * g, params, grads)
 
-    params = {"wq": jnp.ones((16, 16)), "wk": jnp.ones((16, 16)), "wv": jnp.ones((16, 16)),
-              "w1": jnp.ones((16, 32)), "w2": jnp.ones((32, 16))}
+    params = {
+        "wq": jnp.ones((16, 16)),
+        "wk": jnp.ones((16, 16)),
+        "wv": jnp.ones((16, 16)),
+        "w1": jnp.ones((16, 32)),
+        "w2": jnp.ones((32, 16)),
+    }
     return train_step, (params, jnp.ones((8, 16))), {}
 
 
@@ -119,9 +133,22 @@ def global_constant():
     @jax.jit
     def f(x):
         return table @ x
+
     return f, (jnp.ones(4),), {}
 
 
-PROGRAMS: dict[str, Callable] = {fn.__name__: fn for fn in (
-    sin_cos, dot_plus_one, control_flow, switch_three_branches, custom_rules, remat_and_grad, shard_map_psum,
-    nested_jit_and_scopes, small_transformer, global_constant)}
+PROGRAMS: dict[str, Callable] = {
+    fn.__name__: fn
+    for fn in (
+        sin_cos,
+        dot_plus_one,
+        control_flow,
+        switch_three_branches,
+        custom_rules,
+        remat_and_grad,
+        shard_map_psum,
+        nested_jit_and_scopes,
+        small_transformer,
+        global_constant,
+    )
+}

@@ -30,8 +30,22 @@ import time
 from typing import Any
 
 # Everything `grad_patch` replaces, plus what users reach next to it: a leaked stand-in of any shows.
-JAX_TRANSFORMS = ("jit", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
-                  "vmap", "pmap", "checkpoint", "eval_shape", "make_jaxpr")
+JAX_TRANSFORMS = (
+    "jit",
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "linearize",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "vmap",
+    "pmap",
+    "checkpoint",
+    "eval_shape",
+    "make_jaxpr",
+)
 # Module globals of jaxmagic's patch modules that must be back to their idle value after a cell.
 RECORDER_MODULES = ("jaxmagic.capture.jit_patch", "jaxmagic.capture.grad_patch", "jaxmagic.capture.key_patch")
 HIDDEN = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
@@ -55,8 +69,11 @@ def _listener_counts() -> dict[str, int]:
     """Every listener registry of `jax._src.monitoring` (found by name, so a new kind counts too)."""
     from jax._src import monitoring
 
-    return {name: len(value) for name, value in sorted(vars(monitoring).items())
-            if name.endswith("_listeners") and isinstance(value, list)}
+    return {
+        name: len(value)
+        for name, value in sorted(vars(monitoring).items())
+        if name.endswith("_listeners") and isinstance(value, list)
+    }
 
 
 def _loggers() -> dict[str, Any]:
@@ -69,11 +86,20 @@ def _loggers() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in sorted(["jax", *(n for n in manager.loggerDict if n.startswith("jax."))]):
         logger = logging.getLogger(name)
-        state = {"level": logger.level, "propagate": logger.propagate, "disabled": logger.disabled,
-                 "handlers": [_ident(h) for h in logger.handlers],
-                 "filters": [_ident(f) for f in logger.filters]}
-        if (state["level"] != logging.NOTSET or not state["propagate"] or state["disabled"] or state["handlers"]
-                or state["filters"]):
+        state = {
+            "level": logger.level,
+            "propagate": logger.propagate,
+            "disabled": logger.disabled,
+            "handlers": [_ident(h) for h in logger.handlers],
+            "filters": [_ident(f) for f in logger.filters],
+        }
+        if (
+            state["level"] != logging.NOTSET
+            or not state["propagate"]
+            or state["disabled"]
+            or state["handlers"]
+            or state["filters"]
+        ):
             out[name] = state
     return out
 
@@ -89,9 +115,13 @@ def _config_flags() -> dict[str, str]:
 def _random_functions() -> dict[str, str]:
     import jax
 
-    return {name: _ident(getattr(jax.random, name)) for name in sorted(dir(jax.random))
-            if not name.startswith("_") and callable(getattr(jax.random, name))
-            and not isinstance(getattr(jax.random, name), type)}
+    return {
+        name: _ident(getattr(jax.random, name))
+        for name in sorted(dir(jax.random))
+        if not name.startswith("_")
+        and callable(getattr(jax.random, name))
+        and not isinstance(getattr(jax.random, name), type)
+    }
 
 
 def _recorders() -> dict[str, Any]:
@@ -107,9 +137,10 @@ def _recorders() -> dict[str, Any]:
     magics = sys.modules.get("jaxmagic.magics")
     if magics is not None:
         installed = magics._installed.get(id(_shell()))
-        out["jaxmagic.magics"] = {"installed": installed is not None,
-                                  "_pending": None if installed is None or installed._pending is None
-                                  else repr(installed._pending.magic)}
+        out["jaxmagic.magics"] = {
+            "installed": installed is not None,
+            "_pending": None if installed is None or installed._pending is None else repr(installed._pending.magic),
+        }
     return out
 
 
@@ -150,7 +181,8 @@ def snapshot() -> dict[str, Any]:
         "jax": {name: _ident(getattr(jax, name)) for name in JAX_TRANSFORMS if hasattr(jax, name)},
         "jax.random": _random_functions(),
         "builtins.print": _ident(builtins.print),
-        "sys.stdout": _ident(sys.stdout), "sys.stderr": _ident(sys.stderr),
+        "sys.stdout": _ident(sys.stdout),
+        "sys.stderr": _ident(sys.stderr),
         "EvalTrace.process_primitive": _ident(core.EvalTrace.__dict__["process_primitive"]),
         "jitted type": _jitted_type(),
         "namespace_stand_ins": stand_ins,
@@ -191,16 +223,25 @@ def _array(value: Any) -> dict[str, Any]:
             return {"array": "deleted"}
         sharding = value.sharding
         spec = getattr(sharding, "spec", None)
-        out = {"type": "jax.Array", "shape": list(value.shape), "dtype": str(value.dtype),
-               "sharding": type(sharding).__name__, "spec": None if spec is None else str(spec),
-               "devices": sorted(d.id for d in sharding.device_set),
-               "weak_type": bool(getattr(value, "weak_type", False))}
+        out = {
+            "type": "jax.Array",
+            "shape": list(value.shape),
+            "dtype": str(value.dtype),
+            "sharding": type(sharding).__name__,
+            "spec": None if spec is None else str(spec),
+            "devices": sorted(d.id for d in sharding.device_set),
+            "weak_type": bool(getattr(value, "weak_type", False)),
+        }
         data = jax.random.key_data(value) if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key) else value
         out["values"] = _digest(np.asarray(data).tobytes())
         return out
     array = np.asarray(value)
-    return {"type": type(value).__name__, "shape": list(array.shape), "dtype": str(array.dtype),
-            "values": _digest(array.tobytes()) if array.dtype != object else repr(array.tolist())}
+    return {
+        "type": type(value).__name__,
+        "shape": list(array.shape),
+        "dtype": str(array.dtype),
+        "values": _digest(array.tobytes()) if array.dtype != object else repr(array.tolist()),
+    }
 
 
 def describe(value: Any, depth: int = 0) -> Any:
@@ -211,8 +252,11 @@ def describe(value: Any, depth: int = 0) -> Any:
     if value is None or kind in (bool, int, float, complex):
         return repr(value)
     if kind in (str, bytes):
-        return repr(value) if len(value) <= 80 else {"type": kind.__name__, "len": len(value),
-                                                      "hash": _digest(value if kind is bytes else value.encode())}
+        return (
+            repr(value)
+            if len(value) <= 80
+            else {"type": kind.__name__, "len": len(value), "hash": _digest(value if kind is bytes else value.encode())}
+        )
     if kind.__module__.startswith(("jax", "jaxlib")) and hasattr(value, "shape") and hasattr(value, "dtype"):
         return _array(value)
     if isinstance(value, (np.ndarray, np.generic)):
@@ -229,15 +273,21 @@ def describe(value: Any, depth: int = 0) -> Any:
         return f"{kind.__module__}.{kind.__qualname__} (deeper)"
     if isinstance(value, (list, tuple, set, frozenset)):
         items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else list(value)
-        return {"type": kind.__name__, "len": len(items),
-                "items": [describe(v, depth + 1) for v in items[:MAX_ITEMS]]}
+        return {"type": kind.__name__, "len": len(items), "items": [describe(v, depth + 1) for v in items[:MAX_ITEMS]]}
     if isinstance(value, dict):
         keys = list(value)[:MAX_ITEMS]
-        return {"type": kind.__name__, "len": len(value),
-                "items": [[repr(k), describe(value[k], depth + 1)] for k in keys]}
+        return {
+            "type": kind.__name__,
+            "len": len(value),
+            "items": [[repr(k), describe(value[k], depth + 1)] for k in keys],
+        }
     if kind.__name__ == "Mesh":
-        return {"type": "Mesh", "axes": list(value.axis_names), "shape": list(value.devices.shape),
-                "devices": [int(d.id) for d in value.devices.flat]}
+        return {
+            "type": "Mesh",
+            "axes": list(value.axis_names),
+            "shape": list(value.devices.shape),
+            "devices": [int(d.id) for d in value.devices.flat],
+        }
     out: dict[str, Any] = {"type": f"{kind.__module__}.{kind.__qualname__}"}
     attrs = getattr(value, "__dict__", None)
     if isinstance(attrs, dict):
@@ -251,15 +301,18 @@ def namespace() -> dict[str, Any]:
     """Every user name (not IPython's `_`, `_i3`, `Out`, ...) with a summary of its value."""
     shell = _shell()
     hidden = set(shell.user_ns_hidden) | HIDDEN
-    return {name: _safe_describe(value) for name, value in sorted(shell.user_ns.items())
-            if not name.startswith("_") and name not in hidden}
+    return {
+        name: _safe_describe(value)
+        for name, value in sorted(shell.user_ns.items())
+        if not name.startswith("_") and name not in hidden
+    }
 
 
 def _safe_describe(value: Any) -> Any:
     """A value the summary cannot read is reported as such (the same way in every mode), not fatal."""
     try:
         return describe(value)
-    except Exception as exc:  # noqa: BLE001 - the message itself is the summary
+    except Exception as exc:
         return f"unreadable {type(value).__qualname__}: {type(exc).__name__}: {exc}"
 
 
@@ -292,15 +345,17 @@ def record_compiles() -> None:
         armed = dict(_ARMED)
         if event == BACKEND_COMPILE and armed and armed["fun_name"] in str(kwargs.get("fun_name", "")):
             _ARMED.clear()
-            threading.Thread(target=_interrupt_inside_compile, args=(threading.get_ident(), value, armed["path"]),
-                             daemon=True).start()
+            threading.Thread(
+                target=_interrupt_inside_compile, args=(threading.get_ident(), value, armed["path"]), daemon=True
+            ).start()
 
     def on_span(event: str, start: float, end: float, **kwargs: Any) -> None:
         if event == BACKEND_COMPILE:
             _COMPILES.append((start, end, str(kwargs.get("fun_name", ""))))
 
     if hasattr(jax.monitoring, "register_scalar_listener") and hasattr(
-            jax.monitoring, "register_event_time_span_listener"):
+        jax.monitoring, "register_event_time_span_listener"
+    ):
         jax.monitoring.register_scalar_listener(on_scalar)
         jax.monitoring.register_event_time_span_listener(on_span)
     else:
@@ -410,8 +465,7 @@ def arm_interrupt(fun_name: str, path: str) -> None:
     _ARMED.update(fun_name=fun_name, path=path)
     gc.disable()
     if not hasattr(jax.monitoring, "register_scalar_listener"):  # no compile-start event: watch the stack
-        watcher = threading.Thread(target=_watch_for_compile, args=(threading.get_ident(), fun_name, path),
-                                   daemon=True)
+        watcher = threading.Thread(target=_watch_for_compile, args=(threading.get_ident(), fun_name, path), daemon=True)
         _WATCHERS.append(watcher)
         watcher.start()
 
@@ -459,14 +513,26 @@ def memory() -> str:
     registered = list(_registered_widgets().values())
     views = sys.modules.get("jaxmagic.views.widget")
     alive = [obj for obj in gc.get_objects() if views is not None and isinstance(obj, views.JaxmagicWidget)]
-    captures = sum(1 for obj in gc.get_objects() if type(obj).__name__ == "Capture"
-                   and type(obj).__module__ == "jaxmagic.capture.record")
+    captures = sum(
+        1
+        for obj in gc.get_objects()
+        if type(obj).__name__ == "Capture" and type(obj).__module__ == "jaxmagic.capture.record"
+    )
     doc_bytes = sum(len(json.dumps(w.doc, separators=(",", ":"))) for w in alive)
     shell = _shell()
-    return json.dumps({"rss_kb": rss_kb(), "blocks": sys.getallocatedblocks(), "widgets": len(registered),
-                       "jaxmagic_widgets": len(alive), "doc_bytes": doc_bytes, "captures": captures,
-                       "listeners": _listener_counts(), "loggers": _loggers(),
-                       "events": {e: len(c) for e, c in sorted(shell.events.callbacks.items())}})
+    return json.dumps(
+        {
+            "rss_kb": rss_kb(),
+            "blocks": sys.getallocatedblocks(),
+            "widgets": len(registered),
+            "jaxmagic_widgets": len(alive),
+            "doc_bytes": doc_bytes,
+            "captures": captures,
+            "listeners": _listener_counts(),
+            "loggers": _loggers(),
+            "events": {e: len(c) for e, c in sorted(shell.events.callbacks.items())},
+        }
+    )
 
 
 def close_widgets() -> int:

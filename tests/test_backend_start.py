@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json
 from IPython.testing.globalipapp import start_ipython
 from jax._src import xla_bridge
@@ -31,7 +31,7 @@ seen["first JAX op"] = [result.success, xla_bridge.backends_are_initialized(), i
 if setting == "jax_num_cpu_devices":
     seen["devices"] = len(jax.devices())
 print("RESULT " + json.dumps(seen))
-'''
+"""
 
 
 def test_no_magic_starts_a_backend_before_the_cells_code():
@@ -39,7 +39,7 @@ def test_no_magic_starts_a_backend_before_the_cells_code():
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
     assert line is not None, proc.stdout[-2000:] + proc.stderr[-2000:]
-    seen = json.loads(line[len("RESULT "):])
+    seen = json.loads(line[len("RESULT ") :])
     assert seen["after load_ext"] is False
     for magic in ("jaxpr", "trace", "grad_graph", "sharding", "prng"):
         assert seen[magic] == [True, False], (magic, seen)

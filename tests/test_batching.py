@@ -171,6 +171,7 @@ def test_shape_dependent_python_gives_a_note():
         def per_example(xi):
             # Python that depends on the batch size: tracing with another size gives other eqns
             return jnp.sin(xi) if lax.axis_size("i") == 8 else jnp.cos(xi)
+
         return jax.vmap(per_example, axis_name="i")(x)
 
     _, a = record(jax.jit(f), jnp.ones((8, 3)))
@@ -187,6 +188,7 @@ def test_large_programs_are_skipped_with_a_note():
 
 def test_batch_dims_agree_with_the_per_example_program():
     """Oracle: where vmap adds no eqns, each batched var is its per-example var with one more dim."""
+
     def f(x, w):
         h = jnp.tanh(x @ w)
         return jnp.sum(h * h, axis=-1), jnp.exp(h) * 2.0
@@ -204,7 +206,7 @@ def test_batch_dims_agree_with_the_per_example_program():
             if dim is None:
                 assert shape == list(pv.aval.shape)
             else:
-                assert shape[dim] == 6 and shape[:dim] + shape[dim + 1:] == list(pv.aval.shape)
+                assert shape[dim] == 6 and shape[:dim] + shape[dim + 1 :] == list(pv.aval.shape)
                 checked += 1
     assert checked >= 4
 

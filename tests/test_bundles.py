@@ -15,7 +15,7 @@ from jaxmagic.views.widget import KIND_WIDGETS, KINDS, JaxmagicWidget, kind_bund
 from .kind_documents import documents_of_every_kind
 
 REPO = Path(__file__).resolve().parent.parent
-# What only the graph layout brings: dagre's graph library and the worker start (js/src/layout-client.js).
+# What only the graph layout brings: dagre's graph library and the worker start (widgets/ui/layout-client.js).
 LAYOUT_MARKERS = ("isMultigraph", "new Worker(")
 
 
@@ -27,14 +27,16 @@ def docs() -> dict[str, dict]:
 def test_the_built_bundles_are_the_entries():
     entries = {p.stem for p in (REPO / "widgets" / "entries").glob("*.js")}
     assert set(kind_bundles()) == entries == set(KINDS)
-    assert DRAWN_KINDS <= entries, "every kind the widget draws needs widgets/entries/<kind>.js"
+    assert entries >= DRAWN_KINDS, "every kind the widget draws needs widgets/entries/<kind>.js"
 
 
 def test_each_kind_widget_carries_the_bundle_of_its_kind(docs):
     everything = BUNDLE.read_text(encoding="utf-8")
     for kind, doc in docs.items():
         widget = JaxmagicWidget(doc)
-        assert isinstance(widget, KIND_WIDGETS[kind]) and isinstance(widget, JaxmagicWidget)  # traitlets subclasses per instance
+        assert isinstance(widget, KIND_WIDGETS[kind]) and isinstance(
+            widget, JaxmagicWidget
+        )  # traitlets subclasses per instance
         assert widget.document is doc and widget.doc["kind"] == kind
         own = (BUNDLE.parent / f"jaxmagic-{kind}.js").read_text(encoding="utf-8")
         assert widget._esm == packed_esm(own) != packed_esm(everything), kind
@@ -88,6 +90,6 @@ def test_a_stray_bundle_is_no_widget_class(tmp_path):
 
 def test_a_page_mixing_kinds_includes_the_all_kinds_bundle_once(docs):
     text = page(list(docs.values()))
-    assert text.count("<script type=\"module\">") == 1
+    assert text.count('<script type="module">') == 1
     assert BUNDLE.read_text(encoding="utf-8").replace("</script", "<\\/script") in text
     assert text.count('<script type="application/json" data-jaxmagic-doc>') == len(docs)

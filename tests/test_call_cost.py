@@ -10,7 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.capture import jax_compat
@@ -168,7 +169,7 @@ def test_explanations_go_off_when_lambdas_made_anew_keep_compiling(monkeypatch):
     x = jnp.ones(2)
     with jaxmagic.capture({}) as cap:
         for k in range(6):
-            jax.jit(lambda v: v * k)(x)  # noqa: B023 - a new function each iteration
+            jax.jit(lambda v: v * k)(x)
     assert len(cap.calls) == 6 and not any(c.cache_hit for c in cap.calls)
     assert len({c.function_id for c in cap.calls}) == 6
     [note] = [n for n in cap.notes if "explanations were turned off" in n]

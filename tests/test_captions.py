@@ -6,21 +6,21 @@ key-reuse checker, addressable shards), and the lines it names against the lines
 from __future__ import annotations
 
 import inspect
-import os
 import math
+import os
 import re
 from collections import Counter
 
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.model import captions
 from jaxmagic.model.captions import words
-from jaxmagic.views import fallback_html, text_summary
-from jaxmagic.views import wire
+from jaxmagic.views import fallback_html, text_summary, wire
 from jaxmagic.views.html_parts import esc
 
 from .grad_programs import remat_loss, small_mlp
@@ -80,16 +80,20 @@ def _hlo_collectives(jitted, *args) -> Counter:
 
 # --- %%jaxpr ------------------------------------------------------------------------------------
 
+
 def fresh_trig():
     """A new function object each time: JAX's compile cache is per function, so no earlier test has compiled it."""
+
     def trig(x):
         return jnp.sin(x) ** 2 + jnp.cos(x) ** 2
+
     return trig
 
 
 def control(x):
     def body(c, _):
         return c * 2.0, c
+
     c, _ = jax.lax.scan(body, x, None, length=4)
     return jax.lax.cond(c.sum() > 0, jnp.sin, jnp.cos, c)
 
@@ -137,8 +141,10 @@ def test_graph_values_say_where_a_nan_first_appears():
         jax.jit(log_of_double)(x)
     sentences = _caption(jaxmagic.document(cap, "graph"))
     nans = int(jnp.isnan(jnp.log(x * 2.0)).sum())  # JAX's answer
-    assert sentences[0] == (f"NaN first appears in log_of_double at log ({_at(log_of_double, 'NaN for')}): "
-                            f"{nans} NaN in its output, none in its inputs.")
+    assert sentences[0] == (
+        f"NaN first appears in log_of_double at log ({_at(log_of_double, 'NaN for')}): "
+        f"{nans} NaN in its output, none in its inputs."
+    )
     with jaxmagic.capture({}, values=True) as clean:
         jax.jit(log_of_double)(jnp.abs(x))
     assert _caption(jaxmagic.document(clean, "graph"))[-1] == "No NaN or Inf in any recorded value."
@@ -161,7 +167,10 @@ def test_values_under_the_users_debug_nans_find_a_masked_nan_and_leave_the_flag_
         jax.config.update("jax_debug_nans", False)
     assert not jnp.isnan(out).any()
     doc = jaxmagic.document(cap, "graph")
-    assert doc["caption"][0].startswith("NaN first appears in <lambda> at log") and doc["functions"][0].get("values_note") is None
+    assert (
+        doc["caption"][0].startswith("NaN first appears in <lambda> at log")
+        and doc["functions"][0].get("values_note") is None
+    )
 
 
 def test_values_that_stopped_early_never_claim_there_is_no_nan():
@@ -177,6 +186,7 @@ def test_values_that_stopped_early_never_claim_there_is_no_nan():
 
 # --- %%trace ------------------------------------------------------------------------------------
 
+
 def scaled(x, n):
     print("tracing scaled")  # a print at trace time
     return x * n
@@ -187,7 +197,7 @@ def test_timeline_tells_the_recompiles_and_the_hits():
 
     xs = [jnp.ones(3), jnp.ones(3), jnp.ones(4), jnp.ones(5)]  # made before: no eager compile inside
     compiles = []
-    listener = lambda name, secs, **kw: compiles.append(name) if name.endswith("backend_compile_duration") else None  # noqa: E731
+    listener = lambda name, secs, **kw: compiles.append(name) if name.endswith("backend_compile_duration") else None
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
         with jaxmagic.capture({}) as cap:
@@ -220,6 +230,7 @@ def test_timeline_names_a_static_argument_and_the_trace_time_print(capsys):
 
 # --- %%grad_graph -------------------------------------------------------------------------------
 
+
 def _jax_residuals(fn, first, *rest) -> list[tuple[str, int]]:
     """JAX's own residuals (`print_saved_residuals`) of `grad(fn)` (first argument differentiated,
     the rest closed over, as `jax.grad` does) as (aval, bytes), less Python-scalar literals, which
@@ -251,15 +262,19 @@ def test_grad_counts_residuals_as_jax_saves_them():
     mlp, remat = doc["entries"]
     for entry, fn, args in ((mlp, loss, (params, x)), (remat, remat_loss, (jnp.ones((4, 4)), jnp.ones((2, 4))))):
         theirs = _jax_residuals(fn, *args)
-        m = _one(sentences, rf"grad of {fn.__name__}: forward (\d+) eqns, backward (\d+) eqns; (\d+) residuals "
-                            rf"\((\d+) bytes\) saved between them(?:; (\d+) backward eqns recompute checkpointed work)?\.")
+        m = _one(
+            sentences,
+            rf"grad of {fn.__name__}: forward (\d+) eqns, backward (\d+) eqns; (\d+) residuals "
+            rf"\((\d+) bytes\) saved between them(?:; (\d+) backward eqns recompute checkpointed work)?\.",
+        )
         assert int(m[3]) == len(theirs) and int(m[4]) == sum(size for _, size in theirs)
         assert (int(m[1]), int(m[2])) == (entry["forward"]["n_eqns"], entry["backward"]["n_eqns"])
         assert int(m[5] or 0) == len(entry["recomputed"])
     assert remat["recomputed"]  # the checkpointed block is recomputed in the backward
     aval, size = max(_jax_residuals(loss, params, x), key=lambda t: t[1])
-    assert sentences[-1] == (f"The largest residual is {aval} ({size} bytes) in grad of loss, made by tanh "
-                             f"({_at(small_mlp, 'jnp.tanh')}).")
+    assert sentences[-1] == (
+        f"The largest residual is {aval} ({size} bytes) in grad of loss, made by tanh ({_at(small_mlp, 'jnp.tanh')})."
+    )
 
 
 def test_grad_names_the_nan_and_splits_a_jitted_step():
@@ -279,8 +294,11 @@ def test_grad_names_the_nan_and_splits_a_jitted_step():
     sentences = _caption(doc)
     assert sentences[0] == f"grad of nan_loss: NaN first appears at log in the forward ({_at(nan_loss, 'log of')})."
     jitted = next(e for e in doc["entries"] if e["origin"] == "jit")
-    m = _one(sentences, r"step: (\d+) forward, (\d+) backward and (\d+) other eqns; (\d+) residuals? \((.*)\) saved "
-                        r"between the passes\.")
+    m = _one(
+        sentences,
+        r"step: (\d+) forward, (\d+) backward and (\d+) other eqns; (\d+) residuals? \((.*)\) saved "
+        r"between the passes\.",
+    )
     t = jitted["totals"]
     assert [int(g) for g in m.groups()[:4]] == [t["n_forward"], t["n_backward"], t["n_other"], t["n_residuals"]]
     [outer] = jax.make_jaxpr(step)(params, x).jaxpr.eqns  # `step` is JAX's own jitted object: one jit eqn
@@ -288,6 +306,7 @@ def test_grad_names_the_nan_and_splits_a_jitted_step():
 
 
 # --- %%sharding ---------------------------------------------------------------------------------
+
 
 def _loss(w, x):
     return jnp.mean((x @ w) ** 2)
@@ -304,11 +323,12 @@ def test_sharding_says_how_the_batch_is_split_and_counts_the_all_reduce():
 
     ns = {"batch": batch, "w": w, "data_parallel_grad": data_parallel_grad}
     with jaxmagic.capture(ns, shardings=True) as cap:
-        exec("g = data_parallel_grad(w, batch)", ns)  # noqa: S102 - a notebook cell
+        exec("g = data_parallel_grad(w, batch)", ns)
     sentences = _caption(jaxmagic.document(cap, "sharding"))
     rows = batch.addressable_shards[0].data.shape[0]
-    assert sentences[0] == (f"batch f32[64,16] is split along 'data' over {len(batch.sharding.device_set)} devices: "
-                            f"{rows} rows each.")
+    assert sentences[0] == (
+        f"batch f32[64,16] is split along 'data' over {len(batch.sharding.device_set)} devices: {rows} rows each."
+    )
     assert w.sharding.is_fully_replicated and ns["g"].sharding.is_fully_replicated
     assert sentences[1] == "w and g are replicated: each of the 8 devices holds a full copy."  # inputs first
     _collectives_unknown_here(sentences)
@@ -323,11 +343,13 @@ def test_sharding_on_a_2d_mesh_blocks_and_gathers():
     gather = jax.jit(lambda v: v * 2, out_shardings=NamedSharding(mesh, P()))
     ns = {"a": a, "gather": gather}
     with jaxmagic.capture(ns, shardings=True) as cap:
-        exec("whole = gather(a)", ns)  # noqa: S102
+        exec("whole = gather(a)", ns)
     sentences = _caption(jaxmagic.document(cap, "sharding"))
     block = a.addressable_shards[0].data.shape
-    assert sentences[0] == (f"a f32[8,12] is split along 'x' (rows) and 'y' (columns) over 8 devices: "
-                            f"a f32[{block[0]},{block[1]}] block each.")
+    assert sentences[0] == (
+        f"a f32[8,12] is split along 'x' (rows) and 'y' (columns) over 8 devices: "
+        f"a f32[{block[0]},{block[1]}] block each."
+    )
     _collectives_unknown_here(sentences)
     theirs = _hlo_collectives(gather, a)
     listed = " and ".join(f"{n} {k}{'s' * (n != 1)}" for k, n in theirs.most_common())
@@ -336,10 +358,11 @@ def test_sharding_on_a_2d_mesh_blocks_and_gathers():
     double = jax.jit(lambda v: v + 1)
     ns = {"a": a, "double": double}
     with jaxmagic.capture(ns, shardings=True) as quiet:
-        exec("b = double(a)", ns)  # noqa: S102
+        exec("b = double(a)", ns)
     assert not _hlo_collectives(double, a)
-    assert "XLA inserted no collectives into <lambda>: no device exchanges data during the call." in \
-        _caption(jaxmagic.document(quiet, "sharding"))
+    assert "XLA inserted no collectives into <lambda>: no device exchanges data during the call." in _caption(
+        jaxmagic.document(quiet, "sharding")
+    )
 
 
 # --- %%prng -------------------------------------------------------------------------------------
@@ -368,6 +391,7 @@ def _jax_says_reuse(run) -> bool:
 def drawn_in_every_iteration(key):
     def body(c, _):
         return c + jr.normal(key, ()), None  # the outer key, every iteration
+
     return jax.lax.scan(body, 0.0, None, length=10)[0]
 
 
@@ -377,22 +401,26 @@ def test_keys_name_the_reused_key_and_its_lines(tmp_path):
     code = compile(REUSE_CELL, str(cell), "exec")
     ns = {"jr": jr}
     with jaxmagic.capture(ns) as cap:
-        exec(code, ns)  # noqa: S102
+        exec(code, ns)
     if _JAX_CHECKS_EAGER():  # JAX's checker is the oracle where it checks eager code (0.9 and later)
-        assert _jax_says_reuse(lambda: exec(code, {"jr": jr}))  # noqa: S102
+        assert _jax_says_reuse(lambda: exec(code, {"jr": jr}))
     sentences = _caption(jaxmagic.document(cap, "keys"))
-    assert sentences[0] == "key k1 was used twice: cell.py, lines 2 and 3 (normal and uniform draw the same random numbers)."
+    assert (
+        sentences[0]
+        == "key k1 was used twice: cell.py, lines 2 and 3 (normal and uniform draw the same random numbers)."
+    )
 
     ns = {"k": jr.key(6), "run": jax.jit(drawn_in_every_iteration)}
     with jaxmagic.capture(ns) as loop:
-        exec("total = run(k)", ns)  # noqa: S102
+        exec("total = run(k)", ns)
     if _JAX_CHECKS_EAGER():  # JAX 0.4's checker flags neither this nor eager reuse (checked on 0.4.38)
         assert _jax_says_reuse(lambda: jax.jit(drawn_in_every_iteration)(jr.key(6)))
     scan = next(e for e in jax.make_jaxpr(drawn_in_every_iteration)(jr.key(6)).eqns if e.primitive.name == "scan")
     line = _line(drawn_in_every_iteration, "the outer key")
     assert _caption(jaxmagic.document(loop, "keys"))[0] == (
         f"key k is made outside the loop and drawn from by normal on each of {scan.params['length']} iterations of "
-        f"the scan ({HERE}:{line}): every iteration gets the same numbers.")
+        f"the scan ({HERE}:{line}): every iteration gets the same numbers."
+    )
 
 
 def test_keys_clean_loop_is_folded_and_says_no_reuse():
@@ -414,12 +442,14 @@ def test_keys_clean_loop_is_folded_and_says_no_reuse():
     m = _one(sentences, r"The split loop \(split:\d+ → normal:\d+\) is folded into one node: ×(\d+) identical steps\.")
     assert int(m[1]) == run["length"] and steps - 3 <= run["length"] <= steps  # ends of the chain stay visible
     s = doc["summary"]
-    assert sentences[-1] == (f"{s['keys']} keys from 1 root: {s['consumed']} consumed once, "
-                             f"{s['unused']} never consumed.")
+    assert sentences[-1] == (
+        f"{s['keys']} keys from 1 root: {s['consumed']} consumed once, {s['unused']} never consumed."
+    )
     assert s["consumed"] == 2 * steps  # each step: one split, one normal
 
 
 # --- every kind: empty and errored cells, static views, wire form, failures, hostile names ---------
+
 
 def test_empty_and_errored_cells_get_one_sentence():
     with jaxmagic.capture({}) as empty:
@@ -429,10 +459,11 @@ def test_empty_and_errored_cells_get_one_sentence():
     with pytest.raises(ZeroDivisionError):
         with jaxmagic.capture({}) as failed:
             line = inspect.currentframe().f_lineno + 1
-            1 / 0  # noqa: B018
+            1 / 0
     for kind in KINDS:
         assert _caption(jaxmagic.document(failed, kind)) == [
-            f"The cell raised ZeroDivisionError: division by zero ({HERE}:{line})."]
+            f"The cell raised ZeroDivisionError: division by zero ({HERE}:{line})."
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -448,7 +479,7 @@ def test_static_views_show_the_caption_first(every_kind, kind):
     shown = f'<p class="jm-caption">{esc(" ".join(sentences))}</p>'
     assert shown in page and page.index(shown) < page.index("</b></p>") + 20  # right under the title
     text = text_summary(doc).split("\n")
-    assert text[1:1 + len(sentences)] == sentences
+    assert text[1 : 1 + len(sentences)] == sentences
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -484,7 +515,7 @@ def test_hostile_function_names_pass_as_data_and_are_escaped(name):
     for kind in ("graph", "timeline"):
         doc = jaxmagic.document(cap, kind)
         sentences = _caption(doc)
-        shown = name if len(name) <= words.NAME_CHARS else name[:words.NAME_CHARS - 1] + "…"
+        shown = name if len(name) <= words.NAME_CHARS else name[: words.NAME_CHARS - 1] + "…"
         assert any(s.startswith(shown + " ") for s in sentences), sentences  # the user's text, untouched
         page = fallback_html(doc)
         assert name[:20] not in page and "<script" not in page and "</script" not in page  # never as markup
@@ -514,11 +545,13 @@ def test_an_error_after_records_is_left_to_the_error_banner() -> None:
     """The header draws the error right above the caption: the caption keeps its figures."""
     with pytest.raises(ZeroDivisionError):
         with jaxmagic.capture({}) as cap:
+
             @jax.jit
             def before_error(x):
                 return x * 2
+
             before_error(jnp.ones(3))
-            1 / 0  # noqa: B018
+            1 / 0
     sentences = _caption(jaxmagic.document(cap, "graph"))
     assert sentences and not any("raised" in s for s in sentences), sentences
     assert any("before_error" in s and "1 eqn" in s for s in sentences), sentences

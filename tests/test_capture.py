@@ -56,7 +56,9 @@ def test_records_jax_jit_inside_the_block_and_from_jax_import_jit():
         b = jit(lambda x: x - 3)
         a(1.0)
         b(2.0)
-    assert [c.name for c in cap.calls] == ["test_records_jax_jit_inside_the_block_and_from_jax_import_jit.<locals>.<lambda>"] * 2
+    assert [c.name for c in cap.calls] == [
+        "test_records_jax_jit_inside_the_block_and_from_jax_import_jit.<locals>.<lambda>"
+    ] * 2
     assert not cap.calls[0].cache_hit and not cap.calls[1].cache_hit
     assert cap.calls[0].signature.args[0].weak_type  # a Python scalar is weakly typed
 
@@ -68,7 +70,10 @@ def test_static_args_kwargs_donation_and_pytrees():
         pytree_fn({"w": jnp.ones((2, 3)), "b": jnp.zeros(2)}, batch={"x": jnp.ones(3)})
     statics, donated, tree = (c.signature for c in cap.calls)
     assert [(a.path, a.aval, a.static) for a in statics.args] == [
-        ("x", "f32[2]", False), ("n", "3", True), ("mode", "'diff'", True)]
+        ("x", "f32[2]", False),
+        ("n", "3", True),
+        ("mode", "'diff'", True),
+    ]
     assert donated.args[0].donated
     assert [a.path for a in tree.args] == ["params['b']", "params['w']", "batch['x']"]
     assert all(c.jaxpr is not None for c in cap.calls)
@@ -91,8 +96,9 @@ def test_cache_hit_miss_and_phases_match_monitoring():
     assert cap.calls[0].artifacts is cap.calls[1].artifacts  # one set of artefacts per signature
     assert "stablehlo" in cap.calls[0].lowered_text or "func.func" in cap.calls[0].lowered_text
     # A JAX that compiles a program again for `Lowered.compile()` gets no compiled text, and says so.
-    assert cap.calls[0].compiled_text or any(n.startswith("compiled HLO and XLA's cost figures are left out")
-                                             for n in cap.notes)
+    assert cap.calls[0].compiled_text or any(
+        n.startswith("compiled HLO and XLA's cost figures are left out") for n in cap.notes
+    )
 
 
 def test_calls_under_transformations_and_nested_calls_are_not_separate_calls():
@@ -187,12 +193,13 @@ def test_nested_captures_record_into_the_inner_one_and_restore():
 
 
 def test_where_text_names_cell_lines_by_line_and_files_by_name():
-    """Notes and findings point at code as a reader sees it (the widgets' rule: widgets/source-text.js)."""
+    """Notes and findings point at code as a reader sees it (the widgets' rule: widgets/ui/source-text.js)."""
     from jaxmagic.capture.source import where_text
 
     assert where_text("/tmp/ipykernel_4242/526010223.py", 5) == "line 5"  # no IPython here: number unknown
-    assert where_text("/tmp/ipykernel_4242/526010223.py", 5, {"/tmp/ipykernel_4242/526010223.py": 7}) == \
-        "cell [7], line 5"
+    assert (
+        where_text("/tmp/ipykernel_4242/526010223.py", 5, {"/tmp/ipykernel_4242/526010223.py": 7}) == "cell [7], line 5"
+    )
     assert where_text("<ipython-input-3-abc>", 2) == "cell [3], line 2"  # IPython 7 names files by the count
     assert where_text("/site-packages/flax/linen/stochastic.py", 105) == "stochastic.py:105"
     assert where_text("/home/me/ipykernel_tools.py", 1) == "ipykernel_tools.py:1"

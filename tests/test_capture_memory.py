@@ -7,12 +7,12 @@ the closed-over array. Arrays are 4 MiB: big enough to tell apart from anything 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import io
 import sys
 import types
-import contextlib
 import weakref
 
 import jax
@@ -49,17 +49,22 @@ def _reachable_arrays(root: object) -> list:
     return found
 
 
-@pytest.mark.parametrize("magic, body", [
-    ("jaxpr", "y = f(jnp.ones(3))"),
-    ("trace", "y = f(jnp.ones(3))\ny = f(jnp.ones(4))"),
-    ("grad_graph", "y = jax.grad(lambda x: (x * big[:3]).sum() + f(x).sum())(jnp.ones(3))"),
-])
+@pytest.mark.parametrize(
+    "magic, body",
+    [
+        ("jaxpr", "y = f(jnp.ones(3))"),
+        ("trace", "y = f(jnp.ones(3))\ny = f(jnp.ones(4))"),
+        ("grad_graph", "y = jax.grad(lambda x: (x * big[:3]).sum() + f(x).sum())(jnp.ones(3))"),
+    ],
+)
 def test_a_kept_capture_does_not_keep_the_closed_over_array(magic_shell, magic, body):
     ip = magic_shell
     baseline = _live_bytes()
-    ip.run_cell("import jax, jax.numpy as jnp, weakref\n"
-                f"big = jnp.ones(({N},), jnp.float32)\nbig_ref = weakref.ref(big)\n"
-                "@jax.jit\ndef f(x):\n    return x + big.sum()\n")
+    ip.run_cell(
+        "import jax, jax.numpy as jnp, weakref\n"
+        f"big = jnp.ones(({N},), jnp.float32)\nbig_ref = weakref.ref(big)\n"
+        "@jax.jit\ndef f(x):\n    return x + big.sum()\n"
+    )
     with contextlib.redirect_stdout(io.StringIO()):
         result = ip.run_cell(f"%%{magic} -n kept\n{body}\n")
     assert result.success, result.error_in_exec
@@ -140,7 +145,8 @@ def test_prng_cell_does_not_keep_eager_samples(magic_shell):
         result = ip.run_cell(
             "%%prng -n keys_cap\nimport jax, gc, weakref\nk = jax.random.key(0)\nrefs = []\n"
             f"for i in range(4):\n    x = jax.random.normal(jax.random.fold_in(k, i), ({N},))\n"
-            "    refs.append(weakref.ref(x))\n    del x\ngc.collect()\nalive_in_cell = [r() is not None for r in refs]\n")
+            "    refs.append(weakref.ref(x))\n    del x\ngc.collect()\nalive_in_cell = [r() is not None for r in refs]\n"
+        )
     assert result.success, result.error_in_exec
     assert ip.user_ns["alive_in_cell"] == [False] * 4  # as without the magic: each sample freed when deleted
     cap = ip.user_ns["keys_cap"]

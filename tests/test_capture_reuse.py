@@ -91,8 +91,9 @@ def test_the_memos_hold_no_constant_and_no_jaxpr():
         caps.append(cap)
     closed = f.trace(jnp.ones(3)).jaxpr
     assert caps[0].calls[0].jaxpr is caps[1].calls[0].jaxpr  # the same stubbed copy, made once
-    assert caps[1].calls[0].jaxpr is not closed and isinstance(caps[1].calls[0].jaxpr.consts[0], type(
-        caps[0].calls[0].jaxpr.consts[0]))
+    assert caps[1].calls[0].jaxpr is not closed and isinstance(
+        caps[1].calls[0].jaxpr.consts[0], type(caps[0].calls[0].jaxpr.consts[0])
+    )
     sizes = len(buffers._STUBBED), len(findings._CONSTANT_SITES)
     del big, f, closed
     jax.clear_caches()

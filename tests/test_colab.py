@@ -35,12 +35,16 @@ MAGIC_CELLS = {
     "jaxpr": "f(jnp.arange(3.0))",
     "trace": "f(jnp.arange(4.0))\nf(jnp.arange(5.0))",
     "grad_graph": "g = jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0))",
-    "sharding": ("mesh = Mesh(np.array(jax.devices()), ('d',))\n"
-                 "xs = jax.device_put(jnp.arange(8.0 * len(jax.devices())), NamedSharding(mesh, P('d')))\n"
-                 "ys = jax.jit(lambda v: v * 2)(xs)"),
+    "sharding": (
+        "mesh = Mesh(np.array(jax.devices()), ('d',))\n"
+        "xs = jax.device_put(jnp.arange(8.0 * len(jax.devices())), NamedSharding(mesh, P('d')))\n"
+        "ys = jax.jit(lambda v: v * 2)(xs)"
+    ),
     "prng": "k1, k2 = jax.random.split(jax.random.key(0))\nz = jax.random.normal(k1, (3,))",
 }
-VERSIONS = "import IPython, ipywidgets, traitlets\nprint(IPython.__version__, ipywidgets.__version__, traitlets.__version__)"
+VERSIONS = (
+    "import IPython, ipywidgets, traitlets\nprint(IPython.__version__, ipywidgets.__version__, traitlets.__version__)"
+)
 KINDS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding", "prng": "keys"}
 
 
@@ -62,8 +66,9 @@ def _check_output(magic: str, data: dict, state: dict | None) -> None:
     plain, page = data.get("text/plain", ""), data.get("text/html", "")
     assert plain.startswith(f"%%{magic}"), f"%%{magic}: text/plain is {plain[:120]!r}"
     title = plain.split("\n", 1)[0]
-    assert html.escape(title, quote=False) in page or html.escape(title) in page, \
+    assert html.escape(title, quote=False) in page or html.escape(title) in page, (
         f"%%{magic}: text/html has no summary titled {title!r}: {page[:200]!r}"
+    )
     assert "data:image/svg+xml;base64," in page, f"%%{magic}: text/html has no picture: {page[:300]!r}"
 
 
@@ -101,11 +106,14 @@ def test_every_magic_shows_widget_and_fallbacks_in_a_kernel(tmp_path):
     nbclient = pytest.importorskip("nbclient")
     from nbformat.v4 import new_code_cell, new_notebook
 
-    nb = new_notebook(cells=[new_code_cell(SETUP)]
-                      + [new_code_cell(f"%%{magic}\n{body}") for magic, body in MAGIC_CELLS.items()]
-                      + [new_code_cell(VERSIONS)])
-    nbclient.NotebookClient(nb, timeout=240, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(ROOT)}}).execute()
+    nb = new_notebook(
+        cells=[new_code_cell(SETUP)]
+        + [new_code_cell(f"%%{magic}\n{body}") for magic, body in MAGIC_CELLS.items()]
+        + [new_code_cell(VERSIONS)]
+    )
+    nbclient.NotebookClient(
+        nb, timeout=240, kernel_name="python3", store_widget_state=True, resources={"metadata": {"path": str(ROOT)}}
+    ).execute()
     state = nb.metadata["widgets"][WIDGET_STATE]["state"]
     versions = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
     assert versions.split() == _versions(), "the kernel runs another environment than this test"
@@ -120,7 +128,7 @@ def test_every_magic_shows_widget_and_fallbacks_in_a_kernel(tmp_path):
             assert doc.get("cells") and cell.execution_count in doc["cells"].values(), (magic, doc.get("cells"))
     from jaxmagic.export import notebook_html  # the saved ipywidgets 7 state exports as 8's does
 
-    assert notebook_html(nb).count("<script type=\"application/json\" data-jaxmagic-doc>") == len(MAGIC_CELLS)
+    assert notebook_html(nb).count('<script type="application/json" data-jaxmagic-doc>') == len(MAGIC_CELLS)
     prng = nb.cells[1 + list(MAGIC_CELLS).index("prng")]
     text = next(o for o in prng.outputs if o.output_type == "display_data")["data"]["text/plain"]
     assert f"cell [{prng.execution_count}], line 2" in text, text

@@ -31,28 +31,44 @@ def _single(fn, *args):
 A = jnp.ones((100, 50))
 CONV = [
     ("same", lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "SAME"), (2, 3, 10, 10), (5, 3, 3, 3)),
-    ("valid_grouped", lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "VALID", feature_group_count=2),
-     (2, 4, 10, 10), (6, 2, 3, 3)),
-    ("transposed", lambda x, k: lax.conv_general_dilated(x, k, (1, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2)),
-     (1, 3, 6, 6), (4, 3, 3, 3)),
-    ("strided_dilated",
-     lambda x, k: lax.conv_general_dilated(x, k, (2, 2), ((2, 1), (0, 2)), rhs_dilation=(2, 1)),
-     (1, 3, 9, 7), (4, 3, 3, 2)),
-    ("batch_grouped", lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "VALID", batch_group_count=2),
-     (4, 3, 6, 6), (4, 3, 3, 3)),
+    (
+        "valid_grouped",
+        lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "VALID", feature_group_count=2),
+        (2, 4, 10, 10),
+        (6, 2, 3, 3),
+    ),
+    (
+        "transposed",
+        lambda x, k: lax.conv_general_dilated(x, k, (1, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2)),
+        (1, 3, 6, 6),
+        (4, 3, 3, 3),
+    ),
+    (
+        "strided_dilated",
+        lambda x, k: lax.conv_general_dilated(x, k, (2, 2), ((2, 1), (0, 2)), rhs_dilation=(2, 1)),
+        (1, 3, 9, 7),
+        (4, 3, 3, 2),
+    ),
+    (
+        "batch_grouped",
+        lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "VALID", batch_group_count=2),
+        (4, 3, 6, 6),
+        (4, 3, 3, 3),
+    ),
     ("1d", lambda x, k: lax.conv_general_dilated(x, k, (1,), "SAME"), (2, 3, 17), (4, 3, 5)),
 ]
 
 
 def test_dot_64():
     est, xla = _single(lambda a, b: a @ b, jnp.ones((64, 64)), jnp.ones((64, 64)))
-    assert est.flops == xla["flops"] == 2 * 64 ** 3
+    assert est.flops == xla["flops"] == 2 * 64**3
     assert est.bytes == xla["bytes accessed"] == 3 * 64 * 64 * 4
 
 
 def test_batched_dot_general():
-    est, xla = _single(lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
-                       jnp.ones((4, 8, 16)), jnp.ones((4, 16, 32)))
+    est, xla = _single(
+        lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), jnp.ones((4, 8, 16)), jnp.ones((4, 16, 32))
+    )
     assert est.flops == xla["flops"] == 2 * 4 * 8 * 32 * 16
     assert est.bytes == xla["bytes accessed"]
 
@@ -67,34 +83,42 @@ def test_convolution(name, fn, lhs, rhs):
 
 def test_conv_nhwc_bytes_equal():
     nhwc = ("NHWC", "HWIO", "NHWC")
-    est, xla = _single(lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=nhwc),
-                       jnp.ones((2, 10, 10, 3)), jnp.ones((3, 3, 3, 5)))
+    est, xla = _single(
+        lambda x, k: lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=nhwc),
+        jnp.ones((2, 10, 10, 3)),
+        jnp.ones((3, 3, 3, 5)),
+    )
     assert est.flops == xla["flops"] and est.bytes == xla["bytes accessed"]
 
 
-@pytest.mark.parametrize("fn", [lambda a: a.sum(), lambda a: a.sum(0), lambda a: a.max(1)],
-                         ids=["all", "axis0", "max1"])
+@pytest.mark.parametrize(
+    "fn", [lambda a: a.sum(), lambda a: a.sum(0), lambda a: a.max(1)], ids=["all", "axis0", "max1"]
+)
 def test_reductions(fn):
     est, xla = _single(fn, A)
     out = fn(A).size
     assert est.flops == A.size - out  # n - m binary ops
     if xla["flops"] != A.size - out:  # the XLA of JAX 0.4 counts a padded reduction tree: no oracle for n - m
-        pytest.skip(f"XLA's own count of a reduction on JAX {jax.__version__} is {xla['flops']:.0f} flops and "
-                    f"{xla['bytes accessed']:.0f} bytes (a padded tree), not n - m = {A.size - out}")
+        pytest.skip(
+            f"XLA's own count of a reduction on JAX {jax.__version__} is {xla['flops']:.0f} flops and "
+            f"{xla['bytes accessed']:.0f} bytes (a padded tree), not n - m = {A.size - out}"
+        )
     assert est.flops == xla["flops"]
     assert est.bytes == xla["bytes accessed"]
 
 
-@pytest.mark.parametrize("fn", [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a / b, jnp.maximum],
-                         ids=["add", "mul", "div", "max"])
+@pytest.mark.parametrize(
+    "fn", [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a / b, jnp.maximum], ids=["add", "mul", "div", "max"]
+)
 def test_elementwise(fn):
     est, xla = _single(fn, A, A)
     assert est.flops == xla["flops"] == A.size
     assert est.bytes == xla["bytes accessed"] == 3 * A.size * 4
 
 
-@pytest.mark.parametrize("fn", [jnp.exp, jnp.tanh, jnp.log, jnp.sqrt, jnp.sin],
-                         ids=["exp", "tanh", "log", "sqrt", "sin"])
+@pytest.mark.parametrize(
+    "fn", [jnp.exp, jnp.tanh, jnp.log, jnp.sqrt, jnp.sin], ids=["exp", "tanh", "log", "sqrt", "sin"]
+)
 def test_transcendental(fn):
     est, xla = _single(fn, A)
     assert est.flops == xla.get("flops", 0) == 0  # XLA counts these as transcendentals only

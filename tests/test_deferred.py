@@ -15,8 +15,8 @@ import pytest
 
 import jaxmagic
 from jaxmagic.api import _widget
-from jaxmagic.model.on_demand import OnDemand
 from jaxmagic.model.graph import graph_document
+from jaxmagic.model.on_demand import OnDemand
 from jaxmagic.views.requests import answer
 
 
@@ -52,8 +52,11 @@ def test_widget_document_defers_levels_and_the_answer_equals_the_eager_document(
         assert "levels" not in lazy_fn and "cost" not in lazy_fn
         assert not any("shlo" in n or "hlo" in n for n in lazy_fn["nodes"])
         assert eager_fn["levels"]["stablehlo"]["text"] and eager_fn["levels"]["hlo"]["text"]
-        data = _decoded(answer(on_demand.handlers, {"jm": "request", "id": 7, "what": "levels",
-                                                    "args": {"function": lazy_fn["id"]}}))
+        data = _decoded(
+            answer(
+                on_demand.handlers, {"jm": "request", "id": 7, "what": "levels", "args": {"function": lazy_fn["id"]}}
+            )
+        )
         assert data["levels"] == eager_fn["levels"]
         assert data["cost"] == json.loads(json.dumps(eager_fn["cost"]))
         assert data["shlo"] == [n.get("shlo") for n in eager_fn["nodes"]]
@@ -74,7 +77,9 @@ def test_exported_pages_and_documents_carry_everything(cap):
 def test_bad_requests_get_sentences_not_tracebacks(cap):
     on_demand = OnDemand()
     graph_document(cap, on_demand=on_demand)
-    content, buffers = answer(on_demand.handlers, {"jm": "request", "id": 1, "what": "levels", "args": {"function": "f99"}})
+    content, buffers = answer(
+        on_demand.handlers, {"jm": "request", "id": 1, "what": "levels", "args": {"function": "f99"}}
+    )
     assert content == {"jm": "reply", "id": 1, "ok": False, "error": content["error"]} and not buffers
     assert "no function 'f99'" in content["error"]
     content, _ = answer(on_demand.handlers, {"jm": "request", "id": 2, "what": "nonsense", "args": {}})
@@ -89,7 +94,9 @@ def test_a_handler_that_fails_answers_with_its_error():
     def broken(args):
         raise RuntimeError("HLO <b>gone</b>")
 
-    content, buffers = answer({"levels": broken}, {"jm": "request", "id": 5, "what": "levels", "args": {"function": "f0"}})
+    content, buffers = answer(
+        {"levels": broken}, {"jm": "request", "id": 5, "what": "levels", "args": {"function": "f0"}}
+    )
     assert content["ok"] is False and "RuntimeError: HLO <b>gone</b>" in content["error"] and not buffers
 
 

@@ -17,11 +17,13 @@ import jaxmagic
 from jaxmagic.capture import grad_patch, jit_patch, key_patch, session
 
 ORIGINAL_JIT, ORIGINAL_GRAD, ORIGINAL_NORMAL = jax.jit, jax.grad, jax.random.normal
-CELL = ("%%jaxpr --name fcap\n"
-        "import jax, jax.numpy as jnp\n"
-        "print('ran')\n"
-        "g = jax.jit(lambda x: jnp.sin(x) * 2)\n"
-        "float(g(jnp.ones(3)).sum())\n")
+CELL = (
+    "%%jaxpr --name fcap\n"
+    "import jax, jax.numpy as jnp\n"
+    "print('ran')\n"
+    "g = jax.jit(lambda x: jnp.sin(x) * 2)\n"
+    "float(g(jnp.ones(3)).sum())\n"
+)
 EXPECTED = float(jax.numpy.sum(jax.numpy.sin(jax.numpy.ones(3)) * 2))
 
 
@@ -70,8 +72,9 @@ STAGES = [  # (what is broken, where, what the box says; None: the view is drawn
 
 
 @pytest.mark.parametrize("stage,where,says", STAGES, ids=[s[0] for s in STAGES])
-def test_a_failure_in_a_stage_is_a_box_and_the_cell_is_untouched(magic_shell, capsys, monkeypatch, shown,
-                                                                 stage, where, says):
+def test_a_failure_in_a_stage_is_a_box_and_the_cell_is_untouched(
+    magic_shell, capsys, monkeypatch, shown, stage, where, says
+):
     owner, name = where
     if owner is None and name == "graph":
         from jaxmagic import model
@@ -110,11 +113,16 @@ def test_a_part_that_cannot_be_drawn_costs_that_part(magic_shell, monkeypatch, s
     from jaxmagic.model import graph
 
     real = graph.function_graph
-    monkeypatch.setattr(graph, "function_graph", lambda fid, name, *a, **k: _boom() if name.endswith("bad")
-                        else real(fid, name, *a, **k))
-    cell = ("%%jaxpr --name pcap\nimport jax, jax.numpy as jnp\n"
-            "def bad(x):\n    return x + 1\n"
-            "jax.jit(bad)(1.0)\njax.jit(jnp.cos)(1.0)\n")
+    monkeypatch.setattr(
+        graph,
+        "function_graph",
+        lambda fid, name, *a, **k: _boom() if name.endswith("bad") else real(fid, name, *a, **k),
+    )
+    cell = (
+        "%%jaxpr --name pcap\nimport jax, jax.numpy as jnp\n"
+        "def bad(x):\n    return x + 1\n"
+        "jax.jit(bad)(1.0)\njax.jit(jnp.cos)(1.0)\n"
+    )
     assert _run(magic_shell, cell).success
     doc = jaxmagic.document(magic_shell.user_ns["pcap"], "graph")
     assert [f["name"] for f in doc["functions"]] == ["cos"]
@@ -131,10 +139,12 @@ def test_the_users_exception_survives_our_failure(magic_shell, monkeypatch, show
 
 
 def test_nothing_of_ours_in_the_users_traceback(magic_shell, shown):
-    cell = ("%%prng\nimport jax, jax.numpy as jnp\n"
-            "k = jax.random.key(0)\n"
-            "h = jax.jit(lambda a, b: a @ b)\n"
-            "h(jax.random.normal(k, (2, 3)), jnp.ones((4, 5)))\n")
+    cell = (
+        "%%prng\nimport jax, jax.numpy as jnp\n"
+        "k = jax.random.key(0)\n"
+        "h = jax.jit(lambda a, b: a @ b)\n"
+        "h(jax.random.normal(k, (2, 3)), jnp.ones((4, 5)))\n"
+    )
     result = _run(magic_shell, cell)
     error = result.error_in_exec
     assert isinstance(error, TypeError)
@@ -153,12 +163,14 @@ def test_without_jax_load_ext_says_so_and_registers_nothing(tmp_path):
     import subprocess
     import sys
 
-    script = ("import sys\nsys.modules['jax'] = None  # import jax raises ImportError\n"
-              "import jaxmagic\n"
-              "class Shell:\n    def register_magics(self, m):\n        raise AssertionError('registered')\n"
-              "jaxmagic.load_ipython_extension(Shell())\n"
-              "print(jaxmagic.Capture.__name__, jaxmagic.to_html.__name__)\n"
-              "try:\n    jaxmagic.capture()\nexcept ImportError as exc:\n    print('capture:', exc)\n")
+    script = (
+        "import sys\nsys.modules['jax'] = None  # import jax raises ImportError\n"
+        "import jaxmagic\n"
+        "class Shell:\n    def register_magics(self, m):\n        raise AssertionError('registered')\n"
+        "jaxmagic.load_ipython_extension(Shell())\n"
+        "print(jaxmagic.Capture.__name__, jaxmagic.to_html.__name__)\n"
+        "try:\n    jaxmagic.capture()\nexcept ImportError as exc:\n    print('capture:', exc)\n"
+    )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "jaxmagic needs JAX" in run.stderr and "pip install jax" in run.stderr
@@ -186,9 +198,16 @@ def test_bad_input_gets_a_clear_message_and_the_cell_does_not_run(magic_shell, m
     _assert_clean()
 
 
-@pytest.mark.parametrize("magic,says", [("jaxpr", "nothing was recorded"), ("trace", "0 calls"),
-                                        ("grad_graph", "nothing was differentiated"),
-                                        ("sharding", ("0 jitted functions", "no arrays and no jitted calls")), ("prng", "no PRNG keys")])
+@pytest.mark.parametrize(
+    "magic,says",
+    [
+        ("jaxpr", "nothing was recorded"),
+        ("trace", "0 calls"),
+        ("grad_graph", "nothing was differentiated"),
+        ("sharding", ("0 jitted functions", "no arrays and no jitted calls")),
+        ("prng", "no PRNG keys"),
+    ],
+)
 def test_a_cell_without_jax_gets_a_friendly_view(magic_shell, magic, says, shown):
     # (%%sharding also lists the arrays earlier cells of this shared shell left bound)
     assert _run(magic_shell, f"%%{magic}\nz = 2 + 2\n").success
@@ -200,8 +219,7 @@ def test_a_cell_without_jax_gets_a_friendly_view(magic_shell, magic, says, shown
 
 
 def test_a_capture_nested_in_a_magic_cell_records_and_restores(magic_shell, shown):
-    cell = ("%%jaxpr\nimport jaxmagic, jax\nwith jaxmagic.capture() as inner:\n"
-            "    jax.jit(lambda x: x * 3)(2.0)\n")
+    cell = "%%jaxpr\nimport jaxmagic, jax\nwith jaxmagic.capture() as inner:\n    jax.jit(lambda x: x * 3)(2.0)\n"
     assert _run(magic_shell, cell).success
     assert len(magic_shell.user_ns["inner"].calls) == 1  # the innermost capture records the call
     _assert_clean()
@@ -217,7 +235,7 @@ def test_calls_from_other_threads_pass_through_and_the_capture_stays_whole(magic
     stop, results, errors = threading.Event(), [], []
 
     def background() -> None:
-        key, square = jax.random.key(1), jax.grad(lambda x: (x ** 2).sum())
+        key, square = jax.random.key(1), jax.grad(lambda x: (x**2).sum())
         try:
             while not stop.is_set():
                 call = magic_shell.user_ns["worker"]  # the recorded stand-in while a cell runs
@@ -225,14 +243,16 @@ def test_calls_from_other_threads_pass_through_and_the_capture_stays_whole(magic
                 if len(results) % 10 == 0:
                     key, sub = jax.random.split(key)
                     square(jax.random.normal(sub, (2,)))
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+        except Exception as exc:
             errors.append(exc)
 
     thread = threading.Thread(target=background, daemon=True)
     thread.start()
     try:
-        cell = ("%%trace --name tcap\nimport time, jax.numpy as jnp\n"
-                "for n in range(20):\n    worker(jnp.arange(4.0) + n)\n    time.sleep(0.005)  # the worker runs meanwhile\n")
+        cell = (
+            "%%trace --name tcap\nimport time, jax.numpy as jnp\n"
+            "for n in range(20):\n    worker(jnp.arange(4.0) + n)\n    time.sleep(0.005)  # the worker runs meanwhile\n"
+        )
         assert _run(magic_shell, cell).success
         cell = "%%prng --name kcap\nimport jax, time\njax.random.normal(jax.random.key(7))\ntime.sleep(0.1)\n"
         assert _run(magic_shell, cell).success
@@ -252,8 +272,9 @@ def _interrupt(*args, **kwargs):
 
 
 @pytest.mark.parametrize("where", ["stopping", "building the view"])
-def test_ctrl_c_after_the_cell_finished_is_one_line_and_the_cell_stays_finished(magic_shell, capsys, monkeypatch,
-                                                                               shown, where):
+def test_ctrl_c_after_the_cell_finished_is_one_line_and_the_cell_stays_finished(
+    magic_shell, capsys, monkeypatch, shown, where
+):
     """Ctrl-C while the view is built (the cell's code has finished): the cell's result stands, no
     traceback, one line where the view would be, every hook undone."""
     if where == "stopping":
@@ -273,8 +294,9 @@ def test_ctrl_c_after_the_cell_finished_is_one_line_and_the_cell_stays_finished(
     captured = capsys.readouterr()
     assert captured.out.startswith("ran") and "Traceback" not in captured.err + captured.out
     lines = [o for o in shown if isinstance(o, dict) and "text/plain" in o]
-    assert [o["text/plain"] for o in lines] == ["%%jaxpr: view interrupted (Ctrl-C while it was being built); "
-                                                "the cell itself finished."]
+    assert [o["text/plain"] for o in lines] == [
+        "%%jaxpr: view interrupted (Ctrl-C while it was being built); the cell itself finished."
+    ]
     monkeypatch.undo()
     _assert_clean()
 
@@ -295,7 +317,7 @@ def test_a_printed_traceback_shows_at_most_one_frame_of_jaxmagic():
     def own_frames(run) -> list[str]:
         try:
             run()
-        except Exception:  # noqa: BLE001 - the user's error, printed as a user would
+        except Exception:
             text = traceback.format_exc()
         else:
             raise AssertionError("the program was meant to raise")

@@ -83,6 +83,7 @@ def closure_fn():
     @jax.jit
     def f(x):
         return x * inside  # closure-use
+
     return f
 
 
@@ -97,6 +98,7 @@ def made_inside(x):
 
 
 # -- baked constants ------------------------------------------------------------------------
+
 
 def test_jnp_global_is_named_with_shape_size_and_line():
     [found] = baked_constants(jnp_global, jaxpr_of(jnp_global, jnp.ones(4)))
@@ -132,8 +134,11 @@ def test_python_float_global_is_probably_a_literal():
 def test_pytree_leaves_and_helper_globals_are_named():
     found = baked_constants(pytree_and_helper, jaxpr_of(pytree_and_helper, jnp.ones(4)))
     messages = {f.message.split(" is baked")[0]: f for f in found}
-    assert set(messages) == {"`PARAMS['w']` (global, f32[4,4], 64 bytes)", "`PARAMS['b']` (global, f32[4], 16 bytes)",
-                             "`BIAS` (global read by uses_bias, f32[3], 12 bytes)"}
+    assert set(messages) == {
+        "`PARAMS['w']` (global, f32[4,4], 64 bytes)",
+        "`PARAMS['b']` (global, f32[4], 16 bytes)",
+        "`BIAS` (global read by uses_bias, f32[3], 12 bytes)",
+    }
     assert messages["`PARAMS['w']` (global, f32[4,4], 64 bytes)"].source.line == line_of("pytree-use")
     assert messages["`BIAS` (global read by uses_bias, f32[3], 12 bytes)"].source.line == line_of("bias-use")
 
@@ -167,6 +172,7 @@ def test_arrays_and_0d_arrays_are_named_in_both_constant_modes(simplified):
     previous = jax.config.jax_use_simplified_jaxpr_constants
     jax.config.update("jax_use_simplified_jaxpr_constants", simplified)
     try:
+
         @jax.jit
         def f(x):
             return (TABLE @ x) * ZERO_D
@@ -177,7 +183,9 @@ def test_arrays_and_0d_arrays_are_named_in_both_constant_modes(simplified):
         assert simplified or closed.consts
         found = baked_constants(f, closed)
         assert [x.message.split(" is baked")[0] for x in found] == [
-            "`TABLE` (global, f32[3,4], 48 bytes)", "`ZERO_D` (global, f32[], 4 bytes)"]
+            "`TABLE` (global, f32[3,4], 48 bytes)",
+            "`ZERO_D` (global, f32[], 4 bytes)",
+        ]
     finally:
         jax.config.update("jax_use_simplified_jaxpr_constants", previous)
 
@@ -231,6 +239,7 @@ def test_unused_scalar_globals_and_trivial_values_are_not_reported():
 
 
 # -- unrolled loops -------------------------------------------------------------------------
+
 
 def python_loop(x):
     for i in range(100):  # loop-header
@@ -371,7 +380,7 @@ def layer(p, h):
 def layered_loss(params, x):
     for p in params:  # layers-loop
         x = layer(p, x)
-    return jnp.mean(x ** 2)
+    return jnp.mean(x**2)
 
 
 def test_loop_over_layers_is_reported_at_the_loop_once():
@@ -387,8 +396,9 @@ def test_loop_inside_a_scan_body_is_found_there():
             carry = jnp.sin(carry) * 1.01
         return carry, None
 
-    [found] = unrolled_loops(jaxpr_of(jax.jit(lambda x: jax.lax.scan(body, x, None, length=5)[0]), jnp.ones(3)),
-                             min_eqns=20)
+    [found] = unrolled_loops(
+        jaxpr_of(jax.jit(lambda x: jax.lax.scan(body, x, None, length=5)[0]), jnp.ones(3)), min_eqns=20
+    )
     assert found.source.line == line_of("scan-inner-loop")
     assert " ran 16 times" in found.message
 
@@ -424,10 +434,12 @@ def test_large_unrolled_loop_is_a_warning():
 
 # -- a model written the recommended way -------------------------------------------------
 
+
 def init_mlp(key, sizes):
     keys = jax.random.split(key, len(sizes) - 1)
-    return [{"w": jax.random.normal(k, (m, n)) * 0.1, "b": jnp.zeros(n)}
-            for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+    return [
+        {"w": jax.random.normal(k, (m, n)) * 0.1, "b": jnp.zeros(n)} for k, m, n in zip(keys, sizes[:-1], sizes[1:])
+    ]
 
 
 def mlp_apply(params, x):
@@ -460,8 +472,10 @@ def test_failures_become_notes_not_exceptions(monkeypatch):
         monkeypatch.setattr(findings, memo, findings.JaxprMemo())
     found, notes = jaxpr_findings(jnp_global, jaxpr_of(jnp_global, jnp.ones(4)))
     assert found == []
-    assert notes == ["jnp_global: baked constants not checked: RuntimeError: moved",
-                     "jnp_global: unrolled loops not checked: RuntimeError: moved"]
+    assert notes == [
+        "jnp_global: baked constants not checked: RuntimeError: moved",
+        "jnp_global: unrolled loops not checked: RuntimeError: moved",
+    ]
 
 
 def test_real_10k_eqn_program_gives_one_loop_finding():

@@ -9,7 +9,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.capture.record import Finding
@@ -98,7 +99,9 @@ def test_view_findings_are_put_on_the_capture_once():
     topics = {model_findings.topic(f) for f in cap.findings}
     assert {"grad", "sharding"} <= topics
     # a view's own topic stays in its view: the timeline does not list residual memory
-    assert not [x for x in jaxmagic.document(cap, "timeline")["findings"] if x["kind"] in ("replicated", "residual_memory")]
+    assert not [
+        x for x in jaxmagic.document(cap, "timeline")["findings"] if x["kind"] in ("replicated", "residual_memory")
+    ]
 
 
 def test_a_reused_key_is_on_the_capture_and_in_the_key_tree_and_timeline():

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import jaxmagic
-from jaxmagic.capture import grad_patch
 from tests.test_grads import jax_saved_residuals, our_residuals
 
 NAMES = ("grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian")
@@ -27,7 +26,7 @@ def loss(w, x):
 
 def loss_aux(w, x):
     h = jnp.tanh(x @ w)
-    return jnp.sum(h ** 2), {"mean": jnp.mean(h)}
+    return jnp.sum(h**2), {"mean": jnp.mean(h)}
 
 
 def layer(w, x):
@@ -93,13 +92,13 @@ def test_each_kind_recorded_with_identical_results(case):
     else:  # forward mode: no backward pass, one program pushing tangents
         assert rec.split is None and rec.error is None and rec.tangent is not None
         assert len(rec.tangent.diff_leaves) == len(argnums)
-        tangent_avals = [v.aval.str_short() for v in rec.tangent.program.jaxpr.invars[rec.tangent.n_inputs:]]
+        tangent_avals = [v.aval.str_short() for v in rec.tangent.program.jaxpr.invars[rec.tangent.n_inputs :]]
         assert tangent_avals == [["float32[3,2]", "float32[4,3]"][n] for n in argnums]
     assert not [n for n in cap.notes if "jax_explain_cache_misses" not in n]  # that one is about this JAX
 
 
 def test_keywords_of_the_originals_pass_through():
-    f = lambda z: jnp.abs(z) ** 2  # noqa: E731
+    f = lambda z: jnp.abs(z) ** 2
     z = jnp.array(1.0 + 2.0j)
     expected = jax.grad(f, holomorphic=False, allow_int=False)(z)
     with jaxmagic.capture({}, grads=True) as cap:

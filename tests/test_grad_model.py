@@ -42,7 +42,7 @@ def mlp_loss(params, x):
     h = x
     for name in ("w1", "w2", "w3"):
         h = jnp.tanh(h @ params[name] + params["b"])
-    return jnp.mean(h ** 2)
+    return jnp.mean(h**2)
 
 
 def mlp_args():
@@ -50,12 +50,6 @@ def mlp_args():
     params = {f"w{i + 1}": jax.random.normal(k, (6, 6)) * 0.3 for i, k in enumerate(ks)}
     params["b"] = jnp.full(6, 0.1)
     return params, jax.random.normal(jax.random.key(1), (4, 6))
-
-
-
-
-
-
 
 
 def remat_args():
@@ -80,20 +74,37 @@ def custom_jvp_args():
     return {"w": jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)}, jnp.ones((2, 4))
 
 
-CASES = {"mlp": (mlp_loss, mlp_args), "transformer_block": (block_loss, block_args), "remat": (remat_loss, remat_args),
-         "tanh_chain": (tanh_chain, tanh_args), "custom_jvp": (custom_jvp_loss, custom_jvp_args)}
+CASES = {
+    "mlp": (mlp_loss, mlp_args),
+    "transformer_block": (block_loss, block_args),
+    "remat": (remat_loss, remat_args),
+    "tanh_chain": (tanh_chain, tanh_args),
+    "custom_jvp": (custom_jvp_loss, custom_jvp_args),
+}
 
 
 def arg_specs(names, args) -> tuple[ArgSpec, ...]:
     """One spec per leaf, named as the capture names arguments (`params['w1']`)."""
-    return tuple(ArgSpec(path=name + jax.tree_util.keystr(kp), aval=jax_compat.short_aval(jax_compat.aval_of(leaf)))
-                 for name, value in zip(names, args) for kp, leaf in jax.tree_util.tree_flatten_with_path(value)[0])
+    return tuple(
+        ArgSpec(path=name + jax.tree_util.keystr(kp), aval=jax_compat.short_aval(jax_compat.aval_of(leaf)))
+        for name, value in zip(names, args)
+        for kp, leaf in jax.tree_util.tree_flatten_with_path(value)[0]
+    )
 
 
 def grad_call(f, args, name=None, names=("params", "x"), index=0, specs=True, split=None) -> GradCall:
-    return GradCall(index=index, kind="grad", name=name or f.__name__, source=None, call_site=None, argnums=(0,),
-                    has_aux=False, args=arg_specs(names, args) if specs else (), traced=False,
-                    split=split if split is not None else grad_split(f, args))
+    return GradCall(
+        index=index,
+        kind="grad",
+        name=name or f.__name__,
+        source=None,
+        call_site=None,
+        argnums=(0,),
+        has_aux=False,
+        args=arg_specs(names, args) if specs else (),
+        traced=False,
+        split=split if split is not None else grad_split(f, args),
+    )
 
 
 def split_entry(f, args, **kw) -> dict:
@@ -105,8 +116,9 @@ def split_entry(f, args, **kw) -> dict:
 def jax_residuals(f, *args) -> collections.Counter:
     """JAX's residuals as avals, less those "from a literal": a constant known at trace time stays
     inline in the backward eqn that reads it (see docs/design.md), so no memory holds it."""
-    return collections.Counter(jax_compat.short_aval(aval) for aval, src in saved_residuals(f, *args)
-                               if src != "from a literal")
+    return collections.Counter(
+        jax_compat.short_aval(aval) for aval, src in saved_residuals(f, *args) if src != "from a literal"
+    )
 
 
 def nbytes(aval_text: str) -> int:
@@ -181,8 +193,10 @@ def test_checkpointed_block_marks_recomputed_backward_nodes():
     # recomputation happens inside the backward's checkpoint body, never at its top level
     assert all(bwd_nodes[n]["group"] != entry["backward"]["root"] for n in entry["recomputed"])
     owners = {groups[bwd_nodes[n]["group"]]["node"] for n in entry["recomputed"]}
-    assert all(bwd_nodes[o]["prim"] in ("remat2", "checkpoint") or bwd_nodes[o]["group"] != entry["backward"]["root"]
-               for o in owners)
+    assert all(
+        bwd_nodes[o]["prim"] in ("remat2", "checkpoint") or bwd_nodes[o]["group"] != entry["backward"]["root"]
+        for o in owners
+    )
     # what is recomputed is forward work of the checkpointed body, and never the user's sin itself: its
     # output is "a", which the policy saves (its derivative cos is recomputed, as is -sin for the cos)
     users = by_id(entry["user_ops"])
@@ -216,10 +230,30 @@ def test_calls_sharing_a_split_are_one_entry_and_errors_are_notes():
     params, x = mlp_args()
     first = grad_call(mlp_loss, (params, x))
     again = grad_call(mlp_loss, (params, x), index=1, split=first.split)
-    failed = GradCall(index=2, kind="vjp", name="broken", source=None, argnums=(0,), has_aux=False, args=(),
-                      traced=False, call_site=SourceLocation("cell.py", 7), error="TypeError: not differentiable")
-    stray = GradCall(index=3, kind="grad", name="per_example", source=None, call_site=None, argnums=(0,),
-                     has_aux=False, args=(), traced=True, batch="vmap over 32")
+    failed = GradCall(
+        index=2,
+        kind="vjp",
+        name="broken",
+        source=None,
+        argnums=(0,),
+        has_aux=False,
+        args=(),
+        traced=False,
+        call_site=SourceLocation("cell.py", 7),
+        error="TypeError: not differentiable",
+    )
+    stray = GradCall(
+        index=3,
+        kind="grad",
+        name="per_example",
+        source=None,
+        call_site=None,
+        argnums=(0,),
+        has_aux=False,
+        args=(),
+        traced=True,
+        batch="vmap over 32",
+    )
     doc = grad_document(Capture(grads=[first, again, failed, stray]))
     assert [(e["origin"], e["calls"]) for e in doc["entries"]] == [("split", 2)]
     assert any("broken at cell.py:7" in n and "not differentiable" in n for n in doc["notes"])
@@ -251,8 +285,14 @@ def test_large_residuals_are_big_in_bytes_and_in_share_as_jax_counts_them():
     from jax._src.ad_checkpoint import saved_residuals
 
     w, x = jnp.ones((1024, 512)), jnp.ones((256, 1024))  # w 2 MiB, x 1 MiB
-    theirs = sorted((aval.size * aval.dtype.itemsize for aval, src in saved_residuals(lambda w: wide_layer(w, x), w)
-                     if "literal" not in src), reverse=True)  # jax.grad differentiates w, closes over x; a Python
+    theirs = sorted(
+        (
+            aval.size * aval.dtype.itemsize
+            for aval, src in saved_residuals(lambda w: wide_layer(w, x), w)
+            if "literal" not in src
+        ),
+        reverse=True,
+    )  # jax.grad differentiates w, closes over x; a Python
     # scalar literal stays inline in the backward (docs/schema.md), as in tests/test_captions.py
     doc = grad_document(Capture(grads=[grad_call(wide_layer, (w, x), names=("w", "x"))]))
     residuals = by_id(doc["entries"][0]["residuals"])
@@ -289,9 +329,20 @@ def test_jitted_train_step_roles_residuals_and_links():
         train_step(params, x)
     call = cap.calls[0]
     if not cap.grads:  # before capture/grad_patch.py records them, the traced call is made by hand
-        cap.grads.append(GradCall(index=0, kind="value_and_grad", name="mlp_loss", source=None, argnums=(0,),
-                                  has_aux=False, args=(), traced=True, call=call.index,
-                                  call_site=SourceLocation(__file__, 200)))
+        cap.grads.append(
+            GradCall(
+                index=0,
+                kind="value_and_grad",
+                name="mlp_loss",
+                source=None,
+                argnums=(0,),
+                has_aux=False,
+                args=(),
+                traced=True,
+                call=call.index,
+                call_site=SourceLocation(__file__, 200),
+            )
+        )
     doc = grad_document(cap)
     assert [e["origin"] for e in doc["entries"]] == ["jit"]
     entry = doc["entries"][0]
@@ -364,8 +415,10 @@ def test_document_is_json_hostile_names_stay_text_and_schema_documents_every_fie
     params, x = mlp_args()
     with jaxmagic.capture(grads=True) as cap:
         train_step(params, x)
-    cap.grads[:] = [grad_call(mlp_loss, (params, x), name=HOSTILE),
-                    grad_call(remat_loss, remat_args(), names=("w", "x"), index=1)]
+    cap.grads[:] = [
+        grad_call(mlp_loss, (params, x), name=HOSTILE),
+        grad_call(remat_loss, remat_args(), names=("w", "x"), index=1),
+    ]
     doc = grad_document(cap)
     text = json.dumps(doc, allow_nan=False)
     assert json.loads(text) == doc
@@ -395,8 +448,6 @@ def test_cut_graphs_keep_every_id_real():
     assert all(b in bwd and f in fwd for b, f in entry["links"]["backward"].items())
 
 
-
-
 def test_stacked_transformer_documents_stay_compact_and_complete():
     """Scale as correctness: sizes per eqn bounded, every node placed (bench/grad.py times it)."""
     loss, args = stacked_blocks(12)
@@ -412,8 +463,6 @@ def test_stacked_transformer_documents_stay_compact_and_complete():
     entry = grad_document(cap)["entries"][0]
     assert len(json.dumps(entry, allow_nan=False)) / entry["program"]["n_eqns"] < 2000
     assert set(entry["roles"]) == {n["id"] for n in entry["program"]["nodes"]}
-
-
 
 
 def test_custom_rules_are_named_with_the_nodes_they_became():
@@ -432,8 +481,12 @@ def test_custom_rules_are_named_with_the_nodes_they_became():
     vjp = rules["custom_vjp_call"]
     assert vjp["rules"] == ["clip_bwd"]
     assert {"max", "min"} <= {bwd[n]["prim"] for n in vjp["backward"]}
-    assert all(bwd[n]["src"] is None or bwd[n]["src"]["func"] == "clip_bwd" or
-               entry["links"]["backward_user"].get(n) == vjp["user"] for n in vjp["backward"])
+    assert all(
+        bwd[n]["src"] is None
+        or bwd[n]["src"]["func"] == "clip_bwd"
+        or entry["links"]["backward_user"].get(n) == vjp["user"]
+        for n in vjp["backward"]
+    )
     # The jvp rule's sigmoid is in the forward, linked to the custom_jvp op.
     jvp = rules["custom_jvp_call"]
     assert "logistic" in {fwd[n]["prim"] for n in jvp["forward"]}
@@ -461,15 +514,17 @@ def test_forward_mode_is_one_program_with_primal_and_tangent_nodes():
         if reads:
             tangent_vars.update(n["outs"])
     assert {nodes[k]["prim"] for k, r in jvp["roles"].items() if r == "primal"} >= {"sin", "cos"}
-    assert jvp["totals"] == {"n_primal": sum(r == "primal" for r in jvp["roles"].values()),
-                             "n_tangent": sum(r == "tangent" for r in jvp["roles"].values())}
+    assert jvp["totals"] == {
+        "n_primal": sum(r == "primal" for r in jvp["roles"].values()),
+        "n_tangent": sum(r == "tangent" for r in jvp["roles"].values()),
+    }
     assert jvp["tangents_of"][0]["path"] == "x" and jvp["residual_bytes"] == 0
     assert "once per element" in jacfwd["note"]
 
 
 def test_hessian_is_the_jvp_of_the_gradient():
     def f(x):
-        return jnp.sum(jnp.sin(x) * x ** 2)
+        return jnp.sum(jnp.sin(x) * x**2)
 
     x = jnp.arange(3.0)
     expected = jax.hessian(f)(x)

@@ -44,9 +44,11 @@ def stacked_loss(w, *ws, x, **extra):
 def _oracle(fn, args: tuple, kwargs: dict) -> set[str]:
     """Every leaf name JAX itself gives the bound arguments: parameter name + keystr of the leaf."""
     bound = inspect.signature(fn).bind(*args, **kwargs)
-    return {name + jax.tree_util.keystr(path)
-            for name, value in bound.arguments.items()
-            for path, _ in jax.tree_util.tree_flatten_with_path(value)[0]}
+    return {
+        name + jax.tree_util.keystr(path)
+        for name, value in bound.arguments.items()
+        for path, _ in jax.tree_util.tree_flatten_with_path(value)[0]
+    }
 
 
 def _names(run) -> dict:
@@ -63,10 +65,18 @@ def _names(run) -> dict:
 
     if entry["origin"] == "tangent":
         return {"program": ports(entry["program"]), "tangents": [t["path"] for t in entry["tangents_of"]]}
-    return {"forward": ports(entry["forward"]), "backward": ports(entry["backward"]),
-            "grads": [g["path"] for g in entry["grads_of"]],
-            "residual_inputs": sorted({r["producer"]["path"] for r in entry["residuals"]
-                                       if isinstance(r["producer"], dict) and "path" in r["producer"]})}
+    return {
+        "forward": ports(entry["forward"]),
+        "backward": ports(entry["backward"]),
+        "grads": [g["path"] for g in entry["grads_of"]],
+        "residual_inputs": sorted(
+            {
+                r["producer"]["path"]
+                for r in entry["residuals"]
+                if isinstance(r["producer"], dict) and "path" in r["producer"]
+            }
+        ),
+    }
 
 
 def _check_oracle(names: dict, oracle: set[str]) -> None:
@@ -95,11 +105,18 @@ def test_value_and_grad_argnums_and_keywords():
 
 
 def test_nested_dict_and_list_params_by_pytree_path():
-    params = {"layers": [{"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}, {"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}],
-              "scale": jnp.float32(2.0)}
+    params = {
+        "layers": [{"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}, {"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}],
+        "scale": jnp.float32(2.0),
+    }
     names = _names(lambda: jax.grad(layered_loss)(params, X))
-    expected = ["params['layers'][0]['b']", "params['layers'][0]['w']", "params['layers'][1]['b']",
-                "params['layers'][1]['w']", "params['scale']"]
+    expected = [
+        "params['layers'][0]['b']",
+        "params['layers'][0]['w']",
+        "params['layers'][1]['b']",
+        "params['layers'][1]['w']",
+        "params['scale']",
+    ]
     assert names["forward"] == [*expected, "x"]
     assert names["grads"] == expected
     _check_oracle(names, _oracle(layered_loss, (params, X), {}))
@@ -112,8 +129,9 @@ def test_star_args_and_star_kwargs_named_as_jax_names_them():
     assert names["grads"] == ["w", "ws[0]"]
     _check_oracle(names, _oracle(stacked_loss, (W, v, v), {"x": X, "bias": Y}))
     # JAX's own jit names the same arguments the same way, where its debug info keeps names.
-    jit_names = jax_compat.argument_paths(jax.make_jaxpr(jax.jit(stacked_loss))(W, v, v, x=X, bias=Y).eqns[0]
-                                          .params["jaxpr"].jaxpr)
+    jit_names = jax_compat.argument_paths(
+        jax.make_jaxpr(jax.jit(stacked_loss))(W, v, v, x=X, bias=Y).eqns[0].params["jaxpr"].jaxpr
+    )
     if jit_names is not None:
         assert set(names["forward"]) == set(jit_names)
 
@@ -247,8 +265,9 @@ def test_equinox_filter_grads_are_split_with_non_array_leaves_as_constants():
     def loss(m, x, y):
         return jnp.mean((jax.vmap(m)(x) - y) ** 2)
 
-    entries, notes = _library_entries(lambda: (eqx.filter_grad(loss)(model, X, Y),
-                                               eqx.filter_value_and_grad(loss)(model, X, Y)))
+    entries, notes = _library_entries(
+        lambda: (eqx.filter_grad(loss)(model, X, Y), eqx.filter_value_and_grad(loss)(model, X, Y))
+    )
     assert notes == []
     assert [e["name"].split(".")[-1] for e in entries] == ["loss", "loss"]
     weights = ["m.layers[0].weight", "m.layers[0].bias", "m.layers[1].weight", "m.layers[1].bias"]

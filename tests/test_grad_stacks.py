@@ -34,7 +34,9 @@ def mlp_loss(params, batch):
 def mlp_args():
     ks = jax.random.split(jax.random.key(0), 3)
     sizes = [(4, 8), (8, 8), (8, 3)]
-    params = {f"layer_{i}": {"w": jax.random.normal(k, s), "b": jnp.zeros(s[1])} for i, (k, s) in enumerate(zip(ks, sizes))}
+    params = {
+        f"layer_{i}": {"w": jax.random.normal(k, s), "b": jnp.zeros(s[1])} for i, (k, s) in enumerate(zip(ks, sizes))
+    }
     return params, {"x": jnp.ones((5, 4)), "y": jnp.zeros((5, 3))}
 
 
@@ -87,16 +89,21 @@ def dense_args():
     return jax.random.normal(jax.random.key(1), (4, 4)) * 0.3, jnp.ones((2, 4))
 
 
-CASES = {"mlp": (mlp_loss, mlp_args), "jitted_layers": (jitted_layers, dense_args),
-         "custom_rules": (custom_rules, dense_args), "tanh_chain": (tanh_chain, lambda: (jnp.linspace(0, 1, 7), jnp.float32(0.5))),
-         "transformer_block": (block_loss, block_args)}
+CASES = {
+    "mlp": (mlp_loss, mlp_args),
+    "jitted_layers": (jitted_layers, dense_args),
+    "custom_rules": (custom_rules, dense_args),
+    "tanh_chain": (tanh_chain, lambda: (jnp.linspace(0, 1, 7), jnp.float32(0.5))),
+    "transformer_block": (block_loss, block_args),
+}
 
 
 def jax_residual_avals(f, *args) -> collections.Counter:
     """JAX's residuals, less those "from a literal": a constant known at trace time is written into
     the backward eqn that reads it (`div ct 16.0`), so inside one jitted jaxpr nothing is saved."""
-    return collections.Counter(jax_compat.short_aval(aval) for aval, src in saved_residuals(f, *args)
-                               if src != "from a literal")
+    return collections.Counter(
+        jax_compat.short_aval(aval) for aval, src in saved_residuals(f, *args) if src != "from a literal"
+    )
 
 
 def our_residual_avals(regions, region=None) -> collections.Counter:
@@ -176,7 +183,7 @@ def test_value_and_grad_has_aux():
     def loss_aux(p, b):
         loss = mlp_loss(p, b)
         with jax.named_scope("aux"):
-            return loss, {"norm": sum(jnp.sum(x ** 2) for x in jax.tree.leaves(p))}
+            return loss, {"norm": sum(jnp.sum(x**2) for x in jax.tree.leaves(p))}
 
     closed = jax.make_jaxpr(jax.jit(jax.value_and_grad(loss_aux, has_aux=True)))(params, batch)
     regions = grad_regions(closed)
@@ -214,14 +221,18 @@ def test_grad_of_scan_over_layers():
 
     def loss(ws, x):
         h, _ = jax.lax.scan(lambda h, w: (jnp.tanh(h @ w), None), x, ws)
-        return jnp.sum(h ** 2)
+        return jnp.sum(h**2)
 
     closed = jax.make_jaxpr(jax.jit(jax.grad(loss, argnums=(0, 1))))(ws, x)
     regions = grad_regions(closed)
     assert our_residual_avals(regions) == jax_residual_avals(loss, ws, x)
     scans = {e.role: k for k, e in regions.eqns.items() if e.primitive == "scan"}
     assert set(scans) == {FORWARD, BACKWARD}
-    body = [e for k, e in regions.eqns.items() if k[:len(scans[BACKWARD])] == scans[BACKWARD] and len(k) > len(scans[BACKWARD])]
+    body = [
+        e
+        for k, e in regions.eqns.items()
+        if k[: len(scans[BACKWARD])] == scans[BACKWARD] and len(k) > len(scans[BACKWARD])
+    ]
     assert body and all(e.role == BACKWARD for e in body)  # the transposed body inherits its owner's role
 
 
@@ -243,13 +254,15 @@ def test_grad_inside_scan_body():
     scan_key = next(k for k, e in regions.eqns.items() if e.primitive == "scan")
     assert regions.eqns[scan_key].role == OTHER
     assert region.container == (*scan_key, "jaxpr")  # the differentiation happened in the body's trace
-    assert all(k[:len(region.container)] == region.container for k in region.forward + region.backward)
+    assert all(k[: len(region.container)] == region.container for k in region.forward + region.backward)
     # x reaches the body as a constant of the scan: JAX lists it "from a constant" when closed over
     assert our_residual_avals(regions) == jax_residual_avals(lambda w: layer_loss(w, x), ws[0])
 
 
-@pytest.mark.parametrize("policy,recomputes", [(jax.checkpoint_policies.nothing_saveable, True),
-                                               (jax.checkpoint_policies.everything_saveable, False)])
+@pytest.mark.parametrize(
+    "policy,recomputes",
+    [(jax.checkpoint_policies.nothing_saveable, True), (jax.checkpoint_policies.everything_saveable, False)],
+)
 def test_checkpoint_recomputed_eqns(policy, recomputes):
     w = jax.random.normal(jax.random.key(5), (6, 6))
     x = jnp.ones((3, 6))
@@ -277,8 +290,10 @@ def test_backward_dot_generals_link_to_forward_dot_generals():
     for key in dots:
         link = regions.links[key]
         line = regions.eqns[key].source.rsplit(":", 2)[0]
-        assert any(regions.eqns[f].primitive == "dot_general" and regions.eqns[f].source.rsplit(":", 2)[0] == line
-                   for f in link.forward), (key, link)
+        assert any(
+            regions.eqns[f].primitive == "dot_general" and regions.eqns[f].source.rsplit(":", 2)[0] == line
+            for f in link.forward
+        ), (key, link)
         assert all(regions.eqns[f].role == FORWARD for f in link.forward)
     kinds = collections.Counter(link.kind for link in regions.links.values())
     assert kinds["exact"] > kinds["by_source"] > 0

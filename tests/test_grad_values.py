@@ -72,8 +72,9 @@ def test_gradient_of_every_leaf_equals_jax_grad(name):
         assert_summary_of(g["value"], leaf)
     # The same numbers as the backward's outputs: the gradients ARE the last cotangents.
     outs = entry["backward"]["groups"][0]["outvars"]
-    assert [entry["backward"]["values"][o["var"]] for o in outs if "var" in o] == \
-        [g["value"] for g in entry["grads_of"] if g.get("var")]
+    assert [entry["backward"]["values"][o["var"]] for o in outs if "var" in o] == [
+        g["value"] for g in entry["grads_of"] if g.get("var")
+    ]
 
 
 def test_every_cotangent_has_a_value_and_residuals_carry_the_forward_values():
@@ -94,7 +95,7 @@ def test_every_cotangent_has_a_value_and_residuals_carry_the_forward_values():
 def test_value_and_grad_with_aux_and_argnums_tuple():
     def loss(w, b, x):
         y = jnp.tanh(x @ w + b)
-        return jnp.mean(y ** 2), {"y": y}
+        return jnp.mean(y**2), {"y": y}
 
     args = (jnp.ones((3, 2)) * 0.4, jnp.full(2, 0.1), jnp.arange(6.0).reshape(2, 3))
     doc, ((value, aux), grads) = grad_values_doc(loss, *args, kind="value_and_grad", argnums=(0, 1), has_aux=True)
@@ -106,6 +107,7 @@ def test_value_and_grad_with_aux_and_argnums_tuple():
 
 def test_nan_made_by_the_backward_is_found_at_its_op():
     """where(x > 0, sqrt(x), 0) at 0: the forward is finite, the backward multiplies 0 by inf."""
+
     def f(x):
         return jnp.sum(jnp.where(x > 0, jnp.sqrt(x), 0.0))
 
@@ -139,7 +141,7 @@ def test_vanishing_and_exploding_gradients_name_the_leaf_and_the_op():
     assert vanishing["path"] == "params['saturated']" and "exactly zero" in vanishing["message"]
     assert exploding["path"] == "params['hot']"
     (entry,) = doc["entries"]
-    nodes = by_id(entry["backward"]["nodes"])
+    nodes = by_id(entry["backward"]["nodes"])  # noqa: F841
     fwd = by_id(entry["forward"]["nodes"])
     assert exploding["graph"] == "forward" and fwd[exploding["node"]]["prim"] == "exp"
     assert vanishing["graph"] == "forward" and vanishing["node"] in fwd and "tanh" not in fwd[vanishing["node"]]["prim"]
@@ -202,6 +204,7 @@ def test_jitted_train_step_values_cover_the_backward_and_find_its_nan():
 
     w, x = jnp.array([[1.0], [-1.0]]), jnp.array([[1.0, 1.0], [2.0, 1.0]])
     with jaxmagic.capture({}, grads=True, values=True) as cap:
+
         @jax.jit
         def step(w, x):
             return w - 0.1 * jax.grad(loss)(w, x)
@@ -244,17 +247,19 @@ def test_widget_and_page_accept_grad_documents():
     assert jaxmagic.view(cap, "grad_graph") is not None
 
 
-
 def test_grad_graph_magic_runs_the_cell_and_records_values(magic_shell, capsys):
     magic_shell.user_ns["ran"] = False
-    cell = ("%%grad_graph --values --name gcap\n"
-            "import jax, jax.numpy as jnp\n"
-            "g = jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0))\n"
-            "print('grad', g.shape)\n"
-            "g.sum()\n")
+    cell = (
+        "%%grad_graph --values --name gcap\n"
+        "import jax, jax.numpy as jnp\n"
+        "g = jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0))\n"
+        "print('grad', g.shape)\n"
+        "g.sum()\n"
+    )
     result = magic_shell.run_cell(cell, store_history=True)
     assert result.success and float(result.result) == pytest.approx(
-        float(jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0)).sum()))
+        float(jax.grad(lambda w: jnp.sum(jnp.tanh(w) ** 2))(jnp.arange(3.0)).sum())
+    )
     assert "grad (3,)" in capsys.readouterr().out
     doc = jaxmagic.document(magic_shell.user_ns["gcap"], "grad")
     assert doc["values"] is True and doc["entries"][0]["grads_of"][0]["value"]["shape"] == [3]
@@ -277,6 +282,7 @@ def _said_unavailable(doc: dict) -> None:
 def test_jitted_step_lists_each_gradient_with_its_path_and_jax_grad_value():
     params, h = block_args()
     with jaxmagic.capture({}, grads=True, values=True) as cap:
+
         @jax.jit
         def step(p, h):
             loss, grads = jax.value_and_grad(block_loss)(p, h)

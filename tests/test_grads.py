@@ -12,9 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tests.grad_programs import block_args as transformer_args, block_loss as transformer_loss, remat_loss, stacked_blocks
-from jaxmagic.capture.grads import GradSplit, _sub_jaxprs as _sub, grad_split
-
+from jaxmagic.capture.grads import GradSplit, grad_split
+from jaxmagic.capture.grads import _sub_jaxprs as _sub
+from tests.grad_programs import block_args as transformer_args
+from tests.grad_programs import block_loss as transformer_loss
+from tests.grad_programs import remat_loss, stacked_blocks
 
 # ---------------------------------------------------------------------------------------------
 # Oracles
@@ -28,8 +30,9 @@ def jax_saved_residuals(f, *args) -> Counter:
     out = Counter()
     for line in buf.getvalue().splitlines():
         aval, src = line.split(" ", 1)
-        kind = "input" if "argument" in src else "const" if "constant" in src else \
-            "literal" if "literal" in src else "eqn"
+        kind = (
+            "input" if "argument" in src else "const" if "constant" in src else "literal" if "literal" in src else "eqn"
+        )
         out[(aval, kind)] += 1
     return out
 
@@ -52,7 +55,7 @@ def our_residuals(split: GradSplit) -> Counter:
 def run_split(split: GradSplit, leaves: list, cts: list) -> tuple[list, list]:
     """Forward on the inputs, then backward on its residuals and `cts`: (primal outputs, input cotangents)."""
     fwd = jax.core.eval_jaxpr(split.forward.jaxpr, split.forward.consts, *leaves)
-    outs, res = fwd[:split.n_primal_out], fwd[split.n_primal_out:]
+    outs, res = fwd[: split.n_primal_out], fwd[split.n_primal_out :]
     assert len(res) == len(split.residuals) == len(split.backward.jaxpr.invars) - len(cts)
     return outs, jax.core.eval_jaxpr(split.backward.jaxpr, split.backward.consts, *res, *cts)
 
@@ -81,7 +84,7 @@ def mlp_loss(params, x):
     h = x
     for name in ("l0", "l1", "l2"):
         h = jnp.tanh(h @ params[name]["w"] + params[name]["b"])
-    return jnp.mean(h ** 2)
+    return jnp.mean(h**2)
 
 
 def mlp_args():
@@ -92,12 +95,6 @@ def mlp_args():
 
 def tanh_chain(x):
     return jnp.sum(jnp.tanh(jnp.tanh(jnp.tanh(x))))
-
-
-
-
-
-
 
 
 @jax.custom_jvp
@@ -141,7 +138,9 @@ def test_residuals_and_gradients_match_jax(name):
     for r in split.residuals:
         assert r.consumers or any(a is split.backward.jaxpr.invars[r.index] for a in split.backward.jaxpr.outvars)
         if isinstance(r.producer, int):
-            assert r.source is not None and r.source[0].endswith(("test_grads.py", "grad_programs.py", "bench/programs.py"))
+            assert r.source is not None and r.source[0].endswith(
+                ("test_grads.py", "grad_programs.py", "bench/programs.py")
+            )
 
 
 def test_custom_rules_are_kept_as_such():
@@ -196,10 +195,18 @@ def test_tanh_chain_links_by_hand():
     assert fwd == [("tanh", 0), ("sub", 0), ("tanh", 1), ("sub", 1), ("tanh", 2), ("sub", 2), ("reduce_sum", 3)]
     bwd = [(e.primitive.name, link) for e, link in zip(split.backward.jaxpr.eqns, split.links.backward)]
     # d tanh(x) = ct * (1 - y) ... JAX writes it as ct*(1-y) + ct*(1-y)*y: two muls and an add_any per tanh.
-    assert bwd == [("broadcast_in_dim", 3),
-                   ("mul", 2), ("mul", 2), ("add_any", 2),
-                   ("mul", 1), ("mul", 1), ("add_any", 1),
-                   ("mul", 0), ("mul", 0), ("add_any", 0)]
+    assert bwd == [
+        ("broadcast_in_dim", 3),
+        ("mul", 2),
+        ("mul", 2),
+        ("add_any", 2),
+        ("mul", 1),
+        ("mul", 1),
+        ("add_any", 1),
+        ("mul", 0),
+        ("mul", 0),
+        ("add_any", 0),
+    ]
     # Tags never survive into what we keep; the user's source line does.
     for e in (*split.forward.jaxpr.eqns, *split.backward.jaxpr.eqns):
         assert "jm-grad" not in str(e.source_info.name_stack)
@@ -223,8 +230,9 @@ def test_every_backward_eqn_links_to_a_plausible_primal(name):
             assert prim in ("mul", "add_any", "sub", "neg")
     # Each user dot_general is differentiated by at least one backward dot_general.
     dots = {i for i, e in enumerate(split.user.jaxpr.eqns) if e.primitive.name == "dot_general"}
-    linked = {link for e, link in zip(split.backward.jaxpr.eqns, split.links.backward)
-              if e.primitive.name == "dot_general"}
+    linked = {
+        link for e, link in zip(split.backward.jaxpr.eqns, split.links.backward) if e.primitive.name == "dot_general"
+    }
     assert dots == linked
 
 
@@ -239,8 +247,11 @@ def test_links_reach_inside_jitted_bodies():
     assert [e.primitive.name for e in body.eqns] == ["sin", "mul"]
     inner_links = {path: user for (side, path), user in split.links.nested.items() if side == "backward"}
     assert inner_links and all(user[0] == jit_index and len(user) == 2 for user in inner_links.values())
-    fwd_inner = {(split.forward.jaxpr.eqns[p[0]].params["jaxpr"].jaxpr.eqns[p[2]].primitive.name, u)
-                 for (side, p), u in split.links.nested.items() if side == "forward"}
+    fwd_inner = {
+        (split.forward.jaxpr.eqns[p[0]].params["jaxpr"].jaxpr.eqns[p[2]].primitive.name, u)
+        for (side, p), u in split.links.nested.items()
+        if side == "forward"
+    }
     assert ("sin", (jit_index, 0)) in fwd_inner and ("cos", (jit_index, 0)) in fwd_inner
 
 

@@ -46,8 +46,7 @@ def test_graph_matches_jaxpr(name):
         assert [v for v in group["invars"]] and len(group["invars"]) == len(jaxpr.invars) or not jaxpr.invars
         avals = {v["id"]: v["aval"] for v in graph["vars"]}
         assert [avals[v] for v in group["invars"]] == [v.aval.str_short(short_dtypes=True) for v in jaxpr.invars]
-        assert [avals[v] for v in group["constvars"]] == [v.aval.str_short(short_dtypes=True)
-                                                          for v in jaxpr.constvars]
+        assert [avals[v] for v in group["constvars"]] == [v.aval.str_short(short_dtypes=True) for v in jaxpr.constvars]
         group_nodes = [n for n in graph["nodes"] if n["group"] == gid]
         for node, eqn in zip(group_nodes, jaxpr.eqns):
             assert node["prim"] == eqn.primitive.name
@@ -74,13 +73,24 @@ def test_every_eqn_has_its_text_line(name):
 
 def test_sub_jaxpr_kinds_become_groups():
     labels = {}
-    for name in ("control_flow", "custom_rules", "remat_and_grad", "shard_map_psum", "nested_jit_and_scopes",
-                 "switch_three_branches"):
+    for name in (
+        "control_flow",
+        "custom_rules",
+        "remat_and_grad",
+        "shard_map_psum",
+        "nested_jit_and_scopes",
+        "switch_three_branches",
+    ):
         graph = graph_document(_capture(PROGRAMS[name])[3])["functions"][0]
         prims = {n["id"]: n["prim"] for n in graph["nodes"]}
         labels[name] = {(prims[g["node"]], g["label"]) for g in graph["groups"] if g["node"]}
-    assert {("cond", "branches[0]"), ("cond", "branches[1]"), ("scan", "jaxpr"),
-            ("while", "body_jaxpr"), ("while", "cond_jaxpr")} <= labels["control_flow"]
+    assert {
+        ("cond", "branches[0]"),
+        ("cond", "branches[1]"),
+        ("scan", "jaxpr"),
+        ("while", "body_jaxpr"),
+        ("while", "cond_jaxpr"),
+    } <= labels["control_flow"]
     assert {"branches[0]", "branches[1]", "branches[2]"} <= {lbl for _, lbl in labels["switch_three_branches"]}
     assert any(p == "custom_jvp_call" for p, _ in labels["custom_rules"])
     assert any(p == "custom_vjp_call" or p.startswith("custom_vjp") for p, _ in labels["custom_rules"])
@@ -120,7 +130,9 @@ def test_one_graph_per_function_and_signature():
         double(jnp.ones(4))
     doc = graph_document(cap)
     assert [(fn["signature"], fn["calls"], fn["cache_hits"]) for fn in doc["functions"]] == [
-        ("f32[3]", 2, 1), ("f32[4]", 1, 0)]
+        ("f32[3]", 2, 1),
+        ("f32[4]", 1, 0),
+    ]
 
 
 def test_empty_capture_says_nothing_was_recorded():
@@ -174,11 +186,13 @@ def test_function_inputs_carry_their_pytree_paths():
     """The input ports name the leaves as `jax.tree_util.keystr` does, from JAX's own debug info."""
     params = {"layers": [{"w": jnp.ones((3, 4)), "b": jnp.zeros(4)}], "head": jnp.ones((4, 1))}
     with jaxmagic.capture({}) as cap:
+
         @jax.jit
         def mlp(params, x):
             for layer in params["layers"]:
                 x = jnp.tanh(x @ layer["w"] + layer["b"])
             return x @ params["head"]
+
         mlp(params, jnp.ones((2, 3)))
     fn = jaxmagic.document(cap, "graph")["functions"][0]
     by_id = {v["id"]: v for v in fn["vars"]}

@@ -31,7 +31,9 @@ def _counting_printer(monkeypatch) -> list[int]:
         def counted(jaxpr):
             calls.append(len(jaxpr.eqns))
             return inner(jaxpr)
+
         return counted
+
     monkeypatch.setattr(jax_compat, "jaxpr_pretty_printer", printer)
     return calls
 
@@ -102,6 +104,7 @@ def test_repeated_blocks_differ_by_their_wiring_inside_and_from_before():
     """Units with the same ops are one repeat only if wired alike: inside a block (a*b against a*a),
     and in what a block reads from before it, nested a level down (the input y against the
     block's own first layer)."""
+
     def inside(x, y):
         for i in range(6):
             with jax.named_scope(f"layer_{i}"):

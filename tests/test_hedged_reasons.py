@@ -36,6 +36,7 @@ def _misses(cap) -> list[dict]:
 def test_two_functions_called_from_one_line_are_two_first_calls():
     """`for fn in (f, g): fn(x)`: JAX guesses g is "maybe re-defined repeatedly" (it has seen a miss at
     that call line before); g is simply another function, compiled for the first time."""
+
     def f_one(x):
         return x + 1
 
@@ -88,6 +89,7 @@ def test_a_lambda_made_anew_is_new_function_by_the_capture_with_jax_hint():
 def test_a_wrapper_with_other_compiler_options_says_jax_reported_no_cause():
     """Two `jax.jit(h, compiler_options=...)` wrappers: JAX logs no explanation for the second (its trace
     is cached) though it compiles again. The capture names the option and says JAX gave no cause."""
+
     def h_plain(x):
         return x - 1
 
@@ -110,17 +112,25 @@ def test_a_wrapper_with_other_compiler_options_says_jax_reported_no_cause():
     first, again = _misses(cap)
     assert first["kind"] == "first"
     assert (again["kind"], again["from"], again["hint"]) == ("new_wrapper", "diff", None)
-    assert again["words"] == ("a new jax.jit wrapper of `h_opts` with other jit options (compiler_options) than an "
-                              "earlier wrapper was compiled; JAX did not report the cause of this compile")
-    assert again["changes"] == [{"path": "compiler_options", "kind": "new_wrapper",
-                                 "before": "{'xla_cpu_enable_fast_math': False}",
-                                 "after": "{'xla_cpu_enable_fast_math': True}"}]
+    assert again["words"] == (
+        "a new jax.jit wrapper of `h_opts` with other jit options (compiler_options) than an "
+        "earlier wrapper was compiled; JAX did not report the cause of this compile"
+    )
+    assert again["changes"] == [
+        {
+            "path": "compiler_options",
+            "kind": "new_wrapper",
+            "before": "{'xla_cpu_enable_fast_math': False}",
+            "after": "{'xla_cpu_enable_fast_math': True}",
+        }
+    ]
     assert "made anew" not in again["words"]
 
 
 def test_a_new_wrapper_with_other_static_argnums_keeps_jax_reason():
     """Where JAX does explain a new wrapper's miss (other static arguments: traced anew), JAX's reason
     stands, and the wrapper's option change is listed with it."""
+
     def k_static(x, n):
         return x * n
 
@@ -158,13 +168,18 @@ def test_every_recorded_jax_record_with_a_guess_is_a_first_call_with_a_hint():
     assert hedged == 7
 
 
-@pytest.mark.parametrize("line", [
-    "  but seen another function defined on the same line; maybe the function is",
-    "  possibly a guess of a future JAX.",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  but seen another function defined on the same line; maybe the function is",
+        "  possibly a guess of a future JAX.",
+    ],
+)
 def test_hedged_lines_are_hints_never_changes(line):
-    text = ("TRACING CACHE MISS at /u/a.py:3:4 (<module>):\n  never seen function:\n"
-            "    f id=1 defined at /u/a.py:1\n" + line + "\n  being re-defined repeatedly, preventing caching?")
+    text = (
+        "TRACING CACHE MISS at /u/a.py:3:4 (<module>):\n  never seen function:\n"
+        "    f id=1 defined at /u/a.py:1\n" + line + "\n  being re-defined repeatedly, preventing caching?"
+    )
     e = parse_explanation(text)
     assert e.kind == "first" and e.changes == ()
     assert e.hints and e.hints[0].startswith(line.strip()[4:] if line.strip().startswith("but ") else line.strip())
@@ -174,14 +189,16 @@ def test_trace_and_sharding_magics_in_a_real_shell(magic_shell, capsys):
     """Under %%trace in IPython: the same results and output as the plain cell; g's miss a first call with
     JAX's guess as a hint; the second compiler-options wrapper a new_wrapper miss. Under %%sharding: an
     unreduced array is listed with its note."""
-    body = ("import jax, jax.numpy as jnp\n"
-            "def f_sh(x):\n    return x + 1\n"
-            "def g_sh(x):\n    return x * 2\n"
-            "outs = [fn(1.0) for fn in (jax.jit(f_sh), jax.jit(g_sh))]\n"
-            "def h_sh(x):\n    return x - 1\n"
-            "opts = [jax.jit(h_sh, compiler_options={'xla_cpu_enable_fast_math': v})(2.0) for v in (False, True)]\n"
-            "print('outs', [float(o) for o in outs + opts])\n"
-            "float(sum(outs + opts))\n")
+    body = (
+        "import jax, jax.numpy as jnp\n"
+        "def f_sh(x):\n    return x + 1\n"
+        "def g_sh(x):\n    return x * 2\n"
+        "outs = [fn(1.0) for fn in (jax.jit(f_sh), jax.jit(g_sh))]\n"
+        "def h_sh(x):\n    return x - 1\n"
+        "opts = [jax.jit(h_sh, compiler_options={'xla_cpu_enable_fast_math': v})(2.0) for v in (False, True)]\n"
+        "print('outs', [float(o) for o in outs + opts])\n"
+        "float(sum(outs + opts))\n"
+    )
     plain = magic_shell.run_cell(body, store_history=True)
     plain_out = capsys.readouterr().out
     result = magic_shell.run_cell("%%trace --name tcap\n" + body, store_history=True)
@@ -194,11 +211,13 @@ def test_trace_and_sharding_magics_in_a_real_shell(magic_shell, capsys):
 
     if AxisType is None or not hasattr(jax.sharding.PartitionSpec(), "unreduced"):
         return  # this JAX has no unreduced axes
-    cell = ("%%sharding --name scap_u\n"
-            "import jax, jax.numpy as jnp\n"
-            "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
-            "mu = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)\n"
-            "su = jax.device_put(jnp.ones(8), NamedSharding(mu, P('y', unreduced={'x'})))\n")
+    cell = (
+        "%%sharding --name scap_u\n"
+        "import jax, jax.numpy as jnp\n"
+        "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
+        "mu = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)\n"
+        "su = jax.device_put(jnp.ones(8), NamedSharding(mu, P('y', unreduced={'x'})))\n"
+    )
     assert magic_shell.run_cell(cell, store_history=True).success
     doc = jaxmagic.document(magic_shell.user_ns["scap_u"], "sharding")
     [su] = [a for a in doc["arrays"] if a["name"] == "su"]

@@ -42,8 +42,11 @@ def _chain(n: int):
         renamed = {jaxpr.invars[0]: current}
         for eqn in jaxpr.eqns:
             outs = [_var(core, v.aval) for v in eqn.outvars]
-            eqns.append(eqn.replace(invars=[renamed.get(v, v) if isinstance(v, core.Var) else v for v in eqn.invars],
-                                    outvars=outs))
+            eqns.append(
+                eqn.replace(
+                    invars=[renamed.get(v, v) if isinstance(v, core.Var) else v for v in eqn.invars], outvars=outs
+                )
+            )
             renamed.update(zip(eqn.outvars, outs))
         current = renamed[jaxpr.outvars[0]]
     return core.ClosedJaxpr(core.Jaxpr(jaxpr.constvars, jaxpr.invars, [current], eqns, jaxpr.effects), closed.consts)
@@ -56,12 +59,21 @@ def test_a_million_eqn_program_is_cut_in_bounded_time_and_size():
     took = time.perf_counter() - start
     assert fn["truncated"] and fn["n_eqns"] == len(fn["nodes"]) == MAX_EQNS_PER_FUNCTION
     assert fn["text"].count("\n") < 2 * MAX_EQNS_PER_FUNCTION  # only the kept eqns are printed
-    doc = {"schema": "jaxmagic", "version": 2, "kind": "graph", "title": "big", "notes": [], "error": None,
-           "functions": [fn]}
+    doc = {
+        "schema": "jaxmagic",
+        "version": 2,
+        "kind": "graph",
+        "title": "big",
+        "notes": [],
+        "error": None,
+        "functions": [fn],
+    }
     wire = len(json.dumps(encode_document(doc)))
     assert wire < 8_000_000
-    print(f"[huge] 1,000,000 eqns: graph of the first {MAX_EQNS_PER_FUNCTION} in {took:.1f} s, "
-          f"{len(json.dumps(fn)) / 1e6:.1f} MB logical, {wire / 1e6:.1f} MB on the wire")
+    print(
+        f"[huge] 1,000,000 eqns: graph of the first {MAX_EQNS_PER_FUNCTION} in {took:.1f} s, "
+        f"{len(json.dumps(fn)) / 1e6:.1f} MB logical, {wire / 1e6:.1f} MB on the wire"
+    )
 
 
 def test_a_10000_element_literal_is_shown_short():
@@ -104,12 +116,15 @@ def test_10000_keys_fold_into_a_small_tree():
     assert len(doc["nodes"]) - folded < 20  # what the widget draws before anything is opened
     wire = len(json.dumps(encode_document(doc)))
     assert wire < 2_000_000
-    print(f"[huge] {doc['summary']['keys']} keys: one run of {run_['length']} steps; "
-          f"{len(json.dumps(doc)) / 1e6:.1f} MB logical, {wire / 1e6:.2f} MB wire")
+    print(
+        f"[huge] {doc['summary']['keys']} keys: one run of {run_['length']} steps; "
+        f"{len(json.dumps(doc)) / 1e6:.1f} MB logical, {wire / 1e6:.2f} MB wire"
+    )
 
 
 def test_512_devices_give_a_bounded_sharding_document():
-    script = textwrap.dedent("""
+    script = textwrap.dedent(
+        """
         import json, sys
         sys.path.insert(0, %r)
         import jax, jax.numpy as jnp
@@ -130,9 +145,10 @@ def test_512_devices_give_a_bounded_sharding_document():
         print(json.dumps({"devices": len(doc["devices"]), "arrays": len(doc["arrays"]),
                           "logical": len(json.dumps(doc)), "wire": len(json.dumps(encode_document(doc))),
                           "html": len(jaxmagic.static_html(cap, "sharding"))}))
-    """ % str(REPO))
-    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=512", "JAX_PLATFORMS": "cpu",
-           "PATH": "/usr/bin:/bin"}
+    """  # noqa: UP031
+        % str(REPO)
+    )
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=512", "JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=280, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     sizes = json.loads(run.stdout.strip().splitlines()[-1])

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +31,7 @@ jr = jax.random
 # --- JAX's programs -------------------------------------------------------------------------------
 # (name, function, arguments maker); the arguments are made afresh for each run, since JAX's eager
 # checker marks key objects as consumed.
+
 
 def _key(seed: int = 0) -> Callable[[], tuple]:
     return lambda: (jr.key(seed),)
@@ -122,6 +124,7 @@ def u_jit_can_return_consumed_output():
         key = jr.key(0)
         bits = jr.bits(key)
         return bits, key
+
     _, key = jax.jit(g)()
     return key
 
@@ -129,6 +132,7 @@ def u_jit_can_return_consumed_output():
 def u_jit_duplicate_inputs(key):
     def g(key1, key2):
         return jr.bits(key1)
+
     return jax.jit(g)(key, key)
 
 
@@ -237,18 +241,21 @@ def i_simple_scan(key):
     def body_fun(key, _):
         key, subkey = jr.split(key)
         return key, jr.bits(subkey)
+
     return jax.lax.scan(body_fun, key, xs=jnp.arange(10))
 
 
 def i_scan_sink_on_consts(key):
     def body_fun(carry, _):
         return carry, jr.uniform(key)
+
     return jax.lax.scan(body_fun, None, xs=jnp.arange(10))
 
 
 def i_scan_reuse_in_body(key):
     def body_fun(key, _):
         return key, jr.bits(key)
+
     return jax.lax.scan(body_fun, key, xs=jnp.arange(10))
 
 
@@ -260,6 +267,7 @@ def i_scan_good_over_keys(key):
 def i_scan_consume_one(*keys):
     def body_func(keys, x):
         return tuple(jr.split(keys[0])), x
+
     return jax.lax.scan(body_func, keys, xs=jnp.arange(10))
 
 
@@ -271,6 +279,7 @@ def i_vmap_bad(seeds):
     def f(seed):
         key = jr.key(0)
         return jr.bits(key) + jr.bits(key)
+
     return jax.vmap(f)(seeds)
 
 
@@ -283,6 +292,7 @@ def i_while_simple(seed):
     def body_fun(carry):
         key, subkey = jr.split(carry[0])
         return key, carry[1] + jr.uniform(subkey)
+
     return jax.lax.while_loop(cond_fun, body_fun, (key, 0.0))
 
 
@@ -296,6 +306,7 @@ def i_while_bad_cond(seed):
     def body_fun(carry):
         i, key = carry
         return i + 1.0, key
+
     return jax.lax.while_loop(cond_fun, body_fun, (0.0, key))
 
 
@@ -309,6 +320,7 @@ def i_while_bad_body(seed):
     def body_fun(carry):
         key, i = carry
         return key, i + jr.randint(key, (), 1, 3)
+
     return jax.lax.while_loop(cond_fun, body_fun, (key, 0))
 
 
@@ -389,6 +401,7 @@ def e_closed_over_key_reuse_jit():
     @jax.jit
     def f():
         return jr.uniform(key)
+
     _ = f()
     _ = f()
 
@@ -398,6 +411,7 @@ def e_key_reuse_within_jit():
     def f():
         key = jr.key(0)
         return jr.bits(key) + jr.bits(key)
+
     return f()
 
 
@@ -405,6 +419,7 @@ def e_vmap_zero_sized_axis():
     def f(key):
         a, b = jr.split(key)
         return jr.bits(a) + jr.bits(b)
+
     keys = jr.split(jr.key(0), 0)
     return jax.vmap(f)(keys)
 
@@ -417,7 +432,7 @@ def g_flag_bad(key):
     return jax.jit(lambda k: jr.bits(k) + jr.bits(k))(key)
 
 
-_two_splits = lambda: (jr.split(jr.key(0)), jr.split(jr.key(1)))  # noqa: E731
+_two_splits = lambda: (jr.split(jr.key(0)), jr.split(jr.key(1)))
 
 # name -> (function, arguments maker, modes): "eager" runs it as written, "jit" under jax.jit.
 BOTH = ("eager", "jit")
@@ -496,6 +511,7 @@ def _program(name: str, mode: str) -> Callable[[], Any]:
 
     def program() -> Any:
         return jax.block_until_ready(run(*make_args()))
+
     return program
 
 
@@ -545,8 +561,11 @@ ALL = [(name, mode) for name, (_, _, modes) in CASES.items() for mode in modes]
 # that its jitted checker raises on the same program (the "jit" runs of these cases). jaxmagic
 # identifies keys by their data and reports the reuse either way: there JAX's jitted verdict is the
 # one compared.
-JAX_EAGER_MISSES = {("reuse_after_broadcast", "eager"), ("reuse_after_reshape", "eager"),
-                    ("reuse_after_squeeze", "eager")}
+JAX_EAGER_MISSES = {
+    ("reuse_after_broadcast", "eager"),
+    ("reuse_after_reshape", "eager"),
+    ("reuse_after_squeeze", "eager"),
+}
 # And the other way: run eagerly, `grad` of a checkpointed sampler recomputes the draw in the backward
 # pass, which JAX's eager checker counts as a second use; its jitted checker (and `check_key_reuse`,
 # JAX's own test of this program) skip the recomputation, and so do we.
@@ -561,18 +580,36 @@ JAX_FALSE_POSITIVES = {"vmap_zero_sized_axis"}
 # A representative subset, run by the test (each case costs 0.1-0.4 s): every case that once
 # disagreed, and the classic good and bad programs of each construct.
 SUBSET = [
-    ("reuse", "eager"), ("reuse_after_split_bad_2", "jit"), ("reuse_after_split_good", "jit"),
-    ("fold_in", "jit"), ("repeated_fold_ins", "eager"), ("clone_eager", "eager"),
-    ("simple_key_reuse_jit", "eager"), ("closed_over_key_reuse_jit", "eager"),
-    ("cond_one_consumed", "jit"), ("reuse_after_cond_bad_2", "jit"),
-    ("simple_scan", "jit"), ("scan_sink_on_consts", "jit"), ("scan_reuse_in_body", "eager"),
-    ("while_simple", "jit"), ("while_bad_body", "jit"),
-    ("while_bad_cond", "eager"), ("while_bad_cond", "jit"),
-    ("while_sink_on_cond_consts", "eager"), ("while_sink_on_cond_consts", "jit"),
-    ("remat_bad", "jit"), ("remat_good", "jit"), ("remat_good_grad", "jit"), ("remat_good_grad", "eager"),
-    ("remat_bad_value_and_grad", "jit"), ("remat_bad_value_and_grad", "eager"),
-    ("vmap_zero_sized_axis", "eager"), ("vmap_zero_sized_axis", "jit"), ("vmap_bad", "eager"),
-    ("reuse_after_reshape", "eager"), ("reuse_after_reshape", "jit"),
+    ("reuse", "eager"),
+    ("reuse_after_split_bad_2", "jit"),
+    ("reuse_after_split_good", "jit"),
+    ("fold_in", "jit"),
+    ("repeated_fold_ins", "eager"),
+    ("clone_eager", "eager"),
+    ("simple_key_reuse_jit", "eager"),
+    ("closed_over_key_reuse_jit", "eager"),
+    ("cond_one_consumed", "jit"),
+    ("reuse_after_cond_bad_2", "jit"),
+    ("simple_scan", "jit"),
+    ("scan_sink_on_consts", "jit"),
+    ("scan_reuse_in_body", "eager"),
+    ("while_simple", "jit"),
+    ("while_bad_body", "jit"),
+    ("while_bad_cond", "eager"),
+    ("while_bad_cond", "jit"),
+    ("while_sink_on_cond_consts", "eager"),
+    ("while_sink_on_cond_consts", "jit"),
+    ("remat_bad", "jit"),
+    ("remat_good", "jit"),
+    ("remat_good_grad", "jit"),
+    ("remat_good_grad", "eager"),
+    ("remat_bad_value_and_grad", "jit"),
+    ("remat_bad_value_and_grad", "eager"),
+    ("vmap_zero_sized_axis", "eager"),
+    ("vmap_zero_sized_axis", "jit"),
+    ("vmap_bad", "eager"),
+    ("reuse_after_reshape", "eager"),
+    ("reuse_after_reshape", "jit"),
 ]
 
 
@@ -607,15 +644,18 @@ def test_while_condition_finding_names_the_condition() -> None:
 
 def test_zero_length_key_arrays_are_not_one_key() -> None:
     """Two empty key arrays (split(k, 0) of two keys) have the same (no) data: neither consumes anything."""
+
     def program() -> None:
         jax.vmap(jr.normal)(jr.split(jr.key(0), 0))
         jax.vmap(jr.normal)(jr.split(jr.key(1), 0))
+
     ours, messages = jaxmagic_says_reuse(program)
     assert not ours and not jax_says_reuse(program), messages
 
 
 def _while_cond_and_body_share_key(key):
     """The condition draws from the carried key and the body splits it: two consumptions per iteration."""
+
     def cond(carry):
         k, _ = carry
         return jr.uniform(k) < 0.9
@@ -624,12 +664,13 @@ def _while_cond_and_body_share_key(key):
         k, total = carry
         k, sub = jr.split(k)
         return k, total + jr.normal(sub)
+
     return jax.lax.while_loop(cond, body, (key, 0.0))
 
 
 def test_while_condition_and_body_on_one_carried_key() -> None:
     """One finding, on the carried key, naming both lines (not also on the key passed in)."""
-    program = lambda: jax.jit(_while_cond_and_body_share_key)(jr.key(0))  # noqa: E731
+    program = lambda: jax.jit(_while_cond_and_body_share_key)(jr.key(0))
     ours, messages = jaxmagic_says_reuse(program)
     assert ours and jax_says_reuse(program)
     assert len(messages) == 1 and "uniform" in messages[0] and "split" in messages[0], messages
@@ -664,5 +705,7 @@ if __name__ == "__main__":
         agree += ours is j
         mark = "  " if ours is j else "XX"
         print(f"{mark} {name:34s} {mode:5s} jax={j!s:5s} jaxmagic={ours!s:5s} {messages[:1]}")
-    print(f"{agree} of {len(ALL)} agree ({len(JAX_EAGER_WRONG)} compared with JAX's jitted verdict, where its eager "
-          f"checker is wrong)")
+    print(
+        f"{agree} of {len(ALL)} agree ({len(JAX_EAGER_WRONG)} compared with JAX's jitted verdict, where its eager "
+        f"checker is wrong)"
+    )

@@ -34,9 +34,11 @@ def _capture(fn) -> jaxmagic.Capture:
 def _checker_in_cache_key() -> bool:
     """Whether turning JAX's checker on retraces a jitted function traced with it off (JAX 0.9 and later);
     JAX 0.8 reuses the unchecked trace, so a sampler an earlier test jitted would hide a reuse."""
+
     def reuse():
         k = jr.key(0)
         return jr.normal(k) + jr.normal(k)
+
     jitted = jax.jit(reuse)
     jitted()
     with jax.debug_key_reuse(True):
@@ -66,10 +68,12 @@ def _jax_says_reuse(fn) -> bool:
 @functools.cache
 def _JAX_CHECKS_EAGER() -> bool:
     """Whether JAX's checker sees eager reuse at all (JAX 0.4 checks jitted programs only)."""
+
     def reuse():
         k = jr.key(0)
         jr.normal(k)
         jr.normal(k)
+
     return _jax_says_reuse(reuse)
 
 
@@ -82,6 +86,7 @@ def _reuse_findings(cap) -> list:
 
 
 # --- programs with and without bugs: (name, function, reuse?) -------------------------------
+
 
 def eager_typed_reuse():
     k = jr.key(1)
@@ -117,7 +122,9 @@ def scan_outside_key():
     def run(key):
         def body(c, _):
             return c + jr.normal(key, ()), None
+
         return jax.lax.scan(body, 0.0, None, length=10)[0]
+
     jax.jit(run)(jr.key(6))
 
 
@@ -126,7 +133,9 @@ def scan_clean():
         def body(c, _):
             k, s = jr.split(c)
             return k, jr.normal(s, ())
+
         return jax.lax.scan(body, key, None, length=10)
+
     jax.jit(run)(jr.key(7))
 
 
@@ -432,13 +441,15 @@ def test_hostile_names_are_escaped_in_the_static_view():
 
 
 def test_prng_magic_runs_the_cell_and_shows_the_tree(magic_shell, capsys):
-    cell = ("%%prng --name kcap\n"
-            "import jax\n"
-            "k = jax.random.key(70)\n"
-            "a = jax.random.normal(k)\n"
-            "b = jax.random.normal(k)\n"
-            "print('drawn')\n"
-            "float(a - b)\n")
+    cell = (
+        "%%prng --name kcap\n"
+        "import jax\n"
+        "k = jax.random.key(70)\n"
+        "a = jax.random.normal(k)\n"
+        "b = jax.random.normal(k)\n"
+        "print('drawn')\n"
+        "float(a - b)\n"
+    )
     result = magic_shell.run_cell(cell, store_history=True)
     assert result.success and result.result == 0.0  # the reuse is real: the same number twice
     assert "drawn" in capsys.readouterr().out
@@ -458,6 +469,7 @@ def test_eager_vmap_scan_and_grad_are_seen_through_the_programs_they_bind():
         k = jr.key(81)
         jax.grad(lambda w: (w * jr.normal(k, (3,))).sum())(jnp.ones(3))
         jr.normal(k)  # the key the gradient's function drew from: reuse
+
         def body(c, _):
             k, s = jr.split(c)
             return k, jr.normal(s)
@@ -527,8 +539,11 @@ def test_keys_are_called_by_their_namespace_names():
 
 # --- property: random eager key programs against a reference that tracks key data on the host ---
 
-_OPS = st.lists(st.tuples(st.sampled_from(["split", "fold_in", "normal", "uniform"]), st.integers(0, 50),
-                          st.integers(0, 3)), min_size=1, max_size=25)
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["split", "fold_in", "normal", "uniform"]), st.integers(0, 50), st.integers(0, 3)),
+    min_size=1,
+    max_size=25,
+)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -556,5 +571,6 @@ def test_reuse_matches_a_reference_that_counts_consumption_by_key_data(ops, lega
     expected = {w for w, n in consumed.items() if n > 1}
     got = {np.asarray(r.data, dtype=np.uint32).tobytes() for r in cap.keys if r.state == "reused"}
     assert got == expected
-    assert {np.asarray(r.data, dtype=np.uint32).tobytes() for r in cap.keys if r.state == "consumed"} == \
-        {w for w, n in consumed.items() if n == 1}
+    assert {np.asarray(r.data, dtype=np.uint32).tobytes() for r in cap.keys if r.state == "consumed"} == {
+        w for w, n in consumed.items() if n == 1
+    }

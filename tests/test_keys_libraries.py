@@ -38,7 +38,9 @@ def test_flax_dropout_in_a_jitted_apply_consumes_each_step_key_once():
     assert not _reused(cap)
     masks = [u for r in cap.keys for u in r.uses if u.name == "bernoulli"]
     assert len(masks) == 8  # two dropout layers, four steps
-    assert all(u.via and "flax" in u.via and u.function.endswith("<lambda>") for u in masks), [(u.via, u.function, u.source) for u in masks]
+    assert all(u.via and "flax" in u.via and u.function.endswith("<lambda>") for u in masks), [
+        (u.via, u.function, u.source) for u in masks
+    ]
     assert {u.source.file for u in masks} == {__file__}  # the user's model lines
 
 

@@ -16,45 +16,84 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxmagic.model.graph import function_graph
+from jaxmagic.model.levels import _collect_eqns, _norm, _StableHLO, link_levels
 from tests.jax_versions import CALLEE_AT_CALL_SITE, locates_callee_ops_at_call_site
-from jaxmagic.model.levels import _StableHLO, _collect_eqns, _norm, link_levels
 
 from .programs import PROGRAMS
 
 # ops a primitive's own lowering writes; constants and broadcasts of scalar operands come with any
 HELPERS = {"stablehlo.constant", "stablehlo.broadcast_in_dim"}
 EXPECT = {
-    "sin": {"stablehlo.sine"}, "cos": {"stablehlo.cosine"}, "tanh": {"stablehlo.tanh"},
-    "exp": {"stablehlo.exponential"}, "log": {"stablehlo.log"}, "add": {"stablehlo.add"},
-    "add_any": {"stablehlo.add"}, "sub": {"stablehlo.subtract"}, "mul": {"stablehlo.multiply"},
-    "div": {"stablehlo.divide"}, "neg": {"stablehlo.negate"}, "max": {"stablehlo.maximum"},
-    "min": {"stablehlo.minimum"}, "abs": {"stablehlo.abs"}, "sqrt": {"stablehlo.sqrt"},
-    "integer_pow": {"stablehlo.multiply", "stablehlo.divide"}, "dot_general": {"stablehlo.dot_general"},
-    "reduce_sum": {"stablehlo.reduce"}, "reduce_max": {"stablehlo.reduce"}, "gt": {"stablehlo.compare"},
-    "lt": {"stablehlo.compare"}, "ge": {"stablehlo.compare"}, "eq": {"stablehlo.compare"},
-    "select_n": {"stablehlo.select"}, "convert_element_type": {"stablehlo.convert"},
-    "broadcast_in_dim": {"stablehlo.broadcast_in_dim"}, "reshape": {"stablehlo.reshape"},
-    "transpose": {"stablehlo.transpose"}, "clamp": {"stablehlo.clamp"}, "iota": {"stablehlo.iota"},
-    "stop_gradient": set(), "cond": {"stablehlo.case", "stablehlo.return"},
+    "sin": {"stablehlo.sine"},
+    "cos": {"stablehlo.cosine"},
+    "tanh": {"stablehlo.tanh"},
+    "exp": {"stablehlo.exponential"},
+    "log": {"stablehlo.log"},
+    "add": {"stablehlo.add"},
+    "add_any": {"stablehlo.add"},
+    "sub": {"stablehlo.subtract"},
+    "mul": {"stablehlo.multiply"},
+    "div": {"stablehlo.divide"},
+    "neg": {"stablehlo.negate"},
+    "max": {"stablehlo.maximum"},
+    "min": {"stablehlo.minimum"},
+    "abs": {"stablehlo.abs"},
+    "sqrt": {"stablehlo.sqrt"},
+    "integer_pow": {"stablehlo.multiply", "stablehlo.divide"},
+    "dot_general": {"stablehlo.dot_general"},
+    "reduce_sum": {"stablehlo.reduce"},
+    "reduce_max": {"stablehlo.reduce"},
+    "gt": {"stablehlo.compare"},
+    "lt": {"stablehlo.compare"},
+    "ge": {"stablehlo.compare"},
+    "eq": {"stablehlo.compare"},
+    "select_n": {"stablehlo.select"},
+    "convert_element_type": {"stablehlo.convert"},
+    "broadcast_in_dim": {"stablehlo.broadcast_in_dim"},
+    "reshape": {"stablehlo.reshape"},
+    "transpose": {"stablehlo.transpose"},
+    "clamp": {"stablehlo.clamp"},
+    "iota": {"stablehlo.iota"},
+    "stop_gradient": set(),
+    "cond": {"stablehlo.case", "stablehlo.return"},
     "while": {"stablehlo.while", "stablehlo.return"},
-    "scan": {"stablehlo.while", "stablehlo.return", "stablehlo.compare", "stablehlo.add", "stablehlo.subtract",
-             "func.call"},
-    "jit": {"call", "func.call"}, "shard_map": {"sdy.manual_computation", "sdy.return"},
+    "scan": {
+        "stablehlo.while",
+        "stablehlo.return",
+        "stablehlo.compare",
+        "stablehlo.add",
+        "stablehlo.subtract",
+        "func.call",
+    },
+    "jit": {"call", "func.call"},
+    "shard_map": {"sdy.manual_computation", "sdy.return"},
     "psum_invariant": {"stablehlo.all_reduce", "stablehlo.add", "stablehlo.return"},
-    "remat2": {"stablehlo.optimization_barrier"}, "custom_jvp_call": set(), "custom_vjp_call": set(),
+    "remat2": {"stablehlo.optimization_barrier"},
+    "custom_jvp_call": set(),
+    "custom_vjp_call": set(),
 }
 # The same primitives as JAX 0.4 to 0.6 name and lower them: `pjit`, `custom_vjp_call_jaxpr`, `psum` (`psum2` on 0.4),
 # integer_pow through a function of its own (0.4: `call @integer_pow`),
 # shard_map through GSPMD custom calls (`@Sharding`, `@SPMDFullToShardShape`), a scan's counter converted and wrapped, its
 # slices of xs and ys made in the loop itself.
-EXPECT.update({
-    "pjit": EXPECT["jit"], "custom_vjp_call_jaxpr": set(),
-    "psum": EXPECT["psum_invariant"], "psum2": EXPECT["psum_invariant"],
-    "integer_pow": EXPECT["integer_pow"] | {"call", "func.call"},
-    "shard_map": EXPECT["shard_map"] | {"stablehlo.custom_call", "func.call", "call"},
-    "scan": EXPECT["scan"] | {"stablehlo.convert", "stablehlo.select", "stablehlo.dynamic_slice",
-                              "stablehlo.dynamic_update_slice", "stablehlo.reshape"},
-})
+EXPECT.update(
+    {
+        "pjit": EXPECT["jit"],
+        "custom_vjp_call_jaxpr": set(),
+        "psum": EXPECT["psum_invariant"],
+        "psum2": EXPECT["psum_invariant"],
+        "integer_pow": EXPECT["integer_pow"] | {"call", "func.call"},
+        "shard_map": EXPECT["shard_map"] | {"stablehlo.custom_call", "func.call", "call"},
+        "scan": EXPECT["scan"]
+        | {
+            "stablehlo.convert",
+            "stablehlo.select",
+            "stablehlo.dynamic_slice",
+            "stablehlo.dynamic_update_slice",
+            "stablehlo.reshape",
+        },
+    }
+)
 # eqns that may lower to no op of their own (remat outside differentiation lowers to its body alone)
 NO_OPS = {"stop_gradient", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat2"}
 # HLO op_name tails that stand for an owner whose lowering JAX rewrites (a scan becomes a while loop
@@ -83,8 +122,9 @@ def check_links(jaxpr, links, require_all: bool = True) -> None:
     computations = set(re.findall(r"^(?:ENTRY )?%([^\s(]+) ", links.hlo_text, re.M))
     claimed: dict[int, str] = {}
     module = _StableHLO(links.stablehlo_text)
-    op_names = {start: name for starts, names in zip(module.start, module.norm) for start, name in zip(starts, names)
-                if name}
+    op_names = {
+        start: name for starts, names in zip(module.start, module.norm) for start, name in zip(starts, names) if name
+    }
     for i, eqn in enumerate(eqns):
         expected = EXPECT[eqn.prim]
         for line in links.shlo[i]:
@@ -111,8 +151,9 @@ def test_linked_lines_hold_the_eqns_ops(name):
     fn, args, kwargs = PROGRAMS[name]()
     jaxpr, links = _link(fn, args, kwargs)
     # the HLO pane's note only ever says that some ops share XLA's labels (and so mark no HLO line)
-    assert links.stablehlo_note is None and (links.hlo_note is None or "cannot tell their instructions apart"
-                                             in links.hlo_note)
+    assert links.stablehlo_note is None and (
+        links.hlo_note is None or "cannot tell their instructions apart" in links.hlo_note
+    )
     unlinked = sum(not lines for lines in links.hlo)
     assert links.hlo_note is None or unlinked >= int(links.hlo_note.split()[0])
     # Never a wrong link on any JAX; every eqn linked where this JAX does not place a called
@@ -139,7 +180,12 @@ def test_sin_cos_every_eqn_in_one_fusion():
     jaxpr, links = _link(fn, args, kwargs)
     shlo = links.stablehlo_text.split("\n")
     assert [_op_kind(shlo[lines[0]]) for lines in links.shlo] == [
-        "stablehlo.sine", "stablehlo.multiply", "stablehlo.cosine", "stablehlo.multiply", "stablehlo.add"]
+        "stablehlo.sine",
+        "stablehlo.multiply",
+        "stablehlo.cosine",
+        "stablehlo.multiply",
+        "stablehlo.add",
+    ]
     assert all(links.hlo) and len(set(links.hlo_comp)) == 1
     fusion_line = [line for line in links.hlo[0] if " fusion(" in links.hlo_text.split("\n")[line]]
     assert fusion_line and all(fusion_line[0] in lines for lines in links.hlo)  # the fusion calling them
@@ -162,8 +208,11 @@ def test_nested_jit_shares_stablehlo_but_not_hlo():
     muls = [i for i, e in enumerate(eqns) if e.prim == "mul"]
     assert len(muls) == 2 and links.shlo[muls[0]] == links.shlo[muls[1]] != []
     hlo = links.hlo_text.split("\n")
-    assert all("layer0/jit(inner)/mul" in hlo[line] for line in links.hlo[muls[0]] if "op_name" in hlo[line]
-               and "fusion(" not in hlo[line])
+    assert all(
+        "layer0/jit(inner)/mul" in hlo[line]
+        for line in links.hlo[muls[0]]
+        if "op_name" in hlo[line] and "fusion(" not in hlo[line]
+    )
     second = [hlo[line] for line in links.hlo[muls[1]] if "fusion(" not in hlo[line]]
     if "layer1/jit(inner)/mul" in links.hlo_text:
         assert second and all("layer1/jit(inner)/mul" in line for line in second)
@@ -175,6 +224,7 @@ def test_nested_jit_shares_stablehlo_but_not_hlo():
 
 def loop_twins():
     """Eqns with the same primitive, name stack and source position ("twins")."""
+
     @jax.jit
     def f(x):
         for _ in range(3):
@@ -182,7 +232,8 @@ def loop_twins():
         y = x
         for _ in range(3):
             y = y * 2.0 + 1.0
-        return x ** 3 + x ** 2 + y
+        return x**3 + x**2 + y
+
     return f, (jnp.ones(4),), {}
 
 
@@ -213,6 +264,7 @@ def grad_of_scan_with_cond_and_jit():
     def loss(w, xs):
         c, ys = jax.lax.scan(body, w, xs)
         return jnp.sum(jax.vmap(lambda r: jnp.exp(r) * 2)(xs)) + ys.sum()
+
     return jax.jit(jax.grad(loss)), (jnp.ones(3), jnp.ones((5, 3))), {}
 
 
@@ -223,7 +275,9 @@ def while_with_cond():
 
         def body(v):
             return jax.lax.cond(v.sum() > 0, lambda a: a - 1.0, lambda a: a + 1.0, v)
+
         return jax.lax.while_loop(lambda v: v.sum() > 10.0, body, x)
+
     return f, (jnp.ones(3),), {}
 
 
@@ -247,6 +301,7 @@ def test_dead_eqns_get_nothing():
     def f(x):
         unused = jnp.sin(x)  # noqa: F841 - dead code: jit drops it before lowering
         return jnp.cos(x)
+
     jaxpr, links = _link(f, (jnp.ones(3),))
     assert [bool(lines) for lines in links.shlo] == [False, True]
 
@@ -257,8 +312,10 @@ def test_unavailable_levels_are_notes():
     assert links.stablehlo_text is None and links.hlo_text is None
     assert links.stablehlo_note and links.hlo_note
     assert links.shlo == [[]] and links.hlo == [[]] and links.hlo_comp == [None]
-    assert links.levels_json() == {"stablehlo": {"text": None, "note": links.stablehlo_note},
-                                   "hlo": {"text": None, "note": links.hlo_note}}
+    assert links.levels_json() == {
+        "stablehlo": {"text": None, "note": links.stablehlo_note},
+        "hlo": {"text": None, "note": links.hlo_note},
+    }
 
 
 def test_lowered_only():
@@ -270,8 +327,7 @@ def test_lowered_only():
     assert owners == {line: [i] for i, lines in enumerate(links.shlo) for line in lines}
 
 
-UNARY = [jnp.sin, jnp.cos, jnp.tanh, jnp.exp, lambda v: v * 2.0, lambda v: v + 1.0, lambda v: v ** 3,
-         lambda v: v ** 2]
+UNARY = [jnp.sin, jnp.cos, jnp.tanh, jnp.exp, lambda v: v * 2.0, lambda v: v + 1.0, lambda v: v**3, lambda v: v**2]
 POWERS = [2, 3, 5, -1, -2]
 op = st.one_of(
     st.tuples(st.just("unary"), st.integers(0, len(UNARY) - 1)),
@@ -290,6 +346,7 @@ op = st.one_of(
 
 def build(ops):
     """A chain of ops; the same op index reuses one source line, so repeats are twins."""
+
     def program(x, w):
         v = x
         for kind, i in ops:
@@ -317,6 +374,7 @@ def build(ops):
             else:
                 v = v + jax.grad(lambda u: UNARY[i](u).sum())(v)
         return v
+
     return program
 
 
@@ -332,8 +390,11 @@ def test_random_programs_never_link_a_wrong_op(ops):
     # (same name and source position) competes for it; twins have their own test above
     keys = Counter((e.rel, e.frame) for e in eqns if e.live)
     module = _StableHLO(links.stablehlo_text)
-    named = [i for i, e in enumerate(eqns) if e.live and e.prim not in NO_OPS and keys[(e.rel, e.frame)] == 1
-             and _named_in(module, e)]
+    named = [
+        i
+        for i, e in enumerate(eqns)
+        if e.live and e.prim not in NO_OPS and keys[(e.rel, e.frame)] == 1 and _named_in(module, e)
+    ]
     # Coverage is a heuristic's (a pow next to a cond can lose its location in the lowering): one eqn of a
     # small program may go unlinked; a wrong link never may (check_links above).
     if not locates_callee_ops_at_call_site():  # else some are left out on purpose (CALLEE_AT_CALL_SITE)
@@ -345,8 +406,11 @@ def _named_in(module, eqn) -> bool:
     for func, names in enumerate(module.norm):
         for p, name in enumerate(names):
             frame = module.frame[func][p]
-            if name and (name == eqn.rel or name.endswith("/" + eqn.rel)) and (
-                    frame is None or eqn.frame is None or frame[:3] == eqn.frame[:3]):
+            if (
+                name
+                and (name == eqn.rel or name.endswith("/" + eqn.rel))
+                and (frame is None or eqn.frame is None or frame[:3] == eqn.frame[:3])
+            ):
                 return True
     return False
 
@@ -354,7 +418,7 @@ def _named_in(module, eqn) -> bool:
 def test_unreadable_text_costs_the_links_only():
     class Garbled:
         def as_text(self, debug_info=False):
-            return "module @m {\n  func.func public @main() {\n    %0 = x loc(\"unterminated\n  }\n}\n#loc3 = loc(("
+            return 'module @m {\n  func.func public @main() {\n    %0 = x loc("unterminated\n  }\n}\n#loc3 = loc(('
 
     jaxpr = jax.jit(jnp.sin).trace(jnp.ones(3)).jaxpr
     links = link_levels(jaxpr, Garbled(), Garbled())

@@ -12,6 +12,7 @@ import logging
 
 import jax
 import jax.numpy as jnp
+
 import jaxmagic
 
 

@@ -70,17 +70,20 @@ def test_unload_removes_every_hook(ip):
     before = len(shell.events.callbacks["pre_run_cell"])
     shell.run_line_magic("unload_ext", "jaxmagic")
     assert len(shell.events.callbacks["pre_run_cell"]) == before - 1
-    assert not any(getattr(t, "__self__", None).__class__.__name__ == "JaxMagics"
-                   for t in shell.input_transformers_cleanup)
+    assert not any(
+        getattr(t, "__self__", None).__class__.__name__ == "JaxMagics" for t in shell.input_transformers_cleanup
+    )
     assert "jaxpr" not in shell.magics_manager.magics["cell"]
     shell.run_line_magic("load_ext", "jaxmagic")
 
 
 def test_trace_magic_records_the_timeline_and_stores_the_capture(ip, capsys):
-    cell = ("%%trace --name tcap --storm 3\n"
-            "for n in (6, 7, 8, 9, 9):\n"
-            "    out = f(jnp.ones((n, 4)), jnp.ones(4))\n"
-            "print('done', out.shape)\n")
+    cell = (
+        "%%trace --name tcap --storm 3\n"
+        "for n in (6, 7, 8, 9, 9):\n"
+        "    out = f(jnp.ones((n, 4)), jnp.ones(4))\n"
+        "print('done', out.shape)\n"
+    )
     result = run(ip, cell)
     assert result.success
     assert "done (9,)" in capsys.readouterr().out
@@ -115,9 +118,19 @@ def test_unreadable_options_and_bad_names_are_usage_errors_and_the_cell_does_not
     from IPython.core.error import UsageError
 
     ip.user_ns.update(ran=False, my_fn=lambda: 1)
-    lines = ["%%jaxpr -n 'abc", "%%trace --storm '", "%%jaxpr -n class", "%%jaxpr -n 1abc", "%%jaxpr -n a.b",
-             '%%jaxpr -n "a b"', "%%jaxpr -n ''", "%%trace -n jax", "%%jaxpr -n print", "%%sharding -n my_fn",
-             "%%prng -n bound_here"]
+    lines = [
+        "%%jaxpr -n 'abc",
+        "%%trace --storm '",
+        "%%jaxpr -n class",
+        "%%jaxpr -n 1abc",
+        "%%jaxpr -n a.b",
+        '%%jaxpr -n "a b"',
+        "%%jaxpr -n ''",
+        "%%trace -n jax",
+        "%%jaxpr -n print",
+        "%%sharding -n my_fn",
+        "%%prng -n bound_here",
+    ]
     for line in lines:
         result = run(ip, f"{line}\nran = True\nbound_here = 1\n")
         assert isinstance(result.error_in_exec, UsageError), (line, result.error_in_exec)
@@ -149,8 +162,11 @@ def test_settings_and_replacements_the_cell_makes_stay_after_it(ip):
         assert jax_module.config.jax_explain_cache_misses is True
         assert run(ip, "%%trace\njax.config.update('jax_explain_cache_misses', False)\n").success
         assert jax_module.config.jax_explain_cache_misses is False  # and jaxmagic's own is not left on
-        cells = {"jaxpr": "jax.jit = counting_jit", "grad_graph": "jax.grad = my_grad",
-                 "prng": "jax.random.normal = my_normal"}
+        cells = {
+            "jaxpr": "jax.jit = counting_jit",
+            "grad_graph": "jax.grad = my_grad",
+            "prng": "jax.random.normal = my_normal",
+        }
         ip.user_ns.update(counting_jit=lambda f, **kw: f, my_grad=lambda f, **kw: f, my_normal=lambda *a, **kw: 0)
         for magic, line in cells.items():
             assert run(ip, f"%%{magic}\n{line}\n").success, magic

@@ -45,7 +45,7 @@ def wrappers_capture():
 def distinct_capture():
     """DISTINCT jitted lambdas of one definition, each closing over its own constant: DISTINCT programs."""
     x = jnp.ones(3)
-    make = lambda i: jax.jit(lambda v: v * i + 1.0)  # noqa: E731
+    make = lambda i: jax.jit(lambda v: v * i + 1.0)
     with jaxmagic.capture() as cap:
         for i in range(DISTINCT):
             make(i)(x)
@@ -81,14 +81,22 @@ def test_distinct_functions_past_the_budget_are_listed_by_name(distinct_capture)
     drawn, listed = doc["functions"], doc["listed"]
     assert len(drawn) == 5 and len(listed) == DISTINCT - 5
     assert sorted(int(e["id"][1:]) for e in drawn + listed) == list(range(DISTINCT)), "every function, once"
-    assert all(e["name"].endswith("<lambda>") and e["signature"] == "f32[3]" and e["n_eqns"] == 2
-               and "nodes" not in e for e in listed)
+    assert all(
+        e["name"].endswith("<lambda>") and e["signature"] == "f32[3]" and e["n_eqns"] == 2 and "nodes" not in e
+        for e in listed
+    )
     assert sum(e["calls"] for e in drawn + listed) == DISTINCT + 1
     assert drawn[0]["wrappers"] == 2 and drawn[0]["calls"] == 2
-    assert doc["folded"] == {**doc["folded"], "listed": DISTINCT - 5, "unlisted": 0, "functions": DISTINCT,
-                             "listed_graphs": "not in this page"}
+    assert doc["folded"] == {
+        **doc["folded"],
+        "listed": DISTINCT - 5,
+        "unlisted": 0,
+        "functions": DISTINCT,
+        "listed_graphs": "not in this page",
+    }
     assert f"{DISTINCT - 5} more functions listed without graphs (not in this page" in " ".join(
-        DOCUMENT_BUILDERS["graph"](distinct_capture, max_graphs=5)["caption"])
+        DOCUMENT_BUILDERS["graph"](distinct_capture, max_graphs=5)["caption"]
+    )
     whole = graph_document(distinct_capture, max_graphs=None)
     assert len(whole["functions"]) == DISTINCT and not whole.get("listed")
 
@@ -97,13 +105,17 @@ def test_a_listed_function_loads_the_graph_the_eager_builder_draws(distinct_capt
     on_demand = OnDemand()
     doc = graph_document(distinct_capture, max_graphs=3, on_demand=on_demand)
     assert doc["folded"]["listed_graphs"] == "on request"
-    eager = {fn["id"]: fn for fn in graph_document(distinct_capture, max_graphs=None, on_demand=OnDemand())["functions"]}
+    eager = {
+        fn["id"]: fn for fn in graph_document(distinct_capture, max_graphs=None, on_demand=OnDemand())["functions"]
+    }
     for row in (doc["listed"][0], doc["listed"][-1]):
         loaded = on_demand.handlers["function"]({"function": row["id"]})
         assert loaded.pop("notes") == []
         assert loaded == eager[row["id"]] and loaded["nodes"]
-    reply, buffers = answer(on_demand.handlers, {"jm": "request", "id": 1, "what": "function",
-                                                  "args": {"function": doc["functions"][0]["id"] + "x"}})
+    reply, buffers = answer(
+        on_demand.handlers,
+        {"jm": "request", "id": 1, "what": "function", "args": {"function": doc["functions"][0]["id"] + "x"}},
+    )
     assert reply["ok"] is False and "no function" in reply["error"] and not buffers
 
 

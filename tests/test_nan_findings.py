@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import gc
 import re
+import subprocess
+import sys
 import textwrap
 import threading
-import sys
-import subprocess
 import traceback
 
 import jax
@@ -51,7 +51,7 @@ def in_fresh_thread(thunk) -> BaseException | None:
     def run() -> None:
         try:
             thunk()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+        except BaseException as exc:
             raised[0] = exc
 
     worker = threading.Thread(target=run)
@@ -89,7 +89,9 @@ def test_jitted_nan_is_located_at_the_op_jax_debug_nans_stops_at():
     (found,) = nan_findings(cap)
     primitive, line = jax_verdict("jax_debug_nans", lambda: f(x))
     assert found.kind == "nan" and found.severity == "bug" and found.call == 0
-    assert found.function == "log_likelihood" and primitive == "log" and "the first NaN comes from `log`" in found.message
+    assert (
+        found.function == "log_likelihood" and primitive == "log" and "the first NaN comes from `log`" in found.message
+    )
     assert found.source.line == line and "jnp.log(var)" in found.source.code
     assert "clip" in found.message and "log_likelihood returned NaN in its output" in found.message
 
@@ -98,8 +100,8 @@ def test_eager_grad_nan_is_a_backward_op_and_its_inf_a_forward_op_as_jax_says():
     with jaxmagic.capture({}, grads=True) as cap:
         value, grad = jax.value_and_grad(softplus)(100.0)
     assert np.isinf(value) and np.isnan(grad)
-    nan, = nan_findings(cap, "nan")
-    inf, = nan_findings(cap, "inf")
+    (nan,) = nan_findings(cap, "nan")
+    (inf,) = nan_findings(cap, "inf")
     nan_op, _ = jax_verdict("jax_debug_nans", lambda: jax.grad(softplus)(100.0))
     inf_op, inf_line = jax_verdict("jax_debug_infs", lambda: jax.grad(softplus)(100.0))
     assert f"`{nan_op}` in the backward pass" in nan.message and "its gradient" in nan.message
@@ -128,12 +130,15 @@ def test_an_inf_is_located_like_jax_debug_infs():
     assert "(4 elements)" in found.message and np.isinf(np.asarray(y)).all()
 
 
-@pytest.mark.parametrize("fn, arg", [
-    (lambda x: jnp.sqrt(x - 2.0), 1.0),
-    (lambda x: (x - 1.0) / (x - 1.0) + 2.0, jnp.float32(1.0)),
-    (lambda x: jnp.arcsin(x * 3.0), 0.5),
-    (lambda x: jnp.log(jnp.sin(x) - 2.0) + 1.0, 0.3),
-])
+@pytest.mark.parametrize(
+    "fn, arg",
+    [
+        (lambda x: jnp.sqrt(x - 2.0), 1.0),
+        (lambda x: (x - 1.0) / (x - 1.0) + 2.0, jnp.float32(1.0)),
+        (lambda x: jnp.arcsin(x * 3.0), 0.5),
+        (lambda x: jnp.log(jnp.sin(x) - 2.0) + 1.0, 0.3),
+    ],
+)
 def test_the_op_agrees_with_jax_debug_nans(fn, arg):
     f = jax.jit(fn)
     with jaxmagic.capture({}) as cap:
@@ -192,7 +197,7 @@ def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound():
     namespace = {"f": jax.jit(lambda p: p * 0.5 + jnp.log(p - 3.0)), "p": jnp.full(8, 4.0), "jnp": jnp}
     cell = "for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n"
     with jaxmagic.capture(namespace) as cap:
-        exec(cell, namespace)  # noqa: S102 - a cell's code, run in its namespace as the shell runs it
+        exec(cell, namespace)
     assert np.isnan(np.asarray(namespace["p"])).all()
     found = nan_findings(cap)
     assert found and all(f.kind == "nan" for f in found)  # the steps' own outputs were freed in the loop
@@ -226,12 +231,14 @@ def test_budget_skips_outputs_with_a_note(monkeypatch):
 
 def test_magic_cells_show_the_finding_and_the_users_debug_nans_verdict(magic_shell):
     ip = magic_shell
-    ip.run_cell("import jax, jax.numpy as jnp\n"
-                "@jax.jit\n"
-                "def log_likelihood(x):\n"
-                "    var = jnp.mean(x) - 2.0\n"
-                "    return -0.5 * jnp.log(var) - x.sum()\n"
-                "x = jnp.ones(3)\n")
+    ip.run_cell(
+        "import jax, jax.numpy as jnp\n"
+        "@jax.jit\n"
+        "def log_likelihood(x):\n"
+        "    var = jnp.mean(x) - 2.0\n"
+        "    return -0.5 * jnp.log(var) - x.sum()\n"
+        "x = jnp.ones(3)\n"
+    )
     for magic in ("jaxpr", "trace"):
         result = ip.run_cell(f"%%{magic} --name nancap\nll = log_likelihood(x)\n")
         assert result.success
@@ -251,8 +258,15 @@ def test_magic_cells_show_the_finding_and_the_users_debug_nans_verdict(magic_she
 
 
 _OPS = {
-    "log": jax.lax.log, "sqrt": jax.lax.sqrt, "exp": jax.lax.exp, "sin": jax.lax.sin, "neg": jax.lax.neg,
-    "add": lambda v: v + 1.0, "sub": lambda v: v - 3.0, "mul": lambda v: v * 2.0, "div": lambda v: 1.0 / v,
+    "log": jax.lax.log,
+    "sqrt": jax.lax.sqrt,
+    "exp": jax.lax.exp,
+    "sin": jax.lax.sin,
+    "neg": jax.lax.neg,
+    "add": lambda v: v + 1.0,
+    "sub": lambda v: v - 3.0,
+    "mul": lambda v: v * 2.0,
+    "div": lambda v: 1.0 / v,
 }
 
 
@@ -261,12 +275,15 @@ def _chain(names):
         for name in names:
             v = _OPS[name](v)
         return v
+
     return program
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(names=st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=4),
-       x=st.sampled_from([-2.0, -0.5, 0.0, 0.5, 3.0, 100.0]))
+@given(
+    names=st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=4),
+    x=st.sampled_from([-2.0, -0.5, 0.0, 0.5, 3.0, 100.0]),
+)
 def test_random_programs_the_finding_exists_exactly_when_jax_debug_nans_raises(names, x):
     f = jax.jit(_chain(names))
     arg = jnp.float32(x)

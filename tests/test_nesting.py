@@ -64,9 +64,11 @@ def test_a_plain_cell_run_inside_a_magic_cell_keeps_the_outer_view(ip):
 
 
 def test_a_magic_cell_run_inside_a_magic_cell_gets_its_own_view_and_the_outer_keeps_its(ip):
-    cell = ("%%jaxpr -n outer2\nf(x)\n"
-            "get_ipython().run_cell('%%trace -n inner2\\nf(jnp.ones(4))\\nf(jnp.ones(5))')\n"
-            "print(f(x).shape)\n")
+    cell = (
+        "%%jaxpr -n outer2\nf(x)\n"
+        "get_ipython().run_cell('%%trace -n inner2\\nf(jnp.ones(4))\\nf(jnp.ones(5))')\n"
+        "print(f(x).shape)\n"
+    )
     result, shown, out = run(ip, cell)
     assert result.success and "(3,)" in out
     assert shown == ["widget", "widget"]  # the inner view first (its cell ended first), then the outer's
@@ -139,12 +141,14 @@ def test_run_of_a_script_and_of_a_notebook_shows_their_views(ip, tmp_path):
     result, shown, out = run(ip, f"%run -i {script}\n")
     assert result.success and "script ran" in out and shown == ["widget"]
     assert len(ip.user_ns["from_script"].calls) == 1 and float(ip.user_ns["script_out"][0]) == 3.0
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("import jax, jax.numpy as jnp\ng = jax.jit(lambda v: v - 1)"),
-        nbformat.v4.new_code_cell("%%jaxpr -n from_nb\nnb_out = g(jnp.ones(2))"),
-        nbformat.v4.new_code_cell("plain = g(jnp.ones(2))"),
-        nbformat.v4.new_code_cell("%%trace -n from_nb_trace\ng(jnp.ones(7))"),
-    ])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("import jax, jax.numpy as jnp\ng = jax.jit(lambda v: v - 1)"),
+            nbformat.v4.new_code_cell("%%jaxpr -n from_nb\nnb_out = g(jnp.ones(2))"),
+            nbformat.v4.new_code_cell("plain = g(jnp.ones(2))"),
+            nbformat.v4.new_code_cell("%%trace -n from_nb_trace\ng(jnp.ones(7))"),
+        ]
+    )
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, path)
     result, shown, _ = run(ip, f"%run -i {path}\n")
@@ -163,11 +167,13 @@ def test_a_failing_script_cell_keeps_its_error_and_its_view(ip, tmp_path):
 
 
 def _hooks(ip):
-    counts = {event: sum(getattr(cb, "__self__", None).__class__.__name__ == "JaxMagics"
-                         for cb in ip.events.callbacks[event])
-              for event in ("pre_execute", "pre_run_cell", "post_execute", "post_run_cell")}
-    counts["transform"] = sum(getattr(t, "__self__", None).__class__.__name__ == "JaxMagics"
-                              for t in ip.input_transformers_cleanup)
+    counts = {
+        event: sum(getattr(cb, "__self__", None).__class__.__name__ == "JaxMagics" for cb in ip.events.callbacks[event])
+        for event in ("pre_execute", "pre_run_cell", "post_execute", "post_run_cell")
+    }
+    counts["transform"] = sum(
+        getattr(t, "__self__", None).__class__.__name__ == "JaxMagics" for t in ip.input_transformers_cleanup
+    )
     return counts
 
 

@@ -22,14 +22,18 @@ pytestmark = pytest.mark.notebook
 
 
 def execute(nb, tmp_path):
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}},
-                   store_widget_state=True).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, store_widget_state=True
+    ).execute()
     return nb
 
 
 def magic_outputs(nb):
-    return [(cell, [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})])
-            for cell in nb.cells if cell.cell_type == "code" and cell.source.startswith(MAGIC_PREFIXES)]
+    return [
+        (cell, [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})])
+        for cell in nb.cells
+        if cell.cell_type == "code" and cell.source.startswith(MAGIC_PREFIXES)
+    ]
 
 
 MAGIC_PREFIXES = tuple(f"%%{magic}" for magic in MAGIC_VIEWS)
@@ -55,8 +59,9 @@ def test_demo_runs_and_every_magic_cell_has_the_widget_and_fallbacks(demo):
         assert data["text/plain"].startswith(f"%%{magic}")
         doc = state[data[WIDGET_VIEW]["model_id"]]["state"]["doc"]
         assert doc["kind"] == MAGIC_VIEWS[magic], cell.source
-        assert (doc.get("functions") or doc.get("entries") or doc.get("lanes") or doc.get("arrays")
-                or doc.get("nodes")), cell.source
+        assert (
+            doc.get("functions") or doc.get("entries") or doc.get("lanes") or doc.get("arrays") or doc.get("nodes")
+        ), cell.source
         assert not [o for o in cell.outputs if o.output_type == "error"]
     assert {cell.source.split()[0] for cell, _ in cells} == set(MAGIC_PREFIXES)  # every magic is shown
 
@@ -64,14 +69,17 @@ def test_demo_runs_and_every_magic_cell_has_the_widget_and_fallbacks(demo):
 def test_demo_export_embeds_every_view(demo):
     page = notebook_html(demo)
     assert page.count('<script type="application/json" data-jaxmagic-doc>') == len(magic_outputs(demo))
-    assert "window.__jaxmagic_static = true" in page and "https://" not in page.split("<script type=\"module\">")[0]
+    assert "window.__jaxmagic_static = true" in page and "https://" not in page.split('<script type="module">')[0]
 
 
 def _docs_by_cell(nb) -> dict:
     """{cell id: (the cell, its view's document)} of the demo's magic cells."""
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    return {cell.id: (cell, state[outputs[0]["data"][WIDGET_VIEW]["model_id"]]["state"]["doc"])
-            for cell, outputs in magic_outputs(nb) if outputs}
+    return {
+        cell.id: (cell, state[outputs[0]["data"][WIDGET_VIEW]["model_id"]]["state"]["doc"])
+        for cell, outputs in magic_outputs(nb)
+        if outputs
+    }
 
 
 def test_demo_names_each_cells_lines_by_its_execution_count(demo):
@@ -81,8 +89,9 @@ def test_demo_names_each_cells_lines_by_its_execution_count(demo):
     for cell, doc in _docs_by_cell(demo).values():
         named = set((doc.get("cells") or {}).values())
         assert named <= {n for n in counts if n <= cell.execution_count}, (cell.id, named)
-        assert (cell.id == "s3b" and named == {counts[cell.execution_count - 1].execution_count}) or \
-            cell.execution_count in named, (cell.id, named)
+        assert (
+            cell.id == "s3b" and named == {counts[cell.execution_count - 1].execution_count}
+        ) or cell.execution_count in named, (cell.id, named)
 
 
 def test_demo_prose_says_what_its_views_show(demo):
@@ -91,8 +100,9 @@ def test_demo_prose_says_what_its_views_show(demo):
     text = {cell.id: cell.source for cell in demo.cells}
     cell, doc = docs["gf4"]  # `--values`: log of a negative number makes a NaN, and the view says where
     assert "makes a NaN" in text["gf4-md"]
-    assert doc["caption"][0].startswith(f"NaN first appears in per_example at log (cell [{cell.execution_count}], "
-                                        "line 5): 2 NaN in its output")
+    assert doc["caption"][0].startswith(
+        f"NaN first appears in per_example at log (cell [{cell.execution_count}], line 5): 2 NaN in its output"
+    )
     cell, doc = docs["s7b"]  # the sqrt trap: NaN in every gradient, both ops named, checkpointed work recomputed
     nan, inf = (next(f for f in doc["findings"] if f["kind"] == kind) for kind in ("nan_gradient", "inf_gradient"))
     assert "at mul" in nan["message"] and "at div" in inf["message"]
@@ -100,8 +110,9 @@ def test_demo_prose_says_what_its_views_show(demo):
     assert "recompute checkpointed work" in " ".join(doc["caption"])
     cell, doc = docs["s8"]  # 98 of 100 loop steps folded; the reuse on two lines
     assert [run["length"] for run in doc["runs"]] == [98] and "98 of the loop's 100" in text["s8-md"]
-    assert doc["caption"][0].endswith(f"cell [{cell.execution_count}], lines 7 and 8 (each normal draws the same "
-                                      "random numbers).")
+    assert doc["caption"][0].endswith(
+        f"cell [{cell.execution_count}], lines 7 and 8 (each normal draws the same random numbers)."
+    )
     cell, doc = docs["s10"]  # one compile, then 500 hits; compiling dominates
     assert "compiled once, on its first call; the other 500 calls hit the cache" in doc["caption"][0]
     assert any(f["kind"] == "compile_dominates" for f in doc["findings"])
@@ -122,12 +133,14 @@ def test_make_demo_writes_the_committed_demo(tmp_path):
 
 
 def test_top_level_await_and_run_all_stopping_on_error(tmp_path):
-    nb = new_notebook(cells=[
-        new_code_cell("%load_ext jaxmagic\nimport asyncio, jax, jax.numpy as jnp"),
-        new_code_cell("%%jaxpr --name cap\nawait asyncio.sleep(0)\njax.jit(jnp.sin)(1.0)"),
-        new_code_cell("%%jaxpr\nraise ValueError('boom')"),
-        new_code_cell("print('must not run')"),
-    ])
+    nb = new_notebook(
+        cells=[
+            new_code_cell("%load_ext jaxmagic\nimport asyncio, jax, jax.numpy as jnp"),
+            new_code_cell("%%jaxpr --name cap\nawait asyncio.sleep(0)\njax.jit(jnp.sin)(1.0)"),
+            new_code_cell("%%jaxpr\nraise ValueError('boom')"),
+            new_code_cell("print('must not run')"),
+        ]
+    )
     with pytest.raises(CellExecutionError) as err:
         execute(nb, tmp_path)
     assert "ValueError: boom" in re.sub(r"\x1b\[[0-9;]*m", "", str(err.value))

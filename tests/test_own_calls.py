@@ -13,7 +13,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 from jax.extend.core import Primitive  # JAX's public API for new primitives
 from jax.interpreters import mlir
 
@@ -63,6 +62,9 @@ def test_user_calls_after_recording_are_recorded_again():
     assert [c.name.split(".")[-1] for c in cap.calls] == ["<lambda>"] * 3
     first, second, third = cap.calls
     assert (first.function_id, second.function_id != first.function_id, third.function_id) == (
-        first.function_id, True, first.function_id)
+        first.function_id,
+        True,
+        first.function_id,
+    )
     assert [c.cache_hit for c in cap.calls] == [False, False, False]
     assert all(c.artifacts.values for c in cap.calls), [c.artifacts.values_note for c in cap.calls]

@@ -28,16 +28,22 @@ def _tracked(prefix: str) -> set[str]:
 def _bundles() -> set[str]:
     """One bundle per widgets/entries/<kind>.js, the all-kinds bundle for pages, the widgets' packed loader."""
     kinds = sorted(p.stem for p in (REPO / "widgets" / "entries").glob("*.js"))
-    return ({"jaxmagic/static/jaxmagic.js", "jaxmagic/static/packed-loader.js"}
-            | {f"jaxmagic/static/jaxmagic-{k}.js" for k in kinds})
+    return {"jaxmagic/static/jaxmagic.js", "jaxmagic/static/packed-loader.js"} | {
+        f"jaxmagic/static/jaxmagic-{k}.js" for k in kinds
+    }
 
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     for target in ("wheel", "sdist"):
-        proc = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", target, "-d", str(out)], cwd=REPO,
-                              capture_output=True, text=True, timeout=180)
+        proc = subprocess.run(
+            [sys.executable, "-m", "hatchling", "build", "-t", target, "-d", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -76,8 +82,9 @@ def test_build_lists_every_bundle_the_front_end_builds() -> None:
         assert text.count(f'"{bundle}" = "{bundle}"') == 2, f"{bundle} missing from the wheel or sdist force-include"
 
 
-def test_export_says_which_extra_is_missing(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                            tmp_path: Path) -> None:
+def test_export_says_which_extra_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     from jaxmagic import export
 
     monkeypatch.setitem(sys.modules, "nbformat", None)  # as if not installed: import raises ImportError

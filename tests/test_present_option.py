@@ -60,9 +60,11 @@ def test_present_with_static_is_the_static_view(ip, shown):
 
 def test_python_api_present_keyword():
     with jaxmagic.capture({}) as cap:
+
         @jax.jit
         def q(x):
             return x * 3
+
         q(jnp.ones(2))
     assert jaxmagic.view(cap, "trace", present=True).document["present"] is True
     assert "present" not in jaxmagic.view(cap, "trace").document

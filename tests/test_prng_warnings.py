@@ -48,8 +48,10 @@ def test_warnings_as_errors_still_raise_from_the_sampler(magic_shell):
 
 @pytest.mark.skipif(jax.config.jax_enable_x64, reason="the warning is about float64 without x64")
 def test_a_warning_inside_a_jitted_function_names_its_line(magic_shell):
-    cell = ("%%prng\nimport jax\n@jax.jit\ndef draw(k):\n"
-            "    return jax.random.uniform(k, (2,), dtype='float64')\ny = draw(jax.random.key(1))\n")
+    cell = (
+        "%%prng\nimport jax\n@jax.jit\ndef draw(k):\n"
+        "    return jax.random.uniform(k, (2,), dtype='float64')\ny = draw(jax.random.key(1))\n"
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert magic_shell.run_cell(cell).success
@@ -60,10 +62,12 @@ def test_a_warning_inside_a_jitted_function_names_its_line(magic_shell):
 
 def test_jax_random_functions_pickle_inside_a_prng_cell(magic_shell):
     ip = magic_shell
-    result = ip.run_cell("%%prng -n pickled_cap\nimport jax, pickle\n"
-                         "same = [pickle.loads(pickle.dumps(f)) is f for f in "
-                         "(jax.random.normal, jax.random.split, jax.random.key, jax.random.PRNGKey)]\n"
-                         "k = jax.random.key(0)\nx = jax.random.normal(k, (2,))\n")
+    result = ip.run_cell(
+        "%%prng -n pickled_cap\nimport jax, pickle\n"
+        "same = [pickle.loads(pickle.dumps(f)) is f for f in "
+        "(jax.random.normal, jax.random.split, jax.random.key, jax.random.PRNGKey)]\n"
+        "k = jax.random.key(0)\nx = jax.random.normal(k, (2,))\n"
+    )
     assert result.success, result.error_in_exec
     assert ip.user_ns["same"] == [True] * 4
     assert ip.user_ns["pickled_cap"].keys  # the stand-ins were in place and recorded

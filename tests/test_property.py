@@ -47,6 +47,7 @@ def build(ops):
                 v = v - v.sum()
             values.append(v)
         return values[-1]
+
     return program
 
 
@@ -61,8 +62,7 @@ def test_random_programs(ops):
     nodes = Counter(n["group"] for n in graph["nodes"])
     var_group = {v["id"]: v["group"] for v in graph["vars"]}
     edges = Counter(var_group[vid] for _, _, vid in derive_edges(graph))
-    assert [(nodes[g["id"]], edges[g["id"]]) for g in graph["groups"]] == [
-        (len(j.eqns), var_uses(j)) for j in jaxprs]
+    assert [(nodes[g["id"]], edges[g["id"]]) for g in graph["groups"]] == [(len(j.eqns), var_uses(j)) for j in jaxprs]
     assert all(n["line"] is not None for n in graph["nodes"])
 
 
@@ -70,14 +70,18 @@ def test_random_programs(ops):
 
 from .test_grads import jax_saved_residuals, our_residuals  # noqa: E402
 
-MODES = [{}, {"values": True}, {"vmap": True}, {"grads": True}, {"shardings": True}, {"keys": False},
-         {"sync": True}]
-more_op = st.one_of(op, st.tuples(st.just("while"), st.integers(1, 3)), st.tuples(st.just("vmap"), st.integers(0, 6)),
-                    st.tuples(st.just("dot"), st.just(0)))
+MODES = [{}, {"values": True}, {"vmap": True}, {"grads": True}, {"shardings": True}, {"keys": False}, {"sync": True}]
+more_op = st.one_of(
+    op,
+    st.tuples(st.just("while"), st.integers(1, 3)),
+    st.tuples(st.just("vmap"), st.integers(0, 6)),
+    st.tuples(st.just("dot"), st.just(0)),
+)
 
 
 def build_more(ops):
     """`build`, plus while loops, an inner vmap and a dot."""
+
     def program(x):
         base = build([o for o in ops if o[0] in ("unary", "binary", "cond", "scan", "jit", "sum")])
         v = base(x)
@@ -89,6 +93,7 @@ def build_more(ops):
             elif kind == "dot":
                 v = v @ jnp.ones((v.shape[0], v.shape[0])) / v.shape[0]
         return v
+
     return program
 
 
@@ -132,13 +137,18 @@ def test_grad_residuals_match_jax(ops):
     ours, theirs = our_residuals(call.split), jax_saved_residuals(loss, x)
     # Constants JAX saves as literal residuals stay literals in the split's backward (0 bytes):
     # tests/test_grads.py explains; everything else must be the same multiset.
-    assert {k: n for k, n in ours.items() if k[1] != "literal"} == {k: n for k, n in theirs.items() if k[1] != "literal"}
+    assert {k: n for k, n in ours.items() if k[1] != "literal"} == {
+        k: n for k, n in theirs.items() if k[1] != "literal"
+    }
 
 
 SAMPLERS = [jax.random.normal, jax.random.uniform, lambda k, s: jax.random.bernoulli(k, 0.5, s)]
-key_op = st.one_of(st.tuples(st.just("split"), st.integers(0, 2)), st.tuples(st.just("fold_in"), st.integers(0, 9)),
-                   st.tuples(st.just("draw"), st.integers(0, len(SAMPLERS) - 1)),
-                   st.tuples(st.just("scan"), st.integers(2, 5)))
+key_op = st.one_of(
+    st.tuples(st.just("split"), st.integers(0, 2)),
+    st.tuples(st.just("fold_in"), st.integers(0, 9)),
+    st.tuples(st.just("draw"), st.integers(0, len(SAMPLERS) - 1)),
+    st.tuples(st.just("scan"), st.integers(2, 5)),
+)
 
 
 def _count_prims(closed, names: set[str]) -> Counter:
@@ -152,6 +162,7 @@ def _count_prims(closed, names: set[str]) -> Counter:
 def test_key_tree_matches_the_programs_splits_and_draws(ops):
     """Inside a jitted program, one split node per `random_split` eqn and one sampler use per sampler
     call: the tree is the program's own, read from its jaxpr."""
+
     def program(key):
         out = []
         for kind, i in ops:
@@ -164,8 +175,7 @@ def test_key_tree_matches_the_programs_splits_and_draws(ops):
                 key, sub = jax.random.split(key)
                 out.append(SAMPLERS[i](sub, (2,)).astype(jnp.float32))
             else:
-                key, ys = jax.lax.scan(lambda k, _: (jax.random.split(k)[0], jax.random.normal(k)), key, None,
-                                       length=i)
+                key, ys = jax.lax.scan(lambda k, _: (jax.random.split(k)[0], jax.random.normal(k)), key, None, length=i)
                 out.append(ys[:2])
         return key, out
 

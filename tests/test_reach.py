@@ -49,7 +49,8 @@ class Trainer:
 
 def _user_module(tmp_path, name: str):
     """A module of the user's own (a file beside the notebook) with a jitted module global."""
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent("""
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent("""
         import jax
 
         traces = []
@@ -58,7 +59,8 @@ def _user_module(tmp_path, name: str):
         def helper(x):
             traces.append(1)
             return x + 3
-    """))
+    """)
+    )
     sys.path.insert(0, str(tmp_path))
     try:
         return importlib.import_module(name)
@@ -218,8 +220,10 @@ def _wrapped(kind: str, traces: list, tag: int):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(kinds=st.lists(st.sampled_from(WRAPPERS), min_size=1, max_size=3),
-       calls=st.lists(st.tuples(st.integers(0, 2), st.sampled_from([1, 2])), min_size=1, max_size=8))
+@given(
+    kinds=st.lists(st.sampled_from(WRAPPERS), min_size=1, max_size=3),
+    calls=st.lists(st.tuples(st.integers(0, 2), st.sampled_from([1, 2])), min_size=1, max_size=8),
+)
 def test_random_compositions_record_exactly_the_calls_made(kinds, calls):
     traces: list = []
     made = [_wrapped(kind, traces, tag) for tag, kind in enumerate(kinds)]

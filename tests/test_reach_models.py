@@ -18,7 +18,7 @@ pytest.importorskip("equinox")
 MAGICS = ("jaxpr", "trace", "grad_graph", "sharding", "prng")
 STEPS = 8
 
-NNX_MLP = '''
+NNX_MLP = """
 import jax, jax.numpy as jnp, optax
 from flax import nnx
 
@@ -56,9 +56,9 @@ def train_step(model, opt, x, y):
     return loss
 
 x, y = jnp.ones((16, 4)), jnp.ones((16, 1))
-'''
+"""
 
-NNX_TRANSFORMER = '''
+NNX_TRANSFORMER = """
 class Block(nnx.Module):
     def __init__(self, dim, rngs):
         self.norm = nnx.LayerNorm(dim, rngs=rngs)
@@ -95,9 +95,9 @@ def lm_step(lm, lm_opt, tokens):
     return loss
 
 tokens = jnp.arange(2 * 9).reshape(2, 9) % 32
-'''
+"""
 
-LINEN = '''
+LINEN = """
 import flax.linen as nn
 
 class LinenMLP(nn.Module):
@@ -117,9 +117,9 @@ def linen_step(variables, linen_state, x, y):
     loss, grads = jax.value_and_grad(lambda v: ((linen_model.apply(v, x) - y) ** 2).mean())(variables)
     updates, linen_state = tx.update(grads, linen_state)
     return optax.apply_updates(variables, updates), linen_state, loss
-'''
+"""
 
-EQUINOX = '''
+EQUINOX = """
 import equinox as eqx
 
 eqx_model = eqx.nn.MLP(4, 1, 8, 2, key=jax.random.key(0))
@@ -129,9 +129,9 @@ def eqx_step(model, x, y):
     traces.append(1)
     loss, grads = eqx.filter_value_and_grad(lambda m: ((jax.vmap(m)(x) - y) ** 2).mean())(model)
     return loss, eqx.apply_updates(model, jax.tree.map(lambda g: -0.1 * g, grads))
-'''
+"""
 
-TRAINER = '''
+TRAINER = """
 class Trainer:
     def __init__(self, params):
         self.params = params
@@ -142,9 +142,9 @@ class Trainer:
         return jax.tree.map(lambda p: p * 0.5, params), (x * 2).sum()
 
 trainer = Trainer({"w": jnp.ones(4)})
-'''
+"""
 
-CALLS = '''
+CALLS = """
 for _ in range({steps}):
     loss = train_step(model, opt, x, y)
     lm_loss = lm_step(lm, lm_opt, tokens)
@@ -152,7 +152,7 @@ for _ in range({steps}):
     variables, linen_state, _ = linen_step(variables, linen_state, x, y)
     _, eqx_model = eqx_step(eqx_model, x, y)
     trainer.params, _ = trainer.step(trainer.params, x)
-'''
+"""
 
 # Step name -> (one input the graph must name as the user wrote it, the cell that defines it).
 EXPECTED = {
@@ -195,8 +195,11 @@ def test_model_steps_defined_earlier_are_recorded_with_the_users_names(shell, ma
         fn = by_name[name]
         assert fn["nodes"] and input_name in _inputs(fn), (name, _inputs(fn)[:8])
         assert source.is_cell_file(fn["source"]["file"]) and fn["source"]["code"] in cell, (name, fn["source"])
-    linear = [n["src"] for n in by_name["train_step"]["nodes"]
-              if n["src"] and (n["src"].get("lib") or "").startswith("flax/nnx/nn/linear.py")]
+    linear = [
+        n["src"]
+        for n in by_name["train_step"]["nodes"]
+        if n["src"] and (n["src"].get("lib") or "").startswith("flax/nnx/nn/linear.py")
+    ]
     assert linear and all(s["code"] == "return self.out(nnx.relu(self.hidden(x)))" for s in linear)  # user's line first
 
 
@@ -211,7 +214,9 @@ def test_a_new_shape_is_a_miss_with_its_graph_and_reason(shell):
     from jaxmagic.capture import jax_compat
 
     if not jax_compat.explaining_is_safe():  # the reason's paths come from JAX's explanation
-        pytest.skip(f"jaxmagic leaves jax_explain_cache_misses off on JAX {jax_compat.jax.__version__}: it breaks programs")
+        pytest.skip(
+            f"jaxmagic leaves jax_explain_cache_misses off on JAX {jax_compat.jax.__version__}: it breaks programs"
+        )
     traces = shell.user_ns["traces"]
     before = len(traces)
     cell = "%%trace --name missed\nfor n in (4, 4, 6):\n    eqx_step(eqx_model, jnp.ones((n, 4)), jnp.ones((n, 1)))\n"
@@ -221,10 +226,10 @@ def test_a_new_shape_is_a_miss_with_its_graph_and_reason(shell):
     changed = {c.path for c in cap.calls[2].miss_reason.explanation.changes}
     assert changed == {"x", "y"}  # JAX's explanation names Equinox's partition; told with the user's names
     caption = jaxmagic.document(cap, "timeline")["caption"][0]
-    assert caption.startswith("eqx_step was compiled twice: x changed shape from f32[16,4] to f32[4,4]; "
-                              "y changed shape from f32[16,1] to f32[4,1]"), caption
-
-
+    assert caption.startswith(
+        "eqx_step was compiled twice: x changed shape from f32[16,4] to f32[4,4]; "
+        "y changed shape from f32[16,1] to f32[4,1]"
+    ), caption
 
 
 def test_identical_model_blocks_fold_forward_and_backward(shell):
@@ -239,7 +244,7 @@ def test_identical_model_blocks_fold_forward_and_backward(shell):
         first, second = repeat["units"]
         assert second[0] == first[1] and second[1] - second[0] == first[1] - first[0] > 40
         nodes = fn["nodes"]
-        assert any(tuple(nodes[i]["scope"][:len(scope) + 1]) == (*scope, "vmap(…)") for i in range(*first))
+        assert any(tuple(nodes[i]["scope"][: len(scope) + 1]) == (*scope, "vmap(…)") for i in range(*first))
     caption = " ".join(jaxmagic.document(shell.user_ns["folded"], "graph")["caption"])
     assert "identical blocks" in caption and "folded" in caption
 
@@ -247,14 +252,21 @@ def test_identical_model_blocks_fold_forward_and_backward(shell):
 def test_the_view_says_why_an_nnx_model_has_no_module_boxes(shell):
     """NNX modules add no name scopes: the caption says so (and how to get boxes); Linen and
     Equinox's layers do add them, so their steps get boxes and no such sentence."""
-    cell = "%%jaxpr --name boxes\ntrain_step(model, opt, x, y)\nlinen_step(variables, linen_state, x, y)\n" \
-           "eqx_step(eqx_model, x, y)\n"
+    cell = (
+        "%%jaxpr --name boxes\ntrain_step(model, opt, x, y)\nlinen_step(variables, linen_state, x, y)\n"
+        "eqx_step(eqx_model, x, y)\n"
+    )
     assert shell.run_cell(cell, store_history=True).success
     doc = jaxmagic.document(shell.user_ns["boxes"], "graph")
     assert any(s.startswith("No module boxes: model's modules leave no name scopes") for s in doc["caption"])
     by_name = {fn["name"]: fn for fn in doc["functions"]}
     linen_scopes = {tuple(n["scope"]) for n in by_name["linen_step"]["nodes"]}
-    assert ("jvp(…)", "LinenMLP", "hidden") in linen_scopes and ("transpose(…)", "jvp(…)", "LinenMLP", "hidden") in linen_scopes
+    assert ("jvp(…)", "LinenMLP", "hidden") in linen_scopes and (
+        "transpose(…)",
+        "jvp(…)",
+        "LinenMLP",
+        "hidden",
+    ) in linen_scopes
     assert any("eqx.nn.Linear" in n["scope"] for n in by_name["eqx_step"]["nodes"])
     from jaxmagic.model.captions.graph import _unscoped_model
 

@@ -21,9 +21,20 @@ from tests.test_explain import RECORDED, explaining
 X3, X4 = jnp.ones(3), jnp.ones(4)
 # signature_of names arguments from the jit's `_jit_info` (absent in JAX 0.4): without it paths read `args[0]`
 named = pytest.mark.skipif(jax_compat.jit_info(jax.jit(abs)) is None, reason="this JAX exposes no _jit_info")
-SCHEMA_KINDS = {"first", "shape", "dtype", "weak_type", "static", "pytree", "sharding", "donation", "new_function",
-                "new_wrapper",
-                "context", "unknown"}
+SCHEMA_KINDS = {
+    "first",
+    "shape",
+    "dtype",
+    "weak_type",
+    "static",
+    "pytree",
+    "sharding",
+    "donation",
+    "new_function",
+    "new_wrapper",
+    "context",
+    "unknown",
+}
 
 
 def _recorded(label: str, names=None, static=()):
@@ -32,11 +43,13 @@ def _recorded(label: str, names=None, static=()):
 
 
 def _diff(fn, before_args, after_args, before_kwargs=None, after_kwargs=None):
-    return diff_signatures(signature_of(fn, before_args, before_kwargs or {}),
-                           signature_of(fn, after_args, after_kwargs or {}))
+    return diff_signatures(
+        signature_of(fn, before_args, before_kwargs or {}), signature_of(fn, after_args, after_kwargs or {})
+    )
 
 
 # ---------------------------------------------------------------- diff_signatures on real signatures
+
 
 def f1(x):
     return x * 2
@@ -56,13 +69,16 @@ def tree(p):
 
 
 @named
-@pytest.mark.parametrize("before,after,expected", [
-    ((X3,), (X4,), [Change("x", "shape", "f32[3]", "f32[4]")]),
-    ((X3,), (jnp.ones(3, jnp.int32),), [Change("x", "dtype", "f32[3]", "i32[3]")]),
-    ((jnp.float32(2),), (2.0,), [Change("x", "weak_type", "f32[]{weak_type=False}", "f32[]{weak_type=True}")]),
-    ((2.0,), (2,), [Change("x", "dtype", "f32[]", "i32[]")]),
-    ((X3,), (X3,), []),
-])
+@pytest.mark.parametrize(
+    "before,after,expected",
+    [
+        ((X3,), (X4,), [Change("x", "shape", "f32[3]", "f32[4]")]),
+        ((X3,), (jnp.ones(3, jnp.int32),), [Change("x", "dtype", "f32[3]", "i32[3]")]),
+        ((jnp.float32(2),), (2.0,), [Change("x", "weak_type", "f32[]{weak_type=False}", "f32[]{weak_type=True}")]),
+        ((2.0,), (2,), [Change("x", "dtype", "f32[]", "i32[]")]),
+        ((X3,), (X3,), []),
+    ],
+)
 def test_diff_types(before, after, expected):
     assert list(_diff(jax.jit(f1), before, after)) == expected
 
@@ -71,14 +87,17 @@ def test_diff_types(before, after, expected):
 def test_diff_static_values():
     assert _diff(with_statics, (X3, 2), (X3, 3)) == (Change("n", "static", "2", "3"),)
     assert _diff(with_statics, (X3, 2), (X3, 2), {"mode": "a"}, {"mode": "b"}) == (
-        Change("mode", "static", "'a'", "'b'"),)
+        Change("mode", "static", "'a'", "'b'"),
+    )
 
 
 @named
 def test_diff_pytree_structure():
     jt = jax.jit(tree)
     assert _diff(jt, ({"a": X3, "b": X3},), ({"a": X3, "c": X3},)) == (
-        Change("p['c']", "pytree", None, "f32[3]"), Change("p['b']", "pytree", "f32[3]", None))
+        Change("p['c']", "pytree", None, "f32[3]"),
+        Change("p['b']", "pytree", "f32[3]", None),
+    )
     assert _diff(jt, ({"a": [X3, X3]},), ({"a": [X3, None]},)) == (Change("p['a'][1]", "pytree", "f32[3]", None),)
     assert _diff(jt, ((X3, X3),), ((X3, X3, X3),)) == (Change("p[2]", "pytree", None, "f32[3]"),)
     assert _diff(jax.jit(f2), (X3,), (X3,), {}, {"y": X3}) == (Change("y", "pytree", None, "f32[3]"),)
@@ -91,7 +110,8 @@ def test_diff_sharding_explicit_and_auto_meshes():
     explicit = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
     jf = jax.jit(f1)
     assert _diff(jf, (x8,), (jax.device_put(x8, NamedSharding(explicit, P("d"))),)) == (
-        Change("x", "sharding", "default device", "P('d',)"),)  # as JAX 0.5+ print it, on every JAX
+        Change("x", "sharding", "default device", "P('d',)"),
+    )  # as JAX 0.5+ print it, on every JAX
     auto = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
     sharded, replicated = (jax.device_put(x8, NamedSharding(auto, P(*spec))) for spec in (("d",), ()))
     # JAX logs no explanation for this one (a compile-only miss): the diff is all there is
@@ -102,40 +122,64 @@ def test_diff_sharding_explicit_and_auto_meshes():
 def test_diff_donation_and_shape_together():
     donating = jax.jit(f1, donate_argnums=0)
     before, after = signature_of(donating, (X3,), {}), signature_of(jax.jit(f1), (X4,), {})
-    assert diff_signatures(before, after) == (Change("x", "shape", "f32[3]", "f32[4]"),
-                                              Change("x", "donation", "donated", "not donated"))
+    assert diff_signatures(before, after) == (
+        Change("x", "shape", "f32[3]", "f32[4]"),
+        Change("x", "donation", "donated", "not donated"),
+    )
 
 
 # ---------------------------------------------------------------- words
 
-@pytest.mark.parametrize("change,words", [
-    (Change("x", "shape", "f32[3]", "f32[4]"), "x changed shape from f32[3] to f32[4]"),
-    (Change("n", "static", "2", "3"), "static argument n changed from 2 to 3"),
-    (Change("", "static", "2", "3"), "a static argument changed from 2 to 3"),
-    (Change("x", "dtype", "f32[3]", "i32[3]"), "x changed dtype from f32[3] to i32[3]"),
-    (Change("x", "weak_type", "f32[]{weak_type=False}", "f32[]{weak_type=True}"),
-     "x changed weak type from f32[]{weak_type=False} to f32[]{weak_type=True} (a Python number now, a JAX array before)"),
-    (Change("p['c']", "pytree", None, "f32[3]"), "p['c'] is new (f32[3])"),
-    (Change("p['b']", "pytree", "f32[3]", None), "p['b'] is gone (was f32[3])"),
-    (Change("kwargs", "pytree", "dict with 0 child", "dict with 1 child (keys on one side only: {'y'})"),
-     "the keyword arguments changed structure from dict with 0 child to dict with 1 child (keys on one side only: {'y'})"),
-    (Change("x", "sharding", "single device", "PartitionSpec('d',)"),
-     "x changed sharding from single device to PartitionSpec('d',)"),
-    (Change("x", "donation", "donated", "not donated"), "x changed donation from donated to not donated"),
-    (Change("jax_enable_x64", "context", "False", "True"), "config jax_enable_x64 changed from False to True"),
-    (Change("trace context [24]", "context", "False", "True"),
-     "a config flag or context manager changed (trace context [24]) from False to True"),
-    (Change("trace context", "context", None, None), "a config flag or context manager changed (JAX does not say which)"),
-])
+
+@pytest.mark.parametrize(
+    "change,words",
+    [
+        (Change("x", "shape", "f32[3]", "f32[4]"), "x changed shape from f32[3] to f32[4]"),
+        (Change("n", "static", "2", "3"), "static argument n changed from 2 to 3"),
+        (Change("", "static", "2", "3"), "a static argument changed from 2 to 3"),
+        (Change("x", "dtype", "f32[3]", "i32[3]"), "x changed dtype from f32[3] to i32[3]"),
+        (
+            Change("x", "weak_type", "f32[]{weak_type=False}", "f32[]{weak_type=True}"),
+            "x changed weak type from f32[]{weak_type=False} to f32[]{weak_type=True} (a Python number now, a JAX array before)",
+        ),
+        (Change("p['c']", "pytree", None, "f32[3]"), "p['c'] is new (f32[3])"),
+        (Change("p['b']", "pytree", "f32[3]", None), "p['b'] is gone (was f32[3])"),
+        (
+            Change("kwargs", "pytree", "dict with 0 child", "dict with 1 child (keys on one side only: {'y'})"),
+            "the keyword arguments changed structure from dict with 0 child to dict with 1 child (keys on one side only: {'y'})",
+        ),
+        (
+            Change("x", "sharding", "single device", "PartitionSpec('d',)"),
+            "x changed sharding from single device to PartitionSpec('d',)",
+        ),
+        (Change("x", "donation", "donated", "not donated"), "x changed donation from donated to not donated"),
+        (Change("jax_enable_x64", "context", "False", "True"), "config jax_enable_x64 changed from False to True"),
+        (
+            Change("trace context [24]", "context", "False", "True"),
+            "a config flag or context manager changed (trace context [24]) from False to True",
+        ),
+        (
+            Change("trace context", "context", None, None),
+            "a config flag or context manager changed (JAX does not say which)",
+        ),
+    ],
+)
 def test_change_words(change, words):
     assert change_words(change) == words
 
 
 def test_first_call():
     miss = miss_json(0, None, (), first_call=True, redefined=False, name="f")
-    assert miss == {"call": 0, "kind": "first", "changes": [],
-                    "words": "the first call of f: nothing was compiled for it yet", "fix": None, "jax": None,
-                    "from": "diff", "hint": None}
+    assert miss == {
+        "call": 0,
+        "kind": "first",
+        "changes": [],
+        "words": "the first call of f: nothing was compiled for it yet",
+        "fix": None,
+        "jax": None,
+        "from": "diff",
+        "hint": None,
+    }
     e = _recorded("C first call ever")
     miss = miss_json(0, e, (), first_call=True, redefined=False)
     assert (miss["kind"], miss["from"], miss["jax"]) == ("first", "both", e.text)
@@ -145,13 +189,17 @@ def test_first_call():
 def test_new_function():
     """Made anew is our fact (another function object from the same definition); JAX's "maybe" is a hint."""
     e = _recorded("C lambda redefined each call (2 iterations same line) #1")
-    made_anew = ("a new function object: `<lambda>` defined at line 109 was made anew, and JAX caches per function "
-                 "object (an earlier one made from the same definition was compiled before)")
+    made_anew = (
+        "a new function object: `<lambda>` defined at line 109 was made anew, and JAX caches per function "
+        "object (an earlier one made from the same definition was compiled before)"
+    )
     miss = miss_json(3, e, (), first_call=False, redefined=True)
     assert (miss["kind"], miss["from"], miss["words"]) == ("new_function", "both", made_anew)
     assert "outside the loop" in miss["fix"]
-    assert miss["hint"] == ("JAX suggests: seen another function defined on the same line; maybe the function is "
-                            "being re-defined repeatedly, preventing caching?")
+    assert miss["hint"] == (
+        "JAX suggests: seen another function defined on the same line; maybe the function is "
+        "being re-defined repeatedly, preventing caching?"
+    )
     ours = miss_json(3, None, (), first_call=False, redefined=True, name="g", defined_line=7)
     assert (ours["kind"], ours["from"], ours["hint"]) == ("new_function", "diff", None)
     assert ours["words"].startswith("a new function object: `g` defined at line 7 was made anew")
@@ -169,21 +217,32 @@ def test_new_wrapper_says_jax_named_no_cause():
     opts = (Change("compiler_options", "new_wrapper", "{}", "{'xla_cpu_enable_fast_math': True}"),)
     miss = miss_json(1, None, opts, first_call=True, redefined=False, name="h")
     assert (miss["kind"], miss["from"], miss["hint"]) == ("new_wrapper", "diff", None)
-    assert miss["words"] == ("a new jax.jit wrapper of `h` with other jit options (compiler_options) than an earlier "
-                             "wrapper was compiled; JAX did not report the cause of this compile")
-    assert miss["changes"] == [{"path": "compiler_options", "kind": "new_wrapper", "before": "{}",
-                                "after": "{'xla_cpu_enable_fast_math': True}"}]
+    assert miss["words"] == (
+        "a new jax.jit wrapper of `h` with other jit options (compiler_options) than an earlier "
+        "wrapper was compiled; JAX did not report the cause of this compile"
+    )
+    assert miss["changes"] == [
+        {
+            "path": "compiler_options",
+            "kind": "new_wrapper",
+            "before": "{}",
+            "after": "{'xla_cpu_enable_fast_math': True}",
+        }
+    ]
     same = miss_json(1, None, (Change("", "new_wrapper", None, None),), first_call=True, redefined=False, name="h")
     assert "with the same jit options as an earlier wrapper" in same["words"]
-    assert change_words(opts[0]) == ("jit option compiler_options is {'xla_cpu_enable_fast_math': True} in this "
-                                     "wrapper and {} in an earlier one")
+    assert change_words(opts[0]) == (
+        "jit option compiler_options is {'xla_cpu_enable_fast_math': True} in this wrapper and {} in an earlier one"
+    )
 
 
 def test_agreeing_change_tells_the_previous_call():
     """JAX compares with its closest entry (f32[3]); our diff with the previous call (f32[4]): ours tells it."""
-    e = parse_explanation("TRACING CACHE MISS at a.py:9:1 (<module>):\n  for f defined at a.py:1\n"
-                          "  all previously seen cache keys differ. For the closest previous key:\n"
-                          "  different input types:\n  * at x, now f32[5] and before f32[3]")
+    e = parse_explanation(
+        "TRACING CACHE MISS at a.py:9:1 (<module>):\n  for f defined at a.py:1\n"
+        "  all previously seen cache keys differ. For the closest previous key:\n"
+        "  different input types:\n  * at x, now f32[5] and before f32[3]"
+    )
     miss = miss_json(2, e, (Change("x", "shape", "f32[4]", "f32[5]"),), first_call=False, redefined=False)
     assert (miss["kind"], miss["from"]) == ("shape", "both")
     assert miss["changes"] == [{"path": "x", "kind": "shape", "before": "f32[4]", "after": "f32[5]"}]
@@ -198,7 +257,10 @@ def test_disagreeing_changes_are_merged_jax_first():
     miss = miss_json(5, e, ours, first_call=False, redefined=False)
     assert (miss["kind"], miss["from"]) == ("pytree", "jax")
     assert [(c["path"], c["kind"]) for c in miss["changes"]] == [("kwargs", "pytree"), ("scale", "weak_type")]
-    assert miss["words"].startswith("the keyword arguments changed structure") and "scale changed weak type" in miss["words"]
+    assert (
+        miss["words"].startswith("the keyword arguments changed structure")
+        and "scale changed weak type" in miss["words"]
+    )
 
 
 def test_container_path_agrees_with_a_key_inside():
@@ -238,9 +300,11 @@ def test_unknown():
     miss = miss_json(9, None, (), first_call=False, redefined=False)
     assert (miss["kind"], miss["from"], miss["changes"]) == ("unknown", "diff", [])
     assert "committed to another device" in miss["words"] and miss["fix"] == FIXES["unknown"]
-    debug = parse_explanation("TRACING CACHE MISS at a.py:9:1 (<module>):\n  for f defined at a.py:1\n"
-                              "  all previously seen cache keys differ. For the closest previous key:\n"
-                              "  Debug info doesn't match.")
+    debug = parse_explanation(
+        "TRACING CACHE MISS at a.py:9:1 (<module>):\n  for f defined at a.py:1\n"
+        "  all previously seen cache keys differ. For the closest previous key:\n"
+        "  Debug info doesn't match."
+    )
     miss = miss_json(9, debug, (), first_call=False, redefined=False)
     assert (miss["kind"], miss["from"]) == ("unknown", "jax")
     assert miss["words"].startswith("JAX's debug info") and "signature did not change" in miss["words"]
@@ -250,8 +314,9 @@ def test_context_and_first_call_seen_before_capture():
     e = _recorded("C trace context: enable_x64 toggled")
     miss = miss_json(0, e, (), first_call=True, redefined=False)
     assert (miss["kind"], miss["from"]) == ("context", "jax")
-    assert miss["words"] == ("config jax_enable_x64 changed from False to True "
-                             "(compared with a call JAX saw before this capture)")
+    assert miss["words"] == (
+        "config jax_enable_x64 changed from False to True (compared with a call JAX saw before this capture)"
+    )
     assert "jax_enable_x64" in miss["fix"]
 
 
@@ -276,6 +341,7 @@ def test_every_recorded_explanation_gives_a_valid_miss():
 
 # ---------------------------------------------------------------- live: JAX's text and our diff together
 
+
 @named
 def test_live_shape_storm_reason():
     def f_storm(x):
@@ -289,8 +355,9 @@ def test_live_shape_storm_reason():
         texts.clear()
         jf(jnp.ones(5))
     (text,) = [t for t in texts if "f_storm" in t]
-    miss = miss_json(2, parse_explanation(text, ["x"]), diff_signatures(sigs[1], sigs[2]), first_call=False,
-                     redefined=False)
+    miss = miss_json(
+        2, parse_explanation(text, ["x"]), diff_signatures(sigs[1], sigs[2]), first_call=False, redefined=False
+    )
     assert (miss["kind"], miss["from"]) == ("shape", "both")
     assert miss["words"] == "x changed shape from f32[4] to f32[5]"
 

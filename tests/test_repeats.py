@@ -38,8 +38,11 @@ def _check_units(doc: dict) -> None:
             assert b == c, f"units of {rep['id']} are not contiguous"
         for start, stop in units:
             assert _unit_signature(doc, start, stop) == first
-            assert all(doc["nodes"][i]["scope"][:len(rep["scope"])] == rep["scope"]
-                       for i in range(start, stop) if doc["nodes"][i]["group"] == rep["group"])
+            assert all(
+                doc["nodes"][i]["scope"][: len(rep["scope"])] == rep["scope"]
+                for i in range(start, stop)
+                if doc["nodes"][i]["group"] == rep["group"]
+            )
 
 
 @pytest.mark.parametrize("layers", [3, 8])
@@ -49,7 +52,7 @@ def test_transformer_layers_are_one_repeat_each_way(layers: int) -> None:
     counts = sorted(len(r["units"]) for r in doc["repeats"] if len(r["units"]) == layers)
     assert len(counts) >= 2, doc["repeats"]  # the forward layers and their transposes
     labels = " ".join(r["label"] for r in doc["repeats"])
-    assert f"layer_0" in labels and f"layer_{layers - 1}" in labels
+    assert "layer_0" in labels and f"layer_{layers - 1}" in labels
 
 
 def test_flat_mlp_repeats_without_names() -> None:
@@ -84,7 +87,7 @@ def test_small_named_layers_are_one_unit_each() -> None:
         for i, w in enumerate(layers):
             with jax.named_scope(f"dense_{i}"):
                 h = jnp.tanh(h @ w)
-        return jnp.mean(h ** 2)
+        return jnp.mean(h**2)
 
     layers = [jnp.eye(8) for _ in range(24)]
     doc = function_graph("f0", "f", jax.jit(jax.grad(loss)).trace(layers, jnp.ones((2, 8))).jaxpr)
@@ -105,7 +108,7 @@ def test_grad_split_folds_the_layers_of_a_python_loop() -> None:
     def loss(params, x):
         for p in params:
             x = layer(p, x)
-        return (x ** 2).mean()
+        return (x**2).mean()
 
     params = [{"w1": jnp.ones((8, 8)) * 0.1, "b1": jnp.zeros(8), "w2": jnp.ones((8, 8)) * 0.1} for _ in range(3)]
     with jaxmagic.capture({}, grads=True) as cap:

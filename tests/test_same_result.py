@@ -37,8 +37,8 @@ import pytest
 
 pytest.importorskip("jupyter_client")
 
-from jaxmagic.magics import MAGIC_VIEWS  # noqa: E402
-from tests.kernel_cells import CELLS, INTERRUPT_MARKER, INTERRUPTS  # noqa: E402
+from jaxmagic.magics import MAGIC_VIEWS
+from tests.kernel_cells import CELLS, INTERRUPT_MARKER, INTERRUPTS
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -47,9 +47,12 @@ PROBE = "__import__('tests.state_probe', fromlist=['probe'])"
 CELL_TIMEOUT_S = 120
 
 PLAIN = "plain"
-MODES: dict[str, str | None] = {PLAIN: None, **{magic: f"%%{magic}" for magic in MAGIC_VIEWS},
-                                "jaxpr --values --vmap": "%%jaxpr --values --vmap",
-                                "grad_graph --values": "%%grad_graph --values"}
+MODES: dict[str, str | None] = {
+    PLAIN: None,
+    **{magic: f"%%{magic}" for magic in MAGIC_VIEWS},
+    "jaxpr --values --vmap": "%%jaxpr --values --vmap",
+    "grad_graph --values": "%%grad_graph --values",
+}
 MAGIC_MODES = [mode for mode in MODES if mode != PLAIN]
 ASPECTS = ("status", "execution_count", "stdout", "stderr", "displays", "result", "error", "namespace", "widget")
 
@@ -65,9 +68,14 @@ pytestmark = [pytest.mark.notebook, pytest.mark.timeout(600)]
 
 def kernel_env() -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu",
-                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p),
-                "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    env.update(
+        {
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+            "JAX_PLATFORMS": "cpu",
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p),
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        }
+    )
     return env
 
 
@@ -107,15 +115,23 @@ class Kernel:
             time.sleep(0.05)
         return reply
 
-    def _execute(self, code: str, *, silent: bool = False, user_expressions: dict | None = None,
-                 interrupt_after: float | None = None, interrupt_file: str | None = None,
-                 timeout: float = CELL_TIMEOUT_S) -> Reply:
+    def _execute(
+        self,
+        code: str,
+        *,
+        silent: bool = False,
+        user_expressions: dict | None = None,
+        interrupt_after: float | None = None,
+        interrupt_file: str | None = None,
+        timeout: float = CELL_TIMEOUT_S,
+    ) -> Reply:
         """Run `code`. SIGINT goes `interrupt_after` seconds after INTERRUPT_MARKER shows on stdout;
         with `interrupt_file`, the kernel sends it to itself from inside a compile and writes when to
         that file (state_probe.arm_interrupt)."""
         start = time.monotonic()
-        msg_id = self.client.execute(code, silent=silent, store_history=not silent,
-                                     user_expressions=user_expressions or {}, allow_stdin=False)
+        msg_id = self.client.execute(
+            code, silent=silent, store_history=not silent, user_expressions=user_expressions or {}, allow_stdin=False
+        )
         reply = Reply({}, [])
         deadline = start + timeout
         while True:
@@ -137,8 +153,12 @@ class Kernel:
                     break
                 continue
             reply.messages.append({"type": kind, "content": content})
-            if (interrupt_after is not None and reply.marker_at is None and kind == "stream"
-                    and INTERRUPT_MARKER in content.get("text", "")):
+            if (
+                interrupt_after is not None
+                and reply.marker_at is None
+                and kind == "stream"
+                and INTERRUPT_MARKER in content.get("text", "")
+            ):
                 reply.marker_at = time.time()
                 time.sleep(interrupt_after)
                 self._interrupt(reply)
@@ -241,17 +261,30 @@ def cell_run(name: str, reply: Reply, before: dict, after: dict) -> CellRun:
         elif kind == "execute_result":
             result = (content["data"], content["execution_count"])
         elif kind == "error":
-            error = (content["ename"], cell_file_free(ANSI.sub("", content["evalue"])),
-                     user_frames(content["traceback"]))
+            error = (
+                content["ename"],
+                cell_file_free(ANSI.sub("", content["evalue"])),
+                user_frames(content["traceback"]),
+            )
     interrupt = None
     if reply.marker_at is not None:
         interrupt = {"marker_at": reply.marker_at, "sent_at": reply.interrupt_at}
-    return CellRun(name=name, status=reply.content.get("status"),
-                   execution_count=reply.content.get("execution_count"), stdout="".join(stdout),
-                   stderr=warning_file_free("".join(stderr)), displays=displays, widgets=widgets, result=result,
-                   error=error,
-                   namespace=after["namespace"], state_before=before["state"], state_after=after["state"],
-                   seconds=reply.seconds, interrupt=interrupt)
+    return CellRun(
+        name=name,
+        status=reply.content.get("status"),
+        execution_count=reply.content.get("execution_count"),
+        stdout="".join(stdout),
+        stderr=warning_file_free("".join(stderr)),
+        displays=displays,
+        widgets=widgets,
+        result=result,
+        error=error,
+        namespace=after["namespace"],
+        state_before=before["state"],
+        state_after=after["state"],
+        seconds=reply.seconds,
+        interrupt=interrupt,
+    )
 
 
 def cell_source(mode: str, body: str) -> str:
@@ -339,8 +372,11 @@ def describe_difference(aspect: str, plain: Any, magic: Any) -> str:
 def leak(run: CellRun) -> dict[str, str]:
     """Snapshot keys that differ after the cell from before it."""
     before, after = run.state_before, run.state_after
-    return {key: f"{before.get(key)!r} -> {after.get(key)!r}"[:400]
-            for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)}
+    return {
+        key: f"{before.get(key)!r} -> {after.get(key)!r}"[:400]
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    }
 
 
 def expected_widgets(name: str) -> int:
@@ -356,7 +392,9 @@ def table(runs: Runs) -> str:
         for mode in MODES:
             run = runs[mode][name]
             found = [] if mode == PLAIN else list(differences(runs[PLAIN][name], run, expected_widgets(name)))
-            parts = (["DIFF " + ",".join(found)] if found else []) + (["LEAK " + ",".join(leak(run))] if leak(run) else [])
+            parts = (["DIFF " + ",".join(found)] if found else []) + (
+                ["LEAK " + ",".join(leak(run))] if leak(run) else []
+            )
             row.append(" ".join(parts) or "same")
         rows.append(row)
     rows.append(["seconds", *(f"{sum(r.seconds for r in runs[m].values()):.1f}" for m in MODES)])
@@ -374,18 +412,26 @@ def table(runs: Runs) -> str:
 def test_comparison_table(corpus_runs, capsys):
     """Prints the table (quoted in reports) and checks the corpus really ran in every kernel."""
     with capsys.disabled():
-        print(f"\n\nsame cell, same result: {len(CELLS)} cells x {len(MAGIC_MODES)} magic modes, "
-              f"all kernels {corpus_runs.wall_s:.1f} s\n{table(corpus_runs)}\n")
+        print(
+            f"\n\nsame cell, same result: {len(CELLS)} cells x {len(MAGIC_MODES)} magic modes, "
+            f"all kernels {corpus_runs.wall_s:.1f} s\n{table(corpus_runs)}\n"
+        )
     for mode in MODES:
         counts = [corpus_runs[mode][name].execution_count for name, _ in CELLS]
         assert counts == list(range(1, len(CELLS) + 1)), (mode, counts)
 
 
 def _cases(known: dict[tuple[str, str], str], modes: list[str]) -> list:
-    return [pytest.param(mode, name, id=f"{mode}-{name}",
-                         marks=[pytest.mark.xfail(strict=True, reason=known[mode, name])]
-                         if (mode, name) in known else [])
-            for mode in modes for name, _ in CELLS]
+    return [
+        pytest.param(
+            mode,
+            name,
+            id=f"{mode}-{name}",
+            marks=[pytest.mark.xfail(strict=True, reason=known[mode, name])] if (mode, name) in known else [],
+        )
+        for mode in modes
+        for name, _ in CELLS
+    ]
 
 
 @pytest.mark.parametrize("mode,name", _cases(KNOWN_DIFFERENCES, MAGIC_MODES))
@@ -401,9 +447,10 @@ def test_nothing_leaks(corpus_runs, mode, name):
     state = run.state_after
     if mode != PLAIN:
         recorders = state["recorders"]
-        assert all(recorders[m]["_recorder"] is None for m in ("jaxmagic.capture.jit_patch",
-                                                                "jaxmagic.capture.grad_patch",
-                                                                "jaxmagic.capture.key_patch"))
+        assert all(
+            recorders[m]["_recorder"] is None
+            for m in ("jaxmagic.capture.jit_patch", "jaxmagic.capture.grad_patch", "jaxmagic.capture.key_patch")
+        )
         assert recorders["jaxmagic.capture.key_patch"]["_inside"] == [0]
         assert recorders["jaxmagic.magics"] == {"installed": True, "_pending": None}
 
@@ -412,9 +459,14 @@ def test_the_corpus_covers_what_it_claims(corpus_runs):
     """The plain baseline itself: the error cells raised what they should, the others did not."""
     plain = corpus_runs[PLAIN]
     errors = {name: run.error[0] for name, run in plain.items() if run.error}
-    assert errors == {"raise_in_jit": "TypeError", "raise_in_python": "KeyError", "sys_exit": "SystemExit",
-                      "syntax_error": "SyntaxError", "interrupt_sleep": "KeyboardInterrupt",
-                      "interrupt_compile": "KeyboardInterrupt"}
+    assert errors == {
+        "raise_in_jit": "TypeError",
+        "raise_in_python": "KeyError",
+        "sys_exit": "SystemExit",
+        "syntax_error": "SyntaxError",
+        "interrupt_sleep": "KeyboardInterrupt",
+        "interrupt_compile": "KeyboardInterrupt",
+    }
     assert plain["raise_in_jit"].error[2][0][0].startswith(("Cell In[", "Cell in "))  # user frames were found
     assert "before_error" in plain["raise_in_jit"].namespace and "after_error" not in plain["raise_in_jit"].namespace
     assert plain["prints"].stdout.startswith("to stdout 1 2.5\n") and "to stderr" in plain["prints"].stderr
@@ -460,8 +512,10 @@ def many_cells() -> dict[str, Any]:
     kernel = Kernel()
     out: dict[str, Any] = {}
     try:
-        setup = ("get_ipython().run_line_magic('load_ext', 'jaxmagic')\n"
-                 "import jax, jax.numpy as jnp\ntiny = jax.jit(lambda v: v * 2 + 1)\nx = jnp.arange(4.0)\n")
+        setup = (
+            "get_ipython().run_line_magic('load_ext', 'jaxmagic')\n"
+            "import jax, jax.numpy as jnp\ntiny = jax.jit(lambda v: v * 2 + 1)\nx = jnp.arange(4.0)\n"
+        )
         assert kernel.execute(setup).content["status"] == "ok"
         memory = f"{PROBE}.memory()"
         for _ in range(20):  # the first calls compile and warm caches up: not growth per cell
@@ -499,15 +553,17 @@ def test_many_magic_cells(many_cells, capsys):
     plain_blocks = (m["plain_end"]["blocks"] - m["plain_start"]["blocks"]) / PLAIN_CELLS
     plain_kb = (m["plain_end"]["rss_kb"] - m["plain_start"]["rss_kb"]) / PLAIN_CELLS
     with capsys.disabled():
-        print(f"\n\n{MANY_CELLS} magic cells in {m['seconds']:.1f} s ({1000 * m['seconds'] / MANY_CELLS:.0f} ms/cell)\n"
-              f"RSS KiB: after cell {FIRST_MEASURE} {first['rss_kb']}, after cell {MANY_CELLS} {last['rss_kb']}: "
-              f"{per_cell_kb:.1f} KiB/cell (plain cells: {plain_kb:.1f})\n"
-              f"Python blocks/cell {(last['blocks'] - first['blocks']) / span:.0f} (plain cells: {plain_blocks:.0f})\n"
-              f"widgets registered {last['widgets']}, jaxmagic widgets alive {last['jaxmagic_widgets']} (wire doc "
-              f"{last['doc_bytes'] / last['jaxmagic_widgets']:.0f} B each), Captures alive {last['captures']}\n"
-              f"after closing {m['closed']} widgets: registered {closed['widgets']}, jaxmagic widgets alive "
-              f"{closed['jaxmagic_widgets']}, Captures {closed['captures']}, Python blocks "
-              f"{closed['blocks'] - last['blocks']:+d}, RSS {closed['rss_kb']} KiB\n")
+        print(
+            f"\n\n{MANY_CELLS} magic cells in {m['seconds']:.1f} s ({1000 * m['seconds'] / MANY_CELLS:.0f} ms/cell)\n"
+            f"RSS KiB: after cell {FIRST_MEASURE} {first['rss_kb']}, after cell {MANY_CELLS} {last['rss_kb']}: "
+            f"{per_cell_kb:.1f} KiB/cell (plain cells: {plain_kb:.1f})\n"
+            f"Python blocks/cell {(last['blocks'] - first['blocks']) / span:.0f} (plain cells: {plain_blocks:.0f})\n"
+            f"widgets registered {last['widgets']}, jaxmagic widgets alive {last['jaxmagic_widgets']} (wire doc "
+            f"{last['doc_bytes'] / last['jaxmagic_widgets']:.0f} B each), Captures alive {last['captures']}\n"
+            f"after closing {m['closed']} widgets: registered {closed['widgets']}, jaxmagic widgets alive "
+            f"{closed['jaxmagic_widgets']}, Captures {closed['captures']}, Python blocks "
+            f"{closed['blocks'] - last['blocks']:+d}, RSS {closed['rss_kb']} KiB\n"
+        )
 
     for key in ("listeners", "loggers", "events"):
         assert m["plain_start"][key] == first[key] == last[key] == closed[key] == m["named"][key], key
@@ -552,8 +608,13 @@ def demo_cells() -> list[tuple[str, str, str]]:
 def demo_kept_names() -> set[str]:
     """Names the demo's magic cells keep their captures under (`--name`): only the magic run has them."""
     notebook = json.loads((ROOT / "demo.ipynb").read_text(encoding="utf-8"))
-    return {m.group(1) for c in notebook["cells"] if c["cell_type"] == "code"
-            for m in [re.search(r"^%%\w+.*?(?:--name|-n)\s+(\w+)", "".join(c["source"]))] if m}
+    return {
+        m.group(1)
+        for c in notebook["cells"]
+        if c["cell_type"] == "code"
+        for m in [re.search(r"^%%\w+.*?(?:--name|-n)\s+(\w+)", "".join(c["source"]))]
+        if m
+    }
 
 
 def run_demo(magic: bool) -> list[CellRun]:

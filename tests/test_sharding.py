@@ -19,7 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from jax.sharding import NamedSharding, SingleDeviceSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.capture import collectives, sharding
@@ -33,7 +34,9 @@ AxisType = getattr(jax.sharding, "AxisType", None)  # tests that use it are skip
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "docs" / "schema.md"
-COLLECTIVE_LINE = re.compile(r"=\s.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
+COLLECTIVE_LINE = re.compile(
+    r"=\s.*?\s(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
+)
 
 
 def auto_mesh(shape, names):
@@ -76,8 +79,11 @@ def test_blocks_equal_addressable_shards(case):
 
 def test_replication_and_bytes_per_device_in_the_document():
     mesh = auto_mesh((2, 4), ("x", "y"))
-    ns = {"mesh": mesh, "rows": jax.device_put(jnp.ones((8, 3)), NamedSharding(mesh, P("x"))),
-          "everywhere": jax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P()))}
+    ns = {
+        "mesh": mesh,
+        "rows": jax.device_put(jnp.ones((8, 3)), NamedSharding(mesh, P("x"))),
+        "everywhere": jax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P())),
+    }
     with jaxmagic.capture(ns, shardings=True) as cap:
         pass
     doc = jaxmagic.document(cap, "sharding")
@@ -96,9 +102,12 @@ def test_replication_and_bytes_per_device_in_the_document():
 @needs(COMPILED_HLO, COMPILED)
 def test_jitted_call_shardings_collectives_and_outputs():
     mesh = auto_mesh((2, 4), ("x", "y"))
-    ns = {"w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("x", "y"))),
-          "b": jax.device_put(jnp.ones(64), NamedSharding(mesh, P("x")))}
+    ns = {
+        "w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("x", "y"))),
+        "b": jax.device_put(jnp.ones(64), NamedSharding(mesh, P("x"))),
+    }
     with jaxmagic.capture(ns, shardings=True) as cap:
+
         @jax.jit
         def step(w, b):
             return (w @ w).sum(0) + b.sum()
@@ -127,6 +136,7 @@ def test_shard_map_specs_shard_avals_and_explicit_collectives():
     mesh = auto_mesh((8,), ("d",))
     x = jax.device_put(jnp.ones((4, 16)), NamedSharding(mesh, P(None, "d")))
     with jaxmagic.capture({}, shardings=True) as cap:
+
         @jax.jit
         def matmul(x, w):
             def body(x, w):
@@ -193,8 +203,9 @@ def test_findings_replicated_resharding_and_large_all_gather():
     resharding = next(f for f in doc["findings"] if f["kind"] == "resharding")
     call = next(c for c in doc["calls"] if c["id"] == resharding["call"])
     assert any(leaf["mismatch"] for leaf in call["inputs"])
-    assert [f["severity"] for f in doc["findings"]] == sorted((f["severity"] for f in doc["findings"]),
-                                                                key=lambda s: s != "warning")
+    assert [f["severity"] for f in doc["findings"]] == sorted(
+        (f["severity"] for f in doc["findings"]), key=lambda s: s != "warning"
+    )
 
 
 def test_document_is_json_names_stay_text_and_schema_documents_every_field():
@@ -219,8 +230,26 @@ def test_document_is_json_names_stay_text_and_schema_documents_every_field():
             for v in value:
                 yield from fields(v)
 
-    missing = set(fields(doc)) - documented - {"schema", "version", "kind", "title", "caption", "notes", "error", "type",
-                                               "message", "file", "line", "code", "func", "col"}
+    missing = (
+        set(fields(doc))
+        - documented
+        - {
+            "schema",
+            "version",
+            "kind",
+            "title",
+            "caption",
+            "notes",
+            "error",
+            "type",
+            "message",
+            "file",
+            "line",
+            "code",
+            "func",
+            "col",
+        }
+    )
     assert not missing, f"fields emitted but not in docs/schema.md: {sorted(missing)}"
     assert len(text) < 100_000
 
@@ -263,8 +292,10 @@ def test_static_and_text_views_list_meshes_arrays_and_collectives():
     from jaxmagic.views.static_html import fallback_html, text_summary
 
     mesh = auto_mesh((2, 4), ("x", "y"))
-    ns = {"w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("x", "y"))),
-          "</td><script>alert(1)</script>": jax.device_put(jnp.ones(8), NamedSharding(mesh, P()))}
+    ns = {
+        "w": jax.device_put(jnp.ones((64, 64)), NamedSharding(mesh, P("x", "y"))),
+        "</td><script>alert(1)</script>": jax.device_put(jnp.ones(8), NamedSharding(mesh, P())),
+    }
     with jaxmagic.capture(ns, shardings=True) as cap:
         jax.jit(lambda w: (w @ w).sum(0))(ns["w"])
     doc = jaxmagic.document(cap, "sharding")
@@ -281,14 +312,16 @@ def test_static_and_text_views_list_meshes_arrays_and_collectives():
 
 @needs(HAS_AXIS_TYPES, AXIS_TYPES)  # its cell spells the mesh with AxisType.Auto
 def test_sharding_magic_runs_the_cell_and_records_placement(magic_shell, capsys):
-    cell = ("%%sharding --name scap\n"
-            "import jax, jax.numpy as jnp\n"
-            "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
-            "m = jax.make_mesh((8,), ('d',), axis_types=(AxisType.Auto,))\n"
-            "xs = jax.device_put(jnp.arange(16.0), NamedSharding(m, P('d')))\n"
-            "total = jax.jit(lambda v: v.sum())(xs)\n"
-            "print('total', float(total))\n"
-            "total\n")
+    cell = (
+        "%%sharding --name scap\n"
+        "import jax, jax.numpy as jnp\n"
+        "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
+        "m = jax.make_mesh((8,), ('d',), axis_types=(AxisType.Auto,))\n"
+        "xs = jax.device_put(jnp.arange(16.0), NamedSharding(m, P('d')))\n"
+        "total = jax.jit(lambda v: v.sum())(xs)\n"
+        "print('total', float(total))\n"
+        "total\n"
+    )
     result = magic_shell.run_cell(cell, store_history=True)
     assert result.success and float(result.result) == 120.0
     assert "total 120.0" in capsys.readouterr().out
@@ -331,7 +364,7 @@ def test_arrays_the_cell_binds_come_before_those_earlier_cells_left():
 def test_an_earlier_array_the_cell_passes_to_a_jitted_call_is_part_of_its_story():
     ns = {"batch": jnp.ones(4), "unused": jnp.ones(3), "jnp": jnp, "jax": jax}
     with jaxmagic.capture(ns, shardings=True) as cap:
-        exec("f = jax.jit(lambda x: x * 2)\nf(batch)\nf(batch + 1)\nout = f(batch)\n", ns)  # noqa: S102
+        exec("f = jax.jit(lambda x: x * 2)\nf(batch)\nf(batch + 1)\nout = f(batch)\n", ns)
     earlier = {a["name"]: a["earlier"] for a in jaxmagic.document(cap, "sharding")["arrays"]}
     assert earlier["batch"] is False and earlier["unused"] is True and earlier["out"] is False
 
@@ -349,7 +382,9 @@ def test_intermediate_shardings_constraints_and_explicit_types():
             typed(x)
     first, second = jaxmagic.document(cap, "sharding")["calls"]
     (constraint,) = first["intermediates"]
-    assert constraint["primitive"] == "sharding_constraint" and constraint["spec"] == "P('a',)" and constraint["requested"]
+    assert (
+        constraint["primitive"] == "sharding_constraint" and constraint["spec"] == "P('a',)" and constraint["requested"]
+    )
     by_prim = {i["primitive"]: i for i in second["intermediates"]}
     assert by_prim["mul"]["aval"] == "f32[16@d,4]" and not by_prim["mul"]["requested"]
     assert by_prim["reshard"]["requested"] and by_prim["reshard"]["spec"] == "P(None, None)"
@@ -385,8 +420,12 @@ def test_registered_pytrees_are_walked_and_opaque_objects_are_not():
         def __init__(self):
             self.hidden = jnp.ones(3)
 
-    ns = {"layer": Layer(jnp.ones((2, 2)), jnp.zeros(2)), "opaque": Opaque(), "fn": jnp.sin,
-          "mixed": [jnp.ones(1), 2.0, "text"]}
+    ns = {
+        "layer": Layer(jnp.ones((2, 2)), jnp.zeros(2)),
+        "opaque": Opaque(),
+        "fn": jnp.sin,
+        "mixed": [jnp.ones(1), 2.0, "text"],
+    }
     records, _ = sharding.namespace_arrays(ns)
     assert [r.name for r in records] == ["layer.w", "layer.b", "mixed[0]"]
 
@@ -435,13 +474,15 @@ def test_the_earlier_arrays_are_those_bound_before_the_cell_that_its_calls_do_no
     assert magic_shell.run_cell(setup).success
     bound = {n for n, v in magic_shell.user_ns.items() if isinstance(v, jax.Array) and not n.startswith("_")}
     names_before = set(magic_shell.user_ns)
-    cell = ("%%sharding --name scap\n"
-            "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
-            "grid = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)\n"
-            "x = jax.device_put(jnp.ones((64, 32)), NamedSharding(grid, P('x', 'y')))\n"
-            "w = jax.device_put(jnp.ones((32, 16)), NamedSharding(grid, P('y', None)))\n"
-            "out = jax.jit(lambda a, b, c: a @ b + c.sum())(x, w, old3)\n"
-            "old7 = old7 + 1\n")
+    cell = (
+        "%%sharding --name scap\n"
+        "from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n"
+        "grid = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)\n"
+        "x = jax.device_put(jnp.ones((64, 32)), NamedSharding(grid, P('x', 'y')))\n"
+        "w = jax.device_put(jnp.ones((32, 16)), NamedSharding(grid, P('y', None)))\n"
+        "out = jax.jit(lambda a, b, c: a @ b + c.sum())(x, w, old3)\n"
+        "old7 = old7 + 1\n"
+    )
     assert magic_shell.run_cell(cell).success
     doc = jaxmagic.document(magic_shell.user_ns["scap"], "sharding")
     earlier = {a["name"] for a in doc["arrays"] if a["earlier"]}
@@ -458,11 +499,20 @@ def test_the_earlier_arrays_are_those_bound_before_the_cell_that_its_calls_do_no
     assert doc["title"].startswith(f"%%sharding: {own} arrays on 8 devices")  # the cell's own; the row says the rest
     from jaxmagic.views.static_sharding import sharding_html, sharding_text
 
-    text = sharding_text(doc)  # the static page and text: the call (its collectives), this cell's arrays, the earlier ones
-    assert text.index("<lambda>(") < text.index("x: f32[64, 32]") < text.index(f"{len(earlier)} arrays from earlier cells:")
+    text = sharding_text(
+        doc
+    )  # the static page and text: the call (its collectives), this cell's arrays, the earlier ones
+    assert (
+        text.index("<lambda>(")
+        < text.index("x: f32[64, 32]")
+        < text.index(f"{len(earlier)} arrays from earlier cells:")
+    )
     page = sharding_html(doc)
-    assert (page.index("&lt;lambda&gt;") < page.index("blocks of x")
-            < page.index(f"<details><summary>{len(earlier)} arrays from earlier cells</summary>"))
+    assert (
+        page.index("&lt;lambda&gt;")
+        < page.index("blocks of x")
+        < page.index(f"<details><summary>{len(earlier)} arrays from earlier cells</summary>")
+    )
 
 
 def test_a_one_device_program_has_no_collectives_and_its_compiled_text_is_not_read(monkeypatch):
@@ -475,8 +525,7 @@ def test_a_one_device_program_has_no_collectives_and_its_compiled_text_is_not_re
         namespace["f"](jnp.ones((4, 4)))
     reads: list[int] = []
     printed = record.Artifacts.compiled_text
-    monkeypatch.setattr(record.Artifacts, "compiled_text",
-                        property(lambda self: reads.append(1) or printed.fget(self)))
+    monkeypatch.setattr(record.Artifacts, "compiled_text", property(lambda self: reads.append(1) or printed.fget(self)))
     call = jaxmagic.document(cap, "sharding")["calls"][0]
     assert call["collectives"] == [] and call["collectives_known"] is True
     assert reads == []
@@ -491,8 +540,10 @@ def test_an_unreduced_array_is_shown_with_its_sharding_and_a_note():
 
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     with jax.set_mesh(mesh):
-        ns = {"a": jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y"))),
-              "b": jax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P("x", None)))}
+        ns = {
+            "a": jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y"))),
+            "b": jax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P("x", None))),
+        }
         with jaxmagic.capture(ns, shardings=True) as cap:
             step = jax.jit(lambda a, b: jnp.einsum("ij,jk->ik", a.T, b, out_sharding=P("y", None, unreduced={"x"})))
             ns["partial"] = step(ns["a"], ns["b"])

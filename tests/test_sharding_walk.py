@@ -16,7 +16,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.capture import sharding
@@ -109,12 +110,14 @@ def test_big_containers_of_plain_values_cost_nothing_and_a_note_names_them(magic
     arrays beside them. An empty `%%sharding` cell costs well under a second more than a plain one
     (it cost seconds when every item was walked), the params are all found, and the view's notes
     name what was not looked into."""
-    setup = ("import jax.numpy as jnp\n"
-             "big = list(range(3_000_000))\n"
-             "vocab = {str(i): i for i in range(1_000_000)}\n"
-             "words = [str(i) for i in range(1_000_000)]\n"
-             "pairs = [(str(i), i) for i in range(100_000)]\n"
-             "params = {f'w{i}': jnp.full((4,), i, jnp.float32) for i in range(100)}\n")
+    setup = (
+        "import jax.numpy as jnp\n"
+        "big = list(range(3_000_000))\n"
+        "vocab = {str(i): i for i in range(1_000_000)}\n"
+        "words = [str(i) for i in range(1_000_000)]\n"
+        "pairs = [(str(i), i) for i in range(100_000)]\n"
+        "params = {f'w{i}': jnp.full((4,), i, jnp.float32) for i in range(100)}\n"
+    )
     assert magic_shell.run_cell(setup).success
 
     def seconds(cell: str) -> float:
@@ -131,8 +134,7 @@ def test_big_containers_of_plain_values_cost_nothing_and_a_note_names_them(magic
         assert {f"params['w{i}']" for i in range(100)} <= names
         (note,) = [n for n in doc["notes"] if "not looked into" in n]
         assert note.startswith("4 containers with more than 1,000 items were not looked into for arrays")
-        for name, items in (("big", "3,000,000"), ("vocab", "1,000,000"), ("words", "1,000,000"),
-                            ("pairs", "100,000")):
+        for name, items in (("big", "3,000,000"), ("vocab", "1,000,000"), ("words", "1,000,000"), ("pairs", "100,000")):
             assert f"{name} ({items} items)" in note
         from jaxmagic.views.static_html import text_summary
 
@@ -146,8 +148,14 @@ def test_the_walk_stops_at_its_item_cap_and_names_what_it_left(monkeypatch):
     a container bigger than what is left of the walk is listed without being walked."""
     monkeypatch.setattr(sharding, "WALK_ITEMS", 300)
     a = jnp.ones(2)
-    ns = {"layers": [{"w": a, "b": a} for _ in range(600)],  # 1,800 items: the walk stops inside it
-          "later": {"w": a}, "late": a, "flag": True, "name": "text", "fn": print}
+    ns = {
+        "layers": [{"w": a, "b": a} for _ in range(600)],  # 1,800 items: the walk stops inside it
+        "later": {"w": a},
+        "late": a,
+        "flag": True,
+        "name": "text",
+        "fn": print,
+    }
     arrays, _, notes = walked(ns)
     assert arrays[0] == "layers[0]['b']" and "late" in arrays and "later['w']" not in arrays
     assert len(arrays) < 300
@@ -156,8 +164,10 @@ def test_the_walk_stops_at_its_item_cap_and_names_what_it_left(monkeypatch):
 
     arrays, _, notes = walked({"huge": [a] * 2_000, "w": a})
     assert arrays == ["w"]
-    assert notes == ["1 container larger than what was left of the 300 items the namespace walk looks at was "
-                     "not looked into for arrays: huge (2,000 items)"]
+    assert notes == [
+        "1 container larger than what was left of the 300 items the namespace walk looks at was "
+        "not looked into for arrays: huge (2,000 items)"
+    ]
 
 
 def test_the_walk_stops_at_its_time_cap(monkeypatch):

@@ -20,7 +20,7 @@ from jaxmagic.views.html_parts import error_html, error_text
 
 MAGICS = ("jaxpr", "grad_graph", "trace", "sharding", "prng")
 
-DEFINITIONS = '''
+DEFINITIONS = """
 import jax, jax.numpy as jnp
 
 @jax.jit
@@ -40,18 +40,34 @@ def keep(x):
 @jax.jit
 def scale(x):
     return jnp.ones(3) * float(x)
-'''
+"""
 
 # (cell, JAX's exception class, the user line that needed a concrete value, what the fixes must name)
 CASES = [
-    ("pos(1.0)", jax.errors.TracerBoolConversionError, "if x > 0:",
-     ("static_argnames=('x',)", "jnp.where", "jax.lax.cond")),
-    ("rep(1.0, 3)", jax.errors.TracerIntegerConversionError, "return sum(x for _ in range(n))",
-     ("static_argnames=('n',)", "jax.lax.fori_loop")),
-    ("keep(jnp.arange(3.0))", jax.errors.NonConcreteBooleanIndexError, "return x[x > 0]",
-     ("jnp.nonzero(mask, size=N", "jnp.where(mask, x, 0)")),
-    ("scale(2.0)", jax.errors.ConcretizationTypeError, "return jnp.ones(3) * float(x)",
-     ("static_argnames=('x',)", "astype")),
+    (
+        "pos(1.0)",
+        jax.errors.TracerBoolConversionError,
+        "if x > 0:",
+        ("static_argnames=('x',)", "jnp.where", "jax.lax.cond"),
+    ),
+    (
+        "rep(1.0, 3)",
+        jax.errors.TracerIntegerConversionError,
+        "return sum(x for _ in range(n))",
+        ("static_argnames=('n',)", "jax.lax.fori_loop"),
+    ),
+    (
+        "keep(jnp.arange(3.0))",
+        jax.errors.NonConcreteBooleanIndexError,
+        "return x[x > 0]",
+        ("jnp.nonzero(mask, size=N", "jnp.where(mask, x, 0)"),
+    ),
+    (
+        "scale(2.0)",
+        jax.errors.ConcretizationTypeError,
+        "return jnp.ones(3) * float(x)",
+        ("static_argnames=('x',)", "astype"),
+    ),
 ]
 
 _CELL_FILE = re.compile(r"<ipython-input-\d+-[0-9a-f]+>|/tmp/ipykernel_\d+/\d+\.py")
@@ -64,8 +80,11 @@ def _norm(text: str) -> str:
 
 def _shown(exc: BaseException) -> tuple:
     """What the user sees of an exception: type, message, and each traceback frame's function and code."""
-    frames = [(f.name, f.line) for f in traceback.extract_tb(exc.__traceback__)
-              if "jaxmagic" not in f.filename and "IPython" not in f.filename]
+    frames = [
+        (f.name, f.line)
+        for f in traceback.extract_tb(exc.__traceback__)
+        if "jaxmagic" not in f.filename and "IPython" not in f.filename
+    ]
     return type(exc), _norm(str(exc)), frames
 
 
@@ -130,6 +149,7 @@ def test_other_errors_and_eager_code_get_no_concretization_finding():
 
 # -- static out-of-bounds indices ----------------------------------------------------------------
 
+
 def _oob(fn, x):
     """JAX's own result of jitted `fn` on `x`, and the index findings of that call."""
     with jaxmagic.capture() as cap:
@@ -181,10 +201,18 @@ def test_fill_mode_gathers_and_update_slices_say_what_jax_returns():
 
 
 def test_in_bounds_and_traced_indices_stay_silent():
-    for fn in (lambda x: x[3], lambda x: x[-1], lambda x: x[2:9], lambda x: x[jnp.array([0, 4, -5])],
-               lambda x: x[x.astype(int)[0] + 7], lambda x: jnp.roll(x, 2), lambda x: jnp.diff(x),
-               lambda x: jnp.pad(x, 2, mode="reflect"), lambda x: x.at[4].add(1.0),
-               lambda x: lax.dynamic_update_slice(x, jnp.ones(2), (3,))):
+    for fn in (
+        lambda x: x[3],
+        lambda x: x[-1],
+        lambda x: x[2:9],
+        lambda x: x[jnp.array([0, 4, -5])],
+        lambda x: x[x.astype(int)[0] + 7],
+        lambda x: jnp.roll(x, 2),
+        lambda x: jnp.diff(x),
+        lambda x: jnp.pad(x, 2, mode="reflect"),
+        lambda x: x.at[4].add(1.0),
+        lambda x: lax.dynamic_update_slice(x, jnp.ones(2), (3,)),
+    ):
         _, found = _oob(fn, X)
         assert found == [], found
     from bench.programs import mlp_grad
@@ -197,7 +225,7 @@ def test_in_bounds_and_traced_indices_stay_silent():
 
 # -- an argument donated and then read --------------------------------------------------------
 
-DONATING = '''
+DONATING = """
 import jax, jax.numpy as jnp
 
 @jax.jit
@@ -206,7 +234,7 @@ def double(x):
 
 step = jax.jit(lambda state, lr: state - lr, donate_argnums=0)
 total = jax.jit(lambda x: x.sum(), donate_argnums=0)
-'''
+"""
 
 
 def test_an_array_donated_then_read_names_the_call_that_donated_it(magic_shell):
@@ -228,8 +256,10 @@ def test_an_array_donated_then_read_names_the_call_that_donated_it(magic_shell):
 
 def test_a_donated_array_passed_to_a_later_call_after_a_hot_loop(magic_shell):
     magic_shell.run_cell(DONATING)
-    cell = ("s = jnp.arange(4.0)\nfor _ in range(12):\n    t = step(jnp.ones(4), 0.1)\n"
-            "u = step(s, 0.1)\nv = double(s)\n")  # the donating call is a cache hit of a hot function
+    cell = (
+        "s = jnp.arange(4.0)\nfor _ in range(12):\n    t = step(jnp.ones(4), 0.1)\n"
+        "u = step(s, 0.1)\nv = double(s)\n"
+    )  # the donating call is a cache hit of a hot function
     plain = magic_shell.run_cell(cell)
     assert "has been deleted" in str(plain.error_in_exec)  # JAX refuses the deleted buffer
     result = magic_shell.run_cell("%%trace --name dcap\n" + cell)

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import builtins
 import logging
-from functools import partial
 
 import jax
 import jax.monitoring
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import jaxmagic
@@ -84,7 +82,7 @@ def test_timings_are_ordered_and_nested():
             g(jnp.ones(n))
     doc = timeline(cap)
     calls, spans = doc["calls"], doc["spans"]
-    assert 0 <= calls["start"][0]
+    assert calls["start"][0] >= 0
     for i in range(len(calls["start"])):
         assert calls["start"][i] <= calls["end"][i] <= doc["duration_us"]
         if i:
@@ -222,7 +220,7 @@ def test_compiles_outside_recorded_calls_get_their_own_lane():
 
 def test_capture_holds_no_device_buffers():
     big = jnp.ones((1000, 1000))
-    with jaxmagic.capture({}) as cap:
+    with jaxmagic.capture({}) as cap:  # noqa: F841
         out = jax.jit(lambda x: x * 2)(big)
     del out
     import gc
@@ -241,17 +239,20 @@ def _second_miss(calls) -> dict:
     return doc["misses"][doc["calls"]["miss"][1]]
 
 
-@pytest.mark.parametrize("case, kind, path, before, after", [
-    ("shape", "shape", "x", "f32[3]", "f32[4]"),
-    ("dtype", "dtype", "x", "f32[3]", "i32[3]"),
-    ("weak_type", "weak_type", "x", None, None),
-    ("static_argnum", "static", "n", "2", "3"),
-    ("static_argname", "static", "mode", "'a'", "'b'"),
-    ("new_kwarg", "pytree", None, None, None),
-    ("pytree_keys", "pytree", "p", None, None),
-    ("sharding", "sharding", "x", None, None),
-    ("device", "sharding", "x", "default device", "device 1"),
-])
+@pytest.mark.parametrize(
+    "case, kind, path, before, after",
+    [
+        ("shape", "shape", "x", "f32[3]", "f32[4]"),
+        ("dtype", "dtype", "x", "f32[3]", "i32[3]"),
+        ("weak_type", "weak_type", "x", None, None),
+        ("static_argnum", "static", "n", "2", "3"),
+        ("static_argname", "static", "mode", "'a'", "'b'"),
+        ("new_kwarg", "pytree", None, None, None),
+        ("pytree_keys", "pytree", "p", None, None),
+        ("sharding", "sharding", "x", None, None),
+        ("device", "sharding", "x", "default device", "device 1"),
+    ],
+)
 def test_miss_reasons_match_deliberate_changes(case, kind, path, before, after):
     def two_calls():
         if case == "shape":
@@ -291,8 +292,9 @@ def test_miss_reasons_match_deliberate_changes(case, kind, path, before, after):
     if path is not None:
         # JAX's explanation names the argument; without one (JAX 0.4 explains fewer misses)
         # the signature diff names the leaves that came and went under it.
-        assert any(c["path"] == path or (kind == "pytree" and c["path"].startswith(path + "["))
-                   for c in miss["changes"]), miss["changes"]
+        assert any(
+            c["path"] == path or (kind == "pytree" and c["path"].startswith(path + "[")) for c in miss["changes"]
+        ), miss["changes"]
     if before is not None:
         change = next(c for c in miss["changes"] if c["path"] == path)
         assert (change["before"], change["after"]) == (before, after)

@@ -63,9 +63,20 @@ def is_plain(value) -> bool:
     return value is None or type(value) in (bool, int, float, str)
 
 
-@pytest.mark.parametrize("name", ["sin_cos", "control_flow", "nested_jit_and_scopes", "small_transformer",
-                                  "custom_rules", "remat_and_grad", "switch_three_branches", "global_constant",
-                                  "shard_map_psum"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sin_cos",
+        "control_flow",
+        "nested_jit_and_scopes",
+        "small_transformer",
+        "custom_rules",
+        "remat_and_grad",
+        "switch_three_branches",
+        "global_constant",
+        "shard_map_psum",
+    ],
+)
 def test_output_summaries_match_the_calls_real_outputs(name):
     fn, args, kwargs = programs.PROGRAMS[name]()
     out, artifacts = record(fn, *args, **kwargs)
@@ -187,7 +198,16 @@ def test_integer_and_bool_values():
     (doubled, greater), artifacts = record(f, x)
     outs = artifacts.jaxpr.jaxpr.outvars
     assert artifacts.values[outs[0]] | {"value": None} == {
-        "shape": [5], "dtype": "int32", "min": 0, "max": 8, "mean": 4.0, "norm": None, "nan": 0, "inf": 0, "value": None}
+        "shape": [5],
+        "dtype": "int32",
+        "min": 0,
+        "max": 8,
+        "mean": 4.0,
+        "norm": None,
+        "nan": 0,
+        "inf": 0,
+        "value": None,
+    }
     assert artifacts.values[outs[1]]["mean"] == pytest.approx(0.6) and artifacts.values[outs[1]]["dtype"] == "bool"
 
 

@@ -26,22 +26,22 @@ MAGICS = ("%%jaxpr", "%%grad_graph", "%%trace", "%%sharding", "%%prng")
 # Each line that warns, by its line in the plain cell (the magic's line shifts them by one there).
 CELL = (
     "import jax, jax.numpy as jnp\n"
-    "a = jnp.zeros(3, dtype='float64')\n"                                      # 2: eager
-    "b = jax.random.normal(jax.random.key(0), (2,), dtype='float64')\n"        # 3: a jax.random stand-in
+    "a = jnp.zeros(3, dtype='float64')\n"  # 2: eager
+    "b = jax.random.normal(jax.random.key(0), (2,), dtype='float64')\n"  # 3: a jax.random stand-in
     "@jax.jit\n"
     "def step(x):\n"
-    "    return x + jnp.ones(3, dtype='float64')\n"                            # 6: traced in a jitted call
+    "    return x + jnp.ones(3, dtype='float64')\n"  # 6: traced in a jitted call
     "c = step(1.0)\n"
     "def loss(w):\n"
-    "    return (w * jnp.ones(3, dtype='float64')).sum()\n"                    # 9: inside grad
+    "    return (w * jnp.ones(3, dtype='float64')).sum()\n"  # 9: inside grad
     "d = jax.grad(loss)(1.0)\n"
     "def loss2(w):\n"
-    "    return (w * jnp.arange(3, dtype='float64')).sum()\n"                  # 12: JAX names its own line
+    "    return (w * jnp.arange(3, dtype='float64')).sum()\n"  # 12: JAX names its own line
     "e = jax.jit(jax.grad(loss2))(1.0)\n"
     "for i in range(3):\n"
-    "    f = jnp.zeros(2, dtype='float64')\n"                                  # 15: three times, one place
-    "    r = jax.random.uniform(jax.random.key(i), dtype='float64')\n"         # 16: so is a stand-in's
-    "g = jnp.zeros(2, dtype='float32')\n"                                      # silent
+    "    f = jnp.zeros(2, dtype='float64')\n"  # 15: three times, one place
+    "    r = jax.random.uniform(jax.random.key(i), dtype='float64')\n"  # 16: so is a stand-in's
+    "g = jnp.zeros(2, dtype='float32')\n"  # silent
 )
 TRUNCATED_LINES = {2: 1, 3: 1, 6: 1, 9: 1, 12: 1, 15: 3, 16: 3}
 _CELL_FILE = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
@@ -113,17 +113,24 @@ def test_the_shown_warnings_are_the_plain_cells_once_per_location(magic_shell, m
 def test_the_finding_names_requested_given_line_function_and_fix():
     with warnings.catch_warnings(record=True) as caught, jaxmagic.capture() as cap:
         warnings.simplefilter("always")
+
         @jax.jit
         def scale(x):
             return x * jnp.ones(2, dtype=jnp.int64)
+
         scale(2)
     assert [w.lineno for w in caught] == [scale.__wrapped__.__code__.co_firstlineno + 2]  # JAX's verdict
     [found] = [f for f in cap.findings if f.kind == "dtype_truncated"]
     assert found.severity == "warning" and found.call == 0
     assert found.function == cap.calls[0].name and found.function.endswith("scale")
     assert found.source.file == __file__ and found.source.code == "return x * jnp.ones(2, dtype=jnp.int64)"
-    for words in ("int64 was requested in ones", "JAX gives int32", 'jax.config.update("jax_enable_x64", True)',
-                  "request int32", f"(traced in {found.function})"):
+    for words in (
+        "int64 was requested in ones",
+        "JAX gives int32",
+        'jax.config.update("jax_enable_x64", True)',
+        "request int32",
+        f"(traced in {found.function})",
+    ):
         assert words in found.message, found.message
 
 
@@ -144,8 +151,10 @@ def test_no_finding_where_jax_does_not_truncate_or_the_user_silenced_it():
 def test_warnings_as_errors_raise_from_the_users_line_under_trace(magic_shell):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = magic_shell.run_cell("%%trace\nimport jax, jax.numpy as jnp\n"
-                                      "@jax.jit\ndef h(x):\n    return x + jnp.ones(2, dtype='float64')\nh(1.0)\n")
+        result = magic_shell.run_cell(
+            "%%trace\nimport jax, jax.numpy as jnp\n"
+            "@jax.jit\ndef h(x):\n    return x + jnp.ones(2, dtype='float64')\nh(1.0)\n"
+        )
     assert isinstance(result.error_in_exec, UserWarning)
     assert "float64" in str(result.error_in_exec)
 
@@ -155,8 +164,10 @@ def test_warnings_warn_is_pythons_own_after_a_capture_and_a_cells_own_stays():
     with jaxmagic.capture():
         assert warnings.warn is not original  # the capture's, for its duration
     assert warnings.warn is original
-    def mine(*args, **kwargs):  # noqa: E306 - the cell's own replacement
+
+    def mine(*args, **kwargs):
         return None
+
     with jaxmagic.capture():
         warnings.warn = mine
     try:

@@ -56,10 +56,11 @@ def kernel_cells():
         for name, code in (("keys", CELL), ("graph", JIT_CELL)):
             reply = kernel.execute(code)
             assert reply.content["status"] == "ok", reply.content
-            plain = [m["content"]["data"].get("text/plain", "") for m in reply.messages
-                     if m["type"] == "display_data"]
+            plain = [m["content"]["data"].get("text/plain", "") for m in reply.messages if m["type"] == "display_data"]
             var = "kcap" if name == "keys" else "gcap"
-            doc = json.loads(kernel.expression(f"__import__('json').dumps(__import__('jaxmagic').document({var}, {name!r}))"))
+            doc = json.loads(
+                kernel.expression(f"__import__('json').dumps(__import__('jaxmagic').document({var}, {name!r}))")
+            )
             out[name] = {"count": reply.content["execution_count"], "doc": doc, "plain": "\n".join(plain)}
         return out
     finally:
@@ -71,7 +72,7 @@ def test_a_cells_lines_are_named_by_the_kernels_execution_count(kernel_cells):
     n = keys["count"]
     assert n == 3  # %load_ext, a = 1, then this cell
     doc = keys["doc"]
-    (file, number), = doc["cells"].items()
+    ((file, number),) = doc["cells"].items()
     assert number == n and source.is_cell_file(file)
     uses = [u for node in doc["nodes"] for u in node["uses"] if u.get("source")]
     assert sorted({u["source"]["line"] for u in uses}) == [4, 5]  # the two samplers, lines of the cell
@@ -88,7 +89,7 @@ def test_graph_sources_are_lines_of_the_cell(kernel_cells):
     graph = kernel_cells["graph"]
     doc, n = graph["doc"], graph["count"]
     assert n == 4
-    fn, = doc["functions"]
+    (fn,) = doc["functions"]
     assert fn["source"]["line"] == 3 and doc["cells"][fn["source"]["file"]] == n  # `def f(v):`
     sin = next(node for node in fn["nodes"] if node["prim"] == "sin")
     assert sin["src"]["line"] == 4 and sin["src"]["code"] == "return jnp.sin(v) * 2"
@@ -126,13 +127,18 @@ def _def_line(fn) -> int:
 def test_defined_is_the_users_function_under_a_library_decorator():
     nnx = pytest.importorskip("flax.nnx")
     eqx = pytest.importorskip("equinox")
-    for wrapped in (nnx.remat(loss), eqx.filter_checkpoint(loss), functools.partial(loss), jax.jit(loss),
-                    jax.checkpoint(loss)):
+    for wrapped in (
+        nnx.remat(loss),
+        eqx.filter_checkpoint(loss),
+        functools.partial(loss),
+        jax.jit(loss),
+        jax.checkpoint(loss),
+    ):
         loc = source.function_location(wrapped)
         assert (loc.file, loc.line) == (str(HERE), _def_line(loss)), (wrapped, loc)
     with jaxmagic.capture({}, grads=True) as cap:
         jax.grad(nnx.remat(loss))(jnp.ones(3))
-    entry, = jaxmagic.document(cap, "grad")["entries"]
+    (entry,) = jaxmagic.document(cap, "grad")["entries"]
     assert entry["source"]["file"] == str(HERE) and entry["source"]["line"] == _def_line(loss)
 
 
@@ -145,7 +151,7 @@ def test_an_eqn_made_inside_a_library_points_at_the_users_line():
 
     with jaxmagic.capture({}) as cap:
         jax.jit(apply)(jnp.ones((4, 3)))
-    fn, = jaxmagic.document(cap, "graph")["functions"]
+    (fn,) = jaxmagic.document(cap, "graph")["functions"]
     dot = next(node for node in fn["nodes"] if node["prim"] == "dot_general")
     assert dot["src"]["file"] == str(HERE) and "layer(x) * 2" in dot["src"]["code"]
     assert not any("site-packages" in (node["src"] or {}).get("file", "") for node in fn["nodes"])
@@ -160,9 +166,16 @@ def test_a_library_only_function_keeps_its_library_line():
 
 
 def test_plural():
-    assert [plural(1, "key"), plural(2, "key"), plural(0, "root"), plural(1, "miss"), plural(3, "miss"),
-            plural(2_614, "eqn"), plural(2, "cache hit"), plural(2, "branch")] == \
-        ["1 key", "2 keys", "0 roots", "1 miss", "3 misses", "2,614 eqns", "2 cache hits", "2 branches"]
+    assert [
+        plural(1, "key"),
+        plural(2, "key"),
+        plural(0, "root"),
+        plural(1, "miss"),
+        plural(3, "miss"),
+        plural(2_614, "eqn"),
+        plural(2, "cache hit"),
+        plural(2, "branch"),
+    ] == ["1 key", "2 keys", "0 roots", "1 miss", "3 misses", "2,614 eqns", "2 cache hits", "2 branches"]
     assert [bytes_text(1), bytes_text(16), times_word(1), times_word(3)] == ["1 byte", "16 bytes", "once", "3 times"]
 
 
@@ -196,7 +209,7 @@ def test_ops_xla_cannot_tell_apart_are_noted_in_the_hlo_pane_only():
     if cap.calls[0].compiled_text is None:  # JAX 0.4 would compile a second time for it: said in a note
         pytest.skip(f"JAX {jax.__version__} gives no compiled HLO without compiling again")
     doc = jaxmagic.document(cap, "graph")
-    fn, = doc["functions"]
+    (fn,) = doc["functions"]
     assert not any("HLO" in note for note in doc["notes"])
     note = fn["levels"]["hlo"]["note"] or ""
     unlinked = [n for n in fn["nodes"] if n["prim"] == "sin" and not n["hlo"]]

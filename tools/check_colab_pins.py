@@ -27,14 +27,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # Colab's runtime (its public backend-info pip freeze, August 2026)
 COLAB_PYTHON = "3.13"
-COLAB_PINS = {"ipython": "7.34.0", "ipywidgets": "7.7.1", "traitlets": "5.7.1", "anywidget": "0.9.21",
-              "jax": "0.7.2", "jaxlib": "0.7.2"}
+COLAB_PINS = {
+    "ipython": "7.34.0",
+    "ipywidgets": "7.7.1",
+    "traitlets": "5.7.1",
+    "anywidget": "0.9.21",
+    "jax": "0.7.2",
+    "jaxlib": "0.7.2",
+}
 # Linux x86-64 wheels of every age: given --platform, pip accepts only the tags named.
-PLATFORMS = [f"{tag}_x86_64" for tag in ("manylinux_2_35", "manylinux_2_28", "manylinux_2_27", "manylinux_2_17",
-                                         "manylinux2014", "manylinux_2_12", "manylinux2010", "manylinux_2_5",
-                                         "manylinux1")]
-NO_INDEX = re.compile(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
-                      r"ProxyError|Could not fetch URL|ConnectTimeout|ReadTimeoutError", re.IGNORECASE)
+PLATFORMS = [
+    f"{tag}_x86_64"
+    for tag in (
+        "manylinux_2_35",
+        "manylinux_2_28",
+        "manylinux_2_27",
+        "manylinux_2_17",
+        "manylinux2014",
+        "manylinux_2_12",
+        "manylinux2010",
+        "manylinux_2_5",
+        "manylinux1",
+    )
+]
+NO_INDEX = re.compile(
+    r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
+    r"ProxyError|Could not fetch URL|ConnectTimeout|ReadTimeoutError",
+    re.IGNORECASE,
+)
 
 
 def _name(name: str) -> str:
@@ -55,8 +75,24 @@ def _dry_run(python: str, args: list[str]) -> tuple[dict | None, str]:
     """pip's install report (None when pip failed) and its output, for `args` after `install`."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        done = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--quiet", "--disable-pip-version-check",
-                               "--report", str(report), *args], capture_output=True, text=True, timeout=600, check=False)
+        done = subprocess.run(
+            [
+                python,
+                "-m",
+                "pip",
+                "install",
+                "--dry-run",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--report",
+                str(report),
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         data = json.loads(report.read_text()) if done.returncode == 0 and report.exists() else None
     return data, done.stdout + done.stderr
 
@@ -65,8 +101,9 @@ def _resolved(report: dict) -> dict[str, str]:
     return {_name(item["metadata"]["name"]): item["metadata"]["version"] for item in report["install"]}
 
 
-def check_fresh(pins: dict[str, str] = COLAB_PINS, requirements: list[str] | None = None,
-                python_version: str = COLAB_PYTHON) -> tuple[int, list[str]]:
+def check_fresh(
+    pins: dict[str, str] = COLAB_PINS, requirements: list[str] | None = None, python_version: str = COLAB_PYTHON
+) -> tuple[int, list[str]]:
     """Resolve `requirements` (the declared ones by default) for `python_version` under `pins`."""
     requirements = declared_dependencies() if requirements is None else requirements
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as constraints:
@@ -76,31 +113,51 @@ def check_fresh(pins: dict[str, str] = COLAB_PINS, requirements: list[str] | Non
         # older pip (23.2, which Python 3.11 venvs ship) takes --platform only with --target;
         # a dry run writes nothing there
         with tempfile.TemporaryDirectory() as target:
-            report, output = _dry_run(sys.executable, ["--ignore-installed", "--target", target, "--only-binary=:all:",
-                                                       "--python-version", python_version, *platforms,
-                                                       "-c", constraints.name, *requirements])
+            report, output = _dry_run(
+                sys.executable,
+                [
+                    "--ignore-installed",
+                    "--target",
+                    target,
+                    "--only-binary=:all:",
+                    "--python-version",
+                    python_version,
+                    *platforms,
+                    "-c",
+                    constraints.name,
+                    *requirements,
+                ],
+            )
     finally:
         Path(constraints.name).unlink()
     if report is None:
         return _failed(output, f"pip cannot install {requirements} with Colab's pins {pins}")
     got = _resolved(report)
-    changed = [f"{name}: pinned {pin}, resolved {got.get(_name(name))}" for name, pin in pins.items()
-               if _name(name) in got and got[_name(name)] != pin]
+    changed = [
+        f"{name}: pinned {pin}, resolved {got.get(_name(name))}"
+        for name, pin in pins.items()
+        if _name(name) in got and got[_name(name)] != pin
+    ]
     return (1 if changed else 0), changed or [f"{name}=={got[_name(name)]}" for name in pins if _name(name) in got]
 
 
 def check_env(python: str, target: str = str(ROOT)) -> tuple[int, list[str]]:
     """`pip install target` in `python`'s environment: every package it would install that is
     already there (an upgrade, a downgrade or a reinstall of the runtime's own) is a change."""
-    listing = ("import importlib.metadata as m, json; "
-               "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+    listing = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+    )
     installed = subprocess.run([python, "-c", listing], capture_output=True, text=True, check=True).stdout
     before = {_name(name): version for name, version in json.loads(installed).items()}
     report, output = _dry_run(python, [target])
     if report is None:
         return _failed(output, f"pip cannot install {target} into {python}'s environment")
-    changed = [f"{name}: installed {before[name]}, would become {version}"
-               for name, version in _resolved(report).items() if name in before and name != "jaxmagic"]
+    changed = [
+        f"{name}: installed {before[name]}, would become {version}"
+        for name, version in _resolved(report).items()
+        if name in before and name != "jaxmagic"
+    ]
     return (1 if changed else 0), changed or ["only " + ", ".join(sorted(_resolved(report)))]
 
 
@@ -113,7 +170,9 @@ def _failed(output: str, what: str) -> tuple[int, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--env", metavar="PYTHON", help="check `pip install` in this interpreter's environment")
-    parser.add_argument("--target", default=str(ROOT), help="with --env: the project folder (default), a built wheel or any requirement")
+    parser.add_argument(
+        "--target", default=str(ROOT), help="with --env: the project folder (default), a built wheel or any requirement"
+    )
     args = parser.parse_args(argv)
     code, lines = check_env(args.env, args.target) if args.env else check_fresh()
     print(("ok: " if code == 0 else "CHANGED: " if code == 1 else "UNDECIDED: ") + "\n  ".join(lines))

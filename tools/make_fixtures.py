@@ -36,7 +36,12 @@ for name in ("control_flow", "small_transformer"):
     (out / f"wire_{name}.json").write_text(json.dumps(encoded) + "\n")
     print("wrote", out / f"wire_{name}.json")
 packed = wire.encode_document(json.loads((out / "graph_sin_cos.json").read_text()), compress=False)
-packed["functions"] = [{"packed": "gzip+base64", "data": __import__("base64").b64encode(
-    __import__("gzip").compress(json.dumps(f).encode(), mtime=0)).decode()} for f in packed["functions"]]
+packed["functions"] = [
+    {
+        "packed": "gzip+base64",
+        "data": __import__("base64").b64encode(__import__("gzip").compress(json.dumps(f).encode(), mtime=0)).decode(),
+    }
+    for f in packed["functions"]
+]
 (out / "wire_sin_cos_packed.json").write_text(json.dumps(packed) + "\n")
 print("wrote", out / "wire_sin_cos_packed.json")

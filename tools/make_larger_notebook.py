@@ -89,9 +89,11 @@ loss = train_step(model, xs, ys)"""
 def thirty_arrays() -> str:
     """One plain cell that binds 30 arrays to 30 names, written out so a reader sees them."""
     names = [f"a{i:02d}" for i in range(30)]
-    rows = [", ".join(names[i:i + 10]) for i in range(0, 30, 10)]
-    return ("# 30 arrays left bound by an earlier cell: the sharding view must not lead with them\n"
-            "(" + ",\n ".join(rows) + ") = [jnp.full((4, 4), float(i)) for i in range(30)]")
+    rows = [", ".join(names[i : i + 10]) for i in range(0, 30, 10)]
+    return (
+        "# 30 arrays left bound by an earlier cell: the sharding view must not lead with them\n"
+        "(" + ",\n ".join(rows) + ") = [jnp.full((4, 4), float(i)) for i in range(30)]"
+    )
 
 
 SHARDED_MATMUL = """\
@@ -123,8 +125,10 @@ dropout_b = jax.random.bernoulli(key, 0.5, (4,))   # the same key again: the sam
 def build() -> nbformat.NotebookNode:
     """The notebook, cell by cell, each with a line of prose that says what it exercises."""
     cells = [
-        new_markdown_cell("# Larger programs\n\nPrograms a little bigger than the demo's stops, for the "
-                          "host tests: every view must open framed, legible and in colour."),
+        new_markdown_cell(
+            "# Larger programs\n\nPrograms a little bigger than the demo's stops, for the "
+            "host tests: every view must open framed, legible and in colour."
+        ),
         new_code_cell(SETUP),
         new_markdown_cell("## The gradient of a 2-layer transformer (attention + MLP per layer)"),
         new_code_cell(TRANSFORMER_GRAD),

@@ -7,18 +7,18 @@
  *
  * A kind is `{kind, versions, view, css, layout}`: `view(root, doc, engine, options)` returns a
  * cleanup (`options`: `{present, playback, request}`: `request(what, args)` asks the kernel for
- * what the document left out (js/src/requests.js; absent in static pages), whether presentation mode is on, and the shared
- * playback controller the view gives its story to with `playback.set(spec)`, widgets/playback.js), `versions` are the document versions it reads, `css` its style sheets (text,
+ * what the document left out (widgets/ui/requests.js; absent in static pages), whether presentation mode is on, and the shared
+ * playback controller the view gives its story to with `playback.set(spec)`, widgets/ui/playback.js), `versions` are the document versions it reads, `css` its style sheets (text,
  * in cascade order; a sheet shared by two kinds is included once), `layout` returns a
  * layout engine to share between the view's graphs, or is null.
  */
-import { h, clear } from "../js/src/dom.js";
+import { h, clear } from "./ui/dom.js";
 import { decodeDocument } from "./graph/decode.js";
-import { theme } from "./styles.js";
-import { stageBar, placeStageBar } from "./stagebar.js";
-import { rememberCells } from "./source-text.js";
-import { guardHostKeys } from "./host-keys.js";
-import { createRequester } from "../js/src/requests.js";
+import { theme } from "./ui/styles.js";
+import { stageBar, placeStageBar } from "./ui/stagebar.js";
+import { rememberCells } from "./ui/source-text.js";
+import { guardHostKeys } from "./ui/host-keys.js";
+import { createRequester } from "./ui/requests.js";
 
 /** Narrow layout below this root width (px): panes stack under the canvas. */
 const NARROW_PX = 760;
@@ -83,9 +83,9 @@ export function frontEnd(kinds) {
     if (!known.includes(doc.version)) {
       return messageBox(root, `This jaxmagic version cannot show ${doc.kind} documents of version ${String(doc.version)} (it knows version${known.length > 1 ? "s" : ""} ${known.join(", ")}).`);
     }
-    rememberCells(doc.cells); // which notebook cell each source file is: `cell [3], line 7` (widgets/source-text.js)
+    rememberCells(doc.cells); // which notebook cell each source file is: `cell [3], line 7` (widgets/ui/source-text.js)
     const unwatch = watchWidth(root);
-    const unguard = guardHostKeys(el, root); // typed and handled keys never reach the notebook (widgets/host-keys.js)
+    const unguard = guardHostKeys(el, root); // typed and handled keys never reach the notebook (widgets/ui/host-keys.js)
     const engine = kind.layout ? kind.layout() : null; // only graphs are laid out (starts a worker)
     let stop = () => {};
     let disposed = false;
@@ -153,7 +153,7 @@ export function frontEnd(kinds) {
 
   const widget = {
     render({ model, el }) {
-      // What the document left out (`deferred`) is asked of the kernel (js/src/requests.js).
+      // What the document left out (`deferred`) is asked of the kernel (widgets/ui/requests.js).
       const requester = createRequester(model);
       const opts = { request: requester.request };
       let cleanup = mount(el, model.get("doc"), opts);

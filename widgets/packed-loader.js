@@ -9,9 +9,9 @@
  * but then a view renders only when the host's widget manager has restored that second model
  * first, which no test here can prove for Colab or VS Code; this works wherever anywidget does
  * (anywidget itself imports `_esm` from a Blob URL, so the inflated bundle is imported the same
- * way). Inflation uses DecompressionStream, or fflate's gunzip where it is missing (js/src/gunzip.js).
+ * way). Inflation uses DecompressionStream, or fflate's gunzip where it is missing (widgets/ui/gunzip.js).
  */
-import { gunzipText } from "../js/src/gunzip.js";
+import { gunzipText } from "./ui/gunzip.js";
 
 const PACKED = "__JAXMAGIC_PACKED__";
 

@@ -6,8 +6,7 @@ asked for, so `import jaxmagic` and `%load_ext jaxmagic` can say clearly when JA
 
 from typing import Any
 
-from .record import (ArgSpec, Artifacts, Capture, CellError, Event, Finding, JitCall, Signature,
-                     SourceLocation)
+from .record import ArgSpec, Artifacts, Capture, CellError, Event, Finding, JitCall, Signature, SourceLocation
 
 _SESSION_NAMES = ("CaptureContext", "CaptureSession", "capture")
 
@@ -20,5 +19,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["ArgSpec", "Artifacts", "Capture", "CaptureContext", "CaptureSession", "CellError", "Event",
-           "Finding", "JitCall", "Signature", "SourceLocation", "capture"]
+__all__ = [
+    "ArgSpec",
+    "Artifacts",
+    "Capture",
+    "CaptureContext",
+    "CaptureSession",
+    "CellError",
+    "Event",
+    "Finding",
+    "JitCall",
+    "Signature",
+    "SourceLocation",
+    "capture",
+]

@@ -27,8 +27,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import jax
 import numpy as np
@@ -57,8 +58,9 @@ class _Mismatch(Exception):
     """The enlarged trace differs from the recorded one beyond sizes."""
 
 
-def batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace: dict | None = None,
-               max_eqns: int | None = None) -> BatchInfo | None:
+def batch_info(
+    fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace: dict | None = None, max_eqns: int | None = None
+) -> BatchInfo | None:
     """Batch dimensions of the recorded `closed_jaxpr` of `fn(*args, **kwargs)`; None without vmap.
 
     `namespace` (the notebook's) gets its `vmap` aliases patched too. Never raises: a
@@ -66,12 +68,13 @@ def batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace:
     """
     try:
         return _batch_info(fn, args, kwargs, closed_jaxpr, namespace, MAX_EQNS if max_eqns is None else max_eqns)
-    except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+    except Exception as exc:
         return BatchInfo(None, None, f"batch dimensions could not be found: {type(exc).__name__}: {exc}")
 
 
-def _batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace: dict | None,
-                max_eqns: int) -> BatchInfo | None:
+def _batch_info(
+    fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace: dict | None, max_eqns: int
+) -> BatchInfo | None:
     python_fn = jax_compat.python_function(fn)
     spec = jax_compat.vmap_spec(python_fn) if python_fn is not None else None
     n_eqns, n_vmapped = _count(closed_jaxpr.jaxpr)
@@ -80,8 +83,9 @@ def _batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace
     if python_fn is None:
         return BatchInfo(None, None, "batch dimensions unknown: the jitted function's Python code is not reachable")
     if n_eqns > max_eqns:
-        return BatchInfo(None, None, f"batch dimensions not computed: {n_eqns:,} eqns "
-                                     f"(they are computed up to {max_eqns:,})")
+        return BatchInfo(
+            None, None, f"batch dimensions not computed: {n_eqns:,} eqns (they are computed up to {max_eqns:,})"
+        )
     probe = _Probe(jax.vmap)
     # jit(vmap(f)): trace our enlarged vmap of f instead; vmap inside the function: patch jax.vmap.
     target = probe.vmap(**spec) if spec is not None else python_fn
@@ -93,15 +97,23 @@ def _batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace
     if probe.unsupported:
         return BatchInfo(None, None, f"batch dimensions unknown: {probe.unsupported[0]}")
     if not probe.sizes:
-        return BatchInfo(None, None, f"batch dimensions unknown: {plural(n_vmapped, 'eqn')} {'is' if n_vmapped == 1 else 'are'} under vmap, but no "
-                                     "jax.vmap call was reached when tracing again (vmap through "
-                                     "jnp.vectorize, or made outside the jitted function)")
+        return BatchInfo(
+            None,
+            None,
+            f"batch dimensions unknown: {plural(n_vmapped, 'eqn')} {'is' if n_vmapped == 1 else 'are'} under vmap, but no "
+            "jax.vmap call was reached when tracing again (vmap through "
+            "jnp.vectorize, or made outside the jitted function)",
+        )
     aligner = _Aligner()
     try:
         aligner.align(closed_jaxpr.jaxpr, enlarged.jaxpr, in_region=spec is not None)
     except _Mismatch as exc:
-        return BatchInfo(None, None, "batch dimensions unknown: the program traced with another batch size "
-                                     f"has a different structure ({exc}); shape-dependent Python code?")
+        return BatchInfo(
+            None,
+            None,
+            "batch dimensions unknown: the program traced with another batch size "
+            f"has a different structure ({exc}); shape-dependent Python code?",
+        )
     dims = aligner.result()
     notes = []
     sizes = sorted(set(probe.sizes))
@@ -109,11 +121,15 @@ def _batch_info(fn: Any, args: tuple, kwargs: dict, closed_jaxpr: Any, namespace
     if len(sizes) > 1:
         notes.append(f"vmaps of sizes {', '.join(map(str, sizes))}: batch_size is left empty")
     if aligner.outside:
-        notes.append(f"{plural(aligner.outside, 'eqn')} under vmap {'was' if aligner.outside == 1 else 'were'} not traced again (vmap inside an inner jitted "
-                     "function JAX had cached, or through jnp.vectorize): their variables have no batch dims")
+        notes.append(
+            f"{plural(aligner.outside, 'eqn')} under vmap {'was' if aligner.outside == 1 else 'were'} not traced again (vmap inside an inner jitted "
+            "function JAX had cached, or through jnp.vectorize): their variables have no batch dims"
+        )
     if aligner.ambiguous:
-        notes.append(f"{len(aligner.ambiguous)} variables have no batch dim: several dims changed with the batch "
-                     "size, or a shared sub-jaxpr is batched differently at its uses")
+        notes.append(
+            f"{len(aligner.ambiguous)} variables have no batch dim: several dims changed with the batch "
+            "size, or a shared sub-jaxpr is batched differently at its uses"
+        )
     if _has_nested_vmap(closed_jaxpr.jaxpr):
         notes.append("nested vmaps: dims are those of the outermost vmap")
     return BatchInfo(dims, size, "; ".join(notes) or None)
@@ -131,14 +147,35 @@ class _Probe:
         self.sizes: list[int] = []
         self.unsupported: list[str] = []
 
-    def vmap(self, fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
-             axis_size: int | None = None, spmd_axis_name: Any = None, **rest: Any) -> Callable:
+    def vmap(
+        self,
+        fun: Callable,
+        in_axes: Any = 0,
+        out_axes: Any = 0,
+        axis_name: Any = None,
+        axis_size: int | None = None,
+        spmd_axis_name: Any = None,
+        **rest: Any,
+    ) -> Callable:
         original = self.original
-        plain = original(fun, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size,
-                         spmd_axis_name=spmd_axis_name, **rest)
-        bigger = original(fun, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                          axis_size=None if axis_size is None else axis_size + 1,
-                          spmd_axis_name=spmd_axis_name, **rest)
+        plain = original(
+            fun,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            spmd_axis_name=spmd_axis_name,
+            **rest,
+        )
+        bigger = original(
+            fun,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=None if axis_size is None else axis_size + 1,
+            spmd_axis_name=spmd_axis_name,
+            **rest,
+        )
         probe = self
 
         @functools.wraps(plain)
@@ -149,8 +186,9 @@ class _Probe:
                 with jax.named_scope(PROBE_SCOPE):
                     sizes: list[int] = []
                     padded = _map_args(in_axes, args, lambda leaf, axis: _pad(leaf, axis, sizes))
-                    padded_kwargs = {k: _map_tree(0, v, lambda leaf, axis: _pad(leaf, axis, sizes))
-                                     for k, v in kwargs.items()}
+                    padded_kwargs = {
+                        k: _map_tree(0, v, lambda leaf, axis: _pad(leaf, axis, sizes)) for k, v in kwargs.items()
+                    }
                 size = axis_size if axis_size is not None else (sizes[0] if sizes else None)
                 if size is None:
                     raise _Unsupported("a vmap with no mapped input and no axis_size")
@@ -257,8 +295,7 @@ def _trace_fresh(jitted: Any, target: Callable, args: tuple, kwargs: dict) -> An
     the cache entry goes when it does.
     """
     info = jax_compat.jit_info(jitted)
-    statics = {key: getattr(info, key) for key in ("static_argnums", "static_argnames")
-               if getattr(info, key, None)}
+    statics = {key: getattr(info, key) for key in ("static_argnums", "static_argnames") if getattr(info, key, None)}
 
     @functools.wraps(target)
     def fresh(*a: Any, **k: Any) -> Any:
@@ -297,8 +334,11 @@ class _Aligner:
                 self._note_input(b)
                 continue
             a = next(recorded_eqns)
-            if (a.primitive.name != b.primitive.name or len(a.outvars) != len(b.outvars)
-                    or len(a.invars) != len(b.invars)):
+            if (
+                a.primitive.name != b.primitive.name
+                or len(a.outvars) != len(b.outvars)
+                or len(a.invars) != len(b.invars)
+            ):
                 raise _Mismatch(f"{a.primitive.name} became {b.primitive.name}")
             region = in_region or _in_scope(b, REGION_SCOPE)
             if not region and jax_compat.has_transform(a.source_info, "vmap"):

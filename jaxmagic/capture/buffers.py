@@ -64,8 +64,11 @@ def _stubbed_eqn(eqn: Any, memo: dict[int, Any]) -> Any:
     params = None
     for name, value in eqn.params.items():
         if isinstance(value, (tuple, list)):
-            new = type(value)(_stubbed_jaxpr(v, memo) if _is_jaxpr(v) else v for v in value) \
-                if any(_is_jaxpr(v) for v in value) else value
+            new = (
+                type(value)(_stubbed_jaxpr(v, memo) if _is_jaxpr(v) else v for v in value)
+                if any(_is_jaxpr(v) for v in value)
+                else value
+            )
             if all(a is b for a, b in zip(new, value)):
                 new = value
         else:

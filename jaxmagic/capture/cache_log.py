@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Callable
 
 import jax
 
 from . import jax_compat
 
 # Modules that emit the records, across JAX 0.4.30–0.10 (see docs/design.md, "Recompiles").
-EMITTERS = ("jax._src.interpreters.partial_eval", "jax._src.pjit", "jax._src.compiler",
-            "jax._src.compilation_cache", "jax._src.dispatch")
+EMITTERS = (
+    "jax._src.interpreters.partial_eval",
+    "jax._src.pjit",
+    "jax._src.compiler",
+    "jax._src.compilation_cache",
+    "jax._src.dispatch",
+)
 MISS_PREFIX = "TRACING CACHE MISS"
 _PERSISTENT = ("PERSISTENT COMPILATION CACHE MISS", "Persistent compilation cache hit")
 EXPLAIN_LIMIT = 100  # misses of one function before the explain flag goes off again
@@ -85,13 +90,17 @@ class CacheLog:
         """
         notes: list[str] = []
         if self._state is None:
-            notes.append("this JAX has no jax_explain_cache_misses: recompile reasons come from jaxmagic's own "
-                         "comparison of signatures")
+            notes.append(
+                "this JAX has no jax_explain_cache_misses: recompile reasons come from jaxmagic's own "
+                "comparison of signatures"
+            )
             return notes
         if not self.user_wants_explanations and not self._explain_safe:
-            notes.append("this JAX's jax_explain_cache_misses makes a correct program fail (a cond branch or loop "
-                         "body traced again raises ValueError): it stays off, and recompile reasons come from "
-                         "jaxmagic's own comparison of signatures")
+            notes.append(
+                "this JAX's jax_explain_cache_misses makes a correct program fail (a cond branch or loop "
+                "body traced again raises ValueError): it stays off, and recompile reasons come from "
+                "jaxmagic's own comparison of signatures"
+            )
         elif not self.user_wants_explanations:
             self._explaining = jax_compat.LocalExplaining(self._state)
             stack.callback(self._explaining.off)

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _HAVE_VECTORCALL = 1 << 11  # Py_TPFLAGS_HAVE_VECTORCALL (Include/object.h, stable since 3.8)
 # PyTypeObject up to tp_flags: the variable object header (refcount, type, size) and 18

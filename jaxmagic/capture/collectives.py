@@ -21,10 +21,36 @@ from dataclasses import dataclass
 
 import numpy as np
 
-KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast",
-         "ragged-all-to-all")
-_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
-          "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16, "f8e4m3fn": 1, "f8e5m2": 1, "s4": 1, "u4": 1}
+KINDS = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+    "ragged-all-to-all",
+)
+_BYTES = {
+    "pred": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+    "f8e4m3fn": 1,
+    "f8e5m2": 1,
+    "s4": 1,
+    "u4": 1,
+}
 _INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.+?)\s+([a-z][\w\-]*)\((.*)$")
 _SHAPE = re.compile(r"\b([a-z]+\d*(?:e\d+m\d+\w*)?)\[([\d,]*)\]")
 _COMPUTATION = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
@@ -79,7 +105,7 @@ def collectives(hlo_text: str | None) -> list[Collective]:
             continue
         name, shape, op, rest = m.groups()
         shapes[name] = shape
-        kind = op[:-len("-start")] if op.endswith("-start") else op
+        kind = op[: -len("-start")] if op.endswith("-start") else op
         if kind in KINDS:
             found.append((kind, name, computation, shape, rest))
     out = []
@@ -91,12 +117,22 @@ def collectives(hlo_text: str | None) -> list[Collective]:
         pairs_text = _attribute(rest, "source_target_pairs")
         dims = _attribute(rest, "dimensions") or _attribute(rest, "split_dimension")
         op_name = re.search(r'op_name="([^"]*)"', rest)
-        out.append(Collective(
-            kind=kind, name=name, computation=computation, result=_strip_layout(shape),
-            result_bytes=shape_bytes(shape), operands=operands, operand_bytes=sum(shape_bytes(o) for o in operands),
-            groups=replica_groups(groups_text), groups_text=groups_text or "", pairs=_pairs(pairs_text),
-            dimensions=tuple(int(d) for d in re.findall(r"\d+", dims or "")),
-            op_name=op_name.group(1) if op_name else None))
+        out.append(
+            Collective(
+                kind=kind,
+                name=name,
+                computation=computation,
+                result=_strip_layout(shape),
+                result_bytes=shape_bytes(shape),
+                operands=operands,
+                operand_bytes=sum(shape_bytes(o) for o in operands),
+                groups=replica_groups(groups_text),
+                groups_text=groups_text or "",
+                pairs=_pairs(pairs_text),
+                dimensions=tuple(int(d) for d in re.findall(r"\d+", dims or "")),
+                op_name=op_name.group(1) if op_name else None,
+            )
+        )
     return out
 
 
@@ -115,10 +151,13 @@ def _attribute(rest: str, key: str) -> str | None:
             depth -= 1
             if depth < 0:
                 break
-        elif ch == "," and depth == 0:
+        elif ch == "," and depth == 0:  # noqa: SIM102
             # a mesh form continues after its bracket with a space and a brace: `mesh[...] {'x'}`
-            if not (rest[start:i].startswith(key + "=mesh[") and rest[i:].lstrip(", ").startswith("{")
-                    and "}" not in rest[start:i].split("]", 1)[-1]):
+            if not (
+                rest[start:i].startswith(key + "=mesh[")
+                and rest[i:].lstrip(", ").startswith("{")
+                and "}" not in rest[start:i].split("]", 1)[-1]
+            ):
                 break
         out.append(ch)
         i += 1

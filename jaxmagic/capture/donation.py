@@ -58,7 +58,8 @@ class DonationLog:
             positions = {i: params[i] if i < len(params) else f"args[{i}]" for i in nums}
             positions.update({params.index(n): n for n in names if n in params})
             self._donated[key] = tuple((i, name) for i, name in sorted(positions.items())) + tuple(
-                (None, n) for n in sorted(names) if n not in params)
+                (None, n) for n in sorted(names) if n not in params
+            )
             known = self.donating[key] = bool(nums or names)
         return known
 
@@ -138,8 +139,10 @@ def _finding(exc: BaseException, entry: tuple) -> Finding:
         donated_at = f" at {source.where_text(where.file, where.line)}{code}"
     read_at = f" at `{read.code}`" if read is not None and read.code else " later"
     what = f"an array of its argument {argument}" if pytree else f"its argument {argument}"
-    message = (f"{name} was called with {what} donated{donated_at}: JAX deleted that array's buffer when the call "
-               f"reused it for its result, so reading it{read_at} raised {type(exc).__name__}. Use the value the "
-               f"call returned instead (for example {argument} = {name}({argument}, ...)), or do not donate "
-               f"{argument} (donate_argnums / donate_argnames).")
+    message = (
+        f"{name} was called with {what} donated{donated_at}: JAX deleted that array's buffer when the call "
+        f"reused it for its result, so reading it{read_at} raised {type(exc).__name__}. Use the value the "
+        f"call returned instead (for example {argument} = {name}({argument}, ...)), or do not donate "
+        f"{argument} (donate_argnums / donate_argnames)."
+    )
     return Finding(kind=KIND, message=message, source=read, severity="bug", call=index, function=name)

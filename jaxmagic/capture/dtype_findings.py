@@ -11,8 +11,9 @@ then, nothing was truncated); one already shown once (the "default" filter) stil
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from . import jax_compat, source
 from .record import Finding, JitCall, SourceLocation
@@ -51,16 +52,25 @@ class TruncationLog:
         if known is not None:
             known.times += 1
             return
-        self._by_line[key] = _Truncation(said["requested"], said["given"], said["where"], where,
-                                         self._recording_call(frame))
+        self._by_line[key] = _Truncation(
+            said["requested"], said["given"], said["where"], where, self._recording_call(frame)
+        )
 
     def findings(self, calls: list[JitCall]) -> list[Finding]:
         """One `dtype_truncated` warning per line, in the order first seen."""
         found = []
         for t in self._by_line.values():
             function = calls[t.call].name if t.call is not None and 0 <= t.call < len(calls) else None
-            found.append(Finding(kind="dtype_truncated", severity="warning", source=t.source, call=t.call,
-                                 function=function, message=_message(t, function)))
+            found.append(
+                Finding(
+                    kind="dtype_truncated",
+                    severity="warning",
+                    source=t.source,
+                    call=t.call,
+                    function=function,
+                    message=_message(t, function),
+                )
+            )
         return found
 
 
@@ -70,9 +80,11 @@ def _message(t: _Truncation, function: str | None) -> str:
     inside = f" (traced in {function})" if function else ""
     line = source.where_text(t.source.file, t.source.line) if t.source else "an unknown line"
     times = f"; JAX warned {t.times} times here" if t.times > 1 else ""
-    return (f"{asked} at {line}{inside}, but x64 is off: JAX gives {t.given} instead{times}. "
-            f"To compute in {t.requested}, run jax.config.update(\"jax_enable_x64\", True) at startup, "
-            f"before any array is made; otherwise request {t.given}.")
+    return (
+        f"{asked} at {line}{inside}, but x64 is off: JAX gives {t.given} instead{times}. "
+        f'To compute in {t.requested}, run jax.config.update("jax_enable_x64", True) at startup, '
+        f"before any array is made; otherwise request {t.given}."
+    )
 
 
 def _filtered_out(message: Any, category: Any, frame: Any) -> bool:
@@ -87,8 +99,12 @@ def _filtered_out(message: Any, category: Any, frame: Any) -> bool:
     action = warnings.defaultaction
     for item in warnings.filters:
         act, msg, cat, mod, ln = item
-        if ((msg is None or msg.match(text)) and issubclass(category, cat)
-                and (mod is None or mod.match(str(module))) and (ln == 0 or lineno == ln)):
+        if (
+            (msg is None or msg.match(text))
+            and issubclass(category, cat)
+            and (mod is None or mod.match(str(module)))
+            and (ln == 0 or lineno == ln)
+        ):
             action = act
             break
     return action in ("ignore", "error")

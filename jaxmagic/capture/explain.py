@@ -24,16 +24,28 @@ What each generation says (verbatim samples are in tests/test_explain.py):
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Collection, Sequence
 
 from .record import Change
 
 # The kinds of a miss (docs/schema.md, Miss.kind), most telling first: when one call has
 # several changes, the first kind in this order names it. A context flag explains the
 # dtype changes it causes, and a static value or pytree change makes the types moot.
-KIND_ORDER = ("first", "new_function", "new_wrapper", "context", "static", "pytree", "shape", "dtype", "weak_type",
-              "sharding", "donation", "unknown")
+KIND_ORDER = (
+    "first",
+    "new_function",
+    "new_wrapper",
+    "context",
+    "static",
+    "pytree",
+    "shape",
+    "dtype",
+    "weak_type",
+    "sharding",
+    "donation",
+    "unknown",
+)
 _RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 
 _MARK = "TRACING CACHE MISS at "
@@ -118,8 +130,7 @@ _INDEX = re.compile(r"^\[(?P<i>\d+)\](?P<rest>.*)$")
 _KEY = re.compile(r"^\[(?P<q>['\"])(?P<k>.*?)(?P=q)\](?P<rest>.*)$")
 
 
-def _arg_path(raw: str, param_names: Sequence[str] | None, static_argnums: Collection[int],
-              jax_c: bool) -> str:
+def _arg_path(raw: str, param_names: Sequence[str] | None, static_argnums: Collection[int], jax_c: bool) -> str:
     """A pytree path as JAX prints it, written as our signatures write it (`n`, `p['a'][1]`).
 
     C (`input path [0][1]`) counts every positional argument, static ones included (they
@@ -173,7 +184,7 @@ def _node(thing: str) -> str:
         return "None"
     for name in _DICTS:
         if text.startswith(name + " with pytree metadata "):
-            return name + " with keys " + text[len(name + " with pytree metadata "):]
+            return name + " with keys " + text[len(name + " with pytree metadata ") :]
     return text
 
 
@@ -190,16 +201,21 @@ def _tree_change(path: str, now: str, before: str, why: str) -> Change:
 
 # ---------------------------------------------------------------- line patterns
 
-_HEADER = re.compile(r"^TRACING CACHE MISS at (?P<file>.*?):(?P<line>\d+)(?::(?P<col>\d+))?"
-                     r"(?: \((?P<caller>.*?)\))?(?: costing (?P<ms>\d+(?:\.\d+)?) ms)?(?: because)?:?\s*$")
+_HEADER = re.compile(
+    r"^TRACING CACHE MISS at (?P<file>.*?):(?P<line>\d+)(?::(?P<col>\d+))?"
+    r"(?: \((?P<caller>.*?)\))?(?: costing (?P<ms>\d+(?:\.\d+)?) ms)?(?: because)?:?\s*$"
+)
 _FUNC_ID = re.compile(r"^(?P<name>.*) id=(?P<id>\d+)(?: defined at (?P<file>.*?))?(?::(?P<line>\d+))?$")
 _FOR = re.compile(r"^for (?P<name>.+?)(?: defined at (?P<file>.*?))?(?::(?P<line>\d+))?$")
-_WHY = (r"(?P<why>(?:their Python types differ|the lengths do not match|the numbers of children do not match"
-        r"|the pytree node metadata does not match).*)")
+_WHY = (
+    r"(?P<why>(?:their Python types differ|the lengths do not match|the numbers of children do not match"
+    r"|the pytree node metadata does not match).*)"
+)
 _TREE_A = re.compile(r"^\* at (?P<path>.+?), seen (?P<before>.+?) but now given (?P<now>.+?),\s+so " + _WHY + "$")
 _TYPE_A = re.compile(r"^\* at (?P<path>.+?), seen (?P<before>.+?), but now given (?P<now>.+)$")
-_TREE_BC = re.compile(r"^\* at (?P<c>input path )?(?P<path>.+?), now (?P<now>.+?) and before (?P<before>.+?), so "
-                      + _WHY + "$")
+_TREE_BC = re.compile(
+    r"^\* at (?P<c>input path )?(?P<path>.+?), now (?P<now>.+?) and before (?P<before>.+?), so " + _WHY + "$"
+)
 _TYPE_BC = re.compile(r"^\* at (?P<path>.+?), now (?P<now>.+?) and before (?P<before>.+)$")
 _NOW_BEFORE = re.compile(r"^now (?P<now>.*) and before (?P<before>.*)$")
 _STATIC_NUMS = re.compile(r"^dynamic argnums now (?P<now>.*) and before (?P<before>.*)$")
@@ -208,8 +224,10 @@ _CTX_B = re.compile(r"^\[(?P<i>\d+)\]: now (?P<now>.*?) and before (?P<before>.*
 _CTX_C = re.compile(r"^\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
 _CTX_COUNT = re.compile(r"^\* number of tracing context (?P<what>values|names) differs: (?P<rest>.*)$")
 _CTX_COUNT_VALUES = re.compile(r"^now (?P<now>\d+) and before (?P<before>\d+)$")
-_PASSING_A = re.compile(r"^never seen passing (?P<n>\d+) positional args and (?P<m>\d+) keyword args with keys:"
-                        r"\s*(?P<keys>.*)$")
+_PASSING_A = re.compile(
+    r"^never seen passing (?P<n>\d+) positional args and (?P<m>\d+) keyword args with keys:"
+    r"\s*(?P<keys>.*)$"
+)
 _CLOSEST_A = re.compile(r"^closest seen passes (?P<m>\d+) keyword args with keys:\s*(?P<keys>.*)$")
 # JAX words some sentences as a guess; those are kept whole as hints (shown as "JAX suggests"), never as a
 # reason. In JAX 0.4.30-0.10 the only one is "but seen another function defined on the same line; maybe the
@@ -219,8 +237,18 @@ _HEDGE = re.compile(r"\b(?:maybe|possibly|perhaps|probably|likely)\b", re.I)
 _SENTENCE_END = (".", "?", "!")
 _POSITIONS = re.compile(r"^\d+(?:\s*,\s*\d+)*$")
 _OTHER_DIFF = re.compile(r"^different (?P<field>.+?):$")
-_SKIP = ("types now:", "now: ", "before: ", "!= before:", "where weak_type=", "weak_type=False means",
-         "See http", "compare to tuple returned by", "being re-defined repeatedly", "all previously seen cache keys")
+_SKIP = (
+    "types now:",
+    "now: ",
+    "before: ",
+    "!= before:",
+    "where weak_type=",
+    "weak_type=False means",
+    "See http",
+    "compare to tuple returned by",
+    "being re-defined repeatedly",
+    "all previously seen cache keys",
+)
 
 
 def _int(text: str | None) -> int | None:
@@ -292,7 +320,7 @@ class _Parser:
         if len(line) > _MAX_LINE:  # a huge static value's repr: the nested lazy patterns would crawl
             return
         if line.startswith("* key with "):
-            line = line[len("* key with "):]
+            line = line[len("* key with ") :]
         if self.section == "never_seen" and self.function is None and line:
             m = _FUNC_ID.match(line)
             if m:
@@ -377,12 +405,18 @@ class _Parser:
                 self._closest_kwargs(line)
             return True
         sections = (
-            ("different input types", "types"), ("never seen input type signature", "types"),
-            ("closest seen input type signature", "types"), ("different input pytree", "pytree"),
-            ("never seen input pytree", "pytree"), ("closest seen input pytree", "pytree"),
-            ("different value of static args", "static_args"), ("different value of static kwargs", "static_kwargs"),
-            ("different static_argnums", "static_argnums"), ("different number of args and kwargs", "args_kwargs"),
-            ("different tracing context", "context"), ("tracing context doesn't match", "context"),
+            ("different input types", "types"),
+            ("never seen input type signature", "types"),
+            ("closest seen input type signature", "types"),
+            ("different input pytree", "pytree"),
+            ("never seen input pytree", "pytree"),
+            ("closest seen input pytree", "pytree"),
+            ("different value of static args", "static_args"),
+            ("different value of static kwargs", "static_kwargs"),
+            ("different static_argnums", "static_argnums"),
+            ("different number of args and kwargs", "args_kwargs"),
+            ("different tracing context", "context"),
+            ("tracing context doesn't match", "context"),
             ("closest seen context tuple differs at positions", "context_positions"),
         )
         for start, section in sections:
@@ -455,8 +489,14 @@ class _Parser:
                 if now.get(key) != before.get(key):
                     self.add(Change(key, "static", before.get(key), now.get(key)))
         elif section == "static_argnums" and (m := _STATIC_NUMS.match(line)):
-            self.add(Change("static_argnums", "static", f"dynamic argnums {m.group('before')}",
-                            f"dynamic argnums {m.group('now')}"))
+            self.add(
+                Change(
+                    "static_argnums",
+                    "static",
+                    f"dynamic argnums {m.group('before')}",
+                    f"dynamic argnums {m.group('now')}",
+                )
+            )
         elif section == "args_kwargs" and (m := _ARGS_KWARGS.match(line)):
             self.args_kwargs[m.group("side")] = f"{m.group('n')} args and kwargs with keys {m.group('keys')}"
             if len(self.args_kwargs) == 2:
@@ -482,12 +522,19 @@ class _Parser:
         if kind == "unknown" and detail is None and not self.never_seen and not self.changes:
             detail = "JAX's explanation names no difference"
         return Explanation(
-            function=self.function, call_site=(header.group("file"), int(header.group("line"))) if header else None,
+            function=self.function,
+            call_site=(header.group("file"), int(header.group("line"))) if header else None,
             kind=kind,
-            changes=tuple(self.changes), redefined_hint=self.redefined, text=text,
-            defined_file=self.defined[0], defined_line=self.defined[1], function_id=self.function_id,
+            changes=tuple(self.changes),
+            redefined_hint=self.redefined,
+            text=text,
+            defined_file=self.defined[0],
+            defined_line=self.defined[1],
+            function_id=self.function_id,
             cost_ms=float(header.group("ms")) if header and header.group("ms") else None,
-            detail=detail, hints=tuple(self.hints))
+            detail=detail,
+            hints=tuple(self.hints),
+        )
 
 
 def _record(text: str) -> str | None:
@@ -502,8 +549,9 @@ def _record(text: str) -> str | None:
     return record.rstrip()
 
 
-def parse_explanation(text: str, param_names: Sequence[str] | None = None, *,
-                      static_argnums: Collection[int] = ()) -> Explanation | None:
+def parse_explanation(
+    text: str, param_names: Sequence[str] | None = None, *, static_argnums: Collection[int] = ()
+) -> Explanation | None:
     """Parse one `jax_explain_cache_misses` record; None when `text` holds none.
 
     `param_names`: the function's positional parameter names, to write JAX's raw input

@@ -32,13 +32,14 @@ import math
 import types
 import weakref
 from collections import Counter
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import jax
 import numpy as np
 
-from . import jax_compat, source
 from ..units import bytes_text
+from . import jax_compat, source
 from .jaxpr_memo import JaxprMemo
 from .record import Finding, SourceLocation
 
@@ -53,6 +54,7 @@ _TRIVIAL_SCALARS = frozenset({0.0, 1.0, -1.0})  # as literals these are everywhe
 
 
 # -- jaxpr walking --------------------------------------------------------------------------
+
 
 def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
     """Each jaxpr (closed or open) in an eqn's params."""
@@ -79,8 +81,9 @@ def _walk(closed_jaxpr: Any) -> list[tuple[Any, tuple]]:
         if id(jaxpr) in seen:
             continue
         seen.add(id(jaxpr))
-        found.append((jaxpr, tuple(jax_compat.constant_value(c) for c in item.consts)
-                          if isinstance(item, closed_type) else ()))
+        found.append(
+            (jaxpr, tuple(jax_compat.constant_value(c) for c in item.consts) if isinstance(item, closed_type) else ())
+        )
         for eqn in jaxpr.eqns:
             todo.extend(_sub_jaxprs(eqn))
     return found
@@ -105,6 +108,7 @@ def _location(frame: tuple[str, int, str] | None) -> SourceLocation | None:
 
 
 # -- names the function can reach ---------------------------------------------------------
+
 
 def _code_names(code: types.CodeType) -> set[str]:
     """Global and attribute names a code object uses, nested functions and lambdas included."""
@@ -157,8 +161,10 @@ class _Reach:
                 attr = value.__dict__.get(name)
                 if _is_array(attr) or (user_module and _is_scalar(attr)):
                     self.add(attr, f"{label}.{name}", how, names, depth)
-        elif callable(value) and (isinstance(value, (types.FunctionType, types.MethodType, functools.partial))
-                                  or jax_compat.is_jitted_function(value)):
+        elif callable(value) and (
+            isinstance(value, (types.FunctionType, types.MethodType, functools.partial))
+            or jax_compat.is_jitted_function(value)
+        ):
             if depth < MAX_REACH_DEPTH:
                 self.function(value, depth + 1, via=label)
         else:
@@ -203,7 +209,7 @@ class _Reach:
                 break
         code = getattr(fn, "__code__", None)
         if code is None:  # a callable object: its pytree leaves and its __call__
-            call = getattr(type(fn), "__call__", None)
+            call = getattr(type(fn), "__call__", None)  # noqa: B004
             if owner is None and isinstance(getattr(call, "__code__", None), types.CodeType):
                 self._container(fn, "self", "attribute of the jitted callable", _code_names(call.__code__), depth)
                 self.function(types.MethodType(call, fn), depth, via)
@@ -237,6 +243,7 @@ def _cell(cell: Any) -> Any:
 
 
 # -- baked constants ----------------------------------------------------------------------
+
 
 def _first_uses(jaxpr: Any, wanted: Iterable[Any]) -> dict[Any, Any]:
     """{var: the first eqn reading it} for the `wanted` vars, in one pass over the eqns."""
@@ -299,9 +306,13 @@ def _match(value: Any, reach: _Reach) -> tuple[str, str] | None:
         if candidate.shape == value.shape and np.may_share_memory(candidate, value):
             return label, how
     for label, how, candidate in reach.numpy:  # float64 -> float32 when x64 is off: a new array
-        if (candidate.shape == value.shape and value.size >= 2 and candidate.dtype != value.dtype
-                and _canonical_dtype(candidate.dtype) == value.dtype
-                and np.array_equal(candidate.astype(value.dtype), value)):
+        if (
+            candidate.shape == value.shape
+            and value.size >= 2
+            and candidate.dtype != value.dtype
+            and _canonical_dtype(candidate.dtype) == value.dtype
+            and np.array_equal(candidate.astype(value.dtype), value)
+        ):
             return label, how
     return None
 
@@ -311,8 +322,6 @@ def _nbytes(value: Any) -> int:
         return int(value.nbytes)
     except Exception:
         return 0
-
-
 
 
 def _function_name(fn: Any) -> str:
@@ -374,6 +383,7 @@ _SCALAR_LITERALS: JaxprMemo[dict] = JaxprMemo()
 
 def _constant_sites(closed_jaxpr: Any) -> list[tuple[Any, str, tuple[str, int, str] | None, int]]:
     """(value, aval text, user frame of its first use or None, bytes) for each array constant."""
+
     def sites(jaxpr: Any) -> list[tuple[Any, str, tuple | None, int]]:
         found = []
         for value, aval, eqn in _constants(jaxpr):
@@ -405,8 +415,9 @@ def constants_reach(fn: Any) -> _Reach:
     return reach
 
 
-def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNNAMED_BYTES,
-                    reach: _Reach | None = None) -> list[Finding]:
+def baked_constants(
+    fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNNAMED_BYTES, reach: _Reach | None = None
+) -> list[Finding]:
     """Findings of kind `global_constant` for `fn` (jitted or plain) and its traced ClosedJaxpr.
 
     * A named array (a global, closure variable, attribute of a bound method's `self`,
@@ -440,19 +451,34 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
             if label in reported:
                 continue
             reported.add(label)
-            findings.append(Finding("global_constant", (
-                f"`{label}` ({how}, {aval}, {bytes_text(size)}) is baked into the compiled program as a "
-                f"constant: JAX read its value when it traced `{name}`, so giving `{label}` a new value later "
-                "changes nothing until JAX traces again, and large constants bloat the program. "
-                "Pass it as an argument instead."), where(frame), "warning"))
+            findings.append(
+                Finding(
+                    "global_constant",
+                    (
+                        f"`{label}` ({how}, {aval}, {bytes_text(size)}) is baked into the compiled program as a "
+                        f"constant: JAX read its value when it traced `{name}`, so giving `{label}` a new value later "
+                        "changes nothing until JAX traces again, and large constants bloat the program. "
+                        "Pass it as an argument instead."
+                    ),
+                    where(frame),
+                    "warning",
+                )
+            )
         elif size >= min_unnamed_bytes and id(value) not in unnamed:
             unnamed.add(id(value))
-            findings.append(Finding("global_constant", (
-                f"An array constant ({aval}, {bytes_text(size)}) is baked into the compiled program of `{name}`: "
-                "an array made outside the traced computation (numpy inside the function, or a value reached "
-                "through an object jaxmagic could not name). Its value is fixed until JAX traces again and it "
-                "makes the program bigger. Pass it as an argument, or build it with jnp inside the function."),
-                where(frame), "info"))
+            findings.append(
+                Finding(
+                    "global_constant",
+                    (
+                        f"An array constant ({aval}, {bytes_text(size)}) is baked into the compiled program of `{name}`: "
+                        "an array made outside the traced computation (numpy inside the function, or a value reached "
+                        "through an object jaxmagic could not name). Its value is fixed until JAX traces again and it "
+                        "makes the program bigger. Pass it as an argument, or build it with jnp inside the function."
+                    ),
+                    where(frame),
+                    "info",
+                )
+            )
     if reach.scalars:
         literals = _SCALAR_LITERALS.get(closed_jaxpr, _scalar_literals)
         for label, how, value in reach.scalars:
@@ -463,15 +489,23 @@ def baked_constants(fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNN
                 continue
             reported.add(label)
             frame = literals[key]
-            findings.append(Finding("global_constant", (
-                f"`{label}` ({how}, = {value!r}) was probably baked into the program as the literal {value!r}: "
-                f"Python numbers are read when `{name}` is traced, so giving `{label}` a new value later changes "
-                "nothing until JAX traces again. Pass it as an argument if it is meant to change."),
-                where(frame), "info"))
+            findings.append(
+                Finding(
+                    "global_constant",
+                    (
+                        f"`{label}` ({how}, = {value!r}) was probably baked into the program as the literal {value!r}: "
+                        f"Python numbers are read when `{name}` is traced, so giving `{label}` a new value later changes "
+                        "nothing until JAX traces again. Pass it as an argument if it is meant to change."
+                    ),
+                    where(frame),
+                    "info",
+                )
+            )
     return findings
 
 
 # -- unrolled loops -----------------------------------------------------------------------
+
 
 class _Context:
     """The eqns of one jaxpr traced under one chain of user frames (a line and its callers)."""
@@ -593,13 +627,22 @@ def _loops_in(jaxpr: Any, sizes: dict[int, int], min_repeats: int, max_checks: i
             flagged.add(key)
             for part in parts:
                 found = contexts[part]
-                loops.append({"key": part, "k": k, "n": len(found.members), "total": found.total,
-                              "prims": found.prims, "independent": not chained})
+                loops.append(
+                    {
+                        "key": part,
+                        "k": k,
+                        "n": len(found.members),
+                        "total": found.total,
+                        "prims": found.prims,
+                        "independent": not chained,
+                    }
+                )
     return loops
 
 
-def _descend(key: tuple, k: int, contexts: dict[tuple, _Context], children: dict[tuple, list[tuple]],
-             min_repeats: int) -> list[tuple]:
+def _descend(
+    key: tuple, k: int, contexts: dict[tuple, _Context], children: dict[tuple, list[tuple]], min_repeats: int
+) -> list[tuple]:
     """The contexts that hold the loop itself, under a context that repeats k times; [] for none.
 
     * Most of the context's eqns are its line's own (library calls): the line is the loop body.
@@ -651,9 +694,15 @@ class _LoopStatements:
         if cached is None or cached[0] != text:
             try:
                 tree = ast.parse(text) if text else None
-                spans = None if tree is None else [
-                    (node.lineno, node.end_lineno or node.lineno, i)
-                    for i, node in enumerate(ast.walk(tree)) if isinstance(node, cls._LOOPS)]
+                spans = (
+                    None
+                    if tree is None
+                    else [
+                        (node.lineno, node.end_lineno or node.lineno, i)
+                        for i, node in enumerate(ast.walk(tree))
+                        if isinstance(node, cls._LOOPS)
+                    ]
+                )
             except (SyntaxError, ValueError):
                 spans = None
             cached = cls._cache[file] = (text, spans)
@@ -680,8 +729,13 @@ def _merge_loops(loops: list[dict]) -> list[dict]:
         group = (file, header) if header is not None else (key[:-1], file, line)
         into = merged.get(group)
         if into is None:
-            merged[group] = {**loop, "lines": {line}, "callers": {key[:-1]}, "header": header,
-                             "prims": Counter(loop["prims"])}
+            merged[group] = {
+                **loop,
+                "lines": {line},
+                "callers": {key[:-1]},
+                "header": header,
+                "prims": Counter(loop["prims"]),
+            }
         else:
             into["lines"].add(line)
             into["callers"].add(key[:-1])
@@ -708,27 +762,42 @@ def _loop_finding(loop: dict) -> Finding:
     mix = ", ".join(f"{p}×{c}" if c > 1 else p for p, c in per[:5] if c) + (", …" if len(per) > 5 else "")
     if header is not None:
         code = source.code_line(file, header) or ""
-        what = (f"The Python loop `{code}` ({source.where_text(file, header)}, in `{function}`){callers} "
-                f"was unrolled: {where} ran")
+        what = (
+            f"The Python loop `{code}` ({source.where_text(file, header)}, in `{function}`){callers} "
+            f"was unrolled: {where} ran"
+        )
     else:
         what = f"A Python loop was unrolled: {where} of `{function}`{callers} ran"
     message = (
         f"{what} {k} times while JAX traced it, making {total:,} eqns (about {round(loop['n'] / copies):,} per "
         f"iteration: {mix}). Every iteration is separate code in the program, so tracing and compile time "
-        "grow with the number of iterations. ")
+        "grow with the number of iterations. "
+    )
     if loop["independent"]:
-        message += ("The iterations do not depend on each other: jax.vmap over the stacked inputs computes "
-                    "them as one batched operation, traced and compiled once.")
+        message += (
+            "The iterations do not depend on each other: jax.vmap over the stacked inputs computes "
+            "them as one batched operation, traced and compiled once."
+        )
     else:
-        message += ("If the iterations do the same work, use jax.lax.fori_loop or jax.lax.scan (with "
-                    "per-iteration parameters stacked into arrays) so the body is traced and compiled once.")
+        message += (
+            "If the iterations do the same work, use jax.lax.fori_loop or jax.lax.scan (with "
+            "per-iteration parameters stacked into arrays) so the body is traced and compiled once."
+        )
     severity = "warning" if total >= WARN_LOOP_EQNS else "info"
-    return Finding("unrolled_loop", message,
-                   source.location(file, header if header is not None else lines[0], None, function), severity)
+    return Finding(
+        "unrolled_loop",
+        message,
+        source.location(file, header if header is not None else lines[0], None, function),
+        severity,
+    )
 
 
-def unrolled_loops(closed_jaxpr: Any, min_repeats: int = MIN_REPEATS, min_eqns: int = MIN_LOOP_EQNS,
-                   max_findings: int = MAX_LOOP_FINDINGS) -> list[Finding]:
+def unrolled_loops(
+    closed_jaxpr: Any,
+    min_repeats: int = MIN_REPEATS,
+    min_eqns: int = MIN_LOOP_EQNS,
+    max_findings: int = MAX_LOOP_FINDINGS,
+) -> list[Finding]:
     """Findings of kind `unrolled_loop`: Python loops whose body JAX traced `min_repeats`+ times.
 
     Looks at the root jaxpr and every distinct sub-jaxpr (a loop inside a scan body is found
@@ -761,15 +830,19 @@ def _remembered_loops(closed_jaxpr: Any) -> list[Finding]:
     return list(_LOOPS_SEEN.get(closed_jaxpr, unrolled_loops))
 
 
-def jaxpr_findings(fn: Any, closed_jaxpr: Any, kinds: tuple[str, ...] = (CONSTANTS, LOOPS),
-                   reach: _Reach | None = None) -> tuple[list[Finding], list[str]]:
+def jaxpr_findings(
+    fn: Any, closed_jaxpr: Any, kinds: tuple[str, ...] = (CONSTANTS, LOOPS), reach: _Reach | None = None
+) -> tuple[list[Finding], list[str]]:
     """The analyses named in `kinds` for one (function, signature), and a note for each that failed.
 
     For the capture session: a failure here costs that finding, never the capture. The
     session takes `constants_reach` right after the call (the globals as they are then) and runs
     both analyses, which then read only that snapshot and the jaxpr, when the capture stops.
     """
-    analyses = {CONSTANTS: lambda: baked_constants(fn, closed_jaxpr, reach=reach), LOOPS: lambda: _remembered_loops(closed_jaxpr)}
+    analyses = {
+        CONSTANTS: lambda: baked_constants(fn, closed_jaxpr, reach=reach),
+        LOOPS: lambda: _remembered_loops(closed_jaxpr),
+    }
     findings: list[Finding] = []
     notes: list[str] = []
     for what in kinds:

@@ -27,9 +27,10 @@ import io
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import jax
 import numpy as np
@@ -42,8 +43,10 @@ from .signature import _leaf_spec, _static_repr
 TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")  # return a function; its calls are recorded
 CALLS = ("vjp", "jvp", "linearize")  # recorded when called
 SPLIT_KINDS = ("grad", "value_and_grad", "vjp", "jacrev")  # reverse mode: JAX's forward/backward split exists
-SPLIT_OFF_NOTE = ("no forward/backward split: it traces the function again (its Python runs once more), "
-                  "so it is taken only when asked: %%grad_graph, or jaxmagic.capture(grads=True)")
+SPLIT_OFF_NOTE = (
+    "no forward/backward split: it traces the function again (its Python runs once more), "
+    "so it is taken only when asked: %%grad_graph, or jaxmagic.capture(grads=True)"
+)
 
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # the probe `CaptureSession.record` uses
 _clock = time.perf_counter
@@ -68,8 +71,9 @@ class Differentiation:
 
 
 class GradRecorder(Protocol):
-    def record_grad(self, what: Differentiation, run: Callable, args: tuple, kwargs: dict,
-                    primals: tuple, primal_kwargs: dict) -> Any: ...
+    def record_grad(
+        self, what: Differentiation, run: Callable, args: tuple, kwargs: dict, primals: tuple, primal_kwargs: dict
+    ) -> Any: ...
 
 
 _recorder: GradRecorder | None = None  # the innermost running capture session
@@ -133,8 +137,9 @@ def _patched_transform(kind: str, original: Callable) -> Callable:
             bound = signature.bind(*args, **kwargs).arguments
         except TypeError:
             return made
-        what = Differentiation(kind, bound["fun"], _argnum_tuple(bound.get("argnums", 0)),
-                               bool(bound.get("has_aux", False)))
+        what = Differentiation(
+            kind, bound["fun"], _argnum_tuple(bound.get("argnums", 0)), bool(bound.get("has_aux", False))
+        )
         return _recorded_transform(made, what)
 
     transform._jaxmagic_original = original  # type: ignore[attr-defined]
@@ -156,8 +161,7 @@ def _patched_call(kind: str, original: Callable) -> Callable:
             if not isinstance(primals, (tuple, list)):
                 raise TypeError("primals")  # JAX says what is wrong with them
             primals = tuple(primals)
-            what = Differentiation(kind, bound["fun"], tuple(range(len(primals))),
-                                   bool(bound.get("has_aux", False)))
+            what = Differentiation(kind, bound["fun"], tuple(range(len(primals))), bool(bound.get("has_aux", False)))
         except (TypeError, KeyError):
             return original(*args, **kwargs)
         try:
@@ -189,7 +193,6 @@ def patch_grads(stack: ExitStack, namespace: dict) -> None:
     aliases.rebind_aliases(stack, namespace, patched_of)
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Recording.
 
@@ -211,8 +214,9 @@ class GradLog:
         self._splits: dict[tuple, tuple[Any, Any, str | None]] = {}
         self._running: list[GradCall] = []  # records whose call is in progress: `grad(grad(f))` nests
 
-    def record(self, what: Differentiation, run: Callable, args: tuple, kwargs: dict,
-               primals: tuple, primal_kwargs: dict) -> Any:
+    def record(
+        self, what: Differentiation, run: Callable, args: tuple, kwargs: dict, primals: tuple, primal_kwargs: dict
+    ) -> Any:
         """Call `run(*args, **kwargs)` once and return exactly its result; record it afterwards.
 
         The record is appended before the call so that records are in the order the calls
@@ -226,9 +230,18 @@ class GradLog:
         traced = _CURRENT_TRACE.value is not _NO_TRACE
         grads_list = owner.capture.grads
         running = self._running
-        rec = GradCall(index=len(grads_list), kind=what.kind, name=what.name, source=None, call_site=None,
-                       argnums=what.argnums, has_aux=what.has_aux, args=(), traced=traced,
-                       inside=running[-1].index if running else None)
+        rec = GradCall(
+            index=len(grads_list),
+            kind=what.kind,
+            name=what.name,
+            source=None,
+            call_site=None,
+            argnums=what.argnums,
+            has_aux=what.has_aux,
+            args=(),
+            traced=traced,
+            inside=running[-1].index if running else None,
+        )
         grads_list.append(rec)
         frame = sys._getframe(1)
         retrace = None if traced else replayable(what.fn)
@@ -247,12 +260,20 @@ class GradLog:
         if rec.traced and rec.call is not None and what.kind in ("grad", "value_and_grad"):
             try:
                 rec.gradient_vars = gradient_vars(what, rec.args, primals, out)
-            except Exception:  # noqa: BLE001 - without them the entry lists no gradients, nothing else
+            except Exception:
                 rec.gradient_vars = ()
         return out
 
-    def _describe(self, rec: GradCall, what: Differentiation, frame: Any, primals: tuple,
-                  primal_kwargs: dict, error: BaseException | None, retrace: Callable | None = None) -> None:
+    def _describe(
+        self,
+        rec: GradCall,
+        what: Differentiation,
+        frame: Any,
+        primals: tuple,
+        primal_kwargs: dict,
+        error: BaseException | None,
+        retrace: Callable | None = None,
+    ) -> None:
         """Fill the record; a failure of ours becomes a capture note, never the user's exception.
 
         `retrace` makes the function to trace the split with (`replayable`), when it is not `what.fn`.
@@ -277,8 +298,9 @@ class GradLog:
             elif not self._owner.grads:
                 rec.error = SPLIT_OFF_NOTE
             elif what.kind in SPLIT_KINDS:
-                rec.split, rec.error, fresh = self._trace_once(rec, what, primals, primal_kwargs, grads.grad_split,
-                                                               retrace)
+                rec.split, rec.error, fresh = self._trace_once(
+                    rec, what, primals, primal_kwargs, grads.grad_split, retrace
+                )
                 if fresh and rec.split is not None and self._owner.values and not rec.traced:
                     rec.values = grad_values.split_values(what.kind, rec.split, primals, primal_kwargs)
             elif what.kind == "hessian":  # forward over reverse: the jvp of the gradient
@@ -287,10 +309,18 @@ class GradLog:
                 rec.tangent, rec.error, _ = self._trace_once(rec, what, primals, primal_kwargs, grads.tangent_program)
         except Exception as exc:
             self._owner.capture.notes.append(
-                f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}")
+                f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}"
+            )
 
-    def _trace_once(self, rec: GradCall, what: Differentiation, primals: tuple, primal_kwargs: dict,
-                    make: Callable, retrace: Callable | None = None) -> tuple[Any, str | None, bool]:
+    def _trace_once(
+        self,
+        rec: GradCall,
+        what: Differentiation,
+        primals: tuple,
+        primal_kwargs: dict,
+        make: Callable,
+        retrace: Callable | None = None,
+    ) -> tuple[Any, str | None, bool]:
         """`make(fn, args, kwargs, argnums, has_aux)` (JAX's forward/backward split, or the tangent
         program of forward mode) at these avals, traced once per (function, avals): (result, error,
         whether it was traced now rather than found).
@@ -341,11 +371,13 @@ def replayable(fn: Any) -> Callable[[], Any] | None:
         for name, items in queued.items():
             setattr(twin, name, collections.deque(items))
         return twin
+
     return fresh
 
 
-def gradient_vars(what: Differentiation, specs: tuple[ArgSpec, ...], primals: tuple,
-                  out: Any) -> tuple[tuple[str, str, Any], ...]:
+def gradient_vars(
+    what: Differentiation, specs: tuple[ArgSpec, ...], primals: tuple, out: Any
+) -> tuple[tuple[str, str, Any], ...]:
     """(path, aval, jaxpr Var) of each gradient leaf a `grad` traced inside a jitted function returned.
 
     While `jit` traces, the returned leaves are tracers whose Var is the one the recorded jaxpr
@@ -355,7 +387,11 @@ def gradient_vars(what: Differentiation, specs: tuple[ArgSpec, ...], primals: tu
     grads = out[1] if what.kind == "value_and_grad" else (out[0] if what.has_aux else out)
     counts = [len(jax.tree_util.tree_leaves(a)) for a in primals]
     starts = np.cumsum([0, *counts])
-    paths = [spec for n in what.argnums for spec in specs[starts[n % len(primals)]:starts[n % len(primals)] + counts[n % len(primals)]]]
+    paths = [
+        spec
+        for n in what.argnums
+        for spec in specs[starts[n % len(primals)] : starts[n % len(primals)] + counts[n % len(primals)]]
+    ]
     leaves = jax.tree_util.tree_leaves(grads)
     if len(leaves) != len(paths):
         return ()
@@ -367,8 +403,9 @@ def gradient_vars(what: Differentiation, specs: tuple[ArgSpec, ...], primals: tu
     return tuple(found)
 
 
-def _gradient_tangents(fn: Callable, args: tuple, kwargs: dict, argnums: tuple[int, ...],
-                       has_aux: bool) -> grads.TangentProgram:
+def _gradient_tangents(
+    fn: Callable, args: tuple, kwargs: dict, argnums: tuple[int, ...], has_aux: bool
+) -> grads.TangentProgram:
     """`jax.hessian` is `jacfwd(jacrev(f))`: the program is the jvp of f's gradient (JAX's own grad,
     not our stand-in), whose tangent part JAX runs once per input element."""
     grad = getattr(jax.grad, "_jaxmagic_original", jax.grad)
@@ -399,8 +436,10 @@ def _argument_names(fn: Any, n_args: int, kwargs: dict) -> tuple[list[str], dict
     star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
     star_kw = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
     named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    names = [positional[i] if i < len(positional) else f"{star}[{i - len(positional)}]" if star else f"args[{i}]"
-             for i in range(n_args)]
+    names = [
+        positional[i] if i < len(positional) else f"{star}[{i - len(positional)}]" if star else f"args[{i}]"
+        for i in range(n_args)
+    ]
     keywords = {k: k if k in named or star_kw is None else f"{star_kw}[{k!r}]" for k in kwargs}
     return names, keywords
 
@@ -439,8 +478,9 @@ def _user_name(what: Differentiation) -> str | None:
     return getattr(user, "__qualname__", None)
 
 
-def _named_as_written(specs: tuple[ArgSpec, ...], fn: Any, frame: Any, primals: tuple,
-                      primal_kwargs: dict) -> tuple[ArgSpec, ...]:
+def _named_as_written(
+    specs: tuple[ArgSpec, ...], fn: Any, frame: Any, primals: tuple, primal_kwargs: dict
+) -> tuple[ArgSpec, ...]:
     """`specs` renamed by the user's own call where a library differentiates for the user.
 
     `nnx.grad(loss_fn)(model)` hands JAX NNX's graph state (`model.states[0]['hidden']...`);
@@ -458,7 +498,7 @@ def _named_as_written(specs: tuple[ArgSpec, ...], fn: Any, frame: Any, primals: 
 
 
 def batch_text(args: tuple, kwargs: dict) -> str | None:
-    """"vmap over 32" when an argument is batched by vmap ("vmap over 4 × 8" for nested vmaps).
+    """ "vmap over 32" when an argument is batched by vmap ("vmap over 4 × 8" for nested vmaps).
 
     None when no argument is batched or the size is unknown: under `vmap(jit(...))` the
     jitted body is traced unbatched and its tracers carry no axis.

@@ -23,7 +23,8 @@ one of the same wrapper starts the next occurrence: two `grad` calls in one step
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +123,7 @@ class GradRegions:
 
     def to_dict(self) -> dict:
         """Plain JSON-ready form (keys become lists) for the model layer."""
+
         def eqn(e: EqnRole) -> dict:
             d = dataclasses.asdict(e)
             d["key"] = list(e.key)
@@ -133,16 +135,41 @@ class GradRegions:
             "notes": list(self.notes),
             "residual_bytes": self.residual_bytes,
             "eqns": [eqn(e) for e in self.eqns.values()],
-            "regions": [{"index": r.index, "container": list(r.container), "prefix": r.prefix,
-                         "occurrence": r.occurrence, "forward": [list(k) for k in r.forward],
-                         "backward": [list(k) for k in r.backward], "residuals": list(r.residuals),
-                         "residual_bytes": r.residual_bytes, "recomputed": r.recomputed} for r in self.regions],
-            "residuals": [{"region": r.region, "aval": r.aval, "bytes": r.nbytes, "origin": r.origin,
-                           "producer": None if r.producer is None else list(r.producer),
-                           "consumers": [list(c) for c in r.consumers], "container": list(r.container)}
-                          for r in self.residuals],
-            "links": [{"backward": list(l.backward), "forward": [list(k) for k in l.forward], "kind": l.kind,
-                       "source": l.source} for l in self.links.values()],
+            "regions": [
+                {
+                    "index": r.index,
+                    "container": list(r.container),
+                    "prefix": r.prefix,
+                    "occurrence": r.occurrence,
+                    "forward": [list(k) for k in r.forward],
+                    "backward": [list(k) for k in r.backward],
+                    "residuals": list(r.residuals),
+                    "residual_bytes": r.residual_bytes,
+                    "recomputed": r.recomputed,
+                }
+                for r in self.regions
+            ],
+            "residuals": [
+                {
+                    "region": r.region,
+                    "aval": r.aval,
+                    "bytes": r.nbytes,
+                    "origin": r.origin,
+                    "producer": None if r.producer is None else list(r.producer),
+                    "consumers": [list(c) for c in r.consumers],
+                    "container": list(r.container),
+                }
+                for r in self.residuals
+            ],
+            "links": [
+                {
+                    "backward": list(l.backward),
+                    "forward": [list(k) for k in l.forward],
+                    "kind": l.kind,
+                    "source": l.source,
+                }
+                for l in self.links.values()
+            ],
         }
 
 
@@ -187,8 +214,13 @@ def _source(source_info: Any) -> tuple[tuple | None, str]:
     # The whole span, not only its start: in `h @ w + b` both ops start at `h`, and only where
     # they end tells the matmul from the add.
     column = getattr(frame, "start_column", 0)
-    position = (frame.file_name, frame.start_line, column, getattr(frame, "end_line", 0),
-                getattr(frame, "end_column", 0))
+    position = (
+        frame.file_name,
+        frame.start_line,
+        column,
+        getattr(frame, "end_line", 0),
+        getattr(frame, "end_column", 0),
+    )
     return position, f"{frame.file_name}:{frame.start_line}:{column} ({frame.function_name})"
 
 
@@ -212,11 +244,10 @@ def _stack_role(stack: tuple) -> tuple:
     if wrapper is None:
         return OTHER, None, "", False, (), text
     role = BACKWARD if stack[wrapper][1] == "transpose" else FORWARD
-    inner = stack[wrapper + 1:]
+    inner = stack[wrapper + 1 :]
     recomputed = role == BACKWARD and any(not t and n == _REMAT_SCOPE for t, n, _ in inner)
     scope = tuple(n for t, n, _ in inner if not t and n != _REMAT_SCOPE)
-    return (role, stack[wrapper][2], _stack_text(tuple((t, n) for t, n, _ in stack[:wrapper])), recomputed,
-            scope, text)
+    return (role, stack[wrapper][2], _stack_text(tuple((t, n) for t, n, _ in stack[:wrapper])), recomputed, scope, text)
 
 
 def _classify(state: _Walk, jaxpr: Any, path: tuple, inherited: tuple, owner: EqnKey | None) -> None:
@@ -278,19 +309,44 @@ def _residuals(state: _Walk) -> list[Residual]:
                     source_role = state.eqns[source] if source is not None else None
                     if source_role is not None and source_role.role == BACKWARD and source_role.region == role.region:
                         continue  # computed by this backward pass
-                    if (source is None and owner_role is not None and owner_role.role == BACKWARD
-                            and owner_role.region == role.region):
+                    if (
+                        source is None
+                        and owner_role is not None
+                        and owner_role.role == BACKWARD
+                        and owner_role.region == role.region
+                    ):
                         continue  # an operand of the owner, counted one level up
-                    origin = ("forward" if source_role is not None and source_role.role == FORWARD
-                              and source_role.region == role.region else "input")
-                    record = found.setdefault((role.region, path, id(var)), {
-                        "region": role.region, "aval": var.aval, "origin": origin, "producer": source,
-                        "consumers": [], "container": path})
+                    origin = (
+                        "forward"
+                        if source_role is not None and source_role.role == FORWARD and source_role.region == role.region
+                        else "input"
+                    )
+                    record = found.setdefault(
+                        (role.region, path, id(var)),
+                        {
+                            "region": role.region,
+                            "aval": var.aval,
+                            "origin": origin,
+                            "producer": source,
+                            "consumers": [],
+                            "container": path,
+                        },
+                    )
                     record["consumers"].append(key)
             for var in eqn.outvars:
                 producer[id(var)] = key
-    return [Residual(r["region"], jax_compat.short_aval(r["aval"]), _nbytes(r["aval"]), r["origin"], r["producer"],
-                     tuple(r["consumers"]), r["container"]) for r in found.values()]
+    return [
+        Residual(
+            r["region"],
+            jax_compat.short_aval(r["aval"]),
+            _nbytes(r["aval"]),
+            r["origin"],
+            r["producer"],
+            tuple(r["consumers"]),
+            r["container"],
+        )
+        for r in found.values()
+    ]
 
 
 def _links(state: _Walk, residuals: list[Residual]) -> dict[EqnKey, GradLink]:
@@ -316,8 +372,11 @@ def _links(state: _Walk, residuals: list[Residual]) -> dict[EqnKey, GradLink]:
             links[key] = GradLink(key, tuple(candidates), "exact", role.source)
             continue
         confirmed = tuple(c for c in candidates if c in reads.get(key, ()))
-        links[key] = (GradLink(key, confirmed, "exact", role.source) if confirmed
-                      else GradLink(key, tuple(candidates), "by_source", role.source))
+        links[key] = (
+            GradLink(key, confirmed, "exact", role.source)
+            if confirmed
+            else GradLink(key, tuple(candidates), "by_source", role.source)
+        )
     return links
 
 
@@ -328,8 +387,10 @@ def grad_regions(closed_jaxpr: Any) -> GradRegions:
     _classify(state, jaxpr, (), (), None)
     if not state.saw_ad:
         eqns = {k: dataclasses.replace(e, role=UNKNOWN) for k, e in state.eqns.items()}
-        note = ("no eqn carries jvp(...) or transpose(...) in its name stack: nothing is differentiated here, or "
-                "this JAX does not record it; forward and backward are not told apart")
+        note = (
+            "no eqn carries jvp(...) or transpose(...) in its name stack: nothing is differentiated here, or "
+            "this JAX does not record it; forward and backward are not told apart"
+        )
         return GradRegions(eqns, [], [], {}, False, [note])
     residuals = _residuals(state)
     for index, residual in enumerate(residuals):
@@ -343,6 +404,7 @@ def grad_regions(closed_jaxpr: Any) -> GradRegions:
             region.recomputed += role.recomputed
     notes = []
     if any(r.backward for r in state.regions) and any(r.forward and not r.backward for r in state.regions):
-        notes.append("some differentiations have no backward eqns (forward mode, jax.jvp, or a gradient "
-                     "that was not taken)")
+        notes.append(
+            "some differentiations have no backward eqns (forward mode, jax.jvp, or a gradient that was not taken)"
+        )
     return GradRegions(state.eqns, state.regions, residuals, _links(state, residuals), True, notes)

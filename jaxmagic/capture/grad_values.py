@@ -25,8 +25,10 @@ from . import values
 
 SEEDED_KINDS = ("grad", "value_and_grad")  # the backward's seed is fixed by JAX: 1.0
 SEED_TEXT = "1.0, the seed jax.grad uses for the scalar output"
-VJP_NOTE = ("no gradient values for jax.vjp: the backward pass runs on the cotangent the cell passes to "
-            "the vjp function, which the capture does not see")
+VJP_NOTE = (
+    "no gradient values for jax.vjp: the backward pass runs on the cotangent the cell passes to "
+    "the vjp function, which the capture does not see"
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def split_values(kind: str, split: Any, primals: tuple, primal_kwargs: dict) -> 
         return GradValues(None, None, VJP_NOTE, VJP_NOTE, None)
     try:
         return _split_values(split, primals, primal_kwargs)
-    except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+    except Exception as exc:
         why = f"gradient values could not be computed: {type(exc).__name__}: {exc}"
         return GradValues(None, None, why, why, None)
 
@@ -59,8 +61,10 @@ def _split_values(split: Any, primals: tuple, primal_kwargs: dict) -> GradValues
     if outputs is None:
         why = "the forward pass could not be evaluated" + (f" ({forward_note})" if forward_note else "")
         return GradValues(forward, None, forward_note, f"no cotangents: {why}", None)
-    residuals = outputs[split.n_primal_out:]
+    residuals = outputs[split.n_primal_out :]
     del outputs
-    seeds = [jnp.ones(v.aval.shape, v.aval.dtype) for v in split.backward.jaxpr.invars[len(residuals):]]
-    backward, backward_note, _ = values.evaluate(split.backward, [*residuals, *seeds], budget_s=values.GRAD_TIME_BUDGET_S)
+    seeds = [jnp.ones(v.aval.shape, v.aval.dtype) for v in split.backward.jaxpr.invars[len(residuals) :]]
+    backward, backward_note, _ = values.evaluate(
+        split.backward, [*residuals, *seeds], budget_s=values.GRAD_TIME_BUDGET_S
+    )
     return GradValues(forward, backward, forward_note, backward_note, SEED_TEXT)

@@ -18,7 +18,8 @@ eqns link to the user's eqn inside the body (a path of eqn indices); other sub-j
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import jax
 import numpy as np
@@ -105,8 +106,9 @@ class GradSplit:
         return sum(r.bytes for r in self.residuals)
 
 
-def grad_split(fn: Callable, args: tuple, kwargs: dict | None = None, argnums: int | tuple[int, ...] = 0,
-               has_aux: bool = False) -> GradSplit:
+def grad_split(
+    fn: Callable, args: tuple, kwargs: dict | None = None, argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> GradSplit:
     """Trace `fn(*args, **kwargs)` differentiated in `args[argnums]` and split it as `jax.vjp` does.
 
     `args` may be arrays or `jax.ShapeDtypeStruct`s: only avals are used. With `has_aux`, `fn`
@@ -159,15 +161,31 @@ def grad_split(fn: Callable, args: tuple, kwargs: dict | None = None, argnums: i
     forward_paths = _top_paths(tagged_forward.jaxpr, "forward", nested)
     backward_paths = _top_paths(tagged_backward.jaxpr, "backward", nested)
     recomputed_paths = sorted(_recomputed(tagged_backward.jaxpr, ()))
-    forward, backward = _without_unread_residuals(_strip_closed(tagged_forward), _strip_closed(tagged_backward),
-                                                  n_out + n_aux, len(res_shapes))
-    links = GradLinks(forward=[p[0] if p else None for p in forward_paths],
-                      backward=[p[0] if p else None for p in backward_paths],
-                      forward_paths=forward_paths, backward_paths=backward_paths, nested=nested)
-    return GradSplit(user=user, forward=forward, backward=backward, diff_leaves=tuple(diff_leaves),
-                     n_out=n_out, n_aux=n_aux, residuals=_residuals(forward, backward, n_out + n_aux, links),
-                     links=links, recomputed=sorted({p[0] for p in recomputed_paths}),
-                     recomputed_paths=recomputed_paths, in_tree=in_tree, out_tree=trees["out"], dynamic=dynamic)
+    forward, backward = _without_unread_residuals(
+        _strip_closed(tagged_forward), _strip_closed(tagged_backward), n_out + n_aux, len(res_shapes)
+    )
+    links = GradLinks(
+        forward=[p[0] if p else None for p in forward_paths],
+        backward=[p[0] if p else None for p in backward_paths],
+        forward_paths=forward_paths,
+        backward_paths=backward_paths,
+        nested=nested,
+    )
+    return GradSplit(
+        user=user,
+        forward=forward,
+        backward=backward,
+        diff_leaves=tuple(diff_leaves),
+        n_out=n_out,
+        n_aux=n_aux,
+        residuals=_residuals(forward, backward, n_out + n_aux, links),
+        links=links,
+        recomputed=sorted({p[0] for p in recomputed_paths}),
+        recomputed_paths=recomputed_paths,
+        in_tree=in_tree,
+        out_tree=trees["out"],
+        dynamic=dynamic,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,8 +203,9 @@ class TangentProgram:
     """As `GradSplit.dynamic`."""
 
 
-def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
-                    argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> TangentProgram:
+def tangent_program(
+    fn: Callable, args: tuple, kwargs: dict | None = None, argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> TangentProgram:
     """Trace `jax.jvp` of `fn` in `args[argnums]` (avals only, like `grad_split`).
 
     There is no backward pass in forward mode: JAX pushes tangents forward alongside the
@@ -217,11 +236,19 @@ def tangent_program(fn: Callable, args: tuple, kwargs: dict | None = None,
         outs, out_tangents = jax.jvp(of_diff, [flat[k] for k in diff_leaves], tangents)
         return [*outs, *out_tangents]
 
-    tangent_shapes = [_cotangent_shape(jax_compat.aval_of(leaves[k]) if isinstance(leaves[k], jax.Array)
-                                       else leaves[k]) for k in diff_leaves]
+    tangent_shapes = [
+        _cotangent_shape(jax_compat.aval_of(leaves[k]) if isinstance(leaves[k], jax.Array) else leaves[k])
+        for k in diff_leaves
+    ]
     program = jax.make_jaxpr(jvp_fn)(*leaves, *tangent_shapes)
-    return TangentProgram(program=program, n_inputs=n, diff_leaves=tuple(diff_leaves),
-                          n_out=trees["out"].num_leaves, in_tree=in_tree, dynamic=dynamic)
+    return TangentProgram(
+        program=program,
+        n_inputs=n,
+        diff_leaves=tuple(diff_leaves),
+        n_out=trees["out"].num_leaves,
+        in_tree=in_tree,
+        dynamic=dynamic,
+    )
 
 
 def is_traced_leaf(leaf: Any) -> bool:
@@ -309,8 +336,9 @@ def _retagged_body(eqn: Any, path: UserPath) -> Any:
     if closed is None or (isinstance(body, open_type) and body.constvars):
         return eqn
     try:
-        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=getattr(a, "weak_type", False))
-                  for a in closed.in_avals]
+        shapes = [
+            jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=getattr(a, "weak_type", False)) for a in closed.in_avals
+        ]
         retraced = jax.make_jaxpr(lambda *xs: _tagged_eval(closed, list(xs), path))(*shapes)
     except Exception:
         return eqn
@@ -338,21 +366,26 @@ def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
 
 def _own_path(eqn: Any) -> UserPath | None:
     """The user path named by the innermost tag in the eqn's own name stack."""
-    tags = [name for is_transform, name in jax_compat.name_stack_entries(eqn.source_info)
-            if not is_transform and _is_tag(name)]
+    tags = [
+        name
+        for is_transform, name in jax_compat.name_stack_entries(eqn.source_info)
+        if not is_transform and _is_tag(name)
+    ]
     if not tags:
         return None
-    return tuple(int(p) for p in tags[-1][len(_TAG):].split("."))
+    return tuple(int(p) for p in tags[-1][len(_TAG) :].split("."))
 
 
 def _top_paths(jaxpr: Any, side: str, nested: dict) -> list[UserPath | None]:
     """Links of the top-level eqns; eqns inside sub-jaxprs go to `nested`, inheriting the holder's link."""
+
     def walk(inner: Any, where: tuple[int, ...], inherited: UserPath | None) -> None:
         for i, eqn in enumerate(inner.eqns):
             path = _own_path(eqn)
             # Inside a re-tagged body, tags name the full path; an untagged eqn belongs to the holder.
-            path = path if path is not None and (inherited is None or path[:len(inherited)] == inherited) \
-                else inherited
+            path = (
+                path if path is not None and (inherited is None or path[: len(inherited)] == inherited) else inherited
+            )
             if path is not None:
                 nested[(side, (*where, i))] = path
             for k, sub in enumerate(_sub_jaxprs(eqn)):
@@ -379,8 +412,9 @@ def _recomputed(jaxpr: Any, where: tuple[int, ...], state: str = "top") -> Itera
     for i, eqn in enumerate(jaxpr.eqns):
         entries = jax_compat.name_stack_entries(eqn.source_info)
         if state == "top":
-            again = (any(not t and _is_tag(name) for t, name in entries)
-                     and not any(t and name == "transpose" for t, name in entries))
+            again = any(not t and _is_tag(name) for t, name in entries) and not any(
+                t and name == "transpose" for t, name in entries
+            )
         elif state == "remat":
             again = any(not t and name == _REMAT_SCOPE for t, name in entries)
         else:
@@ -415,8 +449,11 @@ def _strip(jaxpr: Any) -> Any:
     for eqn in jaxpr.eqns:
         params = {k: strip_value(v) for k, v in eqn.params.items()}
         changed = any(params[k] is not eqn.params[k] for k in params)
-        eqns.append(eqn.replace(source_info=jax_compat.drop_scopes(eqn.source_info, _is_tag),
-                                **({"params": params} if changed else {})))
+        eqns.append(
+            eqn.replace(
+                source_info=jax_compat.drop_scopes(eqn.source_info, _is_tag), **({"params": params} if changed else {})
+            )
+        )
     return jaxpr.replace(eqns=eqns)
 
 
@@ -437,8 +474,10 @@ def _without_unread_residuals(forward: Any, backward: Any, n_primal_out: int, n_
     if len(keep) == n_res:
         return forward, backward
     res_outs = fj.outvars[n_primal_out:]
-    return (jax_compat.with_vars(forward, outvars=[*fj.outvars[:n_primal_out], *(res_outs[k] for k in keep)]),
-            jax_compat.with_vars(backward, invars=[*(bj.invars[k] for k in keep), *bj.invars[n_res:]]))
+    return (
+        jax_compat.with_vars(forward, outvars=[*fj.outvars[:n_primal_out], *(res_outs[k] for k in keep)]),
+        jax_compat.with_vars(backward, invars=[*(bj.invars[k] for k in keep), *bj.invars[n_res:]]),
+    )
 
 
 def _residuals(forward: Any, backward: Any, n_primal_out: int, links: GradLinks) -> list[Residual]:
@@ -466,11 +505,17 @@ def _residuals(forward: Any, backward: Any, n_primal_out: int, links: GradLinks)
             producer = ("const", consts.get(atom, -1))
         eqn_index = producer if isinstance(producer, int) else None
         frame = None if eqn_index is None else jax_compat.user_frame(fj.eqns[eqn_index].source_info)
-        records.append(Residual(
-            index=index, aval=jax_compat.short_aval(aval), bytes=_nbytes(aval), producer=producer,
-            consumers=tuple(readers.get(invar, ())),
-            source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
-            link=None if eqn_index is None else links.forward[eqn_index]))
+        records.append(
+            Residual(
+                index=index,
+                aval=jax_compat.short_aval(aval),
+                bytes=_nbytes(aval),
+                producer=producer,
+                consumers=tuple(readers.get(invar, ())),
+                source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
+                link=None if eqn_index is None else links.forward[eqn_index],
+            )
+        )
     return records
 
 

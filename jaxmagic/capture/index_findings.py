@@ -27,11 +27,23 @@ from .record import Finding, SourceLocation
 KIND = "index_out_of_bounds"
 MAX_ELEMENTS = 4096  # constants folded up to this size; larger ones are treated as unknown
 MAX_FINDINGS = 10  # per program
-_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
-                    "custom_vjp_call", "custom_vjp_call_jaxpr"})  # sub-jaxprs whose invars are the eqn's inputs
+_CALLS = frozenset(
+    {
+        "pjit",
+        "jit",
+        "closed_call",
+        "core_call",
+        "remat",
+        "checkpoint",
+        "custom_jvp_call",
+        "custom_vjp_call",
+        "custom_vjp_call_jaxpr",
+    }
+)  # sub-jaxprs whose invars are the eqn's inputs
 
 
 # -- folding constants ----------------------------------------------------------------------
+
 
 def _broadcast_in_dim(x: np.ndarray, p: dict) -> np.ndarray:
     shape, dims = tuple(p["shape"]), tuple(p["broadcast_dimensions"])
@@ -47,11 +59,21 @@ def _select_n(pred: np.ndarray, *cases: np.ndarray) -> np.ndarray:
 
 
 _FOLD = {
-    "lt": lambda p, a, b: a < b, "le": lambda p, a, b: a <= b, "gt": lambda p, a, b: a > b,
-    "ge": lambda p, a, b: a >= b, "eq": lambda p, a, b: a == b, "ne": lambda p, a, b: a != b,
-    "add": lambda p, a, b: a + b, "sub": lambda p, a, b: a - b, "mul": lambda p, a, b: a * b,
-    "neg": lambda p, a: -a, "max": lambda p, a, b: np.maximum(a, b), "min": lambda p, a, b: np.minimum(a, b),
-    "and": lambda p, a, b: a & b, "or": lambda p, a, b: a | b, "not": lambda p, a: ~a,
+    "lt": lambda p, a, b: a < b,
+    "le": lambda p, a, b: a <= b,
+    "gt": lambda p, a, b: a > b,
+    "ge": lambda p, a, b: a >= b,
+    "eq": lambda p, a, b: a == b,
+    "ne": lambda p, a, b: a != b,
+    "add": lambda p, a, b: a + b,
+    "sub": lambda p, a, b: a - b,
+    "mul": lambda p, a, b: a * b,
+    "neg": lambda p, a: -a,
+    "max": lambda p, a, b: np.maximum(a, b),
+    "min": lambda p, a, b: np.minimum(a, b),
+    "and": lambda p, a, b: a & b,
+    "or": lambda p, a, b: a | b,
+    "not": lambda p, a: ~a,
     "clamp": lambda p, lo, x, hi: np.clip(x, lo, hi),
     "select_n": lambda p, *a: _select_n(*a),
     "broadcast_in_dim": lambda p, x, *rest: _broadcast_in_dim(x, p),
@@ -99,16 +121,25 @@ class _Walk:
         types_ = jax_compat.jaxpr_types()
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
-            subs = [item for value in eqn.params.values()
-                    for item in (value if type(value) in (tuple, list) else (value,)) if isinstance(item, types_)]
+            subs = [
+                item
+                for value in eqn.params.values()
+                for item in (value if type(value) in (tuple, list) else (value,))
+                if isinstance(item, types_)
+            ]
             if name not in _FOLD and name not in _CHECKS and not subs:
                 continue  # most eqns: nothing to fold, check or enter
             ins = [_atom(a, values) for a in eqn.invars]
             if name in _FOLD and all(v is not None for v in ins) and len(eqn.outvars) == 1:
                 self._fold(eqn, name, ins, values, written)
             if name in _CHECKS:
-                self._check(eqn, name, outer, ins, [v if jax_compat.is_literal(a) else written.get(a, v)
-                                             for a, v in zip(eqn.invars, ins)])
+                self._check(
+                    eqn,
+                    name,
+                    outer,
+                    ins,
+                    [v if jax_compat.is_literal(a) else written.get(a, v) for a, v in zip(eqn.invars, ins)],
+                )
             for sub in subs:
                 inner = {i: v for i, v in enumerate(ins) if v is not None} if name in _CALLS else {}
                 outs = self.closed(sub, inner, outer if name not in _CALLS else (_user_line(eqn) or outer))
@@ -171,6 +202,7 @@ def _atom(atom: Any, values: dict) -> np.ndarray | None:
 
 # -- the checks -------------------------------------------------------------------------------
 
+
 def _mode(eqn: Any) -> str:
     mode = eqn.params.get("mode")
     return str(getattr(mode, "name", mode) or "")
@@ -207,13 +239,22 @@ def _starts_problem(op: str, shape: tuple, sizes: tuple, starts: list, shown: li
             continue
         s, size, dim = int(start.reshape(())), sizes[axis], shape[axis]
         if s < 0 or s + size > dim:
-            return {"op": op, "shape": shape, "axis": axis, "index": int(np.asarray(written).reshape(())),
-                    "held": s, "size": size, "does": does, "to": min(max(s, 0), dim - size)}
+            return {
+                "op": op,
+                "shape": shape,
+                "axis": axis,
+                "index": int(np.asarray(written).reshape(())),
+                "held": s,
+                "size": size,
+                "does": does,
+                "to": min(max(s, 0), dim - size),
+            }
     return None
 
 
-def _index_problem(op: str, shape: tuple, indices: np.ndarray, shown: np.ndarray, dims: tuple, sizes: dict,
-                   mode: str, fill: str | None) -> dict | None:
+def _index_problem(
+    op: str, shape: tuple, indices: np.ndarray, shown: np.ndarray, dims: tuple, sizes: dict, mode: str, fill: str | None
+) -> dict | None:
     """The first index vector (last axis of `indices`) outside `shape`, for gather and scatter."""
     vectors = indices.reshape(-1, indices.shape[-1]) if indices.ndim else indices.reshape(1, 1)
     written = np.asarray(shown).reshape(vectors.shape) if np.size(shown) == vectors.size else vectors
@@ -225,8 +266,13 @@ def _index_problem(op: str, shape: tuple, indices: np.ndarray, shown: np.ndarray
             if i < 0 or i + size > shape[d]:
                 bad_total += 1
                 if first is None:
-                    first = {"axis": d, "index": int(raw[k]), "held": i, "size": size,
-                             "to": min(max(i, 0), shape[d] - size)}
+                    first = {
+                        "axis": d,
+                        "index": int(raw[k]),
+                        "held": i,
+                        "size": size,
+                        "to": min(max(i, 0), shape[d] - size),
+                    }
                 break
     if first is None:
         return None
@@ -250,8 +296,16 @@ def _gather(eqn: Any, ins: list, shown: list) -> dict | None:
     dims = tuple(dn.start_index_map)
     sizes = dict(enumerate(eqn.params["slice_sizes"]))
     mode = _mode(eqn)
-    return _index_problem("gather", tuple(operand.shape), indices, shown[1], dims, sizes, mode,
-                          _gather_fill(eqn, operand.dtype) if "FILL_OR_DROP" in mode else None)
+    return _index_problem(
+        "gather",
+        tuple(operand.shape),
+        indices,
+        shown[1],
+        dims,
+        sizes,
+        mode,
+        _gather_fill(eqn, operand.dtype) if "FILL_OR_DROP" in mode else None,
+    )
 
 
 def _scatter(eqn: Any, ins: list, shown: list) -> dict | None:
@@ -265,17 +319,38 @@ def _scatter(eqn: Any, ins: list, shown: list) -> dict | None:
     skipped = set(dn.inserted_window_dims)
     window = [d for d in range(len(operand.shape)) if d not in skipped]
     sizes = {d: updates.shape[w] for d, w in zip(window, dn.update_window_dims)}
-    return _index_problem(eqn.primitive.name, tuple(operand.shape), indices, shown[1],
-                          tuple(dn.scatter_dims_to_operand_dims), sizes, _mode(eqn), None)
+    return _index_problem(
+        eqn.primitive.name,
+        tuple(operand.shape),
+        indices,
+        shown[1],
+        tuple(dn.scatter_dims_to_operand_dims),
+        sizes,
+        _mode(eqn),
+        None,
+    )
 
 
-_CHECKS = {"dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice, "gather": _gather,
-           "scatter": _scatter, "scatter-add": _scatter, "scatter_add": _scatter, "scatter-mul": _scatter,
-           "scatter_mul": _scatter, "scatter-min": _scatter, "scatter_min": _scatter, "scatter-max": _scatter,
-           "scatter_max": _scatter, "scatter_sub": _scatter, "scatter-sub": _scatter}
+_CHECKS = {
+    "dynamic_slice": _dynamic_slice,
+    "dynamic_update_slice": _dynamic_update_slice,
+    "gather": _gather,
+    "scatter": _scatter,
+    "scatter-add": _scatter,
+    "scatter_add": _scatter,
+    "scatter-mul": _scatter,
+    "scatter_mul": _scatter,
+    "scatter-min": _scatter,
+    "scatter_min": _scatter,
+    "scatter-max": _scatter,
+    "scatter_max": _scatter,
+    "scatter_sub": _scatter,
+    "scatter-sub": _scatter,
+}
 
 
 # -- the finding --------------------------------------------------------------------------------
+
 
 def _user_line(eqn: Any) -> SourceLocation | None:
     frames = [f for f in jax_compat.user_stack(eqn.source_info) if source.is_user_file(f[0])]
@@ -296,15 +371,28 @@ def _message(p: dict, where: SourceLocation | None, function: str) -> str:
     what = "slice start" if p["size"] != 1 else "index"
     size = f" (a window of {p['size']})" if p["size"] != 1 else ""
     count = f" ({p['count']} of {p['of']} indices are out of bounds)" if p.get("of", 1) > 1 else ""
-    negative = (f" (as the program holds it: JAX's indexing adds the axis size {p['shape'][p['axis']]} to a "
-                "negative index first)" if p["index"] < 0 and p["index"] == p["held"] else "")
-    reads = ("writes element" if p["op"].startswith("scatter") else
-             "reads from element" if p["size"] == 1 else "reads the window starting at")
-    text = (f"{function}: out-of-bounds {what} {p['index']}{negative} on axis {p['axis']} of an array of shape "
-            f"{tuple(p['shape'])}{size}{at}{count}: " + _DOES[p["does"]].format(reads=reads, **p) + ". ")
+    negative = (
+        f" (as the program holds it: JAX's indexing adds the axis size {p['shape'][p['axis']]} to a "
+        "negative index first)"
+        if p["index"] < 0 and p["index"] == p["held"]
+        else ""
+    )
+    reads = (
+        "writes element"
+        if p["op"].startswith("scatter")
+        else "reads from element"
+        if p["size"] == 1
+        else "reads the window starting at"
+    )
+    text = (
+        f"{function}: out-of-bounds {what} {p['index']}{negative} on axis {p['axis']} of an array of shape "
+        f"{tuple(p['shape'])}{size}{at}{count}: " + _DOES[p["does"]].format(reads=reads, **p) + ". "
+    )
     if p["op"].startswith("scatter") or p["does"] == "fill":
-        text += ("Check the index; .at[i] (and jnp.take) take mode= to choose what happens out of bounds "
-                 "('drop', 'fill' with fill_value=, 'clip', 'promise_in_bounds').")
+        text += (
+            "Check the index; .at[i] (and jnp.take) take mode= to choose what happens out of bounds "
+            "('drop', 'fill' with fill_value=, 'clip', 'promise_in_bounds')."
+        )
     else:
         text += "Check the index (JAX indexes without bounds checks); x.at[i].get(mode='fill') makes it visible."
     return text
@@ -322,5 +410,7 @@ def _compute(closed_jaxpr: Any) -> list[tuple[dict, SourceLocation | None]]:
 def index_findings(closed_jaxpr: Any, function: str | None = None) -> list[Finding]:
     """The static out-of-bounds indices of one recorded program (the walk remembered per live jaxpr)."""
     name = function or "a jitted function"
-    return [Finding(kind=KIND, severity="warning", source=where, message=_message(problem, where, name),
-                    function=function) for problem, where in _SEEN.get(closed_jaxpr, _compute)]
+    return [
+        Finding(kind=KIND, severity="warning", source=where, message=_message(problem, where, name), function=function)
+        for problem, where in _SEEN.get(closed_jaxpr, _compute)
+    ]

@@ -10,7 +10,8 @@ import contextlib
 import functools
 import inspect
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import jax
 import numpy as np
@@ -256,8 +257,7 @@ def name_stack_path(source_info: Any) -> list[str]:
         stack = source_info.name_stack.stack
         if _TRANSFORM is None:
             raise TypeError("no name stack entries on this JAX")
-        return [f"{entry.name}(\u2026)" if entry.__class__ is _TRANSFORM else str(entry.name)
-                for entry in stack]
+        return [f"{entry.name}(\u2026)" if entry.__class__ is _TRANSFORM else str(entry.name) for entry in stack]
     except Exception:
         text = name_stack_text(source_info)
         return [part for part in text.split("/") if part] if text else []
@@ -465,7 +465,7 @@ def has_transform(source_info: Any, name: str) -> bool:
     Called once per eqn of every recorded program: a loop over the stack's few entries.
     """
     try:
-        for entry in source_info.name_stack.stack:
+        for entry in source_info.name_stack.stack:  # noqa: SIM110
             if entry.__class__ is _TRANSFORM and entry.name == name:
                 return True
         return False
@@ -486,9 +486,9 @@ def _without_replayed_prefix(stack: list) -> list:
         out.append(stack[i])
         if keys[i] == (True, "transpose"):
             prefix = keys[:i]
-            if prefix and keys[i + 1:i + 1 + len(prefix)] == prefix:
-                del stack[i + 1:i + 1 + len(prefix)]
-                del keys[i + 1:i + 1 + len(prefix)]
+            if prefix and keys[i + 1 : i + 1 + len(prefix)] == prefix:
+                del stack[i + 1 : i + 1 + len(prefix)]
+                del keys[i + 1 : i + 1 + len(prefix)]
         i += 1
     return out
 
@@ -657,8 +657,11 @@ def axis_types(mesh: Any) -> tuple[Any, ...]:
     try:
         types = getattr(mesh, "axis_types", None) or ()
         if isinstance(types, dict):
-            by_name = {name: kind for kind, names in types.items()
-                       for name in (names if isinstance(names, tuple) else (names,))}
+            by_name = {
+                name: kind
+                for kind, names in types.items()
+                for name in (names if isinstance(names, tuple) else (names,))
+            }
             return tuple(by_name[name] for name in mesh.axis_names if name in by_name)
         return tuple(types)
     except Exception:
@@ -715,7 +718,7 @@ def spec_text(spec: Any) -> str:
     `PartitionSpec(None, 'd')`: the same entries under the class's long name)."""
     text = str(spec)
     long_name = "PartitionSpec("
-    return "P(" + text[len(long_name):] if text.startswith(long_name) else text
+    return "P(" + text[len(long_name) :] if text.startswith(long_name) else text
 
 
 def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -755,7 +758,7 @@ def backends_are_initialized() -> bool:
         from jax._src import xla_bridge
 
         return bool(xla_bridge.backends_are_initialized())
-    except Exception:  # noqa: BLE001
+    except Exception:
         return True
 
 
@@ -780,12 +783,13 @@ def debug_checks_off() -> Iterator[None]:
                 try:
                     jax.config.update(name, False)
                     switched.append(name)
-                except Exception:  # noqa: BLE001 - a JAX without the flag: its checks stay as set
+                except Exception:
                     pass
         yield
     finally:
         for name in switched:
             jax.config.update(name, True)
+
 
 def explain_misses_state() -> Any:
     """JAX's `jax_explain_cache_misses` setting object, or None where this JAX has none.
@@ -847,11 +851,13 @@ def explaining_is_safe() -> bool | None:
     explaining = LocalExplaining(state)
     explaining.on()  # this thread only: the user's own setting is never touched
     try:
+
         def branch(x: Any) -> Any:
             return x + 1
 
         # JAX explains only functions from user files, and jaxmagic's own files are hidden from it
         branch.__code__ = branch.__code__.replace(co_filename="<jaxmagic probe>")
+
         def twice(a: Any, b: Any) -> Any:
             return jax.lax.cond(True, branch, branch, a), jax.lax.cond(True, branch, branch, b)
 
@@ -866,6 +872,7 @@ def explaining_is_safe() -> bool | None:
 
 
 # -- rebuilding jaxprs (capture/buffers.py) ---------------------------------------------------
+
 
 def closed_jaxpr_with(closed: Any, jaxpr: Any, consts: list) -> Any:
     """A new ClosedJaxpr of `closed`'s type around `jaxpr` and `consts`."""
@@ -884,12 +891,18 @@ def eqn_with_params(eqn: Any, params: dict) -> Any:
 
 # -- JAX's exceptions, matched (capture/concretization.py, capture/donation.py) -----------------
 
-_CONCRETIZATION_TYPES = ("TracerBoolConversionError", "TracerIntegerConversionError",
-                         "NonConcreteBooleanIndexError", "ConcretizationTypeError")  # most specific first
+_CONCRETIZATION_TYPES = (
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "NonConcreteBooleanIndexError",
+    "ConcretizationTypeError",
+)  # most specific first
 # JAX's note on where a tracer came from (`DynamicJaxprTracer._origin_msg`): the traced function and
 # the arguments the value depends on.
-_ORIGIN = re.compile(r"The error occurred while tracing the function (?P<function>.+?) at (?P<file>.+?):(?P<line>\d+)"
-                     r" for (?P<traced_for>[\w.]+)\.")
+_ORIGIN = re.compile(
+    r"The error occurred while tracing the function (?P<function>.+?) at (?P<file>.+?):(?P<line>\d+)"
+    r" for (?P<traced_for>[\w.]+)\."
+)
 _DEPENDS = re.compile(r"depends on the values? of the arguments? (?P<args>.+?)\.(?:\n|$)")
 _DELETED = ("Array has been deleted", "Buffer has been deleted or donated")
 
@@ -917,8 +930,13 @@ def concretization_origin(message: str) -> dict | None:
     if depends is not None:
         text = depends.group("args").replace(", and ", ", ").replace(" and ", ", ")
         args = [a.strip() for a in text.split(", ") if a.strip()]
-    return {"function": match.group("function"), "file": match.group("file"), "line": int(match.group("line")),
-            "traced_for": match.group("traced_for"), "args": args}
+    return {
+        "function": match.group("function"),
+        "file": match.group("file"),
+        "line": int(match.group("line")),
+        "traced_for": match.group("traced_for"),
+        "args": args,
+    }
 
 
 _TRACER_TRANSFORMS = {"BatchTracer": "vmap", "JVPTracer": "jvp", "LinearizeTracer": "linearize"}
@@ -950,8 +968,10 @@ def is_deleted(x: Any) -> bool:
 # JAX's warning when a dtype is requested that the x64 setting does not allow (`dtypes.py`,
 # `check_user_dtype_supported`): "Explicitly requested dtype float64 [requested in zeros] is not
 # available, and will be truncated to dtype float32. ..."
-_TRUNCATED = re.compile(r"Explicitly requested dtype (?P<requested>\S+?)(?: requested in (?P<where>\S+?))? "
-                        r"is not available, and will be truncated to dtype (?P<given>[\w.]+?)\.(?:\s|$)")
+_TRUNCATED = re.compile(
+    r"Explicitly requested dtype (?P<requested>\S+?)(?: requested in (?P<where>\S+?))? "
+    r"is not available, and will be truncated to dtype (?P<given>[\w.]+?)\.(?:\s|$)"
+)
 
 
 def dtype_truncation(message: str) -> dict | None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import weakref
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 

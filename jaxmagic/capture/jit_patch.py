@@ -15,9 +15,10 @@ import functools
 import threading
 import time
 import types
-from dataclasses import dataclass
+from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any, Callable, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import jax
 
@@ -72,7 +73,13 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
     if fast is None:
         _hot = _passthrough = _NO_HOT
     else:
-        _hot, _passthrough, _events, _next_sample, _thread_id = fast.hot, fast.passthrough, fast.events, fast.next_sample, fast.thread
+        _hot, _passthrough, _events, _next_sample, _thread_id = (
+            fast.hot,
+            fast.passthrough,
+            fast.events,
+            fast.next_sample,
+            fast.thread,
+        )
         _add_row, _add_time = fast.rows.append, fast.times.append
     return previous
 
@@ -80,8 +87,9 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
 _JITTED_TYPE = jax_compat.PJIT_FUNCTION_TYPE
 # The C++ call of a jitted function, `call_jitted(fn, *args, **kwargs)`: what a recorder runs.
 # The same object routes or not, so it also runs a jitted function while its type is routed.
-call_jitted: Callable[..., Any] = (call_hook.original_call(_JITTED_TYPE) if _JITTED_TYPE is not None else None) \
-    or (lambda fn, *args, **kwargs: fn(*args, **kwargs))
+call_jitted: Callable[..., Any] = (call_hook.original_call(_JITTED_TYPE) if _JITTED_TYPE is not None else None) or (
+    lambda fn, *args, **kwargs: fn(*args, **kwargs)
+)
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
 _thread = threading.get_ident
@@ -136,8 +144,16 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
 
 
-def _fast_missed(fn: Any, args: tuple, kwargs: dict, out: Any, n_events: int, start: float,
-                 error: BaseException | None, end: float | None = None) -> Any:
+def _fast_missed(
+    fn: Any,
+    args: tuple,
+    kwargs: dict,
+    out: Any,
+    n_events: int,
+    start: float,
+    error: BaseException | None,
+    end: float | None = None,
+) -> Any:
     """Hand a fast-path call that JAX traced or compiled (or that raised) to the recorder."""
     end = _clock() if end is None else end
     recorder = _recorder
@@ -210,6 +226,7 @@ def _wrap_jit_result(result: Any) -> Any:
     if jax_compat.is_jitted_function(result):
         return record_calls(result)
     if callable(result):  # `jax.jit(static_argnums=...)` used as a decorator factory
+
         @functools.wraps(result)
         def decorator(*args: Any, **kwargs: Any) -> Any:
             return _wrap_jit_result(result(*args, **kwargs))

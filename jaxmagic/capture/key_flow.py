@@ -21,8 +21,9 @@ iteration: `repeats` turns that into counts. Cond branches are alternatives
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -30,15 +31,58 @@ from . import jax_compat, source
 from .record import SourceLocation
 
 # Public jax.random functions that draw numbers (first argument a key); derivations are not samplers.
-_NOT_SAMPLERS = frozenset({"PRNGKey", "key", "split", "fold_in", "clone", "key_data", "wrap_key_data",
-                           "key_impl", "key_dtype", "random_gamma_p", "default_prng_impl"})
+_NOT_SAMPLERS = frozenset(
+    {
+        "PRNGKey",
+        "key",
+        "split",
+        "fold_in",
+        "clone",
+        "key_data",
+        "wrap_key_data",
+        "key_impl",
+        "key_dtype",
+        "random_gamma_p",
+        "default_prng_impl",
+    }
+)
 # Primitives that pass keys through unchanged, input i to output i.
-_SAME = frozenset({"squeeze", "reshape", "expand_dims", "copy", "copy_p", "convert_element_type",
-                   "device_put", "sharding_constraint", "reshard", "mesh_cast", "optimization_barrier",
-                   "broadcast_in_dim", "stop_gradient", "pvary", "transpose"})
+_SAME = frozenset(
+    {
+        "squeeze",
+        "reshape",
+        "expand_dims",
+        "copy",
+        "copy_p",
+        "convert_element_type",
+        "device_put",
+        "sharding_constraint",
+        "reshard",
+        "mesh_cast",
+        "optimization_barrier",
+        "broadcast_in_dim",
+        "stop_gradient",
+        "pvary",
+        "transpose",
+    }
+)
 # `checkpoint`/`remat` bodies are walked like any call (JAX 0.10 names the primitive `remat2`).
-_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "remat", "remat2", "checkpoint", "custom_jvp_call",
-                    "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "custom_lin"})
+_CALLS = frozenset(
+    {
+        "pjit",
+        "jit",
+        "closed_call",
+        "core_call",
+        "remat",
+        "remat2",
+        "checkpoint",
+        "custom_jvp_call",
+        "custom_vjp_call",
+        "custom_vjp_call_jaxpr",
+        "shard_map",
+        "custom_lin",
+    }
+)
 _PICK = frozenset({"dynamic_slice", "gather", "dynamic_index_in_dim"})
 _RANDOM_FILES = ("jax/_src/random.py", "jax/_src/random/")  # 0.4-0.9 module; 0.10 package
 
@@ -195,7 +239,7 @@ def _short_path(file: str) -> str:
     parts = file.replace("\\", "/").split("/")
     for marker in ("site-packages", "dist-packages"):
         if marker in parts:
-            return "/".join(parts[parts.index(marker) + 1:])
+            return "/".join(parts[parts.index(marker) + 1 :])
     return "/".join(parts[-3:])
 
 
@@ -211,11 +255,34 @@ class _Reader:
         self.out.keys.append(node)
         return node.id
 
-    def use(self, key: int, kind: str, name: str, consuming: bool, ctx: _Context, eqn: Any,
-            shape: tuple | None = None, dtype: str | None = None, where: tuple | None = None) -> None:
+    def use(
+        self,
+        key: int,
+        kind: str,
+        name: str,
+        consuming: bool,
+        ctx: _Context,
+        eqn: Any,
+        shape: tuple | None = None,
+        dtype: str | None = None,
+        where: tuple | None = None,
+    ) -> None:
         loc, via, _ = where or origin(eqn.source_info)
-        self.out.uses.append(LocalUse(key=key, kind=kind, name=name, consuming=consuming, shape=shape, dtype=dtype,
-                                      level=ctx.level, branch=ctx.branch, source=loc, via=via, part=ctx.part))
+        self.out.uses.append(
+            LocalUse(
+                key=key,
+                kind=kind,
+                name=name,
+                consuming=consuming,
+                shape=shape,
+                dtype=dtype,
+                level=ctx.level,
+                branch=ctx.branch,
+                source=loc,
+                via=via,
+                part=ctx.part,
+            )
+        )
         self.keyed(key)
 
     def keyed(self, key: int) -> None:
@@ -241,14 +308,31 @@ class _Reader:
             loc, via, _ = origin(eqn.source_info)
             seed = _literal_int(eqn.invars[0])
             impl = _impl_name(eqn.params.get("impl"))
-            env[outs[0]] = self.key("seed", None, ctx, shape=tuple(outs[0].aval.shape), typed=True, impl=impl,
-                                    data=seed, source=loc, via=via)
+            env[outs[0]] = self.key(
+                "seed",
+                None,
+                ctx,
+                shape=tuple(outs[0].aval.shape),
+                typed=True,
+                impl=impl,
+                data=seed,
+                source=loc,
+                via=via,
+            )
         elif name == "random_wrap":
             key = ins[0]
             if key is None:
                 loc, via, _ = origin(eqn.source_info)
-                key = self.key("wrap", None, ctx, shape=tuple(outs[0].aval.shape), typed=True,
-                               impl=_impl_name(eqn.params.get("impl")), source=loc, via=via)
+                key = self.key(
+                    "wrap",
+                    None,
+                    ctx,
+                    shape=tuple(outs[0].aval.shape),
+                    typed=True,
+                    impl=_impl_name(eqn.params.get("impl")),
+                    source=loc,
+                    via=via,
+                )
             self.keyed(key)
             self.out.keys[key].impl = self.out.keys[key].impl or _impl_name(eqn.params.get("impl"))
             env[outs[0]] = key
@@ -258,26 +342,45 @@ class _Reader:
         elif name == "random_split" and ins[0] is not None:
             self.use(ins[0], "split", "split", True, ctx, eqn, shape=tuple(eqn.params.get("shape", ())))
             loc, via, _ = origin(eqn.source_info)
-            env[outs[0]] = self.key("split", ins[0], ctx, shape=tuple(outs[0].aval.shape), typed=True,
-                                    source=loc, via=via)
+            env[outs[0]] = self.key(
+                "split", ins[0], ctx, shape=tuple(outs[0].aval.shape), typed=True, source=loc, via=via
+            )
         elif name == "random_fold_in" and ins[0] is not None:
             self.use(ins[0], "fold_in", "fold_in", False, ctx, eqn)
             loc, via, _ = origin(eqn.source_info)
-            env[outs[0]] = self.key("fold_in", ins[0], ctx, shape=tuple(outs[0].aval.shape), typed=True,
-                                    data=_literal_int(eqn.invars[1]), source=loc, via=via)
+            env[outs[0]] = self.key(
+                "fold_in",
+                ins[0],
+                ctx,
+                shape=tuple(outs[0].aval.shape),
+                typed=True,
+                data=_literal_int(eqn.invars[1]),
+                source=loc,
+                via=via,
+            )
         elif name == "random_clone" and ins[0] is not None:
             self.use(ins[0], "clone", "clone", False, ctx, eqn)
             loc, via, _ = origin(eqn.source_info)
-            env[outs[0]] = self.key("clone", ins[0], ctx, shape=tuple(outs[0].aval.shape), typed=True,
-                                    source=loc, via=via)
+            env[outs[0]] = self.key(
+                "clone", ins[0], ctx, shape=tuple(outs[0].aval.shape), typed=True, source=loc, via=via
+            )
         elif name == "random_bits" and ins[0] is not None:
             sampler_name, shape, dtype, where = ctx.sampler or (None, None, None, None)
             if sampler_name is None:
                 where = origin(eqn.source_info)
                 sampler_name = (_sampler_name(where[2]) if where[2] else None) or "bits"
             bits_shape = tuple(eqn.params.get("shape", ()))
-            self.use(ins[0], "sampler", sampler_name, True, ctx, eqn, shape=shape if shape is not None else bits_shape,
-                     dtype=dtype or f"u{eqn.params.get('bit_width', 32)}", where=where)
+            self.use(
+                ins[0],
+                "sampler",
+                sampler_name,
+                True,
+                ctx,
+                eqn,
+                shape=shape if shape is not None else bits_shape,
+                dtype=dtype or f"u{eqn.params.get('bit_width', 32)}",
+                where=where,
+            )
         elif name in _CALLS or (name.startswith("custom_") and _sub(eqn, "call_jaxpr") is not None):
             self.call(eqn, ins, env, ctx)
         elif name == "scan":
@@ -299,8 +402,7 @@ class _Reader:
             for o in outs:
                 if keys and _is_key_dtype(getattr(o.aval, "dtype", None)):
                     loc, via, _ = origin(eqn.source_info)
-                    env[o] = self.key("mixed", keys[0], ctx, shape=tuple(o.aval.shape), typed=True,
-                                      source=loc, via=via)
+                    env[o] = self.key("mixed", keys[0], ctx, shape=tuple(o.aval.shape), typed=True, source=loc, via=via)
 
     def slice(self, eqn: Any, key: int, env: dict, ctx: _Context) -> None:
         aval = eqn.invars[0].aval
@@ -338,8 +440,18 @@ class _Reader:
     def _row(self, key: int, index: int | None, shape: tuple, ctx: _Context, eqn: Any) -> int:
         loc, via, _ = origin(eqn.source_info)
         parent = self.out.keys[key]
-        return self.key("row", key, ctx, shape=shape, index=index, typed=parent.typed, impl=parent.impl,
-                        source=loc, via=via, keyed=parent.keyed)
+        return self.key(
+            "row",
+            key,
+            ctx,
+            shape=shape,
+            index=index,
+            typed=parent.typed,
+            impl=parent.impl,
+            source=loc,
+            via=via,
+            keyed=parent.keyed,
+        )
 
     # -- nested programs --------------------------------------------------------------------
     def call(self, eqn: Any, ins: list, env: dict, ctx: _Context) -> None:
@@ -361,8 +473,12 @@ class _Reader:
             name = _sampler_name(where[2]) if where[2] else _sampler_name(jit_name)
             if name:
                 aval = eqn.outvars[0].aval if eqn.outvars else None
-                sampler = (name, tuple(getattr(aval, "shape", ())) if aval is not None else None,
-                           jax_compat.short_dtype(aval.dtype) if aval is not None else None, where)
+                sampler = (
+                    name,
+                    tuple(getattr(aval, "shape", ())) if aval is not None else None,
+                    jax_compat.short_dtype(aval.dtype) if aval is not None else None,
+                    where,
+                )
         self.read(sub, inner, ctx.replace(sampler=sampler))
         _bind(env, eqn.outvars, [None if jax_compat.is_literal(v) else inner.get(v) for v in sub.outvars])
 
@@ -379,9 +495,8 @@ class _Reader:
         loc, _, _ = origin(eqn.source_info)
         loop = self._loop("scan", int(eqn.params["length"]), loc)
         outer = ctx.enter(loop)
-        consts, carry, xs = ins[:n_consts], ins[n_consts:n_consts + n_carry], ins[n_consts + n_carry:]
-        xs_keys = [None if k is None else self._row(k, None, tuple(self.out.keys[k].shape[1:]), outer, eqn)
-                   for k in xs]
+        consts, carry, xs = ins[:n_consts], ins[n_consts : n_consts + n_carry], ins[n_consts + n_carry :]
+        xs_keys = [None if k is None else self._row(k, None, tuple(self.out.keys[k].shape[1:]), outer, eqn) for k in xs]
         _bind(env, eqn.outvars, self._loop_body(eqn, body, consts, carry, xs_keys, n_carry, outer, ctx))
 
     def while_loop(self, eqn: Any, ins: list, env: dict, ctx: _Context) -> None:
@@ -390,7 +505,7 @@ class _Reader:
         loc, _, _ = origin(eqn.source_info)
         loop = self._loop("while", None, loc)
         outer = ctx.enter(loop)
-        consts, carry = ins[n_cond:n_cond + n_body], ins[n_cond + n_body:]
+        consts, carry = ins[n_cond : n_cond + n_body], ins[n_cond + n_body :]
         cond = (_sub(eqn, "cond_jaxpr"), ins[:n_cond])
         _bind(env, eqn.outvars, self._loop_body(eqn, body, consts, carry, [], len(carry), outer, ctx, cond))
 
@@ -398,8 +513,18 @@ class _Reader:
         self.out.loops.append(Loop(kind, length, loc))
         return len(self.out.loops) - 1
 
-    def _loop_body(self, eqn: Any, body: Any, consts: list, carry: list, xs: list, n_carry: int,
-                   inner: _Context, ctx: _Context, cond: tuple | None = None) -> list:
+    def _loop_body(
+        self,
+        eqn: Any,
+        body: Any,
+        consts: list,
+        carry: list,
+        xs: list,
+        n_carry: int,
+        inner: _Context,
+        ctx: _Context,
+        cond: tuple | None = None,
+    ) -> list:
         """Read a loop body once. A carried key the body returns unchanged stays the outer key
         (used on every iteration); any other carried key is a `loop` node: one per iteration.
         A while loop's condition (`cond`: its jaxpr and the keys of its constants) runs before
@@ -411,8 +536,18 @@ class _Reader:
                 carried.append(k)
             else:
                 parent = self.out.keys[k]
-                carried.append(self.key("loop", k, inner, shape=parent.shape, typed=parent.typed, impl=parent.impl,
-                                        source=self.out.loops[inner.level[-1]].source, keyed=parent.keyed))
+                carried.append(
+                    self.key(
+                        "loop",
+                        k,
+                        inner,
+                        shape=parent.shape,
+                        typed=parent.typed,
+                        impl=parent.impl,
+                        source=self.out.loops[inner.level[-1]].source,
+                        keyed=parent.keyed,
+                    )
+                )
         if cond is not None and cond[0] is not None:
             cond_jaxpr, cond_consts = cond
             cond_env = {v: k for v, k in zip(cond_jaxpr.invars, [*cond_consts, *carried]) if k is not None}
@@ -426,8 +561,16 @@ class _Reader:
                 if k != carried[j]:
                     self.out.keys[k].carried = carried[j]
                 loop = self.out.loops[inner.level[-1]]
-                k = self.key("loop_out", carried[j], ctx, shape=self.out.keys[k].shape, typed=self.out.keys[k].typed,
-                             impl=self.out.keys[k].impl, source=loop.source, keyed=self.out.keys[k].keyed)
+                k = self.key(
+                    "loop_out",
+                    carried[j],
+                    ctx,
+                    shape=self.out.keys[k].shape,
+                    typed=self.out.keys[k].typed,
+                    impl=self.out.keys[k].impl,
+                    source=loop.source,
+                    keyed=self.out.keys[k].keyed,
+                )
             result.append(k)
         for k in outs[n_carry:]:  # stacked per-iteration outputs: one key array of them
             result.append(None if k is None else self.key("mixed", k, ctx, shape=(), typed=self.out.keys[k].typed))
@@ -436,7 +579,7 @@ class _Reader:
     def _passthrough(self, body: Any, consts: list, carry: list, xs: list, n_carry: int) -> set[int]:
         """Carried slots the body returns as they came in."""
         n_consts = len(consts)
-        invars = body.invars[n_consts:n_consts + n_carry]
+        invars = body.invars[n_consts : n_consts + n_carry]
         return {j for j, (i, o) in enumerate(zip(invars, body.outvars[:n_carry])) if i is o}
 
     def cond(self, eqn: Any, ins: list, env: dict, ctx: _Context) -> None:
@@ -457,8 +600,15 @@ class _Reader:
                 env[o] = got[0]
             else:
                 loc, via, _ = origin(eqn.source_info)
-                env[o] = self.key("mixed", got[0], ctx, shape=tuple(getattr(o.aval, "shape", ())),
-                                  typed=self.out.keys[got[0]].typed, source=loc, via=via)
+                env[o] = self.key(
+                    "mixed",
+                    got[0],
+                    ctx,
+                    shape=tuple(getattr(o.aval, "shape", ())),
+                    typed=self.out.keys[got[0]].typed,
+                    source=loc,
+                    via=via,
+                )
 
 
 @dataclass(frozen=True)
@@ -473,8 +623,9 @@ class _Context:
         return _Context(level=(*self.level, loop), branch=self.branch, sampler=self.sampler)
 
     def replace(self, **kw: Any) -> _Context:
-        return _Context(**{"level": self.level, "branch": self.branch, "sampler": self.sampler, "part": self.part,
-                           **kw})
+        return _Context(
+            **{"level": self.level, "branch": self.branch, "sampler": self.sampler, "part": self.part, **kw}
+        )
 
 
 def _bind(env: dict, outvars: list, keys: list) -> None:
@@ -620,4 +771,3 @@ def repeats(program: ProgramKeys, use: LocalUse, key: LocalKey) -> int | None:
 
 def iter_keys(program: ProgramKeys) -> Iterator[LocalKey]:
     return (k for k in program.keys if k.keyed)
-

@@ -11,15 +11,16 @@ carries count for the key passed in, cond branches are alternatives) and sets ea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from ..units import plural
 from . import jax_compat, key_flow, source
 from .key_findings import key_findings
 from .record import Finding, KeyRecord, KeyUse, SourceLocation
-from ..units import plural
 
 MAX_NODES = 50_000  # nodes the lineage may grow to; past it, later program calls add none
 MAX_ROWS = 100_000  # rows of one key array indexed by value (a split of a million keys stays fast)
@@ -122,8 +123,10 @@ class Lineage:
         self.by_array.setdefault(_value(words), node)
         flat = words.reshape(-1, words.shape[-1])
         if len(flat) > MAX_ROWS:
-            self.notes.add(f"a key array of {len(flat)} keys has only its first {MAX_ROWS} rows told apart: a key "
-                           "taken from further in is drawn as a root")
+            self.notes.add(
+                f"a key array of {len(flat)} keys has only its first {MAX_ROWS} rows told apart: a key "
+                "taken from further in is drawn as a root"
+            )
             flat = flat[:MAX_ROWS]
         for i, row in enumerate(flat):
             value = _value(row)
@@ -141,9 +144,12 @@ class Lineage:
     def row(self, array: int, index: int | None, words: Any = None, **kw: Any) -> int:
         parent = self.nodes[array].record
         label = f"[{index}]" if index is not None else "[?]"
-        detail = (f"row {index} of {parent.label}" if index is not None else f"a row of {parent.label} picked at run time")
-        return self.new("row", array, label, detail, index=index, typed=parent.typed, impl=parent.impl,
-                        words=words, **kw)
+        detail = (
+            f"row {index} of {parent.label}" if index is not None else f"a row of {parent.label} picked at run time"
+        )
+        return self.new(
+            "row", array, label, detail, index=index, typed=parent.typed, impl=parent.impl, words=words, **kw
+        )
 
     def nodes_of(self, obj: Any, default_how: str = "input") -> list[int]:
         """The node(s) an argument object stands for, made as a root when its data is new."""
@@ -165,11 +171,24 @@ class Lineage:
         rows = [self.for_value(row) for row in flat]
         if all(r is None for r in rows):
             name = self._named_inputs.get(_value(words))
-            return [self.new(default_how, None, name or plural(len(flat), "key"),
-                             f"`{name}`, bound before the cell" if name else _INPUT_DETAIL,
-                             shape=tuple(words.shape[:-1]), typed=typed, impl=impl, words=words)]
-        return [r if r is not None else self.new(default_how, None, *self._input_text(row), typed=typed, impl=impl,
-                                                 words=row) for r, row in zip(rows, flat)]
+            return [
+                self.new(
+                    default_how,
+                    None,
+                    name or plural(len(flat), "key"),
+                    f"`{name}`, bound before the cell" if name else _INPUT_DETAIL,
+                    shape=tuple(words.shape[:-1]),
+                    typed=typed,
+                    impl=impl,
+                    words=words,
+                )
+            ]
+        return [
+            r
+            if r is not None
+            else self.new(default_how, None, *self._input_text(row), typed=typed, impl=impl, words=row)
+            for r, row in zip(rows, flat)
+        ]
 
     def _input_text(self, words: np.ndarray) -> tuple[str, str]:
         """Label and detail of a key first seen as an argument: its name when it was bound before the cell."""
@@ -198,8 +217,17 @@ class Lineage:
                 elif len(record.made) > 1:
                     record.detail = f"{record.detail}; the same key data was made {len(record.made)} times"
                 return
-            self.new("seed", None, label, _seed_detail(op), shape=_shape_of(op.out)[:max(0, words.ndim - 1)]
-                     if words is not None else (), typed=impl is not None, impl=impl, words=words, made=made)
+            self.new(
+                "seed",
+                None,
+                label,
+                _seed_detail(op),
+                shape=_shape_of(op.out)[: max(0, words.ndim - 1)] if words is not None else (),
+                typed=impl is not None,
+                impl=impl,
+                words=words,
+                made=made,
+            )
             return
         if op.kind == "wrap":
             impl, words = self.data(op.out)
@@ -207,14 +235,33 @@ class Lineage:
             if known is not None:
                 self.use([known], KeyUse("wrap", op.name, False, source=where, via=op.via, order=op.order))
                 return
-            self.new("wrap", None, "wrap_key_data", "jax.random.wrap_key_data of data not seen as a key before",
-                     shape=tuple(words.shape[:-1]) if words is not None else (), typed=True, impl=impl, words=words,
-                     made=made)
+            self.new(
+                "wrap",
+                None,
+                "wrap_key_data",
+                "jax.random.wrap_key_data of data not seen as a key before",
+                shape=tuple(words.shape[:-1]) if words is not None else (),
+                typed=True,
+                impl=impl,
+                words=words,
+                made=made,
+            )
             return
         parents = self.nodes_of(op.key)
         if op.kind == "sampler":
-            self.use(parents, KeyUse("sampler", op.name, True, shape=_shape_of(op.out),
-                                     dtype=_dtype(op.out), source=where, via=op.via, order=op.order))
+            self.use(
+                parents,
+                KeyUse(
+                    "sampler",
+                    op.name,
+                    True,
+                    shape=_shape_of(op.out),
+                    dtype=_dtype(op.out),
+                    source=where,
+                    via=op.via,
+                    order=op.order,
+                ),
+            )
             return
         consuming = op.kind == "split"
         self.use(parents, KeyUse(op.kind, op.name, consuming, source=where, via=op.via, order=op.order))
@@ -225,8 +272,10 @@ class Lineage:
         impl = impl or parent.impl
         shape = tuple(words.shape[:-1]) if words is not None else ()
         if op.kind == "split":
-            label, detail = f"split {op.extra if isinstance(op.extra, int) else '×'.join(map(str, shape))}", \
-                f"jax.random.split({parent.label}, {op.extra})"
+            label, detail = (
+                f"split {op.extra if isinstance(op.extra, int) else '×'.join(map(str, shape))}",
+                f"jax.random.split({parent.label}, {op.extra})",
+            )
         elif op.kind == "fold_in":
             label = f"fold_in {op.extra}" if op.extra is not None else "fold_in"
             detail = f"jax.random.fold_in({parent.label}, {op.extra if op.extra is not None else 'data'})"
@@ -237,8 +286,17 @@ class Lineage:
             if same is not None:  # the same derivation again (split or fold_in of one key twice): one node
                 self.nodes[same].record.made.extend(made)
                 return
-        node = self.new(op.kind, parents[0], label, detail, shape=shape, typed=parent.typed, impl=impl,
-                        words=None if op.kind == "clone" else words, made=made)
+        node = self.new(
+            op.kind,
+            parents[0],
+            label,
+            detail,
+            shape=shape,
+            typed=parent.typed,
+            impl=impl,
+            words=None if op.kind == "clone" else words,
+            made=made,
+        )
         if op.kind == "clone":
             self.by_object[id(op.out)] = node
             if words is not None and words.ndim == 1:
@@ -258,11 +316,25 @@ class Lineage:
             loop = program.loops[use.level[-1]].label if use.level else None
             if loop and use.part:
                 loop = f"{loop} {use.part}"  # "while condition"
-            branch = (f"cond branch {use.branch[-1][1] + 1} of {use.branch[-1][2]}" if use.branch else None)
-            self.use(nodes, KeyUse(use.kind, use.name, use.consuming, shape=use.shape, dtype=use.dtype,
-                                   times=key_flow.repeats(program, use, key), source=use.source, via=use.via,
-                                   call=call.index, function=call.name, loop=loop, branch=branch,
-                                   order=call.order))
+            branch = f"cond branch {use.branch[-1][1] + 1} of {use.branch[-1][2]}" if use.branch else None
+            self.use(
+                nodes,
+                KeyUse(
+                    use.kind,
+                    use.name,
+                    use.consuming,
+                    shape=use.shape,
+                    dtype=use.dtype,
+                    times=key_flow.repeats(program, use, key),
+                    source=use.source,
+                    via=use.via,
+                    call=call.index,
+                    function=call.name,
+                    loop=loop,
+                    branch=branch,
+                    order=call.order,
+                ),
+            )
             if use.branch:
                 self._branches.setdefault(id(self.nodes[nodes[0]].record.uses[-1]), (call.order, use.branch))
         for index, obj in call.outputs.items():
@@ -282,9 +354,16 @@ class Lineage:
             words = key.constant
             node = self.for_value(words) if words is not None and np.ndim(words) == 1 else None
             if node is None:
-                node = self.new("constant", None, "constant key",
-                                f"a key {call.name} captured as a constant when it was traced",
-                                typed=True, impl=key.impl, words=words, made=[call.source] if call.source else [])
+                node = self.new(
+                    "constant",
+                    None,
+                    "constant key",
+                    f"a key {call.name} captured as a constant when it was traced",
+                    typed=True,
+                    impl=key.impl,
+                    words=words,
+                    made=[call.source] if call.source else [],
+                )
             return [node]
         if key.how == "seed" and key.data is not None and not key.level:
             words = self.seed_words(key.data, key.impl)
@@ -293,9 +372,20 @@ class Lineage:
                 if node is not None:
                     self.nodes[node].record.made.extend(where)
                     return [node]
-                return [self.new("seed", None, f"key({key.data})", f"jax.random.key({key.data}) inside {call.name}",
-                                 typed=key.typed, impl=key.impl, words=words, made=where, call=call.index,
-                                 function=call.name)]
+                return [
+                    self.new(
+                        "seed",
+                        None,
+                        f"key({key.data})",
+                        f"jax.random.key({key.data}) inside {call.name}",
+                        typed=key.typed,
+                        impl=key.impl,
+                        words=words,
+                        made=where,
+                        call=call.index,
+                        function=call.name,
+                    )
+                ]
         parents = mapped.get(key.parent) if key.parent is not None else None
         parent = parents[0] if parents else None
         count = 1
@@ -315,9 +405,21 @@ class Lineage:
         if made_as not in self._labels:  # the same for every call of a program
             self._labels[made_as] = _program_label(key, call, loop)
         label, detail = self._labels[made_as]
-        node = self.new(key.how, parent, label, detail, shape=key.shape, count=count, index=key.index,
-                        typed=key.typed, impl=key.impl, made=where, call=call.index, function=call.name,
-                        loop=loop)
+        node = self.new(
+            key.how,
+            parent,
+            label,
+            detail,
+            shape=key.shape,
+            count=count,
+            index=key.index,
+            typed=key.typed,
+            impl=key.impl,
+            made=where,
+            call=call.index,
+            function=call.name,
+            loop=loop,
+        )
         if key.carried is not None and mapped.get(key.carried):
             self.nodes[node].carried_to = mapped[key.carried][0]
             self.nodes[node].record.detail += "; it becomes the next iteration's carried key"
@@ -338,7 +440,7 @@ class Lineage:
             _, words = self.data(obj)
             if words is None:
                 continue
-            node = (self.by_array.get(_value(words)) if words.ndim > 1 else self.by_value.get(_value(words)))
+            node = self.by_array.get(_value(words)) if words.ndim > 1 else self.by_value.get(_value(words))
             if node is None and words.ndim == 1 and _value(words) in self.pending:
                 node = self.for_value(words)
             if node is not None and name not in self.nodes[node].record.names:
@@ -430,8 +532,10 @@ def _program_label(key: Any, call: ProgramCall, loop: str | None) -> tuple[str, 
         n = "×".join(map(str, key.shape)) or "1"
         return f"split {n}", f"split {inside}"
     if key.how == "row":
-        return (f"[{key.index}]" if key.index is not None else "[?]",
-                (f"row {key.index}" if key.index is not None else "a row picked at run time") + f" {inside}")
+        return (
+            f"[{key.index}]" if key.index is not None else "[?]",
+            (f"row {key.index}" if key.index is not None else "a row picked at run time") + f" {inside}",
+        )
     if key.how == "fold_in":
         return (f"fold_in {key.data}" if key.data is not None else "fold_in"), f"fold_in {inside}"
     if key.how == "seed":

@@ -24,7 +24,9 @@ from .key_lineage import MAX_NODES, EagerOp, Lineage, ProgramCall
 from .record import Finding, KeyRecord, SourceLocation
 
 MAX_NAMED = 1_000  # namespace names of keys looked at, per end of the cell
-_ARRAY_TYPES = frozenset({"ArrayImpl", "PRNGKeyArray", "PRNGKeyArrayImpl"})  # jax.Array types, by name: no isinstance per value
+_ARRAY_TYPES = frozenset(
+    {"ArrayImpl", "PRNGKeyArray", "PRNGKeyArrayImpl"}
+)  # jax.Array types, by name: no isinstance per value
 MAX_EVENTS = 50_000  # random calls and keyed jitted calls recorded per capture; later ones are counted
 
 
@@ -106,15 +108,29 @@ class KeyLog:
             self.dropped += 1
             return
         outs = list(out) if primitive.multiple_results else [out]
-        program = key_flow.primitive_keys(primitive, params, [jax_compat.aval_of(a) for a in args],
-                                          [jax_compat.aval_of(o) for o in outs], jax_compat.source_info_now())
+        program = key_flow.primitive_keys(
+            primitive,
+            params,
+            [jax_compat.aval_of(a) for a in args],
+            [jax_compat.aval_of(o) for o in outs],
+            jax_compat.source_info_now(),
+        )
         if program.empty or not program.uses and not program.outputs:
             return
         name = str(params.get("name") or primitive.name)
         name = None if name.startswith("_") else name  # a jax.random sampler: the use names it
         self._order += 1
-        self._events.append(ProgramCall(self._order, None, name, program, {i: args[i] for i in program.inputs},
-                                  {i: outs[i] for i in program.outputs}, None))
+        self._events.append(
+            ProgramCall(
+                self._order,
+                None,
+                name,
+                program,
+                {i: args[i] for i in program.inputs},
+                {i: outs[i] for i in program.outputs},
+                None,
+            )
+        )
 
     def program(self, artifacts: Any) -> Any:
         """The key flow of a recorded program, read once per signature (None: it handles no keys)."""
@@ -129,8 +145,9 @@ class KeyLog:
             self._programs[key] = (artifacts, program)  # artifacts kept: its id stays unique
         return self._programs[key][1]
 
-    def on_call(self, index: int, name: str, program: Any, leaves: list | tuple, site: SourceLocation | None,
-                out: Any) -> None:
+    def on_call(
+        self, index: int, name: str, program: Any, leaves: list | tuple, site: SourceLocation | None, out: Any
+    ) -> None:
         if len(self._events) >= MAX_EVENTS:
             self.dropped += 1
             return
@@ -157,7 +174,11 @@ class KeyLog:
             for name, value in list(namespace.items()):
                 if len(found) >= MAX_NAMED:
                     break
-                if not name.startswith("_") and type(value).__name__ in _ARRAY_TYPES and key_flow.might_hold_keys(value):
+                if (
+                    not name.startswith("_")
+                    and type(value).__name__ in _ARRAY_TYPES
+                    and key_flow.might_hold_keys(value)
+                ):
                     found.append((name, value))
         except Exception:  # a namespace that cannot be walked names nothing
             pass

@@ -16,8 +16,9 @@ import contextlib
 import functools
 import inspect
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import jax
 
@@ -34,8 +35,23 @@ _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()
 # Primitives that, applied outside any jit, may carry keys through a program: what eager
 # vmap, grad, scan, fori_loop and cond of key-handling code bind (samplers are jitted, so an
 # eager vmap of `normal` binds a batched `jit`).
-WATCHED = frozenset({"jit", "pjit", "scan", "while", "cond", "closed_call", "remat", "checkpoint",
-                     "custom_jvp_call", "custom_vjp_call", "random_split", "random_bits", "random_fold_in"})
+WATCHED = frozenset(
+    {
+        "jit",
+        "pjit",
+        "scan",
+        "while",
+        "cond",
+        "closed_call",
+        "remat",
+        "checkpoint",
+        "custom_jvp_call",
+        "custom_vjp_call",
+        "random_split",
+        "random_bits",
+        "random_fold_in",
+    }
+)
 _inside = [0]  # >0 while one of our stand-ins runs JAX's function: its binds are that call's
 
 
@@ -133,7 +149,6 @@ def patch_random(stack: ExitStack, namespace: dict) -> None:
         replace_attribute(stack, module, name, patched)
         patched_of[original] = patched
     aliases.rebind_aliases(stack, namespace, patched_of)
-
 
 
 def patch_eager_transforms(stack: ExitStack) -> None:

@@ -54,8 +54,9 @@ def _pick(explanations: tuple[str, ...], name: str, names: list[str] | None, sta
     """The record about this function: inner jits traced inside it log their own records first."""
     from .explain import parse_explanation
 
-    parsed = [e for e in (parse_explanation(text, names, static_argnums=static) for text in explanations)
-              if e is not None]
+    parsed = [
+        e for e in (parse_explanation(text, names, static_argnums=static) for text in explanations) if e is not None
+    ]
     if not parsed:
         return None
     short = name.rsplit(".", 1)[-1]
@@ -68,7 +69,7 @@ def _pick(explanations: tuple[str, ...], name: str, names: list[str] | None, sta
 # Python function -> [(weak reference to a jitted wrapper of it, that wrapper's jit options by name)], for
 # every wrapper that missed the cache under a capture. Weak both ways: it keeps no function alive, and
 # a dead wrapper's id can never be taken for a live one.
-_WRAPPERS: "weakref.WeakKeyDictionary[Any, list[tuple[Any, dict[str, Any]]]]" = weakref.WeakKeyDictionary()
+_WRAPPERS: weakref.WeakKeyDictionary[Any, list[tuple[Any, dict[str, Any]]]] = weakref.WeakKeyDictionary()
 
 
 def _option_name(field: str) -> str:
@@ -103,8 +104,11 @@ def _text(key: str, value: Any) -> str:
     if key == "compiler_options" and value in ((), None):
         return "{}"
     try:
-        text = repr(dict(value)) if isinstance(value, tuple) and value and all(
-            isinstance(kv, tuple) and len(kv) == 2 for kv in value) else repr(value)
+        text = (
+            repr(dict(value))
+            if isinstance(value, tuple) and value and all(isinstance(kv, tuple) and len(kv) == 2 for kv in value)
+            else repr(value)
+        )
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= MAX_OPTION_TEXT else text[: MAX_OPTION_TEXT - 1] + "…"
@@ -140,13 +144,17 @@ def wrapper_changes(fn: Any, first_call: bool) -> tuple[Change, ...] | None:
     if not first_call or not others:
         return None
     _, before = others[-1]
-    changes = tuple(Change(key, "new_wrapper", _text(key, before.get(key)), _text(key, value))
-                    for key, value in options.items() if _differ(before.get(key), value))
+    changes = tuple(
+        Change(key, "new_wrapper", _text(key, before.get(key)), _text(key, value))
+        for key, value in options.items()
+        if _differ(before.get(key), value)
+    )
     return changes or (Change("", "new_wrapper", None, None),)
 
 
-def miss_reason(fn: Any, name: str, explanations: tuple[str, ...], previous: Signature | None,
-                signature: Signature, redefined: bool) -> MissReason:
+def miss_reason(
+    fn: Any, name: str, explanations: tuple[str, ...], previous: Signature | None, signature: Signature, redefined: bool
+) -> MissReason:
     """`redefined`: the capture saw another jitted function made from the same definition. A new
     wrapper of the very same Python function is not a function made anew: its changes say so."""
     from .signature import diff_signatures
@@ -156,5 +164,10 @@ def miss_reason(fn: Any, name: str, explanations: tuple[str, ...], previous: Sig
     rewrapped = wrapper_changes(fn, previous is None)
     if rewrapped is not None:
         diff, redefined = tuple(diff) + rewrapped, False
-    return MissReason(explanation=_pick(explanations, name, names, _static_argnums(fn)), diff=diff, first_call=previous is None,
-                      redefined=redefined, previous=previous)
+    return MissReason(
+        explanation=_pick(explanations, name, names, _static_argnums(fn)),
+        diff=diff,
+        first_call=previous is None,
+        redefined=redefined,
+        previous=previous,
+    )

@@ -8,8 +8,9 @@ removed afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any, Callable
+from typing import Any
 
 import jax.monitoring as monitoring
 
@@ -42,8 +43,9 @@ def unregister(kind: str) -> Callable[[Callable], None] | None:
         return None
 
 
-def listen(stack: ExitStack, on_duration: Callable[[str, float, dict], None],
-           on_event: Callable[[str, dict], None]) -> list[str]:
+def listen(
+    stack: ExitStack, on_duration: Callable[[str, float, dict], None], on_event: Callable[[str, dict], None]
+) -> list[str]:
     """Register both listeners; returns notes about what could not be undone."""
     notes: list[str] = []
 
@@ -74,9 +76,14 @@ def top_level(events: list) -> list:
     """
     out = []
     for event in events:
-        if not any(other is not event and other.phase == event.phase and other.start <= event.start
-                   and event.end <= other.end and (other.start, other.end) != (event.start, event.end)
-                   for other in events):
+        if not any(
+            other is not event
+            and other.phase == event.phase
+            and other.start <= event.start
+            and event.end <= other.end
+            and (other.start, other.end) != (event.start, event.end)
+            for other in events
+        ):
             out.append(event)
     return out
 

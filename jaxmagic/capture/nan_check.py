@@ -63,7 +63,7 @@ def _is_float(dtype: Any) -> bool:
     """True for floating and complex dtypes, bfloat16 and float8 included: what can hold NaN/Inf."""
     try:
         return np.dtype(dtype).kind in _FLOAT_KINDS or bool(jax.dtypes.issubdtype(dtype, np.inexact))
-    except Exception:  # noqa: BLE001 - a dtype numpy and JAX do not know (keys): not a float
+    except Exception:
         return False
 
 
@@ -156,7 +156,7 @@ class _FirstNonFinite(values._Interpreter):
         if not _is_float(getattr(getattr(var, "aval", None), "dtype", None)):
             return
         nan, inf = host_counts(value)
-        if (nan if self.kind == "nan" else inf):
+        if nan if self.kind == "nan" else inf:
             raise _Found(var)
 
 
@@ -224,18 +224,35 @@ class NanWatch:
             for position, array in arrays:
                 if array is not None and not array.is_deleted() and array.is_ready():
                     entry.early[position] = host_counts(array)
-        except Exception:  # noqa: BLE001 - read at stop instead, if still alive
+        except Exception:
             entry.early.clear()
 
     def note_sampled(self, key: Any, index: int, name: str, refs: tuple) -> None:
         """A readiness-sampled cache hit: the one or two outputs readiness watches (weak references,
         capture/readiness.py), for the latest such call per function; its arguments are not kept."""
         if key in self.latest or len(self.latest) < MAX_WATCHED:
-            self.latest[key] = _Watched(index, None, name, None, [(None, ref) for ref in refs], no_inputs=(
-                f"the arguments of call {index} (a cache hit in a loop) are not kept, to keep recording cheap"))
+            self.latest[key] = _Watched(
+                index,
+                None,
+                name,
+                None,
+                [(None, ref) for ref in refs],
+                no_inputs=(
+                    f"the arguments of call {index} (a cache hit in a loop) are not kept, to keep recording cheap"
+                ),
+            )
 
-    def note_grad(self, index: int, name: str, kind: str, out: Any, split: Any, primals: tuple,
-                  primal_kwargs: dict, why: str | None) -> None:
+    def note_grad(
+        self,
+        index: int,
+        name: str,
+        kind: str,
+        out: Any,
+        split: Any,
+        primals: tuple,
+        primal_kwargs: dict,
+        why: str | None,
+    ) -> None:
         """An eager differentiation: its outputs, and its differentiated arguments when it has a split."""
         entry = self._entry(None, index, name, out)
         if entry is None:
@@ -272,7 +289,7 @@ class NanWatch:
         self.watched, self.latest = [], {}
         try:
             _check(entries, capture, self.dropped, bound)
-        except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+        except Exception as exc:
             capture.notes.append(f"outputs not checked for NaN/Inf: {type(exc).__name__}: {exc}")
 
 
@@ -310,10 +327,11 @@ def bound_arrays(namespace: dict, before: dict[str, Any]) -> list[tuple[str, Any
         elif isinstance(value, (tuple, list, dict)):
             try:
                 leaves = jax.tree_util.tree_flatten_with_path(value)[0][:MAX_BOUND_LEAVES]
-            except Exception:  # noqa: BLE001, S112 - an odd container: its arrays stay unchecked
+            except Exception:
                 continue
-            found.extend((name + jax.tree_util.keystr(path), leaf) for path, leaf in leaves
-                         if isinstance(leaf, jax.Array))
+            found.extend(
+                (name + jax.tree_util.keystr(path), leaf) for path, leaf in leaves if isinstance(leaf, jax.Array)
+            )
     return found
 
 
@@ -325,7 +343,7 @@ def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
         if not array.is_ready():
             budget[2] += 1
             return None
-    except Exception:  # noqa: BLE001 - deleted meanwhile: nothing to read
+    except Exception:
         return None
     nbytes = int(getattr(array, "nbytes", 0))
     if nbytes > budget[0]:
@@ -368,18 +386,25 @@ def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: list[
         capture.findings.append(finding)
     _check_bound(bound, checked, budget, capture)
     if budget[1]:
-        capture.notes.append(f"{plural(budget[1], 'output')} not checked for NaN/Inf: past the "
-                             f"{bytes_text(MAX_CHECK_BYTES)} read per cell")
+        capture.notes.append(
+            f"{plural(budget[1], 'output')} not checked for NaN/Inf: past the "
+            f"{bytes_text(MAX_CHECK_BYTES)} read per cell"
+        )
     if budget[2]:
-        capture.notes.append(f"{plural(budget[2], 'output')} still being computed when the cell ended "
-                             "not checked for NaN/Inf (the check never waits for the device)")
+        capture.notes.append(
+            f"{plural(budget[2], 'output')} still being computed when the cell ended "
+            "not checked for NaN/Inf (the check never waits for the device)"
+        )
     if dropped:
-        capture.notes.append(f"the outputs of {plural(dropped, 'call')} were not checked for NaN/Inf: "
-                             f"{MAX_WATCHED} calls are checked per cell")
+        capture.notes.append(
+            f"the outputs of {plural(dropped, 'call')} were not checked for NaN/Inf: "
+            f"{MAX_WATCHED} calls are checked per cell"
+        )
 
 
-def _read(entry: _Watched, position: int | None, ref: weakref.ref, budget: list[int], checked: set[int],
-          names: dict[int, str]) -> tuple[tuple[int, int] | None, str | None]:
+def _read(
+    entry: _Watched, position: int | None, ref: weakref.ref, budget: list[int], checked: set[int], names: dict[int, str]
+) -> tuple[tuple[int, int] | None, str | None]:
     """(NaN, Inf) counts of one watched output, read right after its call or now; its bound name."""
     array = ref()
     name = None if array is None else names.get(id(array))
@@ -409,11 +434,18 @@ def _check_bound(bound: list[tuple[str, Any]], checked: set[int], budget: list[i
         reported.add(root)
         kind = "nan" if counts[0] else "inf"
         word = _WORD[kind]
-        capture.findings.append(Finding(kind=kind, severity="bug", message=(
-            f"`{name}`, bound by this cell, holds {word} ({plural(counts[0] or counts[1], 'element')}); the "
-            f"origin could not be located: the call or op that made it kept no reference to its arguments "
-            f"(after a function's first calls, cache hits in a loop are recorded without them). "
-            f"%%jaxpr --values on one call, or jax.config.update('jax_debug_{kind}s', True), finds the op.")))
+        capture.findings.append(
+            Finding(
+                kind=kind,
+                severity="bug",
+                message=(
+                    f"`{name}`, bound by this cell, holds {word} ({plural(counts[0] or counts[1], 'element')}); the "
+                    f"origin could not be located: the call or op that made it kept no reference to its arguments "
+                    f"(after a function's first calls, cache hits in a loop are recorded without them). "
+                    f"%%jaxpr --values on one call, or jax.config.update('jax_debug_{kind}s', True), finds the op."
+                ),
+            )
+        )
 
 
 def _out_path(entry: _Watched, position: int | None) -> str:
@@ -425,7 +457,7 @@ def _out_path(entry: _Watched, position: int | None) -> str:
         for path, leaf in jax.tree_util.tree_flatten_with_path(marked)[0]:
             if leaf == position:
                 return jax.tree_util.keystr(path)
-    except Exception:  # noqa: BLE001, S110 - an output tree that cannot be rebuilt: no path, still a finding
+    except Exception:
         pass
     return ""
 
@@ -436,8 +468,10 @@ def _alive_args(entry: _Watched) -> tuple[list | None, str | None]:
     for item in entry.args:
         alive, value = _strong(item)
         if not alive:
-            return None, ("its arguments were freed before the cell ended (overwritten or donated), so the "
-                          "program cannot be evaluated again on them")
+            return None, (
+                "its arguments were freed before the cell ended (overwritten or donated), so the "
+                "program cannot be evaluated again on them"
+            )
         if isinstance(value, jax.Array) and value.is_deleted():
             return None, "an argument was donated (the call deleted its buffer)"
         leaves.append(value)
@@ -456,7 +490,7 @@ def _locate(entry: _Watched, kind: str) -> tuple[_Origin | None, str | None]:
             if entry.split is not None:
                 return _locate_grad(entry.split, leaves, kind)
             return _locate_call(entry, leaves, kind)
-    except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+    except Exception as exc:
         return None, f"evaluating the program again failed: {type(exc).__name__}: {exc}"
 
 
@@ -482,20 +516,20 @@ def _locate_grad(split: Any, leaves: list, kind: str) -> tuple[_Origin | None, s
     origin, why, outputs = _search(split.forward, dynamic, kind, deadline, None, side="forward")
     if origin is not None or outputs is None:
         return origin, why
-    residuals = outputs[split.n_primal_out:]
+    residuals = outputs[split.n_primal_out :]
     del outputs
-    seeds = [np.ones(v.aval.shape, v.aval.dtype) for v in split.backward.jaxpr.invars[len(residuals):]]
+    seeds = [np.ones(v.aval.shape, v.aval.dtype) for v in split.backward.jaxpr.invars[len(residuals) :]]
     origin, why, _ = _search(split.backward, [*residuals, *seeds], kind, deadline, None, side="backward")
     return origin, why
 
 
-def _search(closed: Any, flat: Sequence[Any], kind: str, deadline: float, names: Sequence[str] | None,
-            side: str | None = None) -> tuple[_Origin | None, str | None, list | None]:
+def _search(
+    closed: Any, flat: Sequence[Any], kind: str, deadline: float, names: Sequence[str] | None, side: str | None = None
+) -> tuple[_Origin | None, str | None, list | None]:
     """(origin, why not, outputs when it ran to the end without finding one)."""
     jaxpr = closed.jaxpr
     if closed.effects or jaxpr.effects:
-        return None, ("the program has side effects (prints, callbacks) that evaluating it again would "
-                      "repeat"), None
+        return None, ("the program has side effects (prints, callbacks) that evaluating it again would repeat"), None
     if len(flat) != len(jaxpr.invars):
         return None, "its arguments do not match the program's inputs", None
     elements = sum(int(np.prod(getattr(v.aval, "shape", ()))) for v in jaxpr.invars)
@@ -509,12 +543,17 @@ def _search(closed: Any, flat: Sequence[Any], kind: str, deadline: float, names:
         return _origin_of(jaxpr, closed.consts, found.var, names, side), None, None
     except values._Stop as stop:
         return None, f"{stop}: the origin was not located", None
-    return None, (f"evaluated again eqn by eqn ({plural(interpreter.bound, 'eqn')}), no eqn produced "
-                  f"{_WORD[kind]} (the compiled program differs: XLA fused or reordered the ops)"), outputs
+    return (
+        None,
+        (
+            f"evaluated again eqn by eqn ({plural(interpreter.bound, 'eqn')}), no eqn produced "
+            f"{_WORD[kind]} (the compiled program differs: XLA fused or reordered the ops)"
+        ),
+        outputs,
+    )
 
 
-def _origin_of(jaxpr: Any, consts: Sequence[Any], var: Any, names: Sequence[str] | None,
-               side: str | None) -> _Origin:
+def _origin_of(jaxpr: Any, consts: Sequence[Any], var: Any, names: Sequence[str] | None, side: str | None) -> _Origin:
     """The eqn (or input) that first holds the value, and whether it is a forward or backward op."""
     for position, invar in enumerate(jaxpr.invars):
         if invar is var:
@@ -553,26 +592,28 @@ _WORD = {"nan": "NaN", "inf": "Inf"}
 # The usual cause and fix per primitive (JAX's names), for the op that first produced the value.
 _FIXES = {
     "log": "a log of a negative number gives NaN (of 0, -Inf): clip its argument (jnp.clip(v, 1e-6)) or guard it "
-           "with jnp.where; for log(1 + exp(x)) use jax.nn.softplus or jnp.logaddexp(0, x)",
+    "with jnp.where; for log(1 + exp(x)) use jax.nn.softplus or jnp.logaddexp(0, x)",
     "log1p": "log1p of a number below -1 gives NaN: clip its argument or guard it with jnp.where",
     "sqrt": "a sqrt of a negative number gives NaN (and its gradient at 0 is Inf): clip the argument, or use the "
-            "double-where trick jnp.where(v > 0, jnp.sqrt(jnp.where(v > 0, v, 1)), 0)",
+    "double-where trick jnp.where(v > 0, jnp.sqrt(jnp.where(v > 0, v, 1)), 0)",
     "rsqrt": "rsqrt of a negative number is NaN, of 0 Inf: add an epsilon (jax.lax.rsqrt(v + 1e-6))",
     "pow": "a negative base to a fractional power is NaN: clip the base or use jnp.abs",
     "div": "0/0 is NaN and x/0 is Inf: divide safely with the double-where trick "
-           "jnp.where(d != 0, n / jnp.where(d != 0, d, 1), 0), which also keeps the gradient finite",
+    "jnp.where(d != 0, n / jnp.where(d != 0, d, 1), 0), which also keeps the gradient finite",
     "exp": "exp overflows float32 above about 88.7: use jax.nn.softplus / jnp.logaddexp for log(1 + exp(x)), "
-           "jax.nn.softmax / jax.nn.logsumexp for normalising, or subtract the maximum first",
+    "jax.nn.softmax / jax.nn.logsumexp for normalising, or subtract the maximum first",
     "mul": "0 * Inf is NaN: an earlier op overflowed to Inf (often exp); compute that part stably "
-           "(jax.nn.softplus, jnp.logaddexp, jax.nn.logsumexp)",
+    "(jax.nn.softplus, jnp.logaddexp, jax.nn.logsumexp)",
     "sub": "Inf - Inf is NaN: an earlier op overflowed to Inf; compute that part stably",
     "add": "Inf + -Inf is NaN, and large values overflow: an earlier op overflowed; compute that part stably",
-    "acos": "acos outside [-1, 1] is NaN: clip its argument", "asin": "asin outside [-1, 1] is NaN: clip its argument",
+    "acos": "acos outside [-1, 1] is NaN: clip its argument",
+    "asin": "asin outside [-1, 1] is NaN: clip its argument",
     "atanh": "atanh outside (-1, 1) is NaN or Inf: clip its argument",
     "lgamma": "lgamma at a non-positive integer is Inf: keep its argument positive",
 }
-_DEFAULT_FIX = ("check this op's inputs; jax.config.update('jax_debug_nans', True) (or 'jax_debug_infs') makes "
-                "JAX raise at it")
+_DEFAULT_FIX = (
+    "check this op's inputs; jax.config.update('jax_debug_nans', True) (or 'jax_debug_infs') makes JAX raise at it"
+)
 
 
 def _eqn_location(eqn: Any) -> SourceLocation | None:
@@ -580,12 +621,19 @@ def _eqn_location(eqn: Any) -> SourceLocation | None:
     frame = jax_compat.user_frame(getattr(eqn, "source_info", None))
     if frame is None:
         return None
-    return source.location(frame.file_name, frame.start_line, getattr(frame, "start_column", None),
-                           frame.function_name)
+    return source.location(frame.file_name, frame.start_line, getattr(frame, "start_column", None), frame.function_name)
 
 
-def _finding(entry: _Watched, kind: str, count: int, path: str, origin: _Origin | None,
-             why: str | None, name: str | None = None, calls: int = 1) -> Finding:
+def _finding(
+    entry: _Watched,
+    kind: str,
+    count: int,
+    path: str,
+    origin: _Origin | None,
+    why: str | None,
+    name: str | None = None,
+    calls: int = 1,
+) -> Finding:
     """One finding: the function, the output, the op and its line with the usual fix, or why not found."""
     word = _WORD[kind]
     what = "gradient" if entry.grad is not None else "output"
@@ -601,16 +649,21 @@ def _finding(entry: _Watched, kind: str, count: int, path: str, origin: _Origin 
         line = f" at line {where.line}" + (f" ({where.code})" if where.code else "") if where else ""
         side = f" in the {origin.side} pass" if origin.side else ""
         fix = _FIXES.get(primitive, _DEFAULT_FIX)
-        message = (f"{head}: the first {word} comes from `{primitive}`{side}{line}, found by evaluating the "
-                   f"program again eqn by eqn (jax_debug_{kind}s stops at the same op). Usual fix: {fix}.")
+        message = (
+            f"{head}: the first {word} comes from `{primitive}`{side}{line}, found by evaluating the "
+            f"program again eqn by eqn (jax_debug_{kind}s stops at the same op). Usual fix: {fix}."
+        )
     elif origin is not None:
-        message = (f"{head}: {origin.at_input} already held {word}"
-                   f"{' in the ' + origin.side + ' pass' if origin.side else ''}: it comes from earlier work.")
+        message = (
+            f"{head}: {origin.at_input} already held {word}"
+            f"{' in the ' + origin.side + ' pass' if origin.side else ''}: it comes from earlier work."
+        )
     else:
-        message = (f"{head}; the origin could not be located: {why}. %%jaxpr --values or "
-                   f"jax.config.update('jax_debug_{kind}s', True) finds the op.")
-    return Finding(kind=kind, message=message, source=where, severity="bug", call=entry.call,
-                   function=entry.function)
+        message = (
+            f"{head}; the origin could not be located: {why}. %%jaxpr --values or "
+            f"jax.config.update('jax_debug_{kind}s', True) finds the op."
+        )
+    return Finding(kind=kind, message=message, source=where, severity="bug", call=entry.call, function=entry.function)
 
 
 _JAX_STOPPED = re.compile(r"invalid value \((nan|inf)\) encountered in (\S+)", re.IGNORECASE)
@@ -633,22 +686,40 @@ def debug_findings(capture: Capture) -> list[Finding]:
         seen.add(key)
         line = f" at line {where.line}" + (f" ({where.code})" if where.code else "") if where else ""
         name = f" in {function}" if function else ""
-        found.append(Finding(
-            kind=kind, severity="bug", source=where, call=call, function=function,
-            message=(f"JAX stopped the cell{name} at `{primitive}`{line}: jax_debug_{kind}s raised "
-                     f"FloatingPointError (invalid value ({kind}) encountered in {primitive}). Usual fix: "
-                     f"{_FIXES.get(primitive, _DEFAULT_FIX)}.")))
+        found.append(
+            Finding(
+                kind=kind,
+                severity="bug",
+                source=where,
+                call=call,
+                function=function,
+                message=(
+                    f"JAX stopped the cell{name} at `{primitive}`{line}: jax_debug_{kind}s raised "
+                    f"FloatingPointError (invalid value ({kind}) encountered in {primitive}). Usual fix: "
+                    f"{_FIXES.get(primitive, _DEFAULT_FIX)}."
+                ),
+            )
+        )
 
     error = capture.error
     failed = [c for c in capture.calls if c.error and c.error.startswith("FloatingPointError")]
     failed_grads = [g for g in capture.grads if g.error and "FloatingPointError" in g.error]
     if error is not None and error.type == "FloatingPointError":  # named by the call or grad that raised
-        call, name = ((failed[-1].index, failed[-1].name) if failed else
-                      (failed_grads[-1].call, failed_grads[-1].name) if failed_grads else (None, None))
+        call, name = (
+            (failed[-1].index, failed[-1].name)
+            if failed
+            else (failed_grads[-1].call, failed_grads[-1].name)
+            if failed_grads
+            else (None, None)
+        )
         add(f"FloatingPointError: {error.message}", error.source, call, name)
     for call in failed:
-        add(call.error, error.source if error is not None and error.type == "FloatingPointError" else None,
-            call.index, call.name)
+        add(
+            call.error,
+            error.source if error is not None and error.type == "FloatingPointError" else None,
+            call.index,
+            call.name,
+        )
     for grad in failed_grads:
         add(grad.error, grad.call_site, grad.call, grad.name)
     return found

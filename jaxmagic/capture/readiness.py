@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 

@@ -302,8 +302,10 @@ class Capture:
     def summary(self) -> str:
         names = sorted({c.name for c in self.calls})
         hits = sum(c.cache_hit for c in self.calls)
-        text = (f"{plural(len(self.calls), 'jitted call')} ({plural(hits, 'cache hit')}) to "
-                f"{plural(len(names), 'function')}")
+        text = (
+            f"{plural(len(self.calls), 'jitted call')} ({plural(hits, 'cache hit')}) to "
+            f"{plural(len(names), 'function')}"
+        )
         if names:
             text += ": " + ", ".join(names)
         if self.error is not None:

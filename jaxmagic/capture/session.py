@@ -11,17 +11,32 @@ import dataclasses
 import functools
 import sys
 import threading
-import types
 import time
+import types
 import weakref
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import jax
 
-from . import (cache_log, grad_patch, jax_compat, jit_patch, key_log, key_patch, miss, monitoring, readiness, source,
-               tasks, trace_prints, user_names, warning_site)
+from . import (
+    cache_log,
+    grad_patch,
+    jax_compat,
+    jit_patch,
+    key_log,
+    key_patch,
+    miss,
+    monitoring,
+    readiness,
+    source,
+    tasks,
+    trace_prints,
+    user_names,
+    warning_site,
+)
 from .buffers import drop_device_buffers
 from .donation import DonationLog
 from .dtype_findings import TruncationLog
@@ -124,9 +139,17 @@ def _function_name(fn: Any) -> str:
 class CaptureSession:
     """Records the jitted calls and JAX compile events of one block of user code."""
 
-    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False, shardings: bool = False, keys: bool = True,
-                 finish: Callable[[Capture], None] | None = None):
+    def __init__(
+        self,
+        namespace: dict | None,
+        values: bool = False,
+        vmap: bool = False,
+        sync: bool = False,
+        grads: bool = False,
+        shardings: bool = False,
+        keys: bool = True,
+        finish: Callable[[Capture], None] | None = None,
+    ):
         """`finish`: run once on the capture when it stops, after everything was recorded: the
         model's findings over the whole capture (model/findings.py `complete`), handed in
         because the capture layer never imports the model."""
@@ -198,13 +221,21 @@ class CaptureSession:
         # The backend is read at the end, and only if the cell's code made one: starting JAX's
         # backend here would refuse the cell's own `jax.config.update('jax_num_cpu_devices', 8)`.
         self._stack.callback(self._note_backend)
-        self.capture.settings = {"sync": self.sync,
-                                 "persistent_cache_dir": getattr(jax.config, "jax_compilation_cache_dir", None)}
+        self.capture.settings = {
+            "sync": self.sync,
+            "persistent_cache_dir": getattr(jax.config, "jax_compilation_cache_dir", None),
+        }
         stack = self._stack
         if not (self.shardings or self._earlier_tasks):  # those read every call's arguments or task
-            self.fast_path = jit_patch.FastPath(hot=self._fast, rows=self._rows, times=self._times, events=self._events,
-                                                next_sample=self._next_sample, thread=self._thread,
-                                                passthrough=self._jax_own)
+            self.fast_path = jit_patch.FastPath(
+                hot=self._fast,
+                rows=self._rows,
+                times=self._times,
+                events=self._events,
+                next_sample=self._next_sample,
+                thread=self._thread,
+                passthrough=self._jax_own,
+            )
         try:
             previous = jit_patch.set_recorder(self)
             stack.callback(jit_patch.set_recorder, previous)
@@ -215,7 +246,8 @@ class CaptureSession:
             else:
                 self.capture.notes.append(
                     "this Python cannot route jitted calls: calls are seen only for jitted functions bound "
-                    "in the namespace or made in the cell; others only through their compile events")
+                    "in the namespace or made in the cell; others only through their compile events"
+                )
                 jit_patch.patch_jit(stack, self.namespace)
                 jit_patch.wrap_namespace(stack, self.namespace)
             self._grads = grad_patch.GradLog(self, _recording_call)
@@ -231,8 +263,9 @@ class CaptureSession:
             warning_site.install(stack, self._truncations, self._thread)  # warnings keep the user's line
             self.capture.notes.extend(monitoring.listen(stack, self._on_duration, self._on_event))
             self.capture.notes.extend(self._cache_log.install(stack))
-            trace_prints.patch_print(stack, _trace_state_clean, _recording_call, self._on_trace_print,
-                                     source.caller_location, self.namespace)
+            trace_prints.patch_print(
+                stack, _trace_state_clean, _recording_call, self._on_trace_print, source.caller_location, self.namespace
+            )
         except BaseException:
             stack.close()
             raise
@@ -257,23 +290,31 @@ class CaptureSession:
             self._running = False
             self.capture.end = time.perf_counter()
         self._stack.close()
-        for what, step in (("device times", self._ready.poll), ("the calls", self._materialize_calls),
-                           ("JAX's cache log", self._copy_logs), ("the cell's error", lambda: self._note_error(error)),
-                           ("NaN and Inf in the outputs", self._check_nans)):
+        for what, step in (
+            ("device times", self._ready.poll),
+            ("the calls", self._materialize_calls),
+            ("JAX's cache log", self._copy_logs),
+            ("the cell's error", lambda: self._note_error(error)),
+            ("NaN and Inf in the outputs", self._check_nans),
+        ):
             try:
                 step()
             except Exception as exc:  # our failure never becomes the user's: the rest is still recorded
-                self.capture.notes.append(f"jaxmagic could not record {what}: {type(exc).__name__}: {exc} "
-                                          "(please open an issue with this message)")
+                self.capture.notes.append(
+                    f"jaxmagic could not record {what}: {type(exc).__name__}: {exc} "
+                    "(please open an issue with this message)"
+                )
         if self._other_threads:
             self.capture.notes.append(
                 f"{self._other_threads} jitted calls and compile events came from other threads while the cell ran; "
-                "only the cell's own thread is recorded")
+                "only the cell's own thread is recorded"
+            )
             self._other_threads = 0
         if self._other_tasks:
             self.capture.notes.append(
                 f"{self._other_tasks} jitted calls came from asyncio tasks that earlier cells started; "
-                "only the cell's own code (and tasks it starts) is recorded")
+                "only the cell's own code (and tasks it starts) is recorded"
+            )
             self._other_tasks = 0
         if self.shardings:
             self._record_placement()
@@ -284,8 +325,9 @@ class CaptureSession:
             self._run_deferred_findings()  # last: everything above is complete even if this is interrupted
             self._run_finish()
         finally:  # the values were read: the capture keeps no array a program closed over
-            self.capture.wrappers.update({state.function_id: state.wrappers for state in self._by_definition.values()
-                                          if state.wrappers > 1})
+            self.capture.wrappers.update(
+                {state.function_id: state.wrappers for state in self._by_definition.values() if state.wrappers > 1}
+            )
             self._alive.clear()  # the cell's jitted functions live as long as the cell keeps them
             self._wrapper_refs.clear()
             self._raw_signatures.clear()
@@ -306,8 +348,10 @@ class CaptureSession:
         try:
             finish(self.capture)
         except Exception as exc:  # our failure never becomes the user's
-            self.capture.notes.append(f"jaxmagic could not look for findings over the whole cell: "
-                                      f"{type(exc).__name__}: {exc} (please open an issue with this message)")
+            self.capture.notes.append(
+                f"jaxmagic could not look for findings over the whole cell: "
+                f"{type(exc).__name__}: {exc} (please open an issue with this message)"
+            )
 
     def _note_backend(self) -> None:
         """The default backend's name, where one exists by now; never starts one."""
@@ -315,7 +359,7 @@ class CaptureSession:
             return
         try:
             self.capture.backend = jax.default_backend()
-        except Exception as exc:  # noqa: BLE001 - no backend is the user's problem, shown when their code runs
+        except Exception as exc:
             self.capture.notes.append(f"no JAX backend: {exc}")
 
     def close(self) -> None:
@@ -346,18 +390,25 @@ class CaptureSession:
             from . import sharding
 
             named: dict = {}  # meshes, named by the same walk as the arrays
-            arrays, extra = sharding.namespace_arrays(self.namespace, getattr(self, "_bound_before", {}),
-                                                      getattr(self, "_inputs_seen", set()), meshes=named,
-                                                      notes=self.capture.notes)
+            arrays, extra = sharding.namespace_arrays(
+                self.namespace,
+                getattr(self, "_bound_before", {}),
+                getattr(self, "_inputs_seen", set()),
+                meshes=named,
+                notes=self.capture.notes,
+            )
             self.capture.arrays[:] = sharding.merge_outputs(self.capture.arrays, arrays, self.namespace)
             if extra:
-                self.capture.notes.append(f"{extra} more arrays in the namespace were not recorded (the first "
-                                          f"{sharding.MAX_ARRAYS} were)")
-            self.capture.meshes.extend(sharding.namespace_meshes(self.namespace, named,
-                                                                 getattr(self, "_context_meshes", ())))
+                self.capture.notes.append(
+                    f"{extra} more arrays in the namespace were not recorded (the first {sharding.MAX_ARRAYS} were)"
+                )
+            self.capture.meshes.extend(
+                sharding.namespace_meshes(self.namespace, named, getattr(self, "_context_meshes", ()))
+            )
             if jax_compat.backends_are_initialized():  # asking for devices would start a backend
-                self.capture.devices.extend((int(d.id), str(d.platform), str(getattr(d, "device_kind", "")))
-                                            for d in jax.devices())
+                self.capture.devices.extend(
+                    (int(d.id), str(d.platform), str(getattr(d, "device_kind", ""))) for d in jax.devices()
+                )
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"array placement not recorded: {type(exc).__name__}: {exc}")
 
@@ -397,7 +448,9 @@ class CaptureSession:
             try:
                 self._add_findings(fn, closed_jaxpr, index, kinds, reach)
             except Exception as exc:  # our failure never becomes the user's
-                self.capture.notes.append(f"baked constants and unrolled loops not checked: {type(exc).__name__}: {exc}")
+                self.capture.notes.append(
+                    f"baked constants and unrolled loops not checked: {type(exc).__name__}: {exc}"
+                )
             self._add_index_findings(fn, closed_jaxpr, index)
 
     def _add_index_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
@@ -424,9 +477,16 @@ class CaptureSession:
         if not self._running:
             return
         end = time.perf_counter()
-        self.capture.events.append(Event(
-            name=name, phase=monitoring.phase_of(name), fun_name=kwargs.get("fun_name"),
-            start=end - duration, end=end, call_index=None))
+        self.capture.events.append(
+            Event(
+                name=name,
+                phase=monitoring.phase_of(name),
+                fun_name=kwargs.get("fun_name"),
+                start=end - duration,
+                end=end,
+                call_index=None,
+            )
+        )
 
     def _on_event(self, name: str, kwargs: dict) -> None:
         if self._collecting or not self._running or _thread() != self._thread:
@@ -434,9 +494,16 @@ class CaptureSession:
         if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:
             return
         now = time.perf_counter()
-        self.capture.events.append(Event(
-            name=name, phase=monitoring.phase_of(name), fun_name=kwargs.get("fun_name"),
-            start=now, end=now, call_index=None))
+        self.capture.events.append(
+            Event(
+                name=name,
+                phase=monitoring.phase_of(name),
+                fun_name=kwargs.get("fun_name"),
+                start=now,
+                end=now,
+                call_index=None,
+            )
+        )
 
     # -- calls -------------------------------------------------------------------------
     def record(self, fn: Any, args: tuple, kwargs: dict) -> Any:
@@ -531,8 +598,17 @@ class CaptureSession:
         times.append(end)
         return out
 
-    def fast_missed(self, fn: Any, args: tuple, kwargs: dict, out: Any, n_events: int, start: float, end: float,
-                    error: BaseException | None) -> None:
+    def fast_missed(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        out: Any,
+        n_events: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None:
         """Record a call of a hot function that `jit_patch._routed_call` ran itself and saw JAX trace or
         compile (a miss), or raise. Its log records are those JAX kept from `start` on (no count was
         taken before the call: the fast path reads as little as it can)."""
@@ -636,8 +712,9 @@ class CaptureSession:
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"outputs of call {index} not placed: {type(exc).__name__}: {exc}")
 
-    def record_grad(self, what: grad_patch.Differentiation, run: Any, args: tuple, kwargs: dict,
-                    primals: tuple, primal_kwargs: dict) -> Any:
+    def record_grad(
+        self, what: grad_patch.Differentiation, run: Any, args: tuple, kwargs: dict, primals: tuple, primal_kwargs: dict
+    ) -> Any:
         """Run one differentiation (`run(*args, **kwargs)`, exactly once) and record it in `capture.grads`.
 
         Called by the `grad_patch` stand-ins of `jax.grad` & co.; `primals` are the
@@ -670,9 +747,15 @@ class CaptureSession:
     def _note_grad_nans(self, rec: Any, out: Any, primals: tuple, primal_kwargs: dict) -> None:
         """An eager grad's gradients, checked at `stop`; with its split (%%grad_graph) the origin is searched."""
         try:
-            why = None if rec.split is not None else (
-                "its forward/backward split is traced only under %%grad_graph (jaxmagic.capture(grads=True))"
-                if not self.grads else f"it has no forward/backward split ({rec.error or 'not traced'})")
+            why = (
+                None
+                if rec.split is not None
+                else (
+                    "its forward/backward split is traced only under %%grad_graph (jaxmagic.capture(grads=True))"
+                    if not self.grads
+                    else f"it has no forward/backward split ({rec.error or 'not traced'})"
+                )
+            )
             self._nan_watch().note_grad(rec.index, rec.name, rec.kind, out, rec.split, primals, primal_kwargs, why)
         except Exception as exc:  # our failure never becomes the user's
             self.capture.notes.append(f"gradients of {rec.name} not checked for NaN/Inf: {type(exc).__name__}: {exc}")
@@ -699,8 +782,9 @@ class CaptureSession:
         (nans or nan_check.NanWatch()).check(self.capture, bound)
         del bound
         known = {(f.kind, f.message) for f in self.capture.findings}
-        self.capture.findings.extend(f for f in nan_check.debug_findings(self.capture)
-                                     if (f.kind, f.message) not in known)
+        self.capture.findings.extend(
+            f for f in nan_check.debug_findings(self.capture) if (f.kind, f.message) not in known
+        )
 
     def _watch(self, index: int, out: Any, start: float, end: float, state: _FunctionState | None = None) -> None:
         """Wait for this call's outputs (`sync`), or keep a weak reference to poll later. The
@@ -720,8 +804,25 @@ class CaptureSession:
         for index in range(len(calls), len(rows)):
             row = rows[index]
             if type(row) is _FunctionState:  # a fast-path hit: every field positional (the cheapest call)
-                made.append(JitCall(index, row.name, row.function_id, row.source, None, None, True, times[used],
-                                    times[used + 1], None, None, None, None, (), ready(index)))
+                made.append(
+                    JitCall(
+                        index,
+                        row.name,
+                        row.function_id,
+                        row.source,
+                        None,
+                        None,
+                        True,
+                        times[used],
+                        times[used + 1],
+                        None,
+                        None,
+                        None,
+                        None,
+                        (),
+                        ready(index),
+                    )
+                )
                 used += 2
             else:
                 row.ready = ready(index)
@@ -729,8 +830,18 @@ class CaptureSession:
         calls.extend(made)
         self._times_used = used
 
-    def _finish(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
-                start: float, end: float, error: BaseException | None) -> None:
+    def _finish(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        index: int,
+        n_events: int,
+        n_logs: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None:
         """Record one call, with every jitted call jaxmagic itself makes meanwhile passed straight through.
 
         Recording a call runs JAX again (tracing, lowering, the `--values` evaluation). Some of
@@ -756,10 +867,21 @@ class CaptureSession:
         if not self._nested_noted:
             self._nested_noted = True
             self.capture.notes.append(
-                f"call {index} was made by jaxmagic itself while it recorded another call and is not recorded")
+                f"call {index} was made by jaxmagic itself while it recorded another call and is not recorded"
+            )
 
-    def _append_call(self, fn: Any, args: tuple, kwargs: dict, index: int, n_events: int, n_logs: int,
-                     start: float, end: float, error: BaseException | None) -> None:
+    def _append_call(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        index: int,
+        n_events: int,
+        n_logs: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None:
         state = self._functions.get(id(fn))
         new_function = state is None
         if new_function:
@@ -788,9 +910,18 @@ class CaptureSession:
             call_site = source.caller_location(sys._getframe())
             if not cache_hit:
                 state.misses += 1
-                miss_reason = user_names.reason_in_user_terms(miss.miss_reason(
-                    fn, state.name, explanations, state.last_signature, signature,
-                    redefined=new_function and self._seen_definition_before(fn)), renames, call_site)
+                miss_reason = user_names.reason_in_user_terms(
+                    miss.miss_reason(
+                        fn,
+                        state.name,
+                        explanations,
+                        state.last_signature,
+                        signature,
+                        redefined=new_function and self._seen_definition_before(fn),
+                    ),
+                    renames,
+                    call_site,
+                )
                 self._guard_explain_cost(state, fn)
             state.last_signature = signature
             # A call JAX's jax_debug_nans/infs stopped was traced and compiled: its program is still shown.
@@ -798,7 +929,8 @@ class CaptureSession:
                 artifacts = state.artifacts.get(signature.key)
                 if artifacts is None:
                     artifacts = state.artifacts[signature.key] = self._artifacts(
-                        fn, args, kwargs, durations["execute"], index)
+                        fn, args, kwargs, durations["execute"], index
+                    )
                     if renames:
                         artifacts.input_names = tuple(a.path for a in signature.args if not a.static)
                 if self._keys is not None:
@@ -809,12 +941,24 @@ class CaptureSession:
                     if program is not None:
                         self._key_call = (index, state.name, program, leaves, call_site)
 
-        self._rows.append(JitCall(
-            index=index, name=state.name, function_id=state.function_id, source=state.source, call_site=call_site,
-            signature=signature, cache_hit=cache_hit, start=start, end=end, phases=durations,
-            miss_reason=miss_reason, artifacts=artifacts,
-            error=None if error is None else f"{type(error).__name__}: {error}",
-            explanations=explanations))
+        self._rows.append(
+            JitCall(
+                index=index,
+                name=state.name,
+                function_id=state.function_id,
+                source=state.source,
+                call_site=call_site,
+                signature=signature,
+                cache_hit=cache_hit,
+                start=start,
+                end=end,
+                phases=durations,
+                miss_reason=miss_reason,
+                artifacts=artifacts,
+                error=None if error is None else f"{type(error).__name__}: {error}",
+                explanations=explanations,
+            )
+        )
         if error is None and self._donations.donates(id(state), fn):  # its calls' donated arrays are noted,
             self._fast.pop(id(fn), None)  # cache hits included (`record`'s way, not the fast path)
             self._donations.note(id(state), args, kwargs, index, state.name)
@@ -835,8 +979,9 @@ class CaptureSession:
         self._alive.append(fn)
         return state, state.wrappers == 1
 
-    def _signature(self, fn: Any, args: tuple, kwargs: dict,
-                   state: _FunctionState) -> tuple[Signature, list, dict[str, str]]:
+    def _signature(
+        self, fn: Any, args: tuple, kwargs: dict, state: _FunctionState
+    ) -> tuple[Signature, list, dict[str, str]]:
         """The call's signature and dynamic leaves, its leaves named as the user wrote them
         (and {library's path: user's name} for those renamed: the graph and JAX's miss
         explanation then use the same names).
@@ -891,15 +1036,18 @@ class CaptureSession:
         if state.misses > cache_log.EXPLAIN_LIMIT:
             why = f"{state.name} missed the cache more than {cache_log.EXPLAIN_LIMIT} times"
         elif site is not None and site_misses > cache_log.EXPLAIN_LIMIT:
-            why = (f"more than {cache_log.EXPLAIN_LIMIT} jitted functions made from the code at "
-                   f"{site[0]}:{site[1]} were compiled")
+            why = (
+                f"more than {cache_log.EXPLAIN_LIMIT} jitted functions made from the code at "
+                f"{site[0]}:{site[1]} were compiled"
+            )
         else:
             return
         self._explain_stopped = True
         if self._cache_log.explain_off():
             self.capture.notes.append(
                 f"{why}: JAX's own explanations were turned off for the rest of the cell (their cost grows "
-                "with every cached entry); later reasons come from jaxmagic's comparison of signatures")
+                "with every cached entry); later reasons come from jaxmagic's comparison of signatures"
+            )
 
     def _jaxpr_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
         """Globals frozen in as constants now; Python loops unrolled when the capture stops.
@@ -944,14 +1092,23 @@ class CaptureSession:
 
     def _on_trace_print(self, index: int, where: SourceLocation | None) -> None:
         key = (where.file, where.line) if where else None
-        if any(f.kind == "trace_time_print" and (f.source.file, f.source.line) == key
-               for f in self.capture.findings if f.source is not None):
+        if any(
+            f.kind == "trace_time_print" and (f.source.file, f.source.line) == key
+            for f in self.capture.findings
+            if f.source is not None
+        ):
             return
-        self.capture.findings.append(Finding(
-            kind="trace_time_print", severity="warning", source=where, call=index,
-            message="print() inside a jitted function runs only while JAX traces it: on the first call and "
-                    "on every recompile, never on cache hits, and it prints tracers, not values. Use "
-                    "jax.debug.print to print values on every call."))
+        self.capture.findings.append(
+            Finding(
+                kind="trace_time_print",
+                severity="warning",
+                source=where,
+                call=index,
+                message="print() inside a jitted function runs only while JAX traces it: on the first call and "
+                "on every recompile, never on cache hits, and it prints tracers, not values. Use "
+                "jax.debug.print to print values on every call.",
+            )
+        )
 
     def _artifacts(self, fn: Any, args: tuple, kwargs: dict, execute_s: float, index: int) -> Artifacts:
         """The jaxpr, Lowered and Compiled for this call's signature, via JAX's AOT API.
@@ -979,14 +1136,18 @@ class CaptureSession:
             if artifacts.jaxpr is not None and self.vmap:
                 batch = batching.batch_info(fn, args, kwargs, artifacts.jaxpr, self.namespace)
                 if batch is not None:
-                    artifacts.batch_dims, artifacts.batch_size, artifacts.batch_note = batch.dims, batch.size, batch.note
+                    artifacts.batch_dims, artifacts.batch_size, artifacts.batch_note = (
+                        batch.dims,
+                        batch.size,
+                        batch.note,
+                    )
             if artifacts.jaxpr is not None and self.values:
                 artifacts.values, artifacts.values_note = values.call_values(
-                    fn, traced, args, kwargs, execute_s, values.GRAD_TIME_BUDGET_S if self.grads else None)
+                    fn, traced, args, kwargs, execute_s, values.GRAD_TIME_BUDGET_S if self.grads else None
+                )
         finally:
             self._collecting = False
         return artifacts
-
 
     def _compiled(self, lowered: Any) -> Any:
         """`lowered.compile()` when JAX answers it from the cache the call filled, else None.
@@ -1002,7 +1163,8 @@ class CaptureSession:
                 self._aot_noted = True
                 self.capture.notes.append(
                     "compiled HLO and XLA's cost figures are left out: this JAX version compiles a program "
-                    "a second time to give them")
+                    "a second time to give them"
+                )
             return None
         before = self._own_compiles
         compiled = lowered.compile()
@@ -1014,11 +1176,20 @@ class CaptureSession:
 class CaptureContext:
     """`with jaxmagic.capture() as cap:` — records the block into `cap` (a Capture)."""
 
-    def __init__(self, namespace: dict | None, values: bool = False, vmap: bool = False, sync: bool = False,
-                 grads: bool = False, shardings: bool = False, keys: bool = True,
-                 finish: Callable[[Capture], None] | None = None):
-        self._session = CaptureSession(namespace, values=values, vmap=vmap, sync=sync, grads=grads,
-                                       shardings=shardings, keys=keys, finish=finish)
+    def __init__(
+        self,
+        namespace: dict | None,
+        values: bool = False,
+        vmap: bool = False,
+        sync: bool = False,
+        grads: bool = False,
+        shardings: bool = False,
+        keys: bool = True,
+        finish: Callable[[Capture], None] | None = None,
+    ):
+        self._session = CaptureSession(
+            namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings, keys=keys, finish=finish
+        )
 
     def __enter__(self) -> Capture:
         return self._session.start()
@@ -1028,9 +1199,16 @@ class CaptureContext:
         return False
 
 
-def capture(namespace: dict | None = None, values: bool = False, vmap: bool = False,
-            sync: bool = False, grads: bool = False, shardings: bool = False, keys: bool = True,
-            finish: Callable[[Capture], None] | None = None) -> CaptureContext:
+def capture(
+    namespace: dict | None = None,
+    values: bool = False,
+    vmap: bool = False,
+    sync: bool = False,
+    grads: bool = False,
+    shardings: bool = False,
+    keys: bool = True,
+    finish: Callable[[Capture], None] | None = None,
+) -> CaptureContext:
     """Record what JAX does inside a `with` block.
 
     `namespace` is where jitted functions are looked up and wrapped for per-call
@@ -1075,5 +1253,6 @@ def capture(namespace: dict | None = None, values: bool = False, vmap: bool = Fa
     """
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    return CaptureContext(namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings,
-                          keys=keys, finish=finish)
+    return CaptureContext(
+        namespace, values=values, vmap=vmap, sync=sync, grads=grads, shardings=shardings, keys=keys, finish=finish
+    )

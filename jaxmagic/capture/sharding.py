@@ -19,14 +19,15 @@ import itertools
 import time
 import types
 import weakref
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import jax
 import numpy as np
 
-from . import jax_compat
 from ..units import plural
+from . import jax_compat
 
 MAX_ARRAYS = 500  # arrays recorded per cell; the rest are counted in a note
 IPYTHON_HISTORY = frozenset({"In", "Out"})  # IPython's input and output caches: aliases, not arrays of the user
@@ -164,9 +165,17 @@ def sharding_record(sharding: Any, shape: tuple[int, ...]) -> ShardingRecord:
         replicated = bool(sharding.is_fully_replicated)
     except Exception:
         replicated = False
-    return ShardingRecord(kind=kind, text=repr(sharding), mesh=mesh, spec=spec,
-                          memory_kind=getattr(sharding, "memory_kind", None), device_ids=device_ids,
-                          fully_replicated=replicated, unreduced=unreduced, reduced=reduced)
+    return ShardingRecord(
+        kind=kind,
+        text=repr(sharding),
+        mesh=mesh,
+        spec=spec,
+        memory_kind=getattr(sharding, "memory_kind", None),
+        device_ids=device_ids,
+        fully_replicated=replicated,
+        unreduced=unreduced,
+        reduced=reduced,
+    )
 
 
 def _axes(spec: Any, which: str) -> tuple[str, ...]:
@@ -183,8 +192,9 @@ def _indexable(sharding: Any) -> Any:
     doesn't work with unreduced"), but each device's block is where the partitions alone put it; along an
     unreduced axis the devices holding one block hold partial sums of it, not copies."""
     spec = sharding.spec
-    return jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec(*spec.partitions),
-                                      memory_kind=getattr(sharding, "memory_kind", None))
+    return jax.sharding.NamedSharding(
+        sharding.mesh, jax.sharding.PartitionSpec(*spec.partitions), memory_kind=getattr(sharding, "memory_kind", None)
+    )
 
 
 def _index(index: tuple, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
@@ -244,8 +254,17 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
         else:
             nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
         placed, blocks, addressable = _placement(value, shape)
-        return ArrayRecord(name=name, origin=origin, call=call, shape=shape, dtype=jax_compat.short_dtype(dtype),
-                           nbytes=nbytes, sharding=placed, blocks=blocks, addressable=addressable)
+        return ArrayRecord(
+            name=name,
+            origin=origin,
+            call=call,
+            shape=shape,
+            dtype=jax_compat.short_dtype(dtype),
+            nbytes=nbytes,
+            sharding=placed,
+            blocks=blocks,
+            addressable=addressable,
+        )
     except Exception:
         return None
 
@@ -263,8 +282,7 @@ def _placement(value: Any, shape: tuple[int, ...]) -> tuple[ShardingRecord, tupl
         key = (sharding, shape)
         hash(key)
     except Exception:  # an unhashable sharding: asked every time
-        return (sharding_record(sharding, shape), blocks_of(value),
-                bool(getattr(value, "is_fully_addressable", True)))
+        return (sharding_record(sharding, shape), blocks_of(value), bool(getattr(value, "is_fully_addressable", True)))
     found = _PLACEMENTS.get(key)
     if found is None:
         found = (sharding_record(sharding, shape), blocks_of(value), bool(getattr(value, "is_fully_addressable", True)))
@@ -274,10 +292,13 @@ def _placement(value: Any, shape: tuple[int, ...]) -> tuple[ShardingRecord, tupl
     return found
 
 
-def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
-                     read: set[int] | None = None,
-                     meshes: dict[int, tuple[Any, list[str]]] | None = None,
-                     notes: list[str] | None = None) -> tuple[list[ArrayRecord], int]:
+def namespace_arrays(
+    namespace: dict,
+    before: dict[str, int] | None = None,
+    read: set[int] | None = None,
+    meshes: dict[int, tuple[Any, list[str]]] | None = None,
+    notes: list[str] | None = None,
+) -> tuple[list[ArrayRecord], int]:
     """Arrays bound in the namespace (and inside lists, tuples and dicts bound there: params), by
     path; (records, how many more there were past `MAX_ARRAYS`).
 
@@ -299,8 +320,11 @@ def namespace_arrays(namespace: dict, before: dict[str, int] | None = None,
     items.sort(key=lambda kv: before.get(kv[0]) == id(kv[1]))  # stable: this cell's names first
     records: list[ArrayRecord] = []
     extra = 0
-    items = [(name, value) for name, value in items
-             if not (name.startswith("_") or name in IPYTHON_HISTORY or isinstance(value, type))]
+    items = [
+        (name, value)
+        for name, value in items
+        if not (name.startswith("_") or name in IPYTHON_HISTORY or isinstance(value, type))
+    ]
     walk = _Walk()
     found = walk.namespace(items)
     for name, value in items:
@@ -329,8 +353,15 @@ SAMPLE_ABOVE = 1_000  # a list, tuple or dict with more items is sampled before 
 SAMPLE = 32  # items sampled: spread over a list or tuple; a dict's first and last values
 LISTED = 8  # names a note lists; the rest are counted
 PLAIN = frozenset({int, float, bool, complex, str, bytes, type(None)})
-OPAQUE = (np.ndarray, np.generic, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-          types.ModuleType, type)  # never pytree nodes, never jax.Arrays: JAX need not be asked
+OPAQUE = (
+    np.ndarray,
+    np.generic,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.ModuleType,
+    type,
+)  # never pytree nodes, never jax.Arrays: JAX need not be asked
 BUILTIN_CONTAINERS = frozenset({list, tuple, dict, collections.OrderedDict, collections.defaultdict})
 
 
@@ -445,17 +476,23 @@ class _Walk:
         """What the walk did not look into, by name, for the capture's notes and the view."""
         out = []
         if self.plain:
-            out.append(f"{plural(len(self.plain), 'container')} with more than {SAMPLE_ABOVE:,} items "
-                       f"{_were(self.plain)} not looked into for arrays (every item sampled is a number, string, "
-                       f"None or NumPy value, not a jax.Array): {_listed(self.plain)}")
+            out.append(
+                f"{plural(len(self.plain), 'container')} with more than {SAMPLE_ABOVE:,} items "
+                f"{_were(self.plain)} not looked into for arrays (every item sampled is a number, string, "
+                f"None or NumPy value, not a jax.Array): {_listed(self.plain)}"
+            )
         if self.big:
-            out.append(f"{plural(len(self.big), 'container')} larger than what was left of the "
-                       f"{WALK_ITEMS:,} items the namespace walk looks at {_were(self.big)} not looked into for arrays: "
-                       f"{_listed(self.big)}")
+            out.append(
+                f"{plural(len(self.big), 'container')} larger than what was left of the "
+                f"{WALK_ITEMS:,} items the namespace walk looks at {_were(self.big)} not looked into for arrays: "
+                f"{_listed(self.big)}"
+            )
         if self.cut:
-            out.append(f"the namespace walk stopped after {plural(self.items, 'item')} "
-                       f"(at most {WALK_ITEMS:,} items or {WALK_SECONDS} s); not looked into for arrays, or only in part "
-                       f"(arrays and meshes bound at the top level were still recorded): {_listed(self.cut)}")
+            out.append(
+                f"the namespace walk stopped after {plural(self.items, 'item')} "
+                f"(at most {WALK_ITEMS:,} items or {WALK_SECONDS} s); not looked into for arrays, or only in part "
+                f"(arrays and meshes bound at the top level were still recorded): {_listed(self.cut)}"
+            )
         return out
 
 
@@ -497,7 +534,7 @@ def _sample(node: Any) -> list[Any]:
         values = node.values()
         return list(itertools.islice(values, SAMPLE // 2)) + list(itertools.islice(reversed(values), SAMPLE // 2))
     step = max(1, len(node) // (SAMPLE - 1))
-    return [node[i] for i in range(0, len(node), step)][:SAMPLE - 1] + [node[-1]]
+    return [node[i] for i in range(0, len(node), step)][: SAMPLE - 1] + [node[-1]]
 
 
 def _plain(value: Any, depth: int) -> bool:
@@ -567,8 +604,9 @@ def merge_outputs(outputs: list[ArrayRecord], bound: list[ArrayRecord], namespac
 MESH_TYPES = frozenset({"Mesh", "AbstractMesh"})
 
 
-def namespace_meshes(namespace: dict, named: dict[int, tuple[Any, list[str]]] | None = None,
-                     context: Iterable[MeshRecord] = ()) -> list[MeshRecord]:
+def namespace_meshes(
+    namespace: dict, named: dict[int, tuple[Any, list[str]]] | None = None, context: Iterable[MeshRecord] = ()
+) -> list[MeshRecord]:
     """Meshes the namespace binds, with their names, then the meshes set with `jax.set_mesh` /
     `use_mesh`: in context now, or at a jitted call of the cell (`context`, recorded then), marked
     `context` and named where the namespace binds the same mesh.
@@ -592,8 +630,11 @@ def namespace_meshes(namespace: dict, named: dict[int, tuple[Any, list[str]]] | 
             out.append(record)
             return
         had = out[at]
-        out[at] = replace(had, names=had.names + tuple(n for n in record.names if n not in had.names),
-                          context=had.context or record.context)
+        out[at] = replace(
+            had,
+            names=had.names + tuple(n for n in record.names if n not in had.names),
+            context=had.context or record.context,
+        )
 
     for mesh, names in named.values():
         record = mesh_record(mesh)
@@ -619,8 +660,22 @@ def context_mesh_records() -> list[MeshRecord]:
 # ---------------------------------------------------------------------------------------------
 # shard_map bodies in a recorded jaxpr.
 
-COLLECTIVE_PRIMITIVES = ("psum", "psum_invariant", "psum2", "pmax", "pmin", "pmean", "all_gather", "all_gather_invariant",
-                         "ppermute", "all_to_all", "psum_scatter", "reduce_scatter", "pbroadcast", "axis_index")
+COLLECTIVE_PRIMITIVES = (
+    "psum",
+    "psum_invariant",
+    "psum2",
+    "pmax",
+    "pmin",
+    "pmean",
+    "all_gather",
+    "all_gather_invariant",
+    "ppermute",
+    "all_to_all",
+    "psum_scatter",
+    "reduce_scatter",
+    "pbroadcast",
+    "axis_index",
+)
 
 
 @dataclass(frozen=True)
@@ -656,14 +711,18 @@ def shard_maps(closed_jaxpr: Any) -> list[ShardMapRecord]:
             if eqn.primitive.name == "shard_map" and subs:
                 body = subs[0]
                 in_specs, out_specs = jax_compat.shard_map_specs(eqn)
-                out.append(ShardMapRecord(
-                    mesh=mesh_record(eqn.params.get("mesh")),
-                    in_specs=tuple(jax_compat.spec_text(s) for s in in_specs),
-                    out_specs=tuple(jax_compat.spec_text(s) for s in out_specs),
-                    in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
-                    shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
-                    out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),
-                    collectives=tuple(_explicit(body)), path=(*path, i)))
+                out.append(
+                    ShardMapRecord(
+                        mesh=mesh_record(eqn.params.get("mesh")),
+                        in_specs=tuple(jax_compat.spec_text(s) for s in in_specs),
+                        out_specs=tuple(jax_compat.spec_text(s) for s in out_specs),
+                        in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
+                        shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
+                        out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),
+                        collectives=tuple(_explicit(body)),
+                        path=(*path, i),
+                    )
+                )
             for sub in subs:
                 walk(sub, (*path, i))
 
@@ -679,10 +738,12 @@ def _explicit(jaxpr: Any) -> Iterable[ExplicitCollective]:
             rest = {k: v for k, v in eqn.params.items() if k not in ("axes", "axis_name", "axis_index_groups")}
             frame = jax_compat.user_frame(eqn.source_info)
             yield ExplicitCollective(
-                primitive=eqn.primitive.name, axes=axes,
+                primitive=eqn.primitive.name,
+                axes=axes,
                 avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars if hasattr(v, "aval")),
                 params=", ".join(f"{k}={v}" for k, v in rest.items())[:200],
-                source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name))
+                source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
+            )
         for sub in _sub_jaxprs(eqn):
             yield from _explicit(getattr(sub, "jaxpr", sub))
 
@@ -750,19 +811,27 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
                 if spec is None:
                     sharding = getattr(var.aval, "sharding", None)
                     spec = getattr(sharding, "spec", None)
-                    if not requested and (spec is None or (all(p is None for p in _spec(spec))
-                                                            and not _axes(spec, "unreduced"))):
+                    if not requested and (
+                        spec is None or (all(p is None for p in _spec(spec)) and not _axes(spec, "unreduced"))
+                    ):
                         continue
                 if len(out) >= MAX_INTERMEDIATES:
                     extra += 1
                     continue
                 frame = jax_compat.user_frame(eqn.source_info)
-                out.append(IntermediateSharding(
-                    primitive=name, aval=jax_compat.short_aval(var.aval), spec=None if spec is None else jax_compat.spec_text(spec),
-                    requested=requested, path=(*path, i),
-                    source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
-                    uneven=_uneven(tuple(getattr(var.aval, "shape", ())), spec, getattr(sharding, "mesh", None))
-                    if spec is not None else ()))
+                out.append(
+                    IntermediateSharding(
+                        primitive=name,
+                        aval=jax_compat.short_aval(var.aval),
+                        spec=None if spec is None else jax_compat.spec_text(spec),
+                        requested=requested,
+                        path=(*path, i),
+                        source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
+                        uneven=_uneven(tuple(getattr(var.aval, "shape", ())), spec, getattr(sharding, "mesh", None))
+                        if spec is not None
+                        else (),
+                    )
+                )
             if name != "shard_map":
                 for sub in _sub_jaxprs(eqn):
                     walk(getattr(sub, "jaxpr", sub), (*path, i))

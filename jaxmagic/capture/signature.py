@@ -7,9 +7,9 @@ capture): flattening every argument of every call would cost more than the call.
 from __future__ import annotations
 
 import functools
-
 import inspect
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import jax
 
@@ -94,8 +94,7 @@ def _parameter_names(info: Any) -> list[str]:
     sig = getattr(info, "fun_signature", None)
     if not isinstance(sig, inspect.Signature):
         return []
-    return [p.name for p in sig.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def _as_set(values: Any) -> set:
@@ -212,13 +211,17 @@ def _arg_changes(b: ArgSpec, a: ArgSpec) -> list[Change]:
             out.append(Change(path, kind, before, after))
             sharding_said = kind == "sharding"
     elif b.weak_type != a.weak_type:
-        out.append(Change(path, "weak_type", f"{b.aval}{{weak_type={b.weak_type}}}",
-                          f"{a.aval}{{weak_type={a.weak_type}}}"))
+        out.append(
+            Change(path, "weak_type", f"{b.aval}{{weak_type={b.weak_type}}}", f"{a.aval}{{weak_type={a.weak_type}}}")
+        )
     if b.sharding != a.sharding and not sharding_said:
         out.append(Change(path, "sharding", _placement(b), _placement(a)))
     if b.donated != a.donated:
-        out.append(Change(path, "donation", "donated" if b.donated else "not donated",
-                          "donated" if a.donated else "not donated"))
+        out.append(
+            Change(
+                path, "donation", "donated" if b.donated else "not donated", "donated" if a.donated else "not donated"
+            )
+        )
     return out
 
 

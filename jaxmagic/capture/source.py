@@ -14,20 +14,28 @@ import re
 import sys
 import sysconfig
 import types
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .record import CellError, SourceLocation
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_PREFIXES = tuple(
-    {os.path.realpath(p) for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
-                                   sysconfig.get_paths().get("platlib")) if p}
+    {
+        os.path.realpath(p)
+        for p in (
+            sysconfig.get_paths().get("stdlib"),
+            sysconfig.get_paths().get("purelib"),
+            sysconfig.get_paths().get("platlib"),
+        )
+        if p
+    }
 )
 
 _LIBRARY_DIRS = tuple(prefix + os.sep for prefix in _LIBRARY_PREFIXES)  # a folder's files, not its neighbours
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _package_dirs(*names: str) -> tuple[str, ...]:
     """The folders of the named packages, once they are imported (read when first needed)."""
     dirs = []
@@ -88,6 +96,7 @@ def past_own_frames(tb: Any) -> Any:
     outermost stand-in with this traceback, only that one frame is left (Python adds a frame
     for every function an exception leaves).
     """
+
     def own(entry: Any) -> bool:
         return is_own_file(entry.tb_frame.f_code.co_filename)
 
@@ -121,8 +130,9 @@ def code_line(file: str, line: int) -> str | None:
     return text.strip() or None
 
 
-def location(file: str | None, line: int | None, column: int | None = None,
-             function: str | None = None) -> SourceLocation | None:
+def location(
+    file: str | None, line: int | None, column: int | None = None, function: str | None = None
+) -> SourceLocation | None:
     if not file or not line:
         return None
     return SourceLocation(file=file, line=line, column=column, function=function, code=code_line(file, line))
@@ -214,7 +224,7 @@ def where_text(file: str | None, line: int | None, names: dict | None = None) ->
     """`cell [3], line 7` for a line of a notebook cell (`line 7` when the cell's number is unknown),
     `train.py:12` elsewhere (the file's name, not its path): how notes and findings point at code.
     `names` is a document's `cells` ({file: execution count}); without it, this session's IPython is
-    asked. The same rule as the widgets' (widgets/source-text.js)."""
+    asked. The same rule as the widgets' (widgets/ui/source-text.js)."""
     if not file or is_cell_file(file):
         if line is None:
             return "?"
@@ -231,7 +241,7 @@ def _file_name(file: str) -> str:
 
 def lines_where(file: str | None, lines: Iterable[int], names: dict | None = None) -> str:
     """Several lines of one place: `cell [3], lines 44–45`, `lines 44–45` (a cell whose number is
-    unknown), `train.py:12–14`; one line as `where_text` says it (widgets/source-text.js `linesWhere`)."""
+    unknown), `train.py:12–14`; one line as `where_text` says it (widgets/ui/source-text.js `linesWhere`)."""
     found = sorted({line for line in lines if isinstance(line, int)})
     if len(found) <= 1:
         return where_text(file, found[0] if found else None, names)
@@ -272,7 +282,7 @@ def _inner_callables(obj: Any) -> list[Any]:
             found.append(inner)
     owner = getattr(obj, "__self__", None)  # a bound method: `jax.jit(model.apply)` runs the model's own call
     if owner is not None and not isinstance(owner, (type, types.ModuleType)):
-        call = getattr(type(owner), "__call__", None)
+        call = getattr(type(owner), "__call__", None)  # noqa: B004
         if isinstance(call, types.FunctionType):
             found.append(call)
     return found
@@ -342,4 +352,3 @@ def cell_error(exc: BaseException) -> CellError:
     if len(message) > 2000:
         message = message[:2000] + "…"
     return CellError(type=type(exc).__name__, message=message, source=exception_location(exc))
-

@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import builtins
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any, Callable
+from typing import Any
 
 from . import aliases
 from .record import SourceLocation
 
 
-def patch_print(stack: ExitStack, trace_clean: Callable[[], bool], recording_call: Callable[[Any], int | None],
-                on_print: Callable[[int, SourceLocation | None], None],
-                locate: Callable[[Any], SourceLocation | None], namespace: dict | None = None) -> None:
+def patch_print(
+    stack: ExitStack,
+    trace_clean: Callable[[], bool],
+    recording_call: Callable[[Any], int | None],
+    on_print: Callable[[int, SourceLocation | None], None],
+    locate: Callable[[Any], SourceLocation | None],
+    namespace: dict | None = None,
+) -> None:
     """Wrap `builtins.print` for the capture; restored on `stack`.
 
     `recording_call(frame)` gives the index of the recorded call a frame runs inside (None
@@ -30,7 +36,7 @@ def patch_print(stack: ExitStack, trace_clean: Callable[[], bool], recording_cal
     """
     original = builtins.print
 
-    def print(*args: Any, **kwargs: Any) -> None:  # noqa: A001 - stands in for the builtin
+    def print(*args: Any, **kwargs: Any) -> None:
         __tracebackhide__ = True
         try:
             if not trace_clean():

@@ -53,8 +53,9 @@ def user_entry(frame: types.FrameType | None, wrapped: Any = None) -> UserEntry 
         positional, keywords = _written_arguments(entry.f_back) or ([], {})
     holder = wrapper if wrapper is not None else wrapped
     function = source.user_function(holder) if holder is not None else None
-    if function is not None and not source.is_user_file(getattr(getattr(function, "__code__", None),
-                                                                  "co_filename", "")):
+    if function is not None and not source.is_user_file(
+        getattr(getattr(function, "__code__", None), "co_filename", "")
+    ):
         function = None
     return UserEntry(function=function, arguments=_bind(function, positional, keywords))
 
@@ -118,16 +119,17 @@ def _written_arguments(frame: types.FrameType | None) -> tuple[list, dict] | Non
     names = [a.id for a in call.args] + [k.value.id for k in call.keywords]  # type: ignore[union-attr]
     if not all(any(n in scope for scope in scopes) for n in names):
         return None
-    look = lambda n: next(scope[n] for scope in scopes if n in scope)  # noqa: E731
+    look = lambda n: next(scope[n] for scope in scopes if n in scope)
     return [look(a.id) for a in call.args], {k.arg: look(k.value.id) for k in call.keywords}  # type: ignore
 
 
-def _source_span(filename: str, line: int | None, end_line: int | None, col: int | None,
-                 end_col: int | None) -> str | None:
+def _source_span(
+    filename: str, line: int | None, end_line: int | None, col: int | None, end_col: int | None
+) -> str | None:
     """The source text between two positions (columns are UTF-8 byte offsets, as Python counts)."""
     if None in (line, end_line, col, end_col):
         return None
-    lines = [text.encode() for text in linecache.getlines(filename)[line - 1:end_line]]  # type: ignore[operator]
+    lines = [text.encode() for text in linecache.getlines(filename)[line - 1 : end_line]]  # type: ignore[operator]
     if len(lines) != end_line - line + 1:  # type: ignore[operator]
         return None
     if len(lines) == 1:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -39,10 +40,17 @@ MAX_PRINTED_ELEMENTS = 16  # arrays up to this size also get their printed value
 # Call-like primitives whose body is evaluated eqn by eqn: primitive name -> param holding the body.
 # Their semantics is "run the body on the operands", so entering them gives the same values.
 _CALL_BODIES = {
-    "jit": "jaxpr", "pjit": "jaxpr",
-    "closed_call": "call_jaxpr", "call": "call_jaxpr", "core_call": "call_jaxpr",
-    "remat2": "jaxpr", "checkpoint": "jaxpr", "remat": "jaxpr",
-    "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr",
+    "jit": "jaxpr",
+    "pjit": "jaxpr",
+    "closed_call": "call_jaxpr",
+    "call": "call_jaxpr",
+    "core_call": "call_jaxpr",
+    "remat2": "jaxpr",
+    "checkpoint": "jaxpr",
+    "remat": "jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "custom_vjp_call_jaxpr": "fun_jaxpr",
 }
 
 
@@ -59,8 +67,17 @@ def summarize(aval: Any, value: Any) -> dict:
     """
     shape = [int(d) for d in getattr(aval, "shape", ())]
     dtype = getattr(aval, "dtype", None)
-    summary: dict[str, Any] = {"shape": shape, "dtype": str(dtype), "min": None, "max": None, "mean": None,
-                               "norm": None, "nan": 0, "inf": 0, "value": None}
+    summary: dict[str, Any] = {
+        "shape": shape,
+        "dtype": str(dtype),
+        "min": None,
+        "max": None,
+        "mean": None,
+        "norm": None,
+        "nan": 0,
+        "inf": 0,
+        "value": None,
+    }
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
         if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and int(np.prod(shape)) <= MAX_PRINTED_ELEMENTS:
             summary["value"] = _printed(np.asarray(jax.random.key_data(value)))
@@ -231,12 +248,18 @@ def _deleted(leaf: Any) -> bool:
         return False
 
 
-def call_values(jitted: Any, traced: Any, args: tuple, kwargs: dict, call_seconds: float | None = None,
-                budget_s: float | None = None) -> tuple[dict[Any, dict] | None, str | None]:
+def call_values(
+    jitted: Any,
+    traced: Any,
+    args: tuple,
+    kwargs: dict,
+    call_seconds: float | None = None,
+    budget_s: float | None = None,
+) -> tuple[dict[Any, dict] | None, str | None]:
     """Values of one call `jitted(*args, **kwargs)` whose `jax.stages.Traced` is `traced`."""
     try:
         flat_args = call_arguments(jitted, traced, args, kwargs)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         flat_args, why = None, f"{type(exc).__name__}: {exc}"
     else:
         why = "they do not match the traced inputs"
@@ -252,8 +275,9 @@ def call_arguments(jitted: Any, traced: Any, args: tuple, kwargs: dict) -> list 
     static_nums = _as_set(getattr(info, "static_argnums", ()))
     static_names = _as_set(getattr(info, "static_argnames", ()))
     names = _parameter_names(info)
-    dynamic = tuple(a for i, a in enumerate(args)
-                    if i not in static_nums and not (i < len(names) and names[i] in static_names))
+    dynamic = tuple(
+        a for i, a in enumerate(args) if i not in static_nums and not (i < len(names) and names[i] in static_names)
+    )
     dynamic_kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
     leaves, tree = jax.tree_util.tree_flatten((dynamic, dynamic_kwargs))
     in_tree = getattr(traced, "in_tree", None)
@@ -262,9 +286,14 @@ def call_arguments(jitted: Any, traced: Any, args: tuple, kwargs: dict) -> list 
     return [*jax_compat.traced_consts(traced), *leaves]
 
 
-def forward_values(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | None = None,
-                   budget_s: float | None = None, max_eqns: int | None = None,
-                   max_arg_elements: int | None = None) -> tuple[dict[Any, dict] | None, str | None]:
+def forward_values(
+    closed_jaxpr: Any,
+    flat_args: Sequence[Any],
+    call_seconds: float | None = None,
+    budget_s: float | None = None,
+    max_eqns: int | None = None,
+    max_arg_elements: int | None = None,
+) -> tuple[dict[Any, dict] | None, str | None]:
     """({Var: summary}, note) for one call of `closed_jaxpr` on `flat_args` (its invars, in order).
 
     Values are None when a guard skipped the evaluation, with the reason in the note. Never
@@ -275,9 +304,14 @@ def forward_values(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: fl
     return values, note
 
 
-def evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | None = None,
-             budget_s: float | None = None, max_eqns: int | None = None,
-             max_arg_elements: int | None = None) -> tuple[dict[Any, dict] | None, str | None, list | None]:
+def evaluate(
+    closed_jaxpr: Any,
+    flat_args: Sequence[Any],
+    call_seconds: float | None = None,
+    budget_s: float | None = None,
+    max_eqns: int | None = None,
+    max_arg_elements: int | None = None,
+) -> tuple[dict[Any, dict] | None, str | None, list | None]:
     """`forward_values` plus the jaxpr's outputs (None unless the evaluation ran to the end).
 
     The outputs are what a caller chains into a second program (the backward pass of a vjp
@@ -285,33 +319,58 @@ def evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | 
     """
     try:
         with key_patch.quiet():  # our evaluation's key operations are not the user's
-            return _evaluate(closed_jaxpr, flat_args, call_seconds,
-                             TIME_BUDGET_S if budget_s is None else budget_s,
-                             MAX_EQNS if max_eqns is None else max_eqns,
-                             MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements)
-    except Exception as exc:  # noqa: BLE001 - our failure is never the user's
+            return _evaluate(
+                closed_jaxpr,
+                flat_args,
+                call_seconds,
+                TIME_BUDGET_S if budget_s is None else budget_s,
+                MAX_EQNS if max_eqns is None else max_eqns,
+                MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements,
+            )
+    except Exception as exc:
         return None, f"values could not be computed: {type(exc).__name__}: {exc}", None
 
 
-def _evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float | None, budget_s: float,
-              max_eqns: int, max_arg_elements: int) -> tuple[dict[Any, dict] | None, str | None, list | None]:
+def _evaluate(
+    closed_jaxpr: Any,
+    flat_args: Sequence[Any],
+    call_seconds: float | None,
+    budget_s: float,
+    max_eqns: int,
+    max_arg_elements: int,
+) -> tuple[dict[Any, dict] | None, str | None, list | None]:
     jaxpr = closed_jaxpr.jaxpr
     effects = closed_jaxpr.effects or jaxpr.effects
     if effects:
         names = ", ".join(sorted({type(e).__name__ for e in effects}))
-        return None, (f"no values: the program has side effects ({names}: prints, callbacks or io) "
-                      "that evaluating it again would repeat"), None
+        return (
+            None,
+            (
+                f"no values: the program has side effects ({names}: prints, callbacks or io) "
+                "that evaluating it again would repeat"
+            ),
+            None,
+        )
     if len(flat_args) != len(jaxpr.invars):
         return None, f"no values: {len(flat_args)} arguments for {len(jaxpr.invars)} inputs", None
     if any(_deleted(leaf) for leaf in flat_args):
         return None, "no values: an argument was donated (the call deleted its buffer)", None
     elements = sum(int(np.prod(getattr(v.aval, "shape", ()))) for v in jaxpr.invars)
     if elements > max_arg_elements:
-        return None, (f"no values: the arguments have {elements:,} elements "
-                      f"(values are computed up to {max_arg_elements:,})"), None
+        return (
+            None,
+            (f"no values: the arguments have {elements:,} elements (values are computed up to {max_arg_elements:,})"),
+            None,
+        )
     if call_seconds is not None and call_seconds > budget_s:
-        return None, (f"no values: the call ran for {call_seconds:.1f} s; evaluating it again "
-                      f"would exceed the {budget_s:g} s budget"), None
+        return (
+            None,
+            (
+                f"no values: the call ran for {call_seconds:.1f} s; evaluating it again "
+                f"would exceed the {budget_s:g} s budget"
+            ),
+            None,
+        )
     interpreter = _Interpreter(time.perf_counter() + budget_s, max_eqns, budget_s)
     notes, outputs = [], None
     try:
@@ -319,16 +378,21 @@ def _evaluate(closed_jaxpr: Any, flat_args: Sequence[Any], call_seconds: float |
             outputs = interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
     except _Stop as stop:
         notes.append(f"values are partial: {stop}")
-    except Exception as exc:  # noqa: BLE001 - keep what was found
-        notes.append(f"values are partial: evaluation failed after {plural(interpreter.bound, 'eqn')}: "
-                     f"{type(exc).__name__}: {exc}")
+    except Exception as exc:
+        notes.append(
+            f"values are partial: evaluation failed after {plural(interpreter.bound, 'eqn')}: "
+            f"{type(exc).__name__}: {exc}"
+        )
     if interpreter.whole:
         names = ", ".join(sorted(interpreter.whole))
-        notes.append(f"variables inside {names} bodies have no values (loops, cond and shard_map are "
-                     "evaluated as a whole)")
+        notes.append(
+            f"variables inside {names} bodies have no values (loops, cond and shard_map are evaluated as a whole)"
+        )
     if interpreter.shared and interpreter.forget_shared():
-        notes.append("variables inside a sub-jaxpr used by several eqns (an inner jit called again with "
-                     "the same signature) have no values: they differ per use")
+        notes.append(
+            "variables inside a sub-jaxpr used by several eqns (an inner jit called again with "
+            "the same signature) have no values: they differ per use"
+        )
     if interpreter.unsummarized:
         notes.append(f"{interpreter.unsummarized} variables could not be summarised")
     return interpreter.values, "; ".join(notes) or None, outputs

@@ -28,8 +28,9 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from . import source
 from .patches import replace_attribute
@@ -79,7 +80,7 @@ def _warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any =
     if listener is not None:  # after CPython: a warning the filters turn into an error raised above
         try:
             listener.on_warning(message, category, frame)
-        except Exception:  # noqa: BLE001 - noting it never changes the user's warning
+        except Exception:
             pass
 
 

@@ -25,54 +25,183 @@ so a node's figure says what the eqn asks for, not what the compiled code does.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from math import prod
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..units import plural
 
 # one flop per output element
-_ELEMENTWISE = frozenset("""
-add add_any sub mul div rem max min neg abs sign floor ceil round nextafter copysign
-eq ne lt le gt ge and or not xor shift_left shift_right_logical shift_right_arithmetic
-population_count clz select_n clamp convert_element_type is_finite square real imag conj
-complex reduce_precision
-""".split())
+_ELEMENTWISE = frozenset(
+    [
+        "add",
+        "add_any",
+        "sub",
+        "mul",
+        "div",
+        "rem",
+        "max",
+        "min",
+        "neg",
+        "abs",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "nextafter",
+        "copysign",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "and",
+        "or",
+        "not",
+        "xor",
+        "shift_left",
+        "shift_right_logical",
+        "shift_right_arithmetic",
+        "population_count",
+        "clz",
+        "select_n",
+        "clamp",
+        "convert_element_type",
+        "is_finite",
+        "square",
+        "real",
+        "imag",
+        "conj",
+        "complex",
+        "reduce_precision",
+    ]
+)
 
 # no flops, one transcendental per output element (XLA's HloCostAnalysis split)
-_TRANSCENDENTAL = frozenset("""
-exp log log1p expm1 tanh sin cos tan asin acos atan sinh cosh asinh acosh atanh atan2
-sqrt rsqrt cbrt pow erf erfc lgamma digamma igamma igammac igamma_grad_a random_gamma_grad
-bessel_i0e bessel_i1e
-""".split())
+_TRANSCENDENTAL = frozenset(
+    [
+        "exp",
+        "log",
+        "log1p",
+        "expm1",
+        "tanh",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "atan2",
+        "sqrt",
+        "rsqrt",
+        "cbrt",
+        "pow",
+        "erf",
+        "erfc",
+        "lgamma",
+        "digamma",
+        "igamma",
+        "igammac",
+        "igamma_grad_a",
+        "random_gamma_grad",
+        "bessel_i0e",
+        "bessel_i1e",
+    ]
+)
 
 # flops and transcendentals per output element, for functions XLA expands
 _EXPANDED = {"logistic": (3, 1), "exp2": (1, 1)}
 
 # n - m binary ops for n input and m output elements
-_REDUCTIONS = frozenset("""
-reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor argmax argmin
-""".split())
+_REDUCTIONS = frozenset(
+    [
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_and",
+        "reduce_or",
+        "reduce_xor",
+        "argmax",
+        "argmin",
+    ]
+)
 
 # one op per output element: the sequential minimum of a cumulative scan
-_CUMULATIVE = frozenset("cumsum cumprod cummax cummin cumlogsumexp".split())
+_CUMULATIVE = frozenset(["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"])
 
 # moves or reinterprets data: no arithmetic
-_DATA_MOVEMENT = frozenset("""
-reshape broadcast_in_dim transpose squeeze expand_dims slice dynamic_slice dynamic_update_slice
-gather concatenate pad rev copy copy_p iota device_put sharding_constraint bitcast_convert_type
-split select_and_gather_add stop_gradient optimization_barrier mesh_cast reshard pvary
-with_sharding_constraint tie_in empty full_like
-""".split())
+_DATA_MOVEMENT = frozenset(
+    [
+        "reshape",
+        "broadcast_in_dim",
+        "transpose",
+        "squeeze",
+        "expand_dims",
+        "slice",
+        "dynamic_slice",
+        "dynamic_update_slice",
+        "gather",
+        "concatenate",
+        "pad",
+        "rev",
+        "copy",
+        "copy_p",
+        "iota",
+        "device_put",
+        "sharding_constraint",
+        "bitcast_convert_type",
+        "split",
+        "select_and_gather_add",
+        "stop_gradient",
+        "optimization_barrier",
+        "mesh_cast",
+        "reshard",
+        "pvary",
+        "with_sharding_constraint",
+        "tie_in",
+        "empty",
+        "full_like",
+    ]
+)
 
 # combine one element per update element
-_SCATTER = frozenset("""
-scatter-add scatter_add scatter-mul scatter_mul scatter-min scatter_min scatter-max scatter_max
-""".split())
+_SCATTER = frozenset(
+    [
+        "scatter-add",
+        "scatter_add",
+        "scatter-mul",
+        "scatter_mul",
+        "scatter-min",
+        "scatter_min",
+        "scatter-max",
+        "scatter_max",
+    ]
+)
 
-_COLLECTIVES = frozenset("""
-psum psum_invariant psum2 pmax pmin ppermute all_gather all_to_all reduce_scatter psum_scatter pbroadcast axis_index
-""".split())
+_COLLECTIVES = frozenset(
+    [
+        "psum",
+        "psum_invariant",
+        "psum2",
+        "pmax",
+        "pmin",
+        "ppermute",
+        "all_gather",
+        "all_to_all",
+        "reduce_scatter",
+        "psum_scatter",
+        "pbroadcast",
+        "axis_index",
+    ]
+)
 
 
 @dataclass
@@ -160,7 +289,13 @@ def owner_cost(eqn: Any, subs: list[list[Cost]]) -> Cost:
     total = _total(bodies)
     if prim == "scan":
         length = eqn.params.get("length")
-        return _scaled(total, length, f"{plural(length, 'iteration')} of the body" if isinstance(length, int) else f"{length} iterations of the body")
+        return _scaled(
+            total,
+            length,
+            f"{plural(length, 'iteration')} of the body"
+            if isinstance(length, int)
+            else f"{length} iterations of the body",
+        )
     if prim == "shard_map":
         devices = _manual_devices(eqn)
         if devices is None:
@@ -239,8 +374,11 @@ def program_cost(compiled: Any) -> dict:
         stats = None
         notes.append(f"memory_analysis() failed: {type(exc).__name__}: {exc}")
     if stats is not None:
-        memory = {name: int(getattr(stats, name)) for name in dir(stats)
-                  if name.endswith("_in_bytes") and not name.startswith("_") and _is_number(getattr(stats, name, None))}
+        memory = {
+            name: int(getattr(stats, name))
+            for name in dir(stats)
+            if name.endswith("_in_bytes") and not name.startswith("_") and _is_number(getattr(stats, name, None))
+        }
         memory = memory or None
     if memory is None and not any("memory" in n for n in notes):
         notes.append("this backend gives no memory analysis")
@@ -274,8 +412,15 @@ def _conv(eqn: Any, nbytes: int) -> Cost:
     rhs_dil = p.get("rhs_dilation") or (1,) * n_spatial
     taps = 1
     for i in range(n_spatial):
-        taps *= _valid_taps(lhs[lhs_spec[2 + i]], rhs[rhs_spec[2 + i]], out[out_spec[2 + i]], strides[i],
-                            padding[i][0], lhs_dil[i], rhs_dil[i])
+        taps *= _valid_taps(
+            lhs[lhs_spec[2 + i]],
+            rhs[rhs_spec[2 + i]],
+            out[out_spec[2 + i]],
+            strides[i],
+            padding[i][0],
+            lhs_dil[i],
+            rhs_dil[i],
+        )
     return Cost(2 * batch * out_features * in_per_group * taps, nbytes)
 
 
@@ -305,8 +450,11 @@ def _sort(eqn: Any, nbytes: int) -> Cost:
     dim = eqn.params.get("dimension", len(shape) - 1)
     length = shape[dim] if shape else 1
     depth = max(length - 1, 0).bit_length()  # ceil(log2(length))
-    return Cost(_elements(eqn.invars[0].aval) * depth, nbytes,
-                note="estimate: n x ceil(log2 length) comparisons (XLA's count differs)")
+    return Cost(
+        _elements(eqn.invars[0].aval) * depth,
+        nbytes,
+        note="estimate: n x ceil(log2 length) comparisons (XLA's count differs)",
+    )
 
 
 def _reduce_window(eqn: Any, nbytes: int) -> Cost:
@@ -378,7 +526,7 @@ def _total(costs: Iterable[Cost]) -> Cost:
 def _scaled(cost: Cost, factor: Any, why: str) -> Cost:
     if not isinstance(factor, int):
         return Cost(None, None, None, f"unknown multiplier for {why}")
-    mul = (lambda x: None if x is None else x * factor)
+    mul = lambda x: None if x is None else x * factor
     note = why if cost.note is None else f"{why}; {cost.note}"
     return Cost(mul(cost.flops), mul(cost.bytes), mul(cost.transcendentals), note)
 

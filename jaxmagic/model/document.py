@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..capture import source as capture_source
 from ..capture.record import Capture, SourceLocation
@@ -22,8 +23,13 @@ def error_json(capture: Capture) -> dict | None:
     if err is None:
         return None
     src = err.source
-    out = {"type": err.type, "message": err.message, "file": src.file if src else None,
-           "line": src.line if src else None, "code": src.code if src else None}
+    out = {
+        "type": err.type,
+        "message": err.message,
+        "file": src.file if src else None,
+        "line": src.line if src else None,
+        "code": src.code if src else None,
+    }
     # JAX's concretization errors come with an explanation (capture/concretization.py), shown under the error.
     explained = [f.message for f in capture.findings if f.kind == "concretization"]
     if explained:
@@ -33,8 +39,28 @@ def error_json(capture: Capture) -> dict | None:
 
 # Keys of graph-like documents whose values hold no sources (avals, operands, params, texts): not walked,
 # which keeps the walk of a 50,000-eqn graph to a few milliseconds per thousand eqns.
-_NO_SOURCES = frozenset({"params", "ins", "outs", "vars", "groups", "levels", "text", "values", "batch", "cost",
-                         "scope", "outvars", "invars", "constvars", "subgroups", "shlo", "hlo", "repeats"})
+_NO_SOURCES = frozenset(
+    {
+        "params",
+        "ins",
+        "outs",
+        "vars",
+        "groups",
+        "levels",
+        "text",
+        "values",
+        "batch",
+        "cost",
+        "scope",
+        "outvars",
+        "invars",
+        "constvars",
+        "subgroups",
+        "shlo",
+        "hlo",
+        "repeats",
+    }
+)
 
 
 def files_in(value: Any) -> set[str]:
@@ -66,8 +92,15 @@ def cells_json(*parts: Any) -> dict[str, int]:
 
 def envelope(kind: str, version: int, title: str, capture: Capture, notes: list[str], **body: Any) -> dict:
     error = error_json(capture)
-    doc = {"schema": SCHEMA, "version": version, "kind": kind, "title": title,
-           "notes": list(capture.notes) + notes, "error": error, **body}
+    doc = {
+        "schema": SCHEMA,
+        "version": version,
+        "kind": kind,
+        "title": title,
+        "notes": list(capture.notes) + notes,
+        "error": error,
+        **body,
+    }
     cells = cells_json(error, body)
     if cells:
         doc["cells"] = cells

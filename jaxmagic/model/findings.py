@@ -21,8 +21,9 @@ replaces the storms found at another threshold.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..capture.record import Capture, Finding, JitCall, SourceLocation
 from ..units import times_word
@@ -37,8 +38,17 @@ SEVERITY_ORDER = {"bug": 0, "warning": 1, "info": 2}
 # The topic of a kind that belongs to one view; a kind not listed is general (every view shows it).
 TOPICS: dict[str, str] = {
     **dict.fromkeys(("key_reuse", "loop_reuse", "constant_key"), "keys"),
-    **dict.fromkeys(("nan_gradient", "inf_gradient", "vanishing_gradient", "exploding_gradient",
-                     "large_residual", "residual_memory"), "grad"),
+    **dict.fromkeys(
+        (
+            "nan_gradient",
+            "inf_gradient",
+            "vanishing_gradient",
+            "exploding_gradient",
+            "large_residual",
+            "residual_memory",
+        ),
+        "grad",
+    ),
     **dict.fromkeys(("resharding", "uneven", "large_all_gather", "replicated"), "sharding"),
 }
 
@@ -110,10 +120,15 @@ def call_findings(capture: Capture, storm: int) -> list[Finding]:
             lane = lanes[key] = _Misses(call.name, call.source)
         reason = call.miss_reason
         first = reason.first_call if reason else (not lane.calls and _first_of_lane(calls, call, key))
-        kind = miss_json(call.index, reason.explanation if reason else None, reason.diff if reason else (),
-                         first_call=first, redefined=reason.redefined if reason else False,
-                         name=call.name.rsplit(".", 1)[-1],
-                         defined_line=call.source.line if call.source else None)["kind"]
+        kind = miss_json(
+            call.index,
+            reason.explanation if reason else None,
+            reason.diff if reason else (),
+            first_call=first,
+            redefined=reason.redefined if reason else False,
+            name=call.name.rsplit(".", 1)[-1],
+            defined_line=call.source.line if call.source else None,
+        )["kind"]
         lane.kinds[kind] = lane.kinds.get(kind, 0) + 1
         lane.calls.append(call.index)
         lane.compile_s += sum((call.phases or {}).get(p, 0.0) for p in _PHASES)
@@ -125,17 +140,25 @@ def call_findings(capture: Capture, storm: int) -> list[Finding]:
         if storm_finding is not None:
             out.append(storm_finding)
         if key in slow and lane.compile_s > 2 * run_s.get(key, 0.0):
-            out.append(Finding("compile_dominates", f"{lane.name} spent {lane.compile_s:.2f} s compiling and "
-                               f"{run_s.get(key, 0.0):.3f} s running: compiling dominates. Reuse compiled shapes, "
-                               "or enable JAX's persistent compilation cache (jax.config.update("
-                               "'jax_compilation_cache_dir', ...)) for programs that start often.",
-                               source=lane.source, severity="info", call=lane.calls[0], function=lane.name))
+            out.append(
+                Finding(
+                    "compile_dominates",
+                    f"{lane.name} spent {lane.compile_s:.2f} s compiling and "
+                    f"{run_s.get(key, 0.0):.3f} s running: compiling dominates. Reuse compiled shapes, "
+                    "or enable JAX's persistent compilation cache (jax.config.update("
+                    "'jax_compilation_cache_dir', ...)) for programs that start often.",
+                    source=lane.source,
+                    severity="info",
+                    call=lane.calls[0],
+                    function=lane.name,
+                )
+            )
     return out
 
 
 def _first_of_lane(calls: list[JitCall], call: JitCall, key: tuple) -> bool:
     """No earlier call of the same definition (a miss JAX gave no reason for)."""
-    return not any(lane_key(c) == key for c in calls[:call.index])
+    return not any(lane_key(c) == key for c in calls[: call.index])
 
 
 def _storm(lane: _Misses, storm: int) -> Finding | None:
@@ -145,9 +168,14 @@ def _storm(lane: _Misses, storm: int) -> Finding | None:
     kinds = sorted(((k, n) for k, n in lane.kinds.items() if k != "first"), key=lambda kn: -kn[1])
     why = ", ".join(f"{n} × {k.replace('_', ' ')}" for k, n in kinds)
     fix = _FIX_BY_KIND.get(kinds[0][0]) if kinds else None
-    return Finding("recompile_storm", f"{lane.name} was compiled {times_word(len(lane.calls))} in this cell ({why})"
-                   + (f": {fix}." if fix else "."), source=lane.source, severity="bug", call=lane.calls[0],
-                   function=lane.name)
+    return Finding(
+        "recompile_storm",
+        f"{lane.name} was compiled {times_word(len(lane.calls))} in this cell ({why})" + (f": {fix}." if fix else "."),
+        source=lane.source,
+        severity="bug",
+        call=lane.calls[0],
+        function=lane.name,
+    )
 
 
 def _run_seconds(calls: list[JitCall], keys: set[tuple]) -> dict[tuple, float]:
@@ -180,27 +208,38 @@ def publish(capture: Capture, found: Iterable[dict], topic_name: str) -> None:
             continue
         known.add((kind, message))
         TOPICS.setdefault(kind, topic_name)
-        capture.findings.append(Finding(kind, message, source=_location(item.get("source")),
-                                        severity=str(item.get("severity") or "info")))
+        capture.findings.append(
+            Finding(kind, message, source=_location(item.get("source")), severity=str(item.get("severity") or "info"))
+        )
 
 
 def _location(src: Any) -> SourceLocation | None:
     if not isinstance(src, dict) or not src.get("file"):
         return None
-    return SourceLocation(file=src["file"], line=int(src.get("line") or 0), column=src.get("col"),
-                          function=src.get("func") or None, code=src.get("code"))
+    return SourceLocation(
+        file=src["file"],
+        line=int(src.get("line") or 0),
+        column=src.get("col"),
+        function=src.get("func") or None,
+        code=src.get("code"),
+    )
 
 
 def finding_json(f: Finding) -> dict:
     """The one JSON shape of a finding (docs/schema.md, Finding); views add their anchors."""
-    return {"kind": f.kind, "severity": f.severity, "message": f.message, "source": source_json(f.source),
-            "function": f.function, "call": f.call}
+    return {
+        "kind": f.kind,
+        "severity": f.severity,
+        "message": f.message,
+        "source": source_json(f.source),
+        "function": f.function,
+        "call": f.call,
+    }
 
 
 def general(capture: Capture) -> list[Finding]:
     """The findings of no view's topic, most severe first (stable within a severity)."""
-    return sorted((f for f in capture.findings if topic(f) is None),
-                  key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
+    return sorted((f for f in capture.findings if topic(f) is None), key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
 
 
 def by_severity(found: list[dict]) -> list[dict]:

@@ -50,9 +50,13 @@ class Entry:
 
     def fields(self) -> dict:
         """What a function entry says about its calls (the same whether drawn or listed)."""
-        return {"signature": str(self.first.signature), "source": source_json(self.first.source),
-                "calls": len(self.calls), "cache_hits": sum(c.cache_hit for c in self.calls),
-                "wrappers": self.n_wrappers}
+        return {
+            "signature": str(self.first.signature),
+            "source": source_json(self.first.source),
+            "calls": len(self.calls),
+            "cache_hits": sum(c.cache_hit for c in self.calls),
+            "wrappers": self.n_wrappers,
+        }
 
     def listing(self) -> dict:
         """The compact entry of a function listed without its graph."""
@@ -98,8 +102,10 @@ class _Programs:
     def same(self, a: JitCall, b: JitCall) -> bool:
         if a.jaxpr is b.jaxpr:
             return True
-        if any(c.artifacts is not None and (c.artifacts.values is not None or c.artifacts.batch_dims is not None)
-               for c in (a, b)):
+        if any(
+            c.artifacts is not None and (c.artifacts.values is not None or c.artifacts.batch_dims is not None)
+            for c in (a, b)
+        ):
             return False  # recorded values or batch dims belong to one wrapper's run
         text = self.text(a.jaxpr)
         return text is not None and text == self.text(b.jaxpr)
@@ -162,7 +168,10 @@ def listing(entries: list[Entry], max_listed: int = MAX_LISTED) -> tuple[list[di
             by_name[e.first.name] = by_name.get(e.first.name, 0) + 1
         top = sorted(by_name.items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{name} ×{n:,}" for name, n in top[:8]) + (
-            f" and {plural(len(top) - 8, 'more name')}" if len(top) > 8 else "")
-        notes.append(f"{plural(len(rest), 'more function')} recorded but not listed (the view lists "
-                     f"{max_listed:,}): {shown}; read them from the capture: cap.calls")
+            f" and {plural(len(top) - 8, 'more name')}" if len(top) > 8 else ""
+        )
+        notes.append(
+            f"{plural(len(rest), 'more function')} recorded but not listed (the view lists "
+            f"{max_listed:,}): {shown}; read them from the capture: cap.calls"
+        )
     return rows, {"unlisted": len(rest), "unlisted_calls": sum(len(e.calls) for e in rest)}, notes

@@ -38,8 +38,9 @@ Path = tuple[int, ...]
 
 # Said where a jitted step's gradients cannot be told apart (JAX 0.4 renames a jaxpr's values when
 # it finishes tracing, so the values `grad` returned inside the step are not found in its program).
-GRADIENT_LEAVES_UNAVAILABLE = ("which values of the program are the gradients of which leaves is not available on "
-                               "this JAX")
+GRADIENT_LEAVES_UNAVAILABLE = (
+    "which values of the program are the gradients of which leaves is not available on this JAX"
+)
 
 
 def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
@@ -63,8 +64,9 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
     for (kind, name, site, error), count in missing.items():
         if error and any(error in note for note in capture.notes):
             continue  # the capture already said why
-        notes.append(f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no graph"
-                     f"{f': {error}' if error else ''}")
+        notes.append(
+            f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no graph{f': {error}' if error else ''}"
+        )
     for calls in splits.values():
         timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, max_eqns, notes)))
     for calls in tangents.values():
@@ -81,25 +83,42 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
         if not regions.by_name_stack:
             if traced:
                 claimed.update(id(g) for g in traced)
-                notes.append(f"{first.name}: {len(traced)} differentiation(s) ran inside it, but its jaxpr carries no "
-                             "jvp/transpose name stacks, so forward and backward cannot be told apart there")
+                notes.append(
+                    f"{first.name}: {len(traced)} differentiation(s) ran inside it, but its jaxpr carries no "
+                    "jvp/transpose name stacks, so forward and backward cannot be told apart there"
+                )
             continue
         claimed.update(id(g) for g in traced)
-        timed.append((first.start, len(timed), lambda eid, first=first, calls=calls, regions=regions, traced=traced:
-                      _jit_entry(eid, first, calls, regions, traced, max_eqns, notes)))
-    nested = [g for g in capture.grads if g.traced and g.split is None and g.inside is not None
-              and id(g) not in claimed]
+        timed.append(
+            (
+                first.start,
+                len(timed),
+                lambda eid, first=first, calls=calls, regions=regions, traced=traced: _jit_entry(
+                    eid, first, calls, regions, traced, max_eqns, notes
+                ),
+            )
+        )
+    nested = [
+        g for g in capture.grads if g.traced and g.split is None and g.inside is not None and id(g) not in claimed
+    ]
     for g in nested:
         outer = capture.grads[g.inside]
-        notes.append(f"{g.kind} of {g.name}{_at(g.call_site)} ran inside {outer.kind} of {outer.name}"
-                     f"{_at(outer.call_site)}: its ops are part of that differentiation's graphs")
+        notes.append(
+            f"{g.kind} of {g.name}{_at(g.call_site)} ran inside {outer.kind} of {outer.name}"
+            f"{_at(outer.call_site)}: its ops are part of that differentiation's graphs"
+        )
     claimed.update(id(g) for g in nested)
     stray = [g for g in capture.grads if g.traced and g.split is None and id(g) not in claimed]
     if stray:
-        where = ", ".join(sorted({f"{g.kind} of {g.name}{_at(g.call_site)}" + (f" ({g.batch})" if g.batch else "")
-                                  for g in stray})[:5])
-        notes.append(f"{len(stray)} differentiation(s) ran while JAX traced something other than a recorded jitted "
-                     f"call (no graph of their own): {where}")
+        where = ", ".join(
+            sorted({f"{g.kind} of {g.name}{_at(g.call_site)}" + (f" ({g.batch})" if g.batch else "") for g in stray})[
+                :5
+            ]
+        )
+        notes.append(
+            f"{len(stray)} differentiation(s) ran while JAX traced something other than a recorded jitted "
+            f"call (no graph of their own): {where}"
+        )
 
     entries = []
     for _, _, build in sorted(timed, key=lambda t: (t[0], t[1])):
@@ -108,19 +127,27 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
             entries.append(entry)
     total = sum(e["residual_bytes"] for e in entries)
     if entries:
-        title = (f"%%grad_graph: {plural(len(entries), 'differentiation')}, "
-                 f"{bytes_text(total)} of residuals")
+        title = f"%%grad_graph: {plural(len(entries), 'differentiation')}, {bytes_text(total)} of residuals"
     else:
         title = "%%grad_graph: nothing was differentiated in this cell"
-    return envelope("grad", VERSION, title, capture, notes, entries=entries, residual_bytes=total,
-                    values=_values_requested(capture), findings=_findings(capture, grad_findings(entries, total)))
+    return envelope(
+        "grad",
+        VERSION,
+        title,
+        capture,
+        notes,
+        entries=entries,
+        residual_bytes=total,
+        values=_values_requested(capture),
+        findings=_findings(capture, grad_findings(entries, total)),
+    )
 
 
 def _values_requested(capture: Capture) -> bool:
     """Whether the capture recorded values (`--values`): a grad call or a jitted call carries them."""
-    return (any(g.values is not None for g in capture.grads)
-            or any(c.artifacts is not None and (c.artifacts.values is not None or c.artifacts.values_note)
-                   for c in capture.calls))
+    return any(g.values is not None for g in capture.grads) or any(
+        c.artifacts is not None and (c.artifacts.values is not None or c.artifacts.values_note) for c in capture.calls
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,23 +158,46 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
     first = calls[0]
     split = first.split
     values = first.values
-    fwd = _graph(f"{eid}-forward", f"forward of {first.name}", split.forward, first, len(calls), max_eqns, notes,
-                 None if values is None else Artifacts(values=values.forward, values_note=values.forward_note))
-    bwd = _graph(f"{eid}-backward", f"backward of {first.name}", split.backward, first, len(calls), max_eqns, notes,
-                 None if values is None else Artifacts(values=values.backward, values_note=values.backward_note))
+    fwd = _graph(
+        f"{eid}-forward",
+        f"forward of {first.name}",
+        split.forward,
+        first,
+        len(calls),
+        max_eqns,
+        notes,
+        None if values is None else Artifacts(values=values.forward, values_note=values.forward_note),
+    )
+    bwd = _graph(
+        f"{eid}-backward",
+        f"backward of {first.name}",
+        split.backward,
+        first,
+        len(calls),
+        max_eqns,
+        notes,
+        None if values is None else Artifacts(values=values.backward, values_note=values.backward_note),
+    )
     fwd_ids, bwd_ids = _node_ids(split.forward, fwd), _node_ids(split.backward, bwd)
     leaf_paths = _leaf_paths(first, split)
     _name_inputs(fwd, leaf_paths)
-    _name_inputs(bwd, [leaf_paths[r.producer[1]] if isinstance(r.producer, tuple) and r.producer[0] == "input"
-                       else None for r in split.residuals])
+    _name_inputs(
+        bwd,
+        [
+            leaf_paths[r.producer[1]] if isinstance(r.producer, tuple) and r.producer[0] == "input" else None
+            for r in split.residuals
+        ],
+    )
 
     fwd_user = _user_paths(split.links.forward_paths, split.links.nested, "forward", fwd_ids)
     bwd_user = _user_paths(split.links.backward_paths, split.links.nested, "backward", bwd_ids)
     custom_paths = {(i,) for i, eqn in enumerate(_open(split.user).eqns) if eqn.primitive.name in CUSTOM_RULE_PRIMS}
     user_ops = _user_ops(split.user, set(fwd_user.values()) | set(bwd_user.values()) | custom_paths)
-    links = {"backward": _backward_to_forward(bwd_user, fwd_user, fwd, bwd, user_ops),
-             "forward": {nid: _uid(p) for nid, p in fwd_user.items()},
-             "backward_user": {nid: _uid(p) for nid, p in bwd_user.items()}}
+    links = {
+        "backward": _backward_to_forward(bwd_user, fwd_user, fwd, bwd, user_ops),
+        "forward": {nid: _uid(p) for nid, p in fwd_user.items()},
+        "backward_user": {nid: _uid(p) for nid, p in bwd_user.items()},
+    }
 
     residuals = _split_residuals(split, fwd, bwd, fwd_ids, bwd_ids, fwd_user, leaf_paths)
     recomputed = [bwd_ids[p] for p in split.recomputed_paths if p in bwd_ids]
@@ -157,32 +207,66 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
     for j, k in enumerate(split.diff_leaves):
         out = bwd_outs[j] if j < len(bwd_outs) else {}
         value = cotangents.get(out.get("var"))
-        grads_of.append({"path": leaf_paths[k], "aval": jax_compat.short_aval(split.forward.jaxpr.invars[k].aval),
-                         "output": j, "var": out.get("var"), **({"lit": out["lit"]} if "lit" in out else {}),
-                         **({"value": value} if value is not None else {})})
+        grads_of.append(
+            {
+                "path": leaf_paths[k],
+                "aval": jax_compat.short_aval(split.forward.jaxpr.invars[k].aval),
+                "output": j,
+                "var": out.get("var"),
+                **({"lit": out["lit"]} if "lit" in out else {}),
+                **({"value": value} if value is not None else {}),
+            }
+        )
     if fwd["truncated"] or bwd["truncated"]:
-        notes.append(f"{first.name}: the forward or backward graph was cut at {max_eqns} eqns; residuals, links and "
-                     "recomputed eqns past the cut are left out")
-    return {"id": eid, "origin": "split", "kind": first.kind, "name": first.name, "source": source_json(first.source),
-            "call_site": source_json(first.call_site), "calls": len(calls), "argnums": list(first.argnums),
-            "has_aux": first.has_aux, "batch": first.batch, "note": MODE_NOTES.get(first.kind),
-            "n_out": split.n_out, "n_aux": split.n_aux,
-            "forward": fwd, "backward": bwd, "residuals": residuals,
-            "residual_bytes": sum(r["bytes"] for r in residuals), "user_ops": user_ops, "links": links,
-            "recomputed": recomputed, "grads_of": grads_of, "cotangent": values.cotangent if values else None,
-            "custom_rules": _custom_rules(split, sorted(custom_paths), fwd, bwd, fwd_user, bwd_user)}
+        notes.append(
+            f"{first.name}: the forward or backward graph was cut at {max_eqns} eqns; residuals, links and "
+            "recomputed eqns past the cut are left out"
+        )
+    return {
+        "id": eid,
+        "origin": "split",
+        "kind": first.kind,
+        "name": first.name,
+        "source": source_json(first.source),
+        "call_site": source_json(first.call_site),
+        "calls": len(calls),
+        "argnums": list(first.argnums),
+        "has_aux": first.has_aux,
+        "batch": first.batch,
+        "note": MODE_NOTES.get(first.kind),
+        "n_out": split.n_out,
+        "n_aux": split.n_aux,
+        "forward": fwd,
+        "backward": bwd,
+        "residuals": residuals,
+        "residual_bytes": sum(r["bytes"] for r in residuals),
+        "user_ops": user_ops,
+        "links": links,
+        "recomputed": recomputed,
+        "grads_of": grads_of,
+        "cotangent": values.cotangent if values else None,
+        "custom_rules": _custom_rules(split, sorted(custom_paths), fwd, bwd, fwd_user, bwd_user),
+    }
 
 
 MODE_NOTES = {
     "jvp": "forward mode: tangents are pushed forward alongside the outputs, in one pass; no residuals are saved",
-    "linearize": ("forward mode: JAX evaluates the primal part of this program now and keeps the tangent part as "
-                  "the linear function it returns"),
-    "jacfwd": ("forward mode: the tangent part runs once per element of the differentiated inputs (JAX vmaps it "
-               "over the standard basis)"),
-    "jacrev": ("reverse mode: the backward runs once per element of the output (JAX vmaps it over the standard "
-               "basis of cotangents)"),
-    "hessian": ("forward over reverse: this program is the jvp of the gradient; its tangent part runs once per "
-                "element of the differentiated inputs (JAX vmaps it), each run giving one row of the Hessian"),
+    "linearize": (
+        "forward mode: JAX evaluates the primal part of this program now and keeps the tangent part as "
+        "the linear function it returns"
+    ),
+    "jacfwd": (
+        "forward mode: the tangent part runs once per element of the differentiated inputs (JAX vmaps it "
+        "over the standard basis)"
+    ),
+    "jacrev": (
+        "reverse mode: the backward runs once per element of the output (JAX vmaps it over the standard "
+        "basis of cotangents)"
+    ),
+    "hessian": (
+        "forward over reverse: this program is the jvp of the gradient; its tangent part runs once per "
+        "element of the differentiated inputs (JAX vmaps it), each run giving one row of the Hessian"
+    ),
 }
 
 
@@ -196,7 +280,7 @@ def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[s
     tp = first.tangent
     program = _graph(f"{eid}-program", f"jvp of {first.name}", tp.program, first, len(calls), max_eqns, notes)
     roots = program["groups"][0]
-    tangent_in = set(roots["invars"][tp.n_inputs:])
+    tangent_in = set(roots["invars"][tp.n_inputs :])
     roles = _tangent_roles(program, tangent_in)
     leaf_paths = _traced_paths(tp)
     specs = [a for a in first.args if not a.static]
@@ -206,13 +290,28 @@ def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[s
     counts = {"primal": 0, "tangent": 0}
     for role in roles.values():
         counts[role] += 1
-    return {"id": eid, "origin": "tangent", "kind": first.kind, "name": first.name,
-            "source": source_json(first.source), "call_site": source_json(first.call_site), "calls": len(calls),
-            "argnums": list(first.argnums), "has_aux": first.has_aux, "batch": first.batch,
-            "note": MODE_NOTES.get(first.kind), "program": program, "roles": roles, "n_inputs": tp.n_inputs,
-            "n_out": tp.n_out, "tangents_of": [{"path": leaf_paths[k], "var": roots["invars"][tp.n_inputs + j]}
-                                               for j, k in enumerate(tp.diff_leaves)],
-            "residual_bytes": 0, "totals": {"n_primal": counts["primal"], "n_tangent": counts["tangent"]}}
+    return {
+        "id": eid,
+        "origin": "tangent",
+        "kind": first.kind,
+        "name": first.name,
+        "source": source_json(first.source),
+        "call_site": source_json(first.call_site),
+        "calls": len(calls),
+        "argnums": list(first.argnums),
+        "has_aux": first.has_aux,
+        "batch": first.batch,
+        "note": MODE_NOTES.get(first.kind),
+        "program": program,
+        "roles": roles,
+        "n_inputs": tp.n_inputs,
+        "n_out": tp.n_out,
+        "tangents_of": [
+            {"path": leaf_paths[k], "var": roots["invars"][tp.n_inputs + j]} for j, k in enumerate(tp.diff_leaves)
+        ],
+        "residual_bytes": 0,
+        "totals": {"n_primal": counts["primal"], "n_tangent": counts["tangent"]},
+    }
 
 
 def _tangent_roles(fn: dict, tangent_in: set[str]) -> dict[str, str]:
@@ -252,8 +351,9 @@ def _tangent_roles(fn: dict, tangent_in: set[str]) -> dict[str, str]:
     return roles
 
 
-def _custom_rules(split: Any, paths: list[Path], fwd: dict, bwd: dict, fwd_user: dict[str, Path],
-                  bwd_user: dict[str, Path]) -> list[dict]:
+def _custom_rules(
+    split: Any, paths: list[Path], fwd: dict, bwd: dict, fwd_user: dict[str, Path], bwd_user: dict[str, Path]
+) -> list[dict]:
     """The user's `custom_jvp` / `custom_vjp` functions and the nodes their rules became.
 
     JAX inlines the rules: the forward holds the jvp rule's (or custom_vjp fwd rule's) eqns under
@@ -264,16 +364,27 @@ def _custom_rules(split: Any, paths: list[Path], fwd: dict, bwd: dict, fwd_user:
     out = []
     for path in paths:
         eqn = user.eqns[path[0]]
-        rules = [f for f in (_rule_function(eqn.params.get(k))
-                             for k in ("jvp_jaxpr_fun", "jvp_jaxpr_thunk", "fwd_jaxpr_thunk", "bwd"))
-                 if f is not None and source.is_user_file(f.__code__.co_filename)]  # not JAX's own wrappers
+        rules = [
+            f
+            for f in (
+                _rule_function(eqn.params.get(k))
+                for k in ("jvp_jaxpr_fun", "jvp_jaxpr_thunk", "fwd_jaxpr_thunk", "bwd")
+            )
+            if f is not None and source.is_user_file(f.__code__.co_filename)
+        ]  # not JAX's own wrappers
         names = [getattr(f, "__qualname__", getattr(f, "__name__", "")) for f in rules if f is not None]
         spans = [span for span in map(_code_span, rules) if span is not None]
         backward = [nid for nid, p in bwd_user.items() if p[:1] == path]
         backward += [n["id"] for n in bwd["nodes"] if n["id"] not in bwd_user and _inside(n["src"], spans)]
-        out.append({"user": _uid(path), "prim": eqn.primitive.name,
-                    "rules": [n for n in names if n and not n.startswith("<")],
-                    "forward": [nid for nid, p in fwd_user.items() if p[:1] == path], "backward": backward})
+        out.append(
+            {
+                "user": _uid(path),
+                "prim": eqn.primitive.name,
+                "rules": [n for n in names if n and not n.startswith("<")],
+                "forward": [nid for nid, p in fwd_user.items() if p[:1] == path],
+                "backward": backward,
+            }
+        )
     return out
 
 
@@ -302,11 +413,22 @@ def _inside(src: dict | None, spans: list[tuple[str, int, int]]) -> bool:
     return src is not None and any(src["file"] == f and lo <= src["line"] <= hi for f, lo, hi in spans)
 
 
-def _graph(fid: str, name: str, closed: Any, call: GradCall, calls: int, max_eqns: int, notes: list[str],
-           values: Artifacts | None = None) -> dict:
+def _graph(
+    fid: str,
+    name: str,
+    closed: Any,
+    call: GradCall,
+    calls: int,
+    max_eqns: int,
+    notes: list[str],
+    values: Artifacts | None = None,
+) -> dict:
     fn = function_graph(fid, name, closed, max_eqns, artifacts=values, notes=notes, levels=False)
-    fn.update(signature=", ".join(jax_compat.short_aval(a) for a in closed.in_avals),
-              source=source_json(call.source), calls=calls)
+    fn.update(
+        signature=", ".join(jax_compat.short_aval(a) for a in closed.in_avals),
+        source=source_json(call.source),
+        calls=calls,
+    )
     return fn
 
 
@@ -357,13 +479,21 @@ def _user_ops(user: Any, paths: set[Path]) -> list[dict]:
                 eqn = jaxpr.eqns[i]
         except (KeyError, IndexError):
             continue
-        out.append({"id": _uid(path), "path": list(path), "prim": eqn.primitive.name,
-                    "scope": jax_compat.name_stack_path(eqn.source_info), "src": _eqn_source(eqn)})
+        out.append(
+            {
+                "id": _uid(path),
+                "path": list(path),
+                "prim": eqn.primitive.name,
+                "scope": jax_compat.name_stack_path(eqn.source_info),
+                "src": _eqn_source(eqn),
+            }
+        )
     return out
 
 
-def _backward_to_forward(bwd_user: dict[str, Path], fwd_user: dict[str, Path], fwd: dict, bwd: dict,
-                         user_ops: list[dict]) -> dict[str, str]:
+def _backward_to_forward(
+    bwd_user: dict[str, Path], fwd_user: dict[str, Path], fwd: dict, bwd: dict, user_ops: list[dict]
+) -> dict[str, str]:
     """The forward node each backward node differentiates: among the forward nodes of the same user eqn,
     the one doing the user's own primitive (the `tanh` rather than its `1 - y`), else the one with the
     backward node's primitive, else the first. A user eqn with no forward node falls back to its holder."""
@@ -380,14 +510,24 @@ def _backward_to_forward(bwd_user: dict[str, Path], fwd_user: dict[str, Path], f
         if not path:
             continue
         candidates = by_user[path]
-        pick = (next((n for n in candidates if n["prim"] == user_prim.get(path)), None)
-                or next((n for n in candidates if n["prim"] == bwd_prim[nid]), None) or candidates[0])
+        pick = (
+            next((n for n in candidates if n["prim"] == user_prim.get(path)), None)
+            or next((n for n in candidates if n["prim"] == bwd_prim[nid]), None)
+            or candidates[0]
+        )
         out[nid] = pick["id"]
     return out
 
 
-def _split_residuals(split: Any, fwd: dict, bwd: dict, fwd_ids: dict[Path, str], bwd_ids: dict[Path, str],
-                     fwd_user: dict[str, Path], leaf_paths: list[str]) -> list[dict]:
+def _split_residuals(
+    split: Any,
+    fwd: dict,
+    bwd: dict,
+    fwd_ids: dict[Path, str],
+    bwd_ids: dict[Path, str],
+    fwd_user: dict[str, Path],
+    leaf_paths: list[str],
+) -> list[dict]:
     """One record per value saved (a value JAX hands to the backward twice is stored once)."""
     fj = split.forward.jaxpr
     fwd_outs, bwd_ins = fwd["groups"][0]["outvars"], bwd["groups"][0]["invars"]
@@ -409,10 +549,16 @@ def _split_residuals(split: Any, fwd: dict, bwd: dict, fwd_ids: dict[Path, str],
             else:
                 producer = {"const": r.producer[1]}
             record = records[key] = {
-                "id": f"r{len(records)}", "aval": r.aval, "bytes": r.bytes, "producer": producer,
-                "forward_var": operand.get("var"), "backward_vars": [], "consumers": [],
+                "id": f"r{len(records)}",
+                "aval": r.aval,
+                "bytes": r.bytes,
+                "producer": producer,
+                "forward_var": operand.get("var"),
+                "backward_vars": [],
+                "consumers": [],
                 "source": fwd_nodes[producer]["src"] if isinstance(producer, str) else None,
-                "user": _uid(fwd_user[producer]) if isinstance(producer, str) and producer in fwd_user else None}
+                "user": _uid(fwd_user[producer]) if isinstance(producer, str) and producer in fwd_user else None,
+            }
         if r.index < len(bwd_ins):
             record["backward_vars"].append(bwd_ins[r.index])
         for c in r.consumers:
@@ -474,23 +620,46 @@ def _positional_paths(in_tree: Any) -> list[str]:
 # Differentiations inside a recorded jitted call: roles by name stack.
 
 
-def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegions, traced: list[GradCall],
-               max_eqns: int, notes: list[str]) -> dict | None:
+def _jit_entry(
+    eid: str,
+    first: JitCall,
+    calls: list[JitCall],
+    regions: GradRegions,
+    traced: list[GradCall],
+    max_eqns: int,
+    notes: list[str],
+) -> dict | None:
     var_ids: dict = {}
-    program = function_graph(f"{eid}-program", first.name, first.jaxpr, max_eqns, artifacts=first.artifacts,
-                             notes=notes, levels=False, var_ids=var_ids)
-    program.update(signature=str(first.signature), source=source_json(first.source), calls=len(calls),
-                   cache_hits=sum(c.cache_hit for c in calls))
+    program = function_graph(
+        f"{eid}-program",
+        first.name,
+        first.jaxpr,
+        max_eqns,
+        artifacts=first.artifacts,
+        notes=notes,
+        levels=False,
+        var_ids=var_ids,
+    )
+    program.update(
+        signature=str(first.signature),
+        source=source_json(first.source),
+        calls=len(calls),
+        cache_hits=sum(c.cache_hit for c in calls),
+    )
     node_of: dict[tuple, str] = {}
     for key, node in zip(regions.eqns, program["nodes"]):
         if node["prim"] != regions.eqns[key].primitive:
-            notes.append(f"{first.name}: the eqn walk of the graph and of the name-stack roles disagree at "
-                         f"{node['id']} ({node['prim']} vs {regions.eqns[key].primitive}); no grad entry")
+            notes.append(
+                f"{first.name}: the eqn walk of the graph and of the name-stack roles disagree at "
+                f"{node['id']} ({node['prim']} vs {regions.eqns[key].primitive}); no grad entry"
+            )
             return None
         node_of[key] = node["id"]
     if program["truncated"]:
-        notes.append(f"{first.name}: the program graph was cut at {max_eqns} eqns; roles, residuals and links past "
-                     "the cut are left out")
+        notes.append(
+            f"{first.name}: the program graph was cut at {max_eqns} eqns; roles, residuals and links past "
+            "the cut are left out"
+        )
     roles = {node_of[k]: e.role for k, e in regions.eqns.items() if k in node_of}
     out_regions = []
     for region in regions.regions:
@@ -498,21 +667,44 @@ def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegi
         for n, index in enumerate(region.residuals):
             r = regions.residuals[index]
             producer = node_of.get(r.producer) if r.producer is not None else None
-            residuals.append({"id": f"r{region.index}.{n}", "aval": r.aval, "bytes": r.nbytes, "origin": r.origin,
-                              "producer": producer,
-                              "consumers": [node_of[c] for c in r.consumers if c in node_of],
-                              "source": _node_src(program, producer)})
+            residuals.append(
+                {
+                    "id": f"r{region.index}.{n}",
+                    "aval": r.aval,
+                    "bytes": r.nbytes,
+                    "origin": r.origin,
+                    "producer": producer,
+                    "consumers": [node_of[c] for c in r.consumers if c in node_of],
+                    "source": _node_src(program, producer),
+                }
+            )
         members = set(region.backward)
-        links = {node_of[b]: {"forward": [node_of[f] for f in link.forward if f in node_of], "kind": link.kind,
-                              "source": link.source}
-                 for b, link in regions.links.items() if b in members and b in node_of}
+        links = {
+            node_of[b]: {
+                "forward": [node_of[f] for f in link.forward if f in node_of],
+                "kind": link.kind,
+                "source": link.source,
+            }
+            for b, link in regions.links.items()
+            if b in members and b in node_of
+        }
         recomputed = [node_of[k] for k in region.backward if k in node_of and regions.eqns[k].recomputed]
         owner = region.container[:-1] if region.container else None
-        out_regions.append({"index": region.index, "prefix": region.prefix, "occurrence": region.occurrence,
-                            "container": node_of.get(owner) if owner else None,
-                            "n_forward": len(region.forward), "n_backward": len(region.backward),
-                            "n_recomputed": region.recomputed, "residuals": residuals,
-                            "residual_bytes": region.residual_bytes, "links": links, "recomputed": recomputed})
+        out_regions.append(
+            {
+                "index": region.index,
+                "prefix": region.prefix,
+                "occurrence": region.occurrence,
+                "container": node_of.get(owner) if owner else None,
+                "n_forward": len(region.forward),
+                "n_backward": len(region.backward),
+                "n_recomputed": region.recomputed,
+                "residuals": residuals,
+                "residual_bytes": region.residual_bytes,
+                "links": links,
+                "recomputed": recomputed,
+            }
+        )
     notes.extend(f"{first.name}: {note}" for note in regions.notes)
     sites: dict[tuple, dict] = {}
     for g in traced:
@@ -526,21 +718,41 @@ def _jit_entry(eid: str, first: JitCall, calls: list[JitCall], regions: GradRegi
         for path, aval, var in g.gradient_vars:
             vid = var_ids.get(var)
             if vid is not None:
-                grads_of.append({"path": path, "aval": aval, "var": vid, "site": g.index,
-                                 **({"value": values[vid]} if vid in values else {})})
+                grads_of.append(
+                    {
+                        "path": path,
+                        "aval": aval,
+                        "var": vid,
+                        "site": g.index,
+                        **({"value": values[vid]} if vid in values else {}),
+                    }
+                )
     if traced and not grads_of and not jax_compat.tracer_vars():
         notes.append(f"{first.name}: {GRADIENT_LEAVES_UNAVAILABLE}")
     counts = {role: 0 for role in ("forward", "backward", "other", "unknown")}
     for role in roles.values():
         counts[role] = counts.get(role, 0) + 1
-    return {"id": eid, "origin": "jit", "name": first.name, "source": source_json(first.source),
-            "call_site": source_json(first.call_site), "calls": len(calls), "program": program, "roles": roles,
-            "regions": out_regions, "grad_calls": len(traced), "grad_sites": list(sites.values()),
-            "grads_of": grads_of,
-            "residual_bytes": sum(r["residual_bytes"] for r in out_regions),
-            "totals": {"n_regions": len(out_regions), "n_residuals": sum(len(r["residuals"]) for r in out_regions),
-                       **{f"n_{role}": n for role, n in counts.items()},
-                       "n_recomputed": sum(r["n_recomputed"] for r in out_regions)}}
+    return {
+        "id": eid,
+        "origin": "jit",
+        "name": first.name,
+        "source": source_json(first.source),
+        "call_site": source_json(first.call_site),
+        "calls": len(calls),
+        "program": program,
+        "roles": roles,
+        "regions": out_regions,
+        "grad_calls": len(traced),
+        "grad_sites": list(sites.values()),
+        "grads_of": grads_of,
+        "residual_bytes": sum(r["residual_bytes"] for r in out_regions),
+        "totals": {
+            "n_regions": len(out_regions),
+            "n_residuals": sum(len(r["residuals"]) for r in out_regions),
+            **{f"n_{role}": n for role, n in counts.items()},
+            "n_recomputed": sum(r["n_recomputed"] for r in out_regions),
+        },
+    }
 
 
 def _node_src(fn: dict, nid: str | None) -> dict | None:
@@ -559,5 +771,8 @@ def _findings(capture: Capture, own: list[dict]) -> list[dict]:
     findings.publish(capture, own, "grad")
     # A NaN/Inf the view's values already place (nan_gradient, with its node) is not said twice.
     placed = {kind.split("_")[0] for kind in (f.get("kind") for f in own) if kind in ("nan_gradient", "inf_gradient")}
-    return own + [{**findings.finding_json(f), "entry": None, "residual": None}
-                  for f in findings.general(capture) if f.kind not in placed]
+    return own + [
+        {**findings.finding_json(f), "entry": None, "residual": None}
+        for f in findings.general(capture)
+        if f.kind not in placed
+    ]

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..capture.source import where_text
 from ..units import bytes_text, plural
@@ -45,8 +46,15 @@ def grad_findings(entries: list[dict], total: int) -> list[dict]:
 
 
 def _finding(kind: str, severity: str, message: str, entry: str | None, **extra: Any) -> dict:
-    return {"kind": kind, "severity": severity, "message": message, "entry": entry, "residual": None,
-            "source": None, **extra}
+    return {
+        "kind": kind,
+        "severity": severity,
+        "message": message,
+        "entry": entry,
+        "residual": None,
+        "source": None,
+        **extra,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -61,23 +69,41 @@ def is_large_residual(nbytes: int, total: int) -> bool:
 def _residual_findings(entries: list[dict], total: int) -> list[dict]:
     found = []
     for entry in entries:
-        residuals = (entry["residuals"] if entry["origin"] == "split"
-                     else [r for region in entry.get("regions", []) for r in region["residuals"]])
+        residuals = (
+            entry["residuals"]
+            if entry["origin"] == "split"
+            else [r for region in entry.get("regions", []) for r in region["residuals"]]
+        )
         found.extend((r["bytes"], entry, r) for r in residuals)
     out = []
     if found:
         count = len(found)
-        out.append(_finding("residual_memory", "info",
-                            f"{plural(count, 'residual')} {'holds' if count == 1 else 'hold'} {bytes_text(total)} between the forward "
-                            "and the backward pass", None))
+        out.append(
+            _finding(
+                "residual_memory",
+                "info",
+                f"{plural(count, 'residual')} {'holds' if count == 1 else 'hold'} {bytes_text(total)} between the forward "
+                "and the backward pass",
+                None,
+            )
+        )
     found.sort(key=lambda t: -t[0])
     for nbytes, entry, r in found[:TOP_RESIDUALS]:
         if not is_large_residual(nbytes, total):
             break
         where = f" ({where_text(r['source']['file'], r['source']['line'])})" if r.get("source") else ""
-        out.append({**_finding("large_residual", "info",
-                               f"{entry['name']}: residual {r['aval']} holds {bytes_text(nbytes)}{where}", entry["id"]),
-                    "residual": r["id"], "source": r.get("source")})
+        out.append(
+            {
+                **_finding(
+                    "large_residual",
+                    "info",
+                    f"{entry['name']}: residual {r['aval']} holds {bytes_text(nbytes)}{where}",
+                    entry["id"],
+                ),
+                "residual": r["id"],
+                "source": r.get("source"),
+            }
+        )
     return out
 
 
@@ -94,8 +120,10 @@ def _value_findings(entry: dict) -> list[dict]:
     if not any(g.get("values") for _, g in graphs):
         return []
     out = []
-    for kind, word, bad in (("nan_gradient", "NaN", lambda v: v.get("nan", 0) > 0),
-                            ("inf_gradient", "Inf", lambda v: v.get("inf", 0) > 0)):
+    for kind, word, bad in (
+        ("nan_gradient", "NaN", lambda v: v.get("nan", 0) > 0),
+        ("inf_gradient", "Inf", lambda v: v.get("inf", 0) > 0),
+    ):
         finding = _first_bad(entry, graphs, kind, word, bad)
         if finding is not None:
             out.append(finding)
@@ -103,8 +131,9 @@ def _value_findings(entry: dict) -> list[dict]:
     return out
 
 
-def _first_bad(entry: dict, graphs: list[tuple[str, dict]], kind: str, word: str,
-               bad: Callable[[dict], bool]) -> dict | None:
+def _first_bad(
+    entry: dict, graphs: list[tuple[str, dict]], kind: str, word: str, bad: Callable[[dict], bool]
+) -> dict | None:
     """The first node (forward before backward) whose output is bad while none of its inputs is."""
     bad_grads = [g["path"] for g in entry.get("grads_of", []) if g.get("value") and bad(g["value"])]
     roles = entry.get("roles") or {}
@@ -118,15 +147,32 @@ def _first_bad(entry: dict, graphs: list[tuple[str, dict]], kind: str, word: str
         return None
     leaves = f"; gradients with {word}: {', '.join(bad_grads[:5])}" if bad_grads else ""
     if hit is None:
-        return _finding(kind, "warning", f"{entry['name']}: {word} in the gradients{leaves} (already in the inputs: "
-                        "no op introduces it)", entry["id"], node=None, graph=None, path=None)
+        return _finding(
+            kind,
+            "warning",
+            f"{entry['name']}: {word} in the gradients{leaves} (already in the inputs: no op introduces it)",
+            entry["id"],
+            node=None,
+            graph=None,
+            path=None,
+        )
     name, fn, node = hit
     count = sum((fn["values"].get(v) or {}).get(word.lower(), 0) for v in node["outs"])
     where = _where(node)
     part = f"{roles[node['id']]} part of the program" if name == "program" and node["id"] in roles else name
-    return {**_finding(kind, "warning", f"{entry['name']}: {word} first appears in the {part} at {node['prim']}"
-                       f"{where} ({count} {word} in its output){leaves}", entry["id"],
-                       node=node["id"], graph=name, path=None), "source": node.get("src")}
+    return {
+        **_finding(
+            kind,
+            "warning",
+            f"{entry['name']}: {word} first appears in the {part} at {node['prim']}"
+            f"{where} ({count} {word} in its output){leaves}",
+            entry["id"],
+            node=node["id"],
+            graph=name,
+            path=None,
+        ),
+        "source": node.get("src"),
+    }
 
 
 def _leaf_findings(entry: dict) -> list[dict]:
@@ -143,23 +189,35 @@ def _leaf_findings(entry: dict) -> list[dict]:
             continue
         if rms == 0:
             kind, why = "vanishing_gradient", "is exactly zero"
-            small = lambda v: _rms(v) == 0  # noqa: E731
+            small = lambda v: _rms(v) == 0
         elif rms < VANISH_RMS or rms < VANISH_RELATIVE * typical:
             kind, limit = "vanishing_gradient", max(VANISH_RMS, VANISH_RELATIVE * typical)
-            why = (f"has RMS {rms:.3g} (below {limit:.3g}: {VANISH_RMS:g} absolute or {VANISH_RELATIVE:g} × the "
-                   f"median leaf's {typical:.3g})")
-            small = lambda v, limit=limit: (_rms(v) is not None and _rms(v) < limit)  # noqa: E731
+            why = (
+                f"has RMS {rms:.3g} (below {limit:.3g}: {VANISH_RMS:g} absolute or {VANISH_RELATIVE:g} × the "
+                f"median leaf's {typical:.3g})"
+            )
+            small = lambda v, limit=limit: _rms(v) is not None and _rms(v) < limit
         elif rms > EXPLODE_RMS:
             kind, why = "exploding_gradient", f"has RMS {rms:.3g} (above {EXPLODE_RMS:g})"
-            small = lambda v: (_rms(v) is not None and _rms(v) > EXPLODE_RMS)  # noqa: E731
+            small = lambda v: _rms(v) is not None and _rms(v) > EXPLODE_RMS
         else:
             continue
         graph, node = _origin(entry, g.get("var"), small) if g.get("var") else (None, None)
         where = f"; it first gets there in the {graph} at {node['prim']}{_where(node)}" if node is not None else ""
-        out.append({**_finding(kind, "warning", f"{entry['name']}: the gradient of {g['path']} {why}{where}",
-                               entry["id"], node=node["id"] if node else None, graph=graph if node else None,
-                               path=g["path"]),
-                    "source": node.get("src") if node else None})
+        out.append(
+            {
+                **_finding(
+                    kind,
+                    "warning",
+                    f"{entry['name']}: the gradient of {g['path']} {why}{where}",
+                    entry["id"],
+                    node=node["id"] if node else None,
+                    graph=graph if node else None,
+                    path=g["path"],
+                ),
+                "source": node.get("src") if node else None,
+            }
+        )
     return out
 
 

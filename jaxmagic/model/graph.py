@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..capture import jax_compat
 from ..capture import source as capture_source
 from ..capture.record import Artifacts, Capture, JitCall
 from ..units import plural
-from .document import envelope, guarded, source_json
 from . import findings, folding
 from .cost import estimate_nodes, program_cost
+from .document import envelope, guarded, source_json
+from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
 from .jaxpr_text import JaxprText
 from .levels import link_levels
 from .on_demand import OnDemand
-from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
 from .repeats import find_repeats
 
 VERSION = 2  # 2: optional levels, cost, repeats, values, batch (docs/schema.md)
@@ -91,8 +92,7 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
         for file, line, function in reversed(jax_compat.user_stack(eqn.source_info)):  # innermost first
             if capture_source.is_user_file(file):
                 src = source_json(capture_source.location(file, line, None, function))
-                src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line,
-                                                               frame.function_name)
+                src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line, frame.function_name)
                 return src
     elif memo is not None:
         key = (frame.file_name, frame.start_line, frame.start_column, frame.function_name)
@@ -107,8 +107,9 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
 class _FunctionBuilder:
     """Walks one ClosedJaxpr into groups, nodes and vars."""
 
-    def __init__(self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int,
-                 input_names: tuple[str, ...] | None = None):
+    def __init__(
+        self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int, input_names: tuple[str, ...] | None = None
+    ):
         self.fid = fid
         self.printed = JaxprText(closed_jaxpr, max_eqns)
         self.groups: list[dict] = []
@@ -130,8 +131,9 @@ class _FunctionBuilder:
         `params['layers'][0]['w']` to the user, where the jaxpr only says `b`. The capture's
         names (`model.hidden.kernel`, read from the user's own call of `nnx.jit` or
         `eqx.filter_jit`) come first; JAX's debug info names the library's arguments."""
-        paths = input_names if input_names and len(input_names) == len(jaxpr.invars) \
-            else jax_compat.argument_paths(jaxpr)
+        paths = (
+            input_names if input_names and len(input_names) == len(jaxpr.invars) else jax_compat.argument_paths(jaxpr)
+        )
         if paths is None:
             return
         by_id = {v["id"]: v for v in self.vars}
@@ -158,12 +160,17 @@ class _FunctionBuilder:
             hit = self._scopes[id(stack)] = (stack, jax_compat.name_stack_path(source_info))
         return list(hit[1])
 
-    def _var(self, var: Any, group: str, definition: str, name: str | None = None,
-             aval: str | None = None) -> str:
+    def _var(self, var: Any, group: str, definition: str, name: str | None = None, aval: str | None = None) -> str:
         vid = f"v{len(self.vars)}"
-        self.vars.append({"id": vid, "name": self.printed.name(var) if name is None else name,
-                          "aval": self._aval(var.aval) if aval is None else aval, "group": group,
-                          "def": definition})
+        self.vars.append(
+            {
+                "id": vid,
+                "name": self.printed.name(var) if name is None else name,
+                "aval": self._aval(var.aval) if aval is None else aval,
+                "group": group,
+                "def": definition,
+            }
+        )
         if not jax_compat.is_dropvar(var):
             self.var_ids[var] = vid
         return vid
@@ -178,8 +185,7 @@ class _FunctionBuilder:
 
     def _group(self, jaxpr: Any, owner: str | None, label: str) -> str:
         gid = f"g{len(self.groups)}"
-        group = {"id": gid, "node": owner, "label": label, "invars": [], "constvars": [], "outvars": [],
-                 "n_eqns": 0}
+        group = {"id": gid, "node": owner, "label": label, "invars": [], "constvars": [], "outvars": [], "n_eqns": 0}
         self.groups.append(group)
         group["constvars"] = [self._var(v, gid, "const") for v in jaxpr.constvars]
         group["invars"] = [self._var(v, gid, "in") for v in jaxpr.invars]
@@ -223,13 +229,27 @@ class _FunctionBuilder:
         node["outs"] = [self._var(v, gid, nid, n, a) for v, n, a in zip(outvars, names, avals)]
 
     def document(self) -> dict:
-        return {"text": self.printed.text, "root": self.root, "groups": self.groups, "nodes": self.nodes,
-                "vars": self.vars, "n_eqns": len(self.nodes), "truncated": self.truncated}
+        return {
+            "text": self.printed.text,
+            "root": self.root,
+            "groups": self.groups,
+            "nodes": self.nodes,
+            "vars": self.vars,
+            "n_eqns": len(self.nodes),
+            "truncated": self.truncated,
+        }
 
 
-def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_EQNS_PER_FUNCTION,
-                   artifacts: Artifacts | None = None, notes: list[str] | None = None,
-                   levels: bool | str = True, var_ids: dict | None = None) -> dict:
+def function_graph(
+    fid: str,
+    name: str,
+    closed_jaxpr: Any,
+    max_eqns: int = MAX_EQNS_PER_FUNCTION,
+    artifacts: Artifacts | None = None,
+    notes: list[str] | None = None,
+    levels: bool | str = True,
+    var_ids: dict | None = None,
+) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
 
     With the call's `artifacts`, also what the capture recorded about it: the linked
@@ -241,17 +261,19 @@ def function_graph(fid: str, name: str, closed_jaxpr: Any, max_eqns: int = MAX_E
     when its view asks (`level_data`, model/on_demand.py). `var_ids`, when given, receives
     {jaxpr Var: var id} for callers that join their own records to the graph.
     """
-    builder = _FunctionBuilder(fid, name, closed_jaxpr, max_eqns,
-                               artifacts.input_names if artifacts is not None else None)
+    builder = _FunctionBuilder(
+        fid, name, closed_jaxpr, max_eqns, artifacts.input_names if artifacts is not None else None
+    )
     if var_ids is not None:
         var_ids.update(builder.var_ids)
-    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0,
-          **builder.document()}
+    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, **builder.document()}
     notes = notes if notes is not None else []
     fn["repeats"] = []
     # Everything past the graph itself is extra: a failure there costs that extra, with a note.
-    extras = [("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
-              ("cost estimates", lambda: _attach_costs(fn, builder.eqns))]
+    extras = [
+        ("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
+        ("cost estimates", lambda: _attach_costs(fn, builder.eqns)),
+    ]
     if artifacts is not None:
         extras.append(("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)))
         if levels == "deferred":
@@ -283,21 +305,30 @@ def level_data(name: str, closed_jaxpr: Any, artifacts: Artifacts, n_nodes: int)
     links = link_levels(closed_jaxpr, artifacts.lowered, artifacts.compiled)
     levels = links.levels_json()
     keep_lines = {}
-    for level, what, where in (("stablehlo", "lowered StableHLO", "lowered_text"),
-                               ("hlo", "compiled HLO", "compiled_text")):
+    for level, what, where in (
+        ("stablehlo", "lowered StableHLO", "lowered_text"),
+        ("hlo", "compiled HLO", "compiled_text"),
+    ):
         text = levels[level]["text"]
         keep_lines[level] = text is not None and len(text) <= MAX_LEVEL_TEXT_BYTES
         if text is not None and not keep_lines[level]:
-            levels[level] = {"text": None, "note": (
-                f"the {what} is {len(text) / 1e6:.1f} MB ({text.count(chr(10)) + 1:,} lines), more than a "
-                f"view should carry; read it from the capture: cap.calls[i].{where}")}
+            levels[level] = {
+                "text": None,
+                "note": (
+                    f"the {what} is {len(text) / 1e6:.1f} MB ({text.count(chr(10)) + 1:,} lines), more than a "
+                    f"view should carry; read it from the capture: cap.calls[i].{where}"
+                ),
+            }
     n = min(n_nodes, len(links.shlo))
     notes.extend(f"{name}: {note}" for note in links.notes)
-    return {"levels": levels,
-            "shlo": [links.shlo[i] if keep_lines["stablehlo"] else [] for i in range(n)],
-            "hlo": [links.hlo[i] if keep_lines["hlo"] else [] for i in range(n)],
-            "hlo_comp": [links.hlo_comp[i] for i in range(n)],
-            "cost": program_cost(artifacts.compiled), "notes": notes}
+    return {
+        "levels": levels,
+        "shlo": [links.shlo[i] if keep_lines["stablehlo"] else [] for i in range(n)],
+        "hlo": [links.hlo[i] if keep_lines["hlo"] else [] for i in range(n)],
+        "hlo_comp": [links.hlo_comp[i] for i in range(n)],
+        "cost": program_cost(artifacts.compiled),
+        "notes": notes,
+    }
 
 
 def _requested_levels(sources: dict[str, Any], fid: str) -> dict:
@@ -313,7 +344,7 @@ def _attach_levels(fn: dict, closed_jaxpr: Any, artifacts: Artifacts, notes: lis
         return
     data = level_data(fn["name"], closed_jaxpr, artifacts, len(fn["nodes"]))
     fn["levels"] = data["levels"]
-    for i, node in enumerate(fn["nodes"][:len(data["shlo"])]):
+    for i, node in enumerate(fn["nodes"][: len(data["shlo"])]):
         node["shlo"], node["hlo"], node["hlo_comp"] = data["shlo"][i], data["hlo"][i], data["hlo_comp"][i]
     notes.extend(data["notes"])
     fn["cost"] = data["cost"]
@@ -323,8 +354,11 @@ def _attach_var_data(fn: dict, var_ids: dict, artifacts: Artifacts) -> None:
     """Values (forward mode) and batch dims (vmap mode) by var id, when they were recorded."""
     if artifacts.values is not None or artifacts.values_note:
         recorded = artifacts.values or {}
-        fn["values"] = {vid: _json_safe(recorded[var]) for var, vid in var_ids.items() if var in recorded} \
-            if artifacts.values is not None else None
+        fn["values"] = (
+            {vid: _json_safe(recorded[var]) for var, vid in var_ids.items() if var in recorded}
+            if artifacts.values is not None
+            else None
+        )
         fn["values_note"] = artifacts.values_note
     if artifacts.batch_dims is not None or artifacts.batch_note:
         dims = artifacts.batch_dims
@@ -361,15 +395,20 @@ def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCal
         key = (call.function_id, call.signature.key)
         group = latest.get(key)
         jaxpr = call.jaxpr
-        if group is None or (jaxpr is not None and order[group][0].jaxpr is not None
-                             and order[group][0].jaxpr is not jaxpr):
+        if group is None or (
+            jaxpr is not None and order[group][0].jaxpr is not None and order[group][0].jaxpr is not jaxpr
+        ):
             group = latest[key] = (*key, len(order))
         order.setdefault(group, []).append(call)
     return [(calls[0], calls) for calls in order.values()], unattributed
 
 
-def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
-                   on_demand: OnDemand | None = None, max_graphs: int | None = folding.MAX_GRAPHS) -> dict:
+def graph_document(
+    capture: Capture,
+    max_eqns: int = MAX_EQNS_PER_FUNCTION,
+    on_demand: OnDemand | None = None,
+    max_graphs: int | None = folding.MAX_GRAPHS,
+) -> dict:
     """The `%%jaxpr` document for a capture.
 
     With `on_demand` (a widget's), each function's StableHLO/HLO texts, links and XLA cost are
@@ -397,9 +436,19 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
     def build(entry: folding.Entry, notes: list[str]) -> dict | None:
         """The entry's graph, as the document carries it (also the answer to a "function" request)."""
         first = entry.first
-        fn = guarded(f"{first.name}({first.signature})", lambda: function_graph(
-            entry.fid, first.name, first.jaxpr, max_eqns, artifacts=first.artifacts, notes=notes,
-            levels="deferred" if on_demand is not None else True), notes)
+        fn = guarded(
+            f"{first.name}({first.signature})",
+            lambda: function_graph(
+                entry.fid,
+                first.name,
+                first.jaxpr,
+                max_eqns,
+                artifacts=first.artifacts,
+                notes=notes,
+                levels="deferred" if on_demand is not None else True,
+            ),
+            notes,
+        )
         if fn is None:
             return None
         if fn.get("deferred"):
@@ -415,18 +464,23 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
             functions.append(fn)
     listed, folded, listing_notes = folding.listing([e for i, e in enumerate(drawable) if i not in drawn])
     notes.extend(listing_notes)
-    folded.update(wrappers=sum(e.n_wrappers - 1 for e in drawable),
-                  folded_functions=sum(e.n_wrappers > 1 for e in drawable), listed=len(listed),
-                  functions=len(drawable), calls=sum(len(e.calls) for e in drawable),
-                  listed_graphs="on request" if on_demand is not None else "not in this page")
+    folded.update(
+        wrappers=sum(e.n_wrappers - 1 for e in drawable),
+        folded_functions=sum(e.n_wrappers > 1 for e in drawable),
+        listed=len(listed),
+        functions=len(drawable),
+        calls=sum(len(e.calls) for e in drawable),
+        listed_graphs="on request" if on_demand is not None else "not in this page",
+    )
     if on_demand is not None and listed:
         on_demand.add("function", lambda fid: _requested_function(by_id, fid, build))
     notes.extend(_side_notes(capture, unattributed))
     if on_demand is not None and (level_sources or listed):
         on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
     n_eqns = sum(f["n_eqns"] for f in functions)
-    found = findings.graph_findings(capture, functions, {c.index: e.fid for e in drawable for c in e.calls}
-                                    if capture.findings else {})
+    found = findings.graph_findings(
+        capture, functions, {c.index: e.fid for e in drawable for c in e.calls} if capture.findings else {}
+    )
     if functions:
         title = f"%%jaxpr: {plural(len(functions), 'function')}, {plural(n_eqns, 'eqn')}"
         if listed or folded["unlisted"]:
@@ -434,8 +488,9 @@ def graph_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION,
     else:
         title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
     if folded["wrappers"] or listed or folded["unlisted"]:
-        return envelope("graph", VERSION, title, capture, notes, functions=functions, listed=listed,
-                        folded=folded, findings=found)
+        return envelope(
+            "graph", VERSION, title, capture, notes, functions=functions, listed=listed, folded=folded, findings=found
+        )
     return envelope("graph", VERSION, title, capture, notes, functions=functions, findings=found)
 
 
@@ -444,19 +499,30 @@ def _side_notes(capture: Capture, unattributed: dict[str, int]) -> list[str]:
     programs compiled outside the recorded calls (JAX's and libraries' own jits)."""
     out: list[str] = []
     for name, count in list(unattributed.items())[:8]:
-        out.append(f"{name}: {count} further cache hits, recorded without their signature "
-                   "(signatures are taken on misses and on the first calls of each function)")
+        out.append(
+            f"{name}: {count} further cache hits, recorded without their signature "
+            "(signatures are taken on misses and on the first calls of each function)"
+        )
     if len(unattributed) > 8:
-        out.append(f"{plural(len(unattributed) - 8, 'more function')} made further cache hits, recorded "
-                   "without their signature")
+        out.append(
+            f"{plural(len(unattributed) - 8, 'more function')} made further cache hits, recorded "
+            "without their signature"
+        )
     eager = {f"jit({name})" for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
-    outside = sorted({e.fun_name for e in capture.events
-                      if e.phase == "compile" and e.call_index is None and e.fun_name and e.fun_name not in eager})
+    outside = sorted(
+        {
+            e.fun_name
+            for e in capture.events
+            if e.phase == "compile" and e.call_index is None and e.fun_name and e.fun_name not in eager
+        }
+    )
     if outside:
         shown = ", ".join(outside[:8]) + (f" and {len(outside) - 8} more" if len(outside) > 8 else "")
-        out.append(f"Also compiled in this cell, outside the recorded calls (no graph): {shown}. These are "
-                   "jitted functions reached through other references: JAX's and libraries' own jits, "
-                   "or methods of objects made before the cell")
+        out.append(
+            f"Also compiled in this cell, outside the recorded calls (no graph): {shown}. These are "
+            "jitted functions reached through other references: JAX's and libraries' own jits, "
+            "or methods of objects made before the cell"
+        )
     return out
 
 

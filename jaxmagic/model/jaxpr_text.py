@@ -8,7 +8,8 @@ JAX prints eqns depth-first with sub-jaxprs inline, each eqn starting with its b
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..capture import jax_compat
 
@@ -16,7 +17,7 @@ from ..capture import jax_compat
 # hits its trace cache (a re-run cell, `document`/`to_html` of a capture, a listed function
 # loaded later), and its printer is the largest part of a graph document (~20 µs an eqn).
 # Weak keys: an entry goes with its jaxpr; the names' Vars are the jaxpr's own.
-_PRINTED: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_PRINTED: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 
 
 def forget_printed() -> None:

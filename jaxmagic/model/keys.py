@@ -20,10 +20,21 @@ MAX_NODES = 20_000  # nodes a document carries; the rest are counted in a note
 
 
 def _use_json(use: KeyUse) -> dict:
-    return {"kind": use.kind, "name": use.name, "consuming": use.consuming,
-            "shape": list(use.shape) if use.shape is not None else None, "dtype": use.dtype, "times": use.times,
-            "source": source_json(use.source), "via": use.via, "call": use.call, "function": use.function,
-            "loop": use.loop, "branch": use.branch, "order": use.order}
+    return {
+        "kind": use.kind,
+        "name": use.name,
+        "consuming": use.consuming,
+        "shape": list(use.shape) if use.shape is not None else None,
+        "dtype": use.dtype,
+        "times": use.times,
+        "source": source_json(use.source),
+        "via": use.via,
+        "call": use.call,
+        "function": use.function,
+        "loop": use.loop,
+        "branch": use.branch,
+        "order": use.order,
+    }
 
 
 def _data_text(data: tuple[int, ...] | None) -> str | None:
@@ -31,11 +42,27 @@ def _data_text(data: tuple[int, ...] | None) -> str | None:
 
 
 def _node_json(r: KeyRecord, run: int | None) -> dict:
-    return {"id": r.id, "parent": r.parent, "how": r.how, "label": r.label, "detail": r.detail,
-            "shape": list(r.shape), "count": r.count, "index": r.index, "typed": r.typed, "impl": r.impl,
-            "data": _data_text(r.data), "made": [source_json(m) for m in r.made], "call": r.call,
-            "function": r.function, "loop": r.loop, "uses": [_use_json(u) for u in r.uses], "state": r.state,
-            "names": list(r.names), "run": run}
+    return {
+        "id": r.id,
+        "parent": r.parent,
+        "how": r.how,
+        "label": r.label,
+        "detail": r.detail,
+        "shape": list(r.shape),
+        "count": r.count,
+        "index": r.index,
+        "typed": r.typed,
+        "impl": r.impl,
+        "data": _data_text(r.data),
+        "made": [source_json(m) for m in r.made],
+        "call": r.call,
+        "function": r.function,
+        "loop": r.loop,
+        "uses": [_use_json(u) for u in r.uses],
+        "state": r.state,
+        "names": list(r.names),
+        "run": run,
+    }
 
 
 def _line(use: KeyUse) -> str:
@@ -43,8 +70,10 @@ def _line(use: KeyUse) -> str:
 
 
 def _uses_key(record: KeyRecord) -> tuple:
-    return tuple((u.kind, u.name, u.source.file if u.source else None, u.source.line if u.source else None,
-                  u.function, u.times) for u in record.uses)
+    return tuple(
+        (u.kind, u.name, u.source.file if u.source else None, u.source.line if u.source else None, u.function, u.times)
+        for u in record.uses
+    )
 
 
 def _step(k: KeyRecord, children: dict[int, list[KeyRecord]]) -> tuple | None:
@@ -63,8 +92,14 @@ def _step(k: KeyRecord, children: dict[int, list[KeyRecord]]) -> tuple | None:
     rest = [r for r in rows if r is not nxt]
     if nxt.state == "reused" or any(r.state == "reused" for r in rest):
         return None
-    signature = (k.how, _uses_key(k), array.label, array.function, nxt.index,
-                 tuple((r.how, r.label, r.state, _uses_key(r)) for r in rest))
+    signature = (
+        k.how,
+        _uses_key(k),
+        array.label,
+        array.function,
+        nxt.index,
+        tuple((r.how, r.label, r.state, _uses_key(r)) for r in rest),
+    )
     return signature, [array, *rest], nxt
 
 
@@ -100,8 +135,15 @@ def _runs(records: list[KeyRecord]) -> tuple[list[dict], dict[int, int]]:
         for m in members:
             run_of[m.id] = run_id
         last = steps[-1][1]
-        runs.append({"id": run_id, "first": steps[0][0][0].id, "last": last.id, "length": len(steps),
-                     "label": _run_label(k, steps[0][0])})
+        runs.append(
+            {
+                "id": run_id,
+                "first": steps[0][0][0].id,
+                "last": last.id,
+                "length": len(steps),
+                "label": _run_label(k, steps[0][0]),
+            }
+        )
     return runs, run_of
 
 
@@ -139,17 +181,30 @@ def keys_document(capture: Capture) -> dict:
         records = records[:MAX_NODES]
     runs, run_of = _runs(records)
     nodes = [_node_json(r, run_of.get(r.id)) for r in records]
-    findings = [_finding_json(f, records) for f in capture.findings
-                if f.kind in ("key_reuse", "loop_reuse", "constant_key")
-                and (f.key is None or f.key < len(records))]
+    findings = [
+        _finding_json(f, records)
+        for f in capture.findings
+        if f.kind in ("key_reuse", "loop_reuse", "constant_key") and (f.key is None or f.key < len(records))
+    ]
     states = [r.state for r in records]
-    programs = len({u.call for r in records for u in r.uses if u.call is not None} |
-                   {r.call for r in records if r.call is not None})
-    summary = {"keys": len(records), "roots": sum(r.parent is None for r in records),
-               "consumed": states.count("consumed"), "reused": states.count("reused"),
-               "unused": states.count("unused"), "uses": sum(len(r.uses) for r in records), "programs": programs}
+    programs = len(
+        {u.call for r in records for u in r.uses if u.call is not None}
+        | {r.call for r in records if r.call is not None}
+    )
+    summary = {
+        "keys": len(records),
+        "roots": sum(r.parent is None for r in records),
+        "consumed": states.count("consumed"),
+        "reused": states.count("reused"),
+        "unused": states.count("unused"),
+        "uses": sum(len(r.uses) for r in records),
+        "programs": programs,
+    }
     reused = summary["reused"]
-    title = (f"%%prng — {plural(summary['keys'], 'key')} from {plural(summary['roots'], 'root')}"
-             + (f", {reused} reused" if reused else ", no reuse") if records else "%%prng — no PRNG keys")
-    return envelope("keys", VERSION, title, capture, notes, summary=summary, nodes=nodes, runs=runs,
-                    findings=findings)
+    title = (
+        f"%%prng — {plural(summary['keys'], 'key')} from {plural(summary['roots'], 'root')}"
+        + (f", {reused} reused" if reused else ", no reuse")
+        if records
+        else "%%prng — no PRNG keys"
+    )
+    return envelope("keys", VERSION, title, capture, notes, summary=summary, nodes=nodes, runs=runs, findings=findings)

@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb, prod
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import jax_compat
@@ -63,7 +63,9 @@ Frame = tuple  # (file, line, column, end_line | None, end_column | None)
 # line, where a `sin` took the next remat's multiplies); an unknown lowering is left unlinked.
 _LOWERED_THROUGH = {
     "integer_pow": frozenset({"mul", "div", "broadcast_in_dim"}),
-    "psum": frozenset({"add"}), "psum2": frozenset({"add"}), "psum_invariant": frozenset({"add"}),
+    "psum": frozenset({"add"}),
+    "psum2": frozenset({"add"}),
+    "psum_invariant": frozenset({"add"}),
     "broadcast_in_dim": frozenset({"empty"}),
 }
 
@@ -83,8 +85,10 @@ class LevelLinks:
 
     def levels_json(self) -> dict:
         """The function's `levels` field of the graph document."""
-        return {"stablehlo": {"text": self.stablehlo_text, "note": self.stablehlo_note},
-                "hlo": {"text": self.hlo_text, "note": self.hlo_note}}
+        return {
+            "stablehlo": {"text": self.stablehlo_text, "note": self.stablehlo_note},
+            "hlo": {"text": self.hlo_text, "note": self.hlo_note},
+        }
 
     def node_fields(self, index: int) -> dict:
         """The `shlo` / `hlo` / `hlo_comp` fields of the node at graph-order `index`."""
@@ -106,8 +110,9 @@ def link_levels(closed_jaxpr: Any, lowered: Any, compiled: Any) -> LevelLinks:
     n = len(eqns) - 1  # eqns[0] is the root pseudo-entry
     shlo_text, shlo_note = _text(lowered, "StableHLO", debug_info=True)
     hlo_text, hlo_note = _text(compiled, "HLO")
-    links = LevelLinks(shlo_text, shlo_note, hlo_text, hlo_note,
-                       [[] for _ in range(n)], [[] for _ in range(n)], [None] * n)
+    links = LevelLinks(
+        shlo_text, shlo_note, hlo_text, hlo_note, [[] for _ in range(n)], [[] for _ in range(n)], [None] * n
+    )
     if shlo_text is None:
         if hlo_text is not None:
             links.notes.append("HLO lines are linked through StableHLO locations, which are missing")
@@ -184,8 +189,11 @@ def _collect_eqns(closed_jaxpr: Any) -> list[_Eqn]:
             ns = jax_compat.lowered_name_stack_text(eqn.source_info)
             own = _eqn_frame(eqn, canon)
             frame = own or inherited
-            alive = live and (kept is None or id(eqn) in kept or any(id(v) in kept for v in eqn.outvars)) and not (
-                prim == "integer_pow" and eqn.params.get("y") == 1)  # JAX 0.4 keeps `x ** 1`: lowered to x, no op
+            alive = (
+                live
+                and (kept is None or id(eqn) in kept or any(id(v) in kept for v in eqn.outvars))
+                and not (prim == "integer_pow" and eqn.params.get("y") == 1)
+            )  # JAX 0.4 keeps `x ** 1`: lowered to x, no op
             info = _Eqn(prim, ns, f"{ns}/{prim}" if ns else prim, frame, [], own is not None, alive, eqn)
             ids.append(len(eqns))
             eqns.append(info)
@@ -200,8 +208,11 @@ def _collect_eqns(closed_jaxpr: Any) -> list[_Eqn]:
 def _same_lowering(a: Any, b: Any) -> bool:
     """Whether two eqns share JAX's cached lowering key (primitive, params, input avals)."""
     try:
-        return (a.primitive is b.primitive and [v.aval for v in a.invars] == [v.aval for v in b.invars]
-                and bool(a.params == b.params))
+        return (
+            a.primitive is b.primitive
+            and [v.aval for v in a.invars] == [v.aval for v in b.invars]
+            and bool(a.params == b.params)
+        )
     except Exception:  # params that cannot be compared (arrays): assume they differ
         return False
 
@@ -234,8 +245,13 @@ def _eqn_frame(eqn: Any, canon: Any) -> Frame | None:
     frame = jax_compat.user_frame(eqn.source_info)
     if frame is None:
         return None
-    return (canon(frame.file_name), frame.start_line, frame.start_column,
-            getattr(frame, "end_line", None), getattr(frame, "end_column", None))
+    return (
+        canon(frame.file_name),
+        frame.start_line,
+        frame.start_column,
+        getattr(frame, "end_line", None),
+        getattr(frame, "end_column", None),
+    )
 
 
 def _canonicaliser() -> Any:
@@ -268,7 +284,7 @@ _CONSTANT = re.compile(r"%c(?:st)?(?:_\d+)?$")  # MLIR's names for constants: %c
 def _unescape(text: str) -> str:
     if "\\" not in text:
         return text
-    return _ESCAPE.sub(lambda m: m.group(1) if m.group(1) in ('\\', '"') else chr(int(m.group(1), 16)), text)
+    return _ESCAPE.sub(lambda m: m.group(1) if m.group(1) in ("\\", '"') else chr(int(m.group(1), 16)), text)
 
 
 class _LocTable:
@@ -337,7 +353,7 @@ class _LocTable:
                 if s.startswith(", ", i):
                     i += 2
             return ("x", items), i + 1
-        raise ValueError(s[i:i + 40])
+        raise ValueError(s[i : i + 40])
 
     def _deref(self, node: Any) -> Any:
         while node[0] == "r":
@@ -408,7 +424,7 @@ def _norm(name: str) -> tuple[str, str]:
         paren = core.find("(")
         if paren <= 0 or not core.endswith(")"):
             break
-        inner = core[paren + 1:-1]
+        inner = core[paren + 1 : -1]
         if inner.endswith(")") and inner.find("(") > 0:
             wrappers.append(core[:paren])
             core = inner
@@ -427,7 +443,7 @@ def _root_of_ops(ops: list[tuple], locs: Any) -> str | None:
     for op in ops:
         name = locs.info(op[1])[0]
         if name and "/jit(main)/" in name:
-            return name[:name.index("/jit(main)/") + len("/jit(main)")]
+            return name[: name.index("/jit(main)/") + len("/jit(main)")]
     return None
 
 
@@ -535,7 +551,7 @@ class _StableHLO:
             calls: list[int] = []
             index: dict[tuple, list[int]] = {}
             self.parent.append([by_start.get(op[4], -1) for op in ops])
-            for k, (start, body, outer, callee, _) in enumerate(ops):
+            for k, (start, body, outer, callee, _) in enumerate(ops):  # noqa: B007
                 name, frame = locs.info(body) if body is not None else (None, None)
                 if name is not None and outer >= 0:  # relative to the manual computation around it
                     outer_name = names[by_start[outer]] if outer in by_start else None
@@ -579,7 +595,7 @@ class _StableHLO:
                 if target is not None and target != func and name is not None:
                     first_call.setdefault(target, name)
         for func, caller in first_call.items():
-            ctx = caller[:caller.rfind("/") + 1]
+            ctx = caller[: caller.rfind("/") + 1]
             own = f"jit({self.func_names[func]})/"
             index: dict[tuple, list[int]] = {}
             for p, name in enumerate(self.name[func]):
@@ -587,8 +603,8 @@ class _StableHLO:
                     self.name[func][p] = self.norm[func][p] = None
                     continue
                 if name is not None and ctx and name.startswith(ctx):
-                    name = name[len(ctx):]
-                    name = name[len(own):] if name.startswith(own) else name
+                    name = name[len(ctx) :]
+                    name = name[len(own) :] if name.startswith(own) else name
                     self.name[func][p] = name
                     self.norm[func][p] = _norm(name)[0]
                 if self.norm[func][p] is not None:
@@ -613,8 +629,12 @@ def _op_facts(line: str) -> tuple[set, set, str]:
 _MAX_SEGMENTATIONS = 4096
 
 
-def _segment(facts: list[tuple[set, set, str]], sizes_equal: list[tuple[int, int]], parts: int,
-             fed_by_run: list[bool] | None = None) -> list[list[int]] | None:
+def _segment(
+    facts: list[tuple[set, set, str]],
+    sizes_equal: list[tuple[int, int]],
+    parts: int,
+    fed_by_run: list[bool] | None = None,
+) -> list[list[int]] | None:
     """The only way to cut ops into `parts` consecutive groups that look like separate lowerings.
 
     A lowering's ops feed its last op (every earlier op's value is used later in the group), its
@@ -639,8 +659,10 @@ def _segment(facts: list[tuple[set, set, str]], sizes_equal: list[tuple[int, int
             continue
         if _uses_foreign_internals(facts, groups):
             continue
-        if fed_by_run and any(fed and any(not _CONSTANT.match(v) for i in g for v in facts[i][1] - in_run)
-                              for fed, g in zip(fed_by_run, groups)):
+        if fed_by_run and any(
+            fed and any(not _CONSTANT.match(v) for i in g for v in facts[i][1] - in_run)
+            for fed, g in zip(fed_by_run, groups)
+        ):
             continue
         if found is not None:
             return None
@@ -687,7 +709,7 @@ def _trailing_loc(s: str) -> str | None:
     at = s.rfind(" loc(")
     if at < 0:
         return s[4:-1] if s.startswith("loc(") else None
-    return s[at + 5:-1]
+    return s[at + 5 : -1]
 
 
 def _callee(line: str) -> str | None:
@@ -722,8 +744,11 @@ class _Aligner:
         # primitives of live eqns with no op at their own position: JAX wrote their ops elsewhere (JAX 0.7
         # writes a remat or loop body's ops at the owner's position), so an op named so may be theirs
         at = {key for index in module.index for key in index}
-        self._displaced = {info.prim for info in eqns[1:] if info.live and info.frame is not None
-                           and (info.prim,) + info.frame[:3] not in at}
+        self._displaced = {
+            info.prim
+            for info in eqns[1:]
+            if info.live and info.frame is not None and (info.prim,) + info.frame[:3] not in at
+        }
         self._owners_at: dict[Any, list[int]] | None = None  # `_twin_owner_prims`
 
     def run(self) -> None:
@@ -758,8 +783,17 @@ class _Aligner:
             return False
         return a[3] is None or b[3] is None or (a[3], a[4]) == (b[3], b[4])
 
-    def _first(self, e: int, func: int, claimed: dict, ctx: str | None, lo: int, hi: int,
-               exclude: set[str] | None = None, blocked: set[int] | None = None) -> int | None:
+    def _first(
+        self,
+        e: int,
+        func: int,
+        claimed: dict,
+        ctx: str | None,
+        lo: int,
+        hi: int,
+        exclude: set[str] | None = None,
+        blocked: set[int] | None = None,
+    ) -> int | None:
         """The first unclaimed op in [lo, hi) named for eqn e: exactly `ctx/rel`, or (ctx None) any `.../rel`.
 
         Ops named in `exclude` and ops inside the regions of ops at `blocked` positions (bodies of
@@ -778,14 +812,27 @@ class _Aligner:
             if p in claimed or not self._same_frame(e, func, p):
                 continue
             n = norms[p]
-            if (n == want if want is not None else (n == rel or n.endswith("/" + rel))) and (
-                    exclude is None or self.m.name[func][p] not in exclude) and not (
-                    blocked and self.m.inside(func, p, blocked)):
+            if (
+                (n == want if want is not None else (n == rel or n.endswith("/" + rel)))
+                and (exclude is None or self.m.name[func][p] not in exclude)
+                and not (blocked and self.m.inside(func, p, blocked))
+            ):
                 return p
         return None
 
-    def _overtakes(self, ids: list[int], k: int, func: int, claimed: dict, ctx: str | None, lo: int, p: int,
-                   placed: set[tuple], placed_names: set[str], regions: set[int]) -> bool:
+    def _overtakes(
+        self,
+        ids: list[int],
+        k: int,
+        func: int,
+        claimed: dict,
+        ctx: str | None,
+        lo: int,
+        p: int,
+        placed: set[tuple],
+        placed_names: set[str],
+        regions: set[int],
+    ) -> bool:
         """True if one of the next few eqns has an op before p.
 
         Eqns lower in order, so eqn k's first op cannot follow a later eqn's: then eqn k made no
@@ -794,7 +841,7 @@ class _Aligner:
         owner without ops of its own counts by its body's first op.
         """
         checked = 0
-        for other in ids[k + 1:k + 1 + 8 * _LOOKAHEAD]:
+        for other in ids[k + 1 : k + 1 + 8 * _LOOKAHEAD]:
             o = self.eqns[other]
             if self._twins(ids[k], other) or (o.rel, o.frame) in placed:
                 continue
@@ -841,8 +888,17 @@ class _Aligner:
             e = run[0]
             info = self.eqns[e]
             if not info.subs and ctx is not None and info.frame != last_frame:
-                inner = self._internals(e, func, claimed, _join(ctx, info.ns), cur, hi, frame_prims, regions,
-                                        earlier - {info.frame[:3] if info.frame else None})
+                inner = self._internals(
+                    e,
+                    func,
+                    claimed,
+                    _join(ctx, info.ns),
+                    cur,
+                    hi,
+                    frame_prims,
+                    regions,
+                    earlier - {info.frame[:3] if info.frame else None},
+                )
                 if inner:
                     if pending is not None:
                         self._split(pending[0], pending[1], inner[0], func, claimed, starts, chunks)
@@ -856,8 +912,11 @@ class _Aligner:
                     cur = inner[-1] + 1
                     continue
             p = self._first(e, func, claimed, ctx, cur, hi, None, regions)
-            if p is not None and p > cur and self._overtakes(ids, position[e], func, claimed, ctx, cur, p, placed,
-                                                                   placed_names, regions):
+            if (
+                p is not None
+                and p > cur
+                and self._overtakes(ids, position[e], func, claimed, ctx, cur, p, placed, placed_names, regions)
+            ):
                 p = None
             if p is not None and self.eqns[e].subs:
                 # an owner's own ops come before its inline body; an op named for it after its body's
@@ -936,11 +995,21 @@ class _Aligner:
         prims: set[str] = set()
         for o in self._owners_at.get(frame, ()):
             if o != e:
-                prims |= {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(o)}
+                prims |= {rel[rel.rfind("/") + 1 :] for rel, _ in self._descendant_keys(o)}
         return prims
 
-    def _proxy(self, e: int, func: int, claimed: dict, ctx: str | None, lo: int, hi: int,
-               exclude: set[str], ambiguous: set[tuple] | None = None, blocked: set[int] | None = None) -> int | None:
+    def _proxy(
+        self,
+        e: int,
+        func: int,
+        claimed: dict,
+        ctx: str | None,
+        lo: int,
+        hi: int,
+        exclude: set[str],
+        ambiguous: set[tuple] | None = None,
+        blocked: set[int] | None = None,
+    ) -> int | None:
         """Where the body of an owner without ops of its own starts (its first body eqn's first op).
 
         Without it an op-less owner's span would run to the next placed sibling and swallow the
@@ -963,8 +1032,18 @@ class _Aligner:
                         return q
         return None
 
-    def _internals(self, e: int, func: int, claimed: dict, head: str, lo: int, hi: int,
-                   frame_prims: dict[Any, set[str]], regions: set[int], before: set) -> list[int]:
+    def _internals(
+        self,
+        e: int,
+        func: int,
+        claimed: dict,
+        head: str,
+        lo: int,
+        hi: int,
+        frame_prims: dict[Any, set[str]],
+        regions: set[int],
+        before: set,
+    ) -> list[int]:
         """Ops of an eqn JAX lowered through other primitives, or [] if it made none.
 
         `integer_pow` with y > 3 lowers to multiplies named `.../mul`: ops from `lo` on, at the
@@ -984,10 +1063,16 @@ class _Aligner:
             n = norms[p]
             if n is None or p in claimed or self.m.inside(func, p, regions):
                 continue
-            last = n[n.rfind("/") + 1:]
-            if (frames[p] is None or info.frame is None or not self._same_frame(e, func, p)
-                    or not n.startswith(prefix) or "/" in n[len(prefix):] or last in others
-                    or (last != info.prim and last not in helpers)):
+            last = n[n.rfind("/") + 1 :]
+            if (
+                frames[p] is None
+                or info.frame is None
+                or not self._same_frame(e, func, p)
+                or not n.startswith(prefix)
+                or "/" in n[len(prefix) :]
+                or last in others
+                or (last != info.prim and last not in helpers)
+            ):
                 if not found and frames[p] is not None and frames[p][:3] in before:
                     continue
                 break
@@ -1008,8 +1093,7 @@ class _Aligner:
         x, y = self.eqns[a], self.eqns[b]
         return x.rel == y.rel and x.frame == y.frame and not x.subs
 
-    def _split(self, run: list[int], p: int, bound: int, func: int, claimed: dict, starts: dict,
-               chunks: dict) -> None:
+    def _split(self, run: list[int], p: int, bound: int, func: int, claimed: dict, starts: dict, chunks: dict) -> None:
         """Share the ops named like a run of adjacent twins, [p, bound), out among them in order.
 
         Twins with the same params and input avals share one cached lowering, so they made equally
@@ -1036,7 +1120,7 @@ class _Aligner:
         groups: list[list[int]] | None = None
         if len(ops) % len(run) == 0 and len(same) == len(run) * (len(run) - 1) // 2:
             size = len(ops) // len(run)
-            groups = [ops[k * size:(k + 1) * size] for k in range(len(run))]
+            groups = [ops[k * size : (k + 1) * size] for k in range(len(run))]
         else:
             lines = self.m.lines
             made = {id(v) for o in objs for v in o.outvars}
@@ -1053,11 +1137,10 @@ class _Aligner:
         """An op that may belong to a sibling eqn we could not place: never claim it for another."""
         norm = self.m.norm[func][p]
         frame = self.m.frame[func][p]
-        last = norm[norm.rfind("/") + 1:]
+        last = norm[norm.rfind("/") + 1 :]
         return any(prim == last and (f is None or frame is None or f[:3] == frame[:3]) for prim, f in unmatched)
 
-    def _bodies(self, e: int, fi: tuple, claimed: dict, kmin: str | None, lo: int, hi: int,
-                unmatched: set) -> None:
+    def _bodies(self, e: int, fi: tuple, claimed: dict, kmin: str | None, lo: int, hi: int, unmatched: set) -> None:
         func, prefix = fi[0], fi[1]
         m = self.m
         callees: list[tuple] = []  # function instances: (func, caller's full name, (caller instance, call op))
@@ -1067,8 +1150,12 @@ class _Aligner:
             if p >= hi:
                 break
             owner = claimed.get(p)
-            if owner == e or (owner is None and m.name[func][p] is not None and self._same_frame(e, func, p)
-                              and not self._foreign(func, p, unmatched)):
+            if owner == e or (
+                owner is None
+                and m.name[func][p] is not None
+                and self._same_frame(e, func, p)
+                and not self._foreign(func, p, unmatched)
+            ):
                 caller = m.name[func][p]
                 callees.append((m.callee[func][p], f"{prefix}/{caller}" if prefix else caller, (fi, p)))
         used: set = set()
@@ -1099,8 +1186,10 @@ class _Aligner:
                 for instance in callees:
                     callee = instance[0]
                     taken = self.claims.get(instance, {})
-                    if any(m.norm[callee][p] == rel and p not in taken and self._same_frame(s, callee, p)
-                           for p in self._candidates(s, callee)):
+                    if any(
+                        m.norm[callee][p] == rel and p not in taken and self._same_frame(s, callee, p)
+                        for p in self._candidates(s, callee)
+                    ):
                         seen.add(("call", instance))
                 for option in seen:
                     votes[option] = votes.get(option, 0) + 1
@@ -1114,8 +1203,7 @@ class _Aligner:
             else:
                 self.align(ids, option[1], "", 0, len(m.start[option[1][0]]))
 
-    def _leftovers(self, e: int, fi: tuple, claimed: dict, kmin: str, lo: int, hi: int,
-                   unmatched: set) -> None:
+    def _leftovers(self, e: int, fi: tuple, claimed: dict, kmin: str, lo: int, hi: int, unmatched: set) -> None:
         """Ops an owner's lowering emits itself (a scan's `while`, counters, helper calls).
 
         Only ops named with no primitive that some eqn at the same source position has: those
@@ -1128,15 +1216,21 @@ class _Aligner:
         head = kmin + "/" if kmin else ""
         info = self.eqns[e]
         taken = self._frame_prims.get(info.frame[:3] if info.frame else None, set()) - {info.prim}
-        taken = taken | {rel[rel.rfind("/") + 1:] for rel, _ in self._descendant_keys(e)}
+        taken = taken | {rel[rel.rfind("/") + 1 :] for rel, _ in self._descendant_keys(e)}
         # nor one whose eqns have no op at their own position: JAX 0.7 writes a remat body's ops at the
         # remat's line, so a second remat on that line would take the first one's body ops
         taken = taken | self._displaced | self._twin_owner_prims(e)
         for p in range(lo, hi):
             n = names[p]
-            if (n is None or p in claimed or not n.startswith(head) or n == kmin
-                    or not self._same_frame(e, func, p) or self._foreign(func, p, unmatched)
-                    or n[n.rfind("/") + 1:] in taken):  # could be an eqn's with that primitive
+            if (
+                n is None
+                or p in claimed
+                or not n.startswith(head)
+                or n == kmin
+                or not self._same_frame(e, func, p)
+                or self._foreign(func, p, unmatched)
+                or n[n.rfind("/") + 1 :] in taken
+            ):  # could be an eqn's with that primitive
                 continue
             self._claim(e, fi, claimed, p)
 
@@ -1256,8 +1350,11 @@ def _hlo_frames(data: bytes) -> dict[int, tuple]:
         elif section == "FileLocations":
             fields = dict(re.findall(r"(\w+)=(\d+)", rest))
             if "file_name_id" in fields and "line" in fields:
-                locations[key] = (int(fields["file_name_id"]), int(fields["line"]),
-                                  int(fields["column"]) if "column" in fields else None)
+                locations[key] = (
+                    int(fields["file_name_id"]),
+                    int(fields["line"]),
+                    int(fields["column"]) if "column" in fields else None,
+                )
         elif section == "StackFrames":
             m = re.search(r"file_location_id=(\d+)", rest)
             if m and int(m.group(1)) in locations:
@@ -1331,12 +1428,14 @@ def _link_hlo(links: LevelLinks, eqns: list[_Eqn], module: _StableHLO, aligner: 
         # Said where it matters, the HLO pane (not the top of the view), in a reader's words: XLA labels each
         # instruction with the op, scope and line it came from, and these ops share all three with another.
         them = "it" if unresolved == 1 else "them"
-        said = (f"{plural(unresolved, 'op')} of this function came from the same line as another op of the same "
-                f"kind, so XLA's labels cannot tell their instructions apart: selecting {them} marks no HLO line.")
+        said = (
+            f"{plural(unresolved, 'op')} of this function came from the same line as another op of the same "
+            f"kind, so XLA's labels cannot tell their instructions apart: selecting {them} marks no HLO line."
+        )
         links.hlo_note = f"{links.hlo_note} {said}" if links.hlo_note else said
 
 
-def _share_out(hlo: "_HLO", twins: list[_Eqn], lines: list[int]) -> list[list[int]] | None:
+def _share_out(hlo: _HLO, twins: list[_Eqn], lines: list[int]) -> list[list[int]] | None:
     """Instructions with the metadata of several eqns (twins), shared out, or None.
 
     An instruction whose result shape is an output shape of exactly one twin is that twin's (the

@@ -9,7 +9,8 @@ requests with `handlers` (views/requests.py). `jaxmagic.document()`, exported pa
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class OnDemand:

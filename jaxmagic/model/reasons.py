@@ -20,7 +20,7 @@ for both and `from` is "both". Changes only one side names are kept, merged, JAX
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..capture.explain import Explanation, main_kind
 from ..capture.record import Change
@@ -31,25 +31,25 @@ _CONTAINERS = ("", "args", "kwargs")  # JAX's whole-list paths: agree with any a
 
 FIXES = {
     "shape": "Keep shapes fixed between calls: pad inputs to a few bucket sizes (for example powers of two) "
-             "and mask the padding, so only a handful of shapes ever reach jit.",
+    "and mask the padding, so only a handful of shapes ever reach jit.",
     "dtype": "Cast inputs to one dtype before the call (x.astype(jnp.float32)) so every call passes the same dtype.",
     "weak_type": "Pass a JAX array (jnp.asarray(v, jnp.float32)) instead of a Python number, or make the argument "
-                 "static if it is a true constant.",
+    "static if it is a true constant.",
     "static": "Each distinct value of a static argument compiles anew: pass fewer distinct values, or make it a "
-              "traced (non-static) argument if only its value changes.",
+    "traced (non-static) argument if only its value changes.",
     "pytree": "Pass arguments with the same structure on every call: the same dict keys, list lengths and None "
-              "entries, and each argument always by position or always by keyword.",
+    "entries, and each argument always by position or always by keyword.",
     "sharding": "Put inputs on one sharding on every call (jax.device_put(x, NamedSharding(mesh, P(...))) once), "
-                "or fix it with in_shardings on jax.jit.",
+    "or fix it with in_shardings on jax.jit.",
     "donation": "Call one jitted function with the same donate_argnums everywhere instead of several variants.",
     "new_wrapper": "Make one jax.jit wrapper per set of jit options and reuse it: each wrapper whose options "
-                   "(compiler_options, shardings, donation, …) differ compiles its own program.",
+    "(compiler_options, shardings, donation, …) differ compiles its own program.",
     "new_function": "Define the function and call jax.jit on it once, outside the loop, and reuse the jitted "
-                    "function; pass changing values as arguments instead of closing over them.",
+    "function; pass changing values as arguments instead of closing over them.",
     "context": "Keep config flags and context managers (jax_enable_x64, default_matmul_precision, …) the same "
-               "around every call, or set them once at the start.",
+    "around every call, or set them once at the start.",
     "unknown": "Check whether an argument moved to another device or changed sharding between calls "
-               "(x.sharding): JAX does not explain those. Place inputs once with jax.device_put.",
+    "(x.sharding): JAX does not explain those. Place inputs once with jax.device_put.",
 }
 
 
@@ -96,7 +96,7 @@ def change_words(change: Change) -> str:
 
 
 def _under(path: str, base: str) -> bool:
-    return path.startswith(base) and path[len(base):][:1] in ("[", ".")
+    return path.startswith(base) and path[len(base) :][:1] in ("[", ".")
 
 
 def _agree(jax_change: Change, ours: Change) -> bool:
@@ -138,16 +138,21 @@ def _listed(changes: Sequence[Change]) -> str:
 
 def _new_function_words(name: str | None, line: int | None) -> str:
     where = f" defined at line {line}" if line else ""
-    return (f"a new function object: `{name or 'the function'}`{where} was made anew, and JAX caches per function "
-            "object (an earlier one made from the same definition was compiled before)")
+    return (
+        f"a new function object: `{name or 'the function'}`{where} was made anew, and JAX caches per function "
+        "object (an earlier one made from the same definition was compiled before)"
+    )
 
 
 def _new_wrapper_words(name: str | None, changes: Sequence[Change]) -> str:
     """A new jax.jit wrapper of a function compiled before: what differs, and that JAX named no cause."""
     options = [c.path for c in changes if c.kind == "new_wrapper" and c.path]
     who = f"`{name or 'the function'}`"
-    what = (f"with other jit options ({', '.join(options)}) than an earlier wrapper" if options
-            else "with the same jit options as an earlier wrapper")
+    what = (
+        f"with other jit options ({', '.join(options)}) than an earlier wrapper"
+        if options
+        else "with the same jit options as an earlier wrapper"
+    )
     return f"a new jax.jit wrapper of {who} {what} was compiled; JAX did not report the cause of this compile"
 
 
@@ -158,20 +163,44 @@ def _hint(explanation: Explanation | None, first_call: bool, redefined: bool) ->
         return None
     text = "JAX suggests: " + " ".join(hints)
     if explanation.redefined_hint and first_call and not redefined:
-        text += (" (JAX says this of any function first traced from a line that traced another one; this cell made "
-                 "no other function object from this definition)")
+        text += (
+            " (JAX says this of any function first traced from a line that traced another one; this cell made "
+            "no other function object from this definition)"
+        )
     return text
 
 
-def _result(call: int, kind: str, changes: Sequence[Change], words: str, explanation: Explanation | None,
-            source: str, hint: str | None = None) -> dict:
-    return {"call": call, "kind": kind, "changes": [_change_json(c) for c in changes[:MAX_CHANGES]],
-            "words": words, "fix": FIXES.get(kind), "jax": explanation.text if explanation else None,
-            "from": source, "hint": hint}
+def _result(
+    call: int,
+    kind: str,
+    changes: Sequence[Change],
+    words: str,
+    explanation: Explanation | None,
+    source: str,
+    hint: str | None = None,
+) -> dict:
+    return {
+        "call": call,
+        "kind": kind,
+        "changes": [_change_json(c) for c in changes[:MAX_CHANGES]],
+        "words": words,
+        "fix": FIXES.get(kind),
+        "jax": explanation.text if explanation else None,
+        "from": source,
+        "hint": hint,
+    }
 
 
-def miss_json(call_index: int, explanation: Explanation | None, diff: Sequence[Change] | None, first_call: bool,
-              redefined: bool, *, name: str | None = None, defined_line: int | None = None) -> dict:
+def miss_json(
+    call_index: int,
+    explanation: Explanation | None,
+    diff: Sequence[Change] | None,
+    first_call: bool,
+    redefined: bool,
+    *,
+    name: str | None = None,
+    defined_line: int | None = None,
+) -> dict:
     """The schema's Miss for one call that missed the cache.
 
     `explanation`: JAX's record for this call, parsed (None when JAX logged none: its flag
@@ -225,7 +254,9 @@ def miss_json(call_index: int, explanation: Explanation | None, diff: Sequence[C
     elif explanation is not None and explanation.detail:
         words = explanation.detail + ("" if first_call else ", and the arguments' signature did not change")
     else:
-        words = ("compiled again with no change that JAX explains or the arguments' signature shows: JAX did not "
-                 "report the cause (it explains only tracing-cache misses; an argument committed to another "
-                 "device, a sharding change on an Auto mesh or donation recompile without one)")
+        words = (
+            "compiled again with no change that JAX explains or the arguments' signature shows: JAX did not "
+            "report the cause (it explains only tracing-cache misses; an argument committed to another "
+            "device, a sharding change on an Auto mesh or donation recompile without one)"
+        )
     return _result(call_index, kind, merged, words, explanation, source, hint)

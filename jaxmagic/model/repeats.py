@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..units import plural
 
@@ -48,8 +49,10 @@ class _Item:
 def _node_spans(fn: dict) -> list[int]:
     """Exclusive end index of each node's subtree (the node plus its sub-jaxprs' nodes)."""
     n_eqns = {g["id"]: g["n_eqns"] for g in fn["groups"]}
-    return [i + 1 + sum(n_eqns.get(g, 0) for g in node["subgroups"]) if node["subgroups"] else i + 1
-            for i, node in enumerate(fn["nodes"])]
+    return [
+        i + 1 + sum(n_eqns.get(g, 0) for g in node["subgroups"]) if node["subgroups"] else i + 1
+        for i, node in enumerate(fn["nodes"])
+    ]
 
 
 class _Hasher:
@@ -95,12 +98,17 @@ class _Hasher:
 
     def _node(self, i: int) -> int:
         node = self.fn["nodes"][i]
-        params = tuple(sorted([(k, _JAXPR_REF.sub("<jaxpr>", v) if "<jaxpr" in v else v)
-                               for k, v in node["params"].items()]))
+        params = tuple(
+            sorted([(k, _JAXPR_REF.sub("<jaxpr>", v) if "<jaxpr" in v else v) for k, v in node["params"].items()])
+        )
         subs = tuple([self._group(g) for g in node["subgroups"]]) if node["subgroups"] else ()
         avals = self.avals  # inputs by type alone: the node's hash knows nothing of its neighbours
-        ins = tuple([("ext", avals.get(op["var"], "?")) if "var" in op else ("lit", op.get("lit"), op.get("aval"))
-                     for op in node["ins"]])
+        ins = tuple(
+            [
+                ("ext", avals.get(op["var"], "?")) if "var" in op else ("lit", op.get("lit"), op.get("aval"))
+                for op in node["ins"]
+            ]
+        )
         outs = tuple([avals[v] for v in node["outs"] if v in avals])
         return hash((node["prim"], params, ins, outs, subs))
 
@@ -210,23 +218,23 @@ def _runs(hashes: list[int], sizes: list[int]) -> Iterable[tuple[int, int, int]]
     for i, h in enumerate(hashes):
         occurrences.setdefault(h, []).append(i)
     position = {}
-    for h, idx in occurrences.items():
+    for h, idx in occurrences.items():  # noqa: B007
         for k, i in enumerate(idx):
             position[i] = k
     i = 0
     while i < n:
         best = (0, 0, 0)  # covered eqns, period, count
         later = occurrences[hashes[i]]
-        for j in later[position[i] + 1:]:
+        for j in later[position[i] + 1 :]:
             p = j - i
             if p > MAX_PERIOD or i + 2 * p > n:
                 break
-            if hashes[i:i + p] != hashes[j:j + p]:
+            if hashes[i : i + p] != hashes[j : j + p]:
                 continue
             count = 2
-            while i + (count + 1) * p <= n and hashes[i + count * p:i + (count + 1) * p] == hashes[i:i + p]:
+            while i + (count + 1) * p <= n and hashes[i + count * p : i + (count + 1) * p] == hashes[i : i + p]:
                 count += 1
-            unit_eqns = sum(sizes[i:i + p])
+            unit_eqns = sum(sizes[i : i + p])
             covered = unit_eqns * count
             big_enough = covered >= MIN_RUN_EQNS and (unit_eqns >= MIN_UNIT_EQNS or count >= MIN_SMALL_UNITS)
             if big_enough and covered > best[0]:  # ties keep the smaller period: one layer per unit
@@ -253,12 +261,14 @@ def find_repeats(fn: dict) -> list[dict]:
         hashes = [hasher.item_hash(item, containers, key) for item in items]
         sizes = [item.stop - item.start for item in items]
         for start, period, count in _runs(hashes, sizes):
-            units = [[items[start + u * period].start, items[start + u * period + period - 1].stop]
-                     for u in range(count)]
+            units = [
+                [items[start + u * period].start, items[start + u * period + period - 1].stop] for u in range(count)
+            ]
             first, last = items[start], items[start + period * count - 1]
             label = _label(first, last, period, count, units[0][1] - units[0][0])
-            repeats.append({"id": f"r{len(repeats)}", "group": key[0], "scope": paths[key],
-                            "units": units, "label": label})
+            repeats.append(
+                {"id": f"r{len(repeats)}", "group": key[0], "scope": paths[key], "units": units, "label": label}
+            )
     return repeats
 
 

@@ -23,8 +23,8 @@ from ..capture import jax_compat
 from ..capture import sharding as placement
 from ..capture.record import Capture, JitCall
 from ..units import bytes_text, plural
-from .document import envelope, source_json
 from . import findings, folding
+from .document import envelope, source_json
 from .graph import _function_entries
 
 VERSION = 1
@@ -41,9 +41,12 @@ def _unshown_note(rest: list) -> list[str]:
     for entry in rest:
         names[entry.first.name] = names.get(entry.first.name, 0) + 1
     top = sorted(names.items(), key=lambda kv: -kv[1])[:8]
-    return [f"{plural(len(rest), 'more jitted function')} (by signature) not detailed here: the view details "
-            f"the first {MAX_CALLS:,}: " + ", ".join(f"{name} ×{n:,}" for name, n in top)
-            + ("" if len(names) <= 8 else f" and {plural(len(names) - 8, 'more name')}")]
+    return [
+        f"{plural(len(rest), 'more jitted function')} (by signature) not detailed here: the view details "
+        f"the first {MAX_CALLS:,}: "
+        + ", ".join(f"{name} ×{n:,}" for name, n in top)
+        + ("" if len(names) <= 8 else f" and {plural(len(names) - 8, 'more name')}")
+    ]
 
 
 def sharding_document(capture: Capture) -> dict:
@@ -53,7 +56,9 @@ def sharding_document(capture: Capture) -> dict:
         meshes.id_of(record)
     arrays = [_array(f"a{i}", a, meshes) for i, a in enumerate(_story_order(capture.arrays))]
     calls = []
-    entries = [e for e in folding.fold(_function_entries(capture)[0], capture.wrappers) if e.first.artifacts is not None]
+    entries = [
+        e for e in folding.fold(_function_entries(capture)[0], capture.wrappers) if e.first.artifacts is not None
+    ]
     for entry in entries[:MAX_CALLS]:
         first = entry.first
         try:
@@ -64,23 +69,36 @@ def sharding_document(capture: Capture) -> dict:
         if entry.n_wrappers > 1:  # jit wrappers of one definition, signature and program
             calls[-1]["wrappers"] = entry.n_wrappers
     notes.extend(_unshown_note(entries[MAX_CALLS:]))
-    devices = sorted({d for m in meshes.records for d in m["devices"] or ()}
-                     | {d for a in arrays for d in a["sharding"]["devices"]})
+    devices = sorted(
+        {d for m in meshes.records for d in m["devices"] or ()} | {d for a in arrays for d in a["sharding"]["devices"]}
+    )
     own = _findings(arrays, calls)
     findings.publish(capture, own, "sharding")  # one list: model/findings.py
-    found = own + [{**findings.finding_json(f), "array": None, "call": None, "collective": None}
-                   for f in findings.general(capture)]
+    found = own + [
+        {**findings.finding_json(f), "array": None, "call": None, "collective": None} for f in findings.general(capture)
+    ]
     n_dev = len(devices)
     if arrays or calls:
         own = sum(not a["earlier"] for a in arrays)  # the title is about this cell; its view's last row, the rest
-        title = (f"%%sharding: {plural(own, 'array')} on {plural(n_dev, 'device')}, "
-                 f"{plural(len(meshes.records), 'mesh')}, {plural(len(calls), 'jitted function')}")
+        title = (
+            f"%%sharding: {plural(own, 'array')} on {plural(n_dev, 'device')}, "
+            f"{plural(len(meshes.records), 'mesh')}, {plural(len(calls), 'jitted function')}"
+        )
     else:
         title = "%%sharding: no arrays and no jitted calls were recorded in this cell"
     info = {int(d[0]): {"id": int(d[0]), "platform": d[1], "kind": d[2]} for d in capture.devices}
-    return envelope("sharding", VERSION, title, capture, notes,
-                    devices=[info.get(d, {"id": d, "platform": capture.backend, "kind": None}) for d in devices],
-                    meshes=meshes.records, arrays=arrays, calls=calls, findings=found)
+    return envelope(
+        "sharding",
+        VERSION,
+        title,
+        capture,
+        notes,
+        devices=[info.get(d, {"id": d, "platform": capture.backend, "kind": None}) for d in devices],
+        meshes=meshes.records,
+        arrays=arrays,
+        calls=calls,
+        findings=found,
+    )
 
 
 def _story_order(arrays: list[placement.ArrayRecord]) -> list[placement.ArrayRecord]:
@@ -103,17 +121,28 @@ class _Meshes:
             return None
         if mesh.abstract:
             for record in self.records:
-                if (record["axis_names"] == list(mesh.axis_names) and record["shape"] == list(mesh.shape)
-                        and (not mesh.axis_types or record["axis_types"] == list(mesh.axis_types))):
+                if (
+                    record["axis_names"] == list(mesh.axis_names)
+                    and record["shape"] == list(mesh.shape)
+                    and (not mesh.axis_types or record["axis_types"] == list(mesh.axis_types))
+                ):
                     self._name(record, mesh)
                     return record["id"]
         key = mesh.key
         if key not in self._ids:
             mid = self._ids[key] = f"m{len(self.records)}"
-            self.records.append({"id": mid, "axis_names": list(mesh.axis_names), "shape": list(mesh.shape),
-                                 "axis_types": list(mesh.axis_types),
-                                 "devices": list(mesh.device_ids) if not mesh.abstract else None,
-                                 "abstract": mesh.abstract, "names": [], "context": False})
+            self.records.append(
+                {
+                    "id": mid,
+                    "axis_names": list(mesh.axis_names),
+                    "shape": list(mesh.shape),
+                    "axis_types": list(mesh.axis_types),
+                    "devices": list(mesh.device_ids) if not mesh.abstract else None,
+                    "abstract": mesh.abstract,
+                    "names": [],
+                    "context": False,
+                }
+            )
         record = self.records[int(self._ids[key][1:])]
         self._name(record, mesh)
         return record["id"]
@@ -125,10 +154,17 @@ class _Meshes:
 
 
 def _sharding(s: placement.ShardingRecord, meshes: _Meshes) -> dict:
-    return {"kind": s.kind, "text": s.text, "mesh": meshes.id_of(s.mesh),
-            "spec": None if s.spec is None else [list(e) if isinstance(e, tuple) else e for e in s.spec],
-            "memory_kind": s.memory_kind, "devices": list(s.device_ids), "fully_replicated": s.fully_replicated,
-            "unreduced": list(s.unreduced), "reduced": list(s.reduced)}
+    return {
+        "kind": s.kind,
+        "text": s.text,
+        "mesh": meshes.id_of(s.mesh),
+        "spec": None if s.spec is None else [list(e) if isinstance(e, tuple) else e for e in s.spec],
+        "memory_kind": s.memory_kind,
+        "devices": list(s.device_ids),
+        "fully_replicated": s.fully_replicated,
+        "unreduced": list(s.unreduced),
+        "reduced": list(s.reduced),
+    }
 
 
 def _partial_sums(a: placement.ArrayRecord) -> int:
@@ -144,26 +180,42 @@ def _unreduced_note(a: placement.ArrayRecord) -> str | None:
     if not axes:
         return None
     which = f"mesh axis {axes[0]}" if len(axes) == 1 else "mesh axes " + ", ".join(axes)
-    return (f"JAX cannot index {a.name or 'this array'}: it is unreduced over {which}, so the devices along "
-            f"{'it' if len(axes) == 1 else 'them'} hold partial sums of each block, not copies, and its value is "
-            "their sum. jax.sharding.reshard to a spec without unreduced (or a jitted function's out_sharding) "
-            "adds them up.")
+    return (
+        f"JAX cannot index {a.name or 'this array'}: it is unreduced over {which}, so the devices along "
+        f"{'it' if len(axes) == 1 else 'them'} hold partial sums of each block, not copies, and its value is "
+        "their sum. jax.sharding.reshard to a spec without unreduced (or a jitted function's out_sharding) "
+        "adds them up."
+    )
 
 
 def _array(aid: str, a: placement.ArrayRecord, meshes: _Meshes) -> dict:
-    blocks = [{"index": [list(r) for r in b.index], "devices": list(b.devices), "replicas": list(b.replicas)}
-              for b in a.blocks]
+    blocks = [
+        {"index": [list(r) for r in b.index], "devices": list(b.devices), "replicas": list(b.replicas)}
+        for b in a.blocks
+    ]
     itemsize = a.nbytes // max(1, math.prod(a.shape)) if a.shape else a.nbytes
     per_device: dict[int, int] = {}
     for b in a.blocks:
         size = math.prod(stop - start for start, stop in b.index) * itemsize if b.index else a.nbytes
         for d in b.devices:
             per_device[d] = per_device.get(d, 0) + size
-    return {"id": aid, "name": a.name, "origin": a.origin, "earlier": a.earlier, "call": a.call, "shape": list(a.shape), "dtype": a.dtype,
-            "bytes": a.nbytes, "sharding": _sharding(a.sharding, meshes), "blocks": blocks,
-            "bytes_per_device": {str(d): n for d, n in sorted(per_device.items())},
-            "replication": max((len(b.devices) for b in a.blocks), default=0) // _partial_sums(a),
-            "partial_sums": _partial_sums(a), "note": _unreduced_note(a), "addressable": a.addressable}
+    return {
+        "id": aid,
+        "name": a.name,
+        "origin": a.origin,
+        "earlier": a.earlier,
+        "call": a.call,
+        "shape": list(a.shape),
+        "dtype": a.dtype,
+        "bytes": a.nbytes,
+        "sharding": _sharding(a.sharding, meshes),
+        "blocks": blocks,
+        "bytes_per_device": {str(d): n for d, n in sorted(per_device.items())},
+        "replication": max((len(b.devices) for b in a.blocks), default=0) // _partial_sums(a),
+        "partial_sums": _partial_sums(a),
+        "note": _unreduced_note(a),
+        "addressable": a.addressable,
+    }
 
 
 def _spec_text(sharding: Any) -> str | None:
@@ -179,11 +231,15 @@ def _spec_text(sharding: Any) -> str | None:
 def _leaf(path: str, aval: str, sharding: Any, meshes: _Meshes) -> dict:
     mesh = placement.mesh_record(getattr(sharding, "mesh", None)) if sharding is not None else None
     spec = getattr(sharding, "spec", None)
-    return {"path": path, "aval": aval, "kind": type(sharding).__name__ if sharding is not None else None,
-            "text": repr(sharding) if sharding is not None else None, "mesh": meshes.id_of(mesh),
-            "spec": None if spec is None else [list(e) if isinstance(e, tuple) else e
-                                               for e in placement._spec(spec)],
-            "unreduced": list(placement._axes(spec, "unreduced")) if spec is not None else []}
+    return {
+        "path": path,
+        "aval": aval,
+        "kind": type(sharding).__name__ if sharding is not None else None,
+        "text": repr(sharding) if sharding is not None else None,
+        "mesh": meshes.id_of(mesh),
+        "spec": None if spec is None else [list(e) if isinstance(e, tuple) else e for e in placement._spec(spec)],
+        "unreduced": list(placement._axes(spec, "unreduced")) if spec is not None else [],
+    }
 
 
 def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes: list[str]) -> dict:
@@ -202,8 +258,11 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             want = _spec_text(sharding)
             given = spec.sharding if spec else None
             leaf["given"] = given
-            leaf["mismatch"] = bool(spec is not None and given != want and not (given is None and _replicated(sharding)
-                                                                                and _single(sharding)))
+            leaf["mismatch"] = bool(
+                spec is not None
+                and given != want
+                and not (given is None and _replicated(sharding) and _single(sharding))
+            )
             inputs.append(leaf)
         out_avals = list(art.jaxpr.out_avals) if art.jaxpr is not None else []
         out_leaves = jax.tree_util.tree_flatten_with_path(compiled.output_shardings, is_leaf=_is_sharding)[0]
@@ -211,8 +270,10 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             aval = _short(out_avals[k]) if k < len(out_avals) else "?"
             outputs.append(_leaf("out" + jax.tree_util.keystr(tuple(path)), aval, sharding, meshes))
     else:
-        notes.append(f"{first.name}: not compiled in the capture ({art.error or 'no compiled stage'}); "
-                     "in/out shardings and collectives unknown")
+        notes.append(
+            f"{first.name}: not compiled in the capture ({art.error or 'no compiled stage'}); "
+            "in/out shardings and collectives unknown"
+        )
     order = _device_order(compiled)
     if _on_one_device(order):  # no other device to talk to: the compiled text is not read
         found, known = [], True
@@ -223,17 +284,36 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
     maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
     inner, more = placement.intermediate_shardings(art.jaxpr) if art.jaxpr is not None else ([], 0)
     if more:
-        notes.append(f"{first.name}: {more} more intermediate shardings not listed (the first "
-                     f"{placement.MAX_INTERMEDIATES} are)")
-    return {"id": cid, "call": first.index, "name": first.name, "signature": str(first.signature or ""),
-            "calls": len(calls), "source": source_json(first.source), "call_site": source_json(first.call_site),
-            "inputs": inputs, "outputs": outputs, "lowered": lowered,
-            "collectives": [_collective(c, order) for c in found],
-            "collectives_known": known,  # False: no compiled HLO to read them from
-            "shard_maps": [_shard_map(m, meshes) for m in maps],
-            "intermediates": [{"primitive": x.primitive, "aval": x.aval, "spec": x.spec, "requested": x.requested,
-                               "path": list(x.path), "source": _source(x.source),
-                               "uneven": [list(u) for u in x.uneven]} for x in inner]}
+        notes.append(
+            f"{first.name}: {more} more intermediate shardings not listed (the first {placement.MAX_INTERMEDIATES} are)"
+        )
+    return {
+        "id": cid,
+        "call": first.index,
+        "name": first.name,
+        "signature": str(first.signature or ""),
+        "calls": len(calls),
+        "source": source_json(first.source),
+        "call_site": source_json(first.call_site),
+        "inputs": inputs,
+        "outputs": outputs,
+        "lowered": lowered,
+        "collectives": [_collective(c, order) for c in found],
+        "collectives_known": known,  # False: no compiled HLO to read them from
+        "shard_maps": [_shard_map(m, meshes) for m in maps],
+        "intermediates": [
+            {
+                "primitive": x.primitive,
+                "aval": x.aval,
+                "spec": x.spec,
+                "requested": x.requested,
+                "path": list(x.path),
+                "source": _source(x.source),
+                "uneven": [list(u) for u in x.uneven],
+            }
+            for x in inner
+        ],
+    }
 
 
 def _is_sharding(x: Any) -> bool:
@@ -283,21 +363,42 @@ def _collective(c: hlo.Collective, order: list[int] | None) -> dict:
     def device(i: int) -> int:
         return order[i] if order is not None and 0 <= i < len(order) else i
 
-    return {"kind": c.kind, "name": c.name, "computation": c.computation, "result": c.result,
-            "result_bytes": c.result_bytes, "operands": list(c.operands), "operand_bytes": c.operand_bytes,
-            "groups": [[device(i) for i in g] for g in c.groups], "groups_text": c.groups_text,
-            "pairs": [[device(a), device(b)] for a, b in c.pairs],
-            "dimensions": list(c.dimensions), "op_name": c.op_name}
+    return {
+        "kind": c.kind,
+        "name": c.name,
+        "computation": c.computation,
+        "result": c.result,
+        "result_bytes": c.result_bytes,
+        "operands": list(c.operands),
+        "operand_bytes": c.operand_bytes,
+        "groups": [[device(i) for i in g] for g in c.groups],
+        "groups_text": c.groups_text,
+        "pairs": [[device(a), device(b)] for a, b in c.pairs],
+        "dimensions": list(c.dimensions),
+        "op_name": c.op_name,
+    }
 
 
 def _shard_map(m: placement.ShardMapRecord, meshes: _Meshes) -> dict:
-    return {"mesh": meshes.id_of(m.mesh), "in_specs": list(m.in_specs), "out_specs": list(m.out_specs),
-            "in_avals": list(m.in_avals), "shard_avals": list(m.shard_avals), "out_avals": list(m.out_avals),
-            "path": list(m.path),
-            "collectives": [{"primitive": c.primitive, "axes": list(c.axes), "avals": list(c.avals),
-                             "params": c.params,
-                             "source": _source(c.source)}
-                            for c in m.collectives]}
+    return {
+        "mesh": meshes.id_of(m.mesh),
+        "in_specs": list(m.in_specs),
+        "out_specs": list(m.out_specs),
+        "in_avals": list(m.in_avals),
+        "shard_avals": list(m.shard_avals),
+        "out_avals": list(m.out_avals),
+        "path": list(m.path),
+        "collectives": [
+            {
+                "primitive": c.primitive,
+                "axes": list(c.axes),
+                "avals": list(c.avals),
+                "params": c.params,
+                "source": _source(c.source),
+            }
+            for c in m.collectives
+        ],
+    }
 
 
 def _source(frame: tuple | None) -> dict | None:
@@ -313,38 +414,68 @@ def _findings(arrays: list[dict], calls: list[dict]) -> list[dict]:
     for c in calls:
         for leaf in c["inputs"]:
             if leaf.get("mismatch"):
-                out.append(_finding("resharding", "warning",
-                                    f"{c['name']}: argument {leaf['path']} arrives as {leaf['given'] or 'one device'} but "
-                                    f"the compiled program expects {leaf['text']}: JAX copies it to that sharding on "
-                                    "every call", call=c["id"]))
+                out.append(
+                    _finding(
+                        "resharding",
+                        "warning",
+                        f"{c['name']}: argument {leaf['path']} arrives as {leaf['given'] or 'one device'} but "
+                        f"the compiled program expects {leaf['text']}: JAX copies it to that sharding on "
+                        "every call",
+                        call=c["id"],
+                    )
+                )
         for x in c.get("intermediates", []):
             if x["uneven"]:
                 dims = ", ".join(f"dim {d} of size {size} into {n}" for d, size, n in x["uneven"])
                 where = f" (line {x['source']['line']})" if x.get("source") else ""
-                out.append(_finding("uneven", "info",
-                                    f"{c['name']}: {x['primitive']} {x['aval']} as {x['spec']}{where} splits {dims} "
-                                    "unevenly: XLA pads the blocks to the same size (compute and memory on padding)",
-                                    call=c["id"]))
+                out.append(
+                    _finding(
+                        "uneven",
+                        "info",
+                        f"{c['name']}: {x['primitive']} {x['aval']} as {x['spec']}{where} splits {dims} "
+                        "unevenly: XLA pads the blocks to the same size (compute and memory on padding)",
+                        call=c["id"],
+                    )
+                )
         for k, col in enumerate(c["collectives"]):
             if col["kind"] == "all-gather" and col["result_bytes"] >= ALL_GATHER_BYTES:
                 cause = f" (from {col['op_name']})" if col["op_name"] else ""
-                out.append(_finding("large_all_gather", "warning",
-                                    f"{c['name']}: all-gather of {', '.join(col['operands'])} into {col['result']} "
-                                    f"({bytes_text(col['result_bytes'])} per device){cause}: a sharded operand is "
-                                    "gathered whole on each device of its group", call=c["id"], collective=k))
+                out.append(
+                    _finding(
+                        "large_all_gather",
+                        "warning",
+                        f"{c['name']}: all-gather of {', '.join(col['operands'])} into {col['result']} "
+                        f"({bytes_text(col['result_bytes'])} per device){cause}: a sharded operand is "
+                        "gathered whole on each device of its group",
+                        call=c["id"],
+                        collective=k,
+                    )
+                )
     for a in arrays:
         s = a["sharding"]
         n = len(s["devices"])
         if s["fully_replicated"] and n > 1 and a["bytes"] >= REPLICATED_BYTES:
-            out.append(_finding("replicated", "warning",
-                                f"{a['name']} ({a['dtype']}{a['shape']}, {bytes_text(a['bytes'])}) is fully "
-                                f"replicated on {n} devices: {bytes_text(a['bytes'] * n)} in all", array=a["id"]))
+            out.append(
+                _finding(
+                    "replicated",
+                    "warning",
+                    f"{a['name']} ({a['dtype']}{a['shape']}, {bytes_text(a['bytes'])}) is fully "
+                    f"replicated on {n} devices: {bytes_text(a['bytes'] * n)} in all",
+                    array=a["id"],
+                )
+            )
         uneven = _uneven_dims(a)
         if uneven:
             dims = ", ".join(f"dim {d} ({a['shape'][d]} into blocks of {sizes})" for d, sizes in uneven)
-            out.append(_finding("uneven", "info",
-                                f"{a['name']}: {dims} does not divide evenly: the last blocks are smaller and XLA "
-                                "pads them to the largest block's size", array=a["id"]))
+            out.append(
+                _finding(
+                    "uneven",
+                    "info",
+                    f"{a['name']}: {dims} does not divide evenly: the last blocks are smaller and XLA "
+                    "pads them to the largest block's size",
+                    array=a["id"],
+                )
+            )
     order = {"warning": 0, "info": 1}
     return sorted(out, key=lambda f: order.get(f["severity"], 2))
 
@@ -358,7 +489,19 @@ def _uneven_dims(a: dict) -> list[tuple[int, str]]:
     return out
 
 
-def _finding(kind: str, severity: str, message: str, array: str | None = None, call: str | None = None,
-             collective: int | None = None) -> dict:
-    return {"kind": kind, "severity": severity, "message": message, "array": array, "call": call,
-            "collective": collective}
+def _finding(
+    kind: str,
+    severity: str,
+    message: str,
+    array: str | None = None,
+    call: str | None = None,
+    collective: int | None = None,
+) -> dict:
+    return {
+        "kind": kind,
+        "severity": severity,
+        "message": message,
+        "array": array,
+        "call": call,
+        "collective": collective,
+    }

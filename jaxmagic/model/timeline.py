@@ -10,7 +10,6 @@ story, not a thousand lanes of one call each.
 from __future__ import annotations
 
 import bisect
-
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,7 +20,8 @@ from ..capture.record import Capture, Event, Finding
 from ..units import plural
 from . import findings
 from .document import envelope, source_json
-from .findings import STORM_THRESHOLD, lane_key as _lane_key
+from .findings import STORM_THRESHOLD
+from .findings import lane_key as _lane_key
 
 VERSION = 1
 _JIT_NAME = re.compile(r"^(?:jit|pjit)\((.*)\)$")
@@ -62,11 +62,23 @@ class _Lane:
     first_call: int = -1
 
     def json(self, i: int) -> dict:
-        return {"id": f"f{i}", "name": self.name, "origin": self.origin, "source": source_json(self.source),
-                "calls": self.calls, "hits": self.hits, "misses": self.misses, "traces": self.traces,
-                "compiles": self.compiles, "trace_us": self.phase_us["trace"], "lower_us": self.phase_us["lower"],
-                "compile_us": self.phase_us["compile"], "dispatch_us": self.dispatch_us, "device_us": self.device_us,
-                "device_calls": self.device_calls}
+        return {
+            "id": f"f{i}",
+            "name": self.name,
+            "origin": self.origin,
+            "source": source_json(self.source),
+            "calls": self.calls,
+            "hits": self.hits,
+            "misses": self.misses,
+            "traces": self.traces,
+            "compiles": self.compiles,
+            "trace_us": self.phase_us["trace"],
+            "lower_us": self.phase_us["lower"],
+            "compile_us": self.phase_us["compile"],
+            "dispatch_us": self.dispatch_us,
+            "device_us": self.device_us,
+            "device_calls": self.device_calls,
+        }
 
 
 class _Table:
@@ -127,10 +139,15 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
         else:
             lane.misses += 1
             reason = call.miss_reason
-            miss = miss_json(call.index, reason.explanation if reason else None, reason.diff if reason else (),
-                             first_call=reason.first_call if reason else lane.calls == 1,
-                             redefined=reason.redefined if reason else False, name=call.name.rsplit(".", 1)[-1],
-                             defined_line=call.source.line if call.source else None)
+            miss = miss_json(
+                call.index,
+                reason.explanation if reason else None,
+                reason.diff if reason else (),
+                first_call=reason.first_call if reason else lane.calls == 1,
+                redefined=reason.redefined if reason else False,
+                name=call.name.rsplit(".", 1)[-1],
+                defined_line=call.source.line if call.source else None,
+            )
             lane.miss_kinds[miss["kind"]] += 1
             cols["miss"].append(len(misses))
             misses.append(miss)
@@ -141,24 +158,40 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
     n_miss = sum(l.misses for l in lanes)
     n_compiles = sum(l.compiles for l in lanes)
     n_fns = sum(l.origin == "call" for l in lanes)
-    title = (f"%%trace — {plural(n_calls, 'call')} of {plural(n_fns, 'jitted function')}, "
-             f"{plural(n_miss, 'miss')}, {plural(n_compiles, 'compile')}")
+    title = (
+        f"%%trace — {plural(n_calls, 'call')} of {plural(n_fns, 'jitted function')}, "
+        f"{plural(n_miss, 'miss')}, {plural(n_compiles, 'compile')}"
+    )
     notes = []
     if not capture.calls and not spans["lane"]:
         notes.append("nothing was recorded: the cell made no jitted call and JAX compiled nothing")
     return envelope(
-        "timeline", VERSION, title, capture, notes,
+        "timeline",
+        VERSION,
+        title,
+        capture,
+        notes,
         duration_us=_dur_us(max(0.0, capture.end - capture.start)),
         lanes=[lane.json(i) for i, lane in enumerate(lanes)],
-        calls={**cols, "errors": errors}, spans=spans, misses=misses,
-        signatures=signatures.items, sites=sites.items, findings=found,
+        calls={**cols, "errors": errors},
+        spans=spans,
+        misses=misses,
+        signatures=signatures.items,
+        sites=sites.items,
+        findings=found,
         cache=_persistent_cache(capture, cols, spans, origin),
-        options={"storm": storm, "sync": bool(capture.settings.get("sync"))})
+        options={"storm": storm, "sync": bool(capture.settings.get("sync"))},
+    )
 
 
 def _signature_json(sig: Any) -> dict:
-    return {"text": str(sig), "args": [{"path": a.path, "aval": a.aval, "weak": a.weak_type, "static": a.static,
-                                        "sharding": a.sharding} for a in sig.args]}
+    return {
+        "text": str(sig),
+        "args": [
+            {"path": a.path, "aval": a.aval, "weak": a.weak_type, "static": a.static, "sharding": a.sharding}
+            for a in sig.args
+        ],
+    }
 
 
 def _spans(capture: Capture, lanes: list[_Lane], lane_at: dict, origin: float) -> dict:
@@ -221,8 +254,11 @@ def _persistent_cache(capture: Capture, cols: dict, spans: dict, origin: float) 
     saved = None
     events = []
     lane_of = cols["lane"]
-    compiles = sorted((start, end, lane) for start, end, lane, phase in
-                      zip(spans["start"], spans["end"], spans["lane"], spans["phase"]) if phase == "compile")
+    compiles = sorted(
+        (start, end, lane)
+        for start, end, lane, phase in zip(spans["start"], spans["end"], spans["lane"], spans["phase"])
+        if phase == "compile"
+    )
     compile_starts = [c[0] for c in compiles]
     for e in capture.events:
         kind = "hit" if e.name.endswith("/cache_hits") else "miss" if e.name.endswith("/cache_misses") else None
@@ -241,8 +277,13 @@ def _persistent_cache(capture: Capture, cols: dict, spans: dict, origin: float) 
             lane = compiles[at][2] if at >= 0 and t <= compiles[at][1] else -1
         events.append({"t": t, "lane": lane, "kind": kind})
     enabled = bool(capture.settings.get("persistent_cache_dir")) or bool(hits or misses)
-    return {"enabled": enabled, "hits": hits, "misses": misses, "saved_us": saved if enabled else None,
-            "events": events}
+    return {
+        "enabled": enabled,
+        "hits": hits,
+        "misses": misses,
+        "saved_us": saved if enabled else None,
+        "events": events,
+    }
 
 
 def _findings(capture: Capture, cols: dict, storm: int) -> list[dict]:
@@ -267,5 +308,8 @@ def _findings(capture: Capture, cols: dict, storm: int) -> list[dict]:
 
 def _finding_json(f: Finding, lane_of: list[int]) -> dict:
     call = f.call if f.call is not None and 0 <= f.call < len(lane_of) else None
-    return {**findings.finding_json(f), "lane": None if call is None else lane_of[call],
-            "calls": [] if call is None else [call]}
+    return {
+        **findings.finding_json(f),
+        "lane": None if call is None else lane_of[call],
+        "calls": [] if call is None else [call],
+    }

@@ -23,9 +23,12 @@ def function_dot(fn: dict) -> Any:
     """A `graphviz.Digraph` of one logical `Function` (docs/schema.md)."""
     import graphviz
 
-    graph = graphviz.Digraph(name=_label(fn["name"]), graph_attr={"rankdir": "LR", "fontname": "monospace"},
-                             node_attr={"shape": "box", "fontname": "monospace", "fontsize": "10"},
-                             edge_attr={"fontname": "monospace", "fontsize": "9"})
+    graph = graphviz.Digraph(
+        name=_label(fn["name"]),
+        graph_attr={"rankdir": "LR", "fontname": "monospace"},
+        node_attr={"shape": "box", "fontname": "monospace", "fontsize": "10"},
+        edge_attr={"fontname": "monospace", "fontsize": "9"},
+    )
     groups = {g["id"]: g for g in fn["groups"]}
     variables = {v["id"]: v for v in fn["vars"]}
     by_group: dict[str, list[dict]] = {}
@@ -38,8 +41,12 @@ def function_dot(fn: dict) -> Any:
             cluster.attr(label=_label(group["label"]), style="rounded", color="grey60")
             for vid in group["constvars"] + group["invars"]:
                 kind = "const " if variables[vid]["def"] == "const" else ""
-                cluster.node(f"{vid}", _label(f"{kind}{variables[vid]['name']}: {variables[vid]['aval']}"),
-                             shape="ellipse", fontsize="9")
+                cluster.node(
+                    f"{vid}",
+                    _label(f"{kind}{variables[vid]['name']}: {variables[vid]['aval']}"),
+                    shape="ellipse",
+                    fontsize="9",
+                )
             for i, op in enumerate(group["outvars"]):
                 text = variables[op["var"]]["aval"] if "var" in op else f"{op['lit']}: {op['aval']}"
                 cluster.node(_port(f"out:{gid}:{i}"), _label(f"out {i}: {text}"), shape="ellipse", fontsize="9")
@@ -82,7 +89,7 @@ def _port(endpoint: str) -> str:
     `out:<group>:<i>` becomes `out_<group>_<i>`: in an edge, DOT reads `a:b` as node `a`, port `b`."""
     for prefix in ("in:", "const:", "free:"):
         if endpoint.startswith(prefix):
-            return endpoint[len(prefix):]
+            return endpoint[len(prefix) :]
     return endpoint.replace(":", "_")
 
 

@@ -23,10 +23,12 @@ def failure_text(magic: str, what: str, exc: BaseException, version: str) -> str
 def failure_bundle(magic: str, what: str, exc: BaseException, version: str) -> dict[str, str]:
     """The mime bundle of the box: HTML (escaped) and plain text."""
     text = failure_text(magic, what, exc, version)
-    html = ('<div style="border:1px solid #d62728;border-left-width:4px;padding:6px 10px;margin:4px 0;'
-            'font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px">'
-            f"<b>%%{esc(magic)}</b>: jaxmagic {esc(version)} could not {esc(what)}: "
-            f"<code>{esc(type(exc).__name__)}: {esc(exc)}</code>. {esc(HINT)}</div>")
+    html = (
+        '<div style="border:1px solid #d62728;border-left-width:4px;padding:6px 10px;margin:4px 0;'
+        'font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px">'
+        f"<b>%%{esc(magic)}</b>: jaxmagic {esc(version)} could not {esc(what)}: "
+        f"<code>{esc(type(exc).__name__)}: {esc(exc)}</code>. {esc(HINT)}</div>"
+    )
     return {"text/html": html, "text/plain": text}
 
 
@@ -36,7 +38,7 @@ def show_failure(magic: str, what: str, exc: BaseException, version: str) -> Non
         from IPython.display import display
 
         display(failure_bundle(magic, what, exc, version), raw=True)
-    except Exception:  # noqa: BLE001 - nothing else is left to try
+    except Exception:
         import sys
 
         print(failure_text(magic, what, exc, version), file=sys.stderr)
@@ -50,13 +52,15 @@ def show_interrupted(magic: str) -> None:
     """One line where the view would have been: Ctrl-C after the cell's code finished stops only
     jaxmagic's work, and the cell stays finished (no traceback, as without the magic)."""
     text = interrupted_text(magic)
-    html = ('<div style="border:1px solid #999;border-left-width:4px;padding:4px 10px;margin:4px 0;'
-            f'font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px">{esc(text)}</div>')
+    html = (
+        '<div style="border:1px solid #999;border-left-width:4px;padding:4px 10px;margin:4px 0;'
+        f'font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px">{esc(text)}</div>'
+    )
     try:
         from IPython.display import display
 
         display({"text/html": html, "text/plain": text}, raw=True)
-    except BaseException:  # noqa: BLE001 - a second Ctrl-C here: the line on stderr is enough
+    except BaseException:
         import sys
 
         print(text, file=sys.stderr)

@@ -11,7 +11,6 @@ import html
 
 from ..capture.source import where_text
 
-
 # C0 controls and DEL as Unicode's "control pictures" (U+2400...): visible, and legal in XML, which
 # forbids most controls (an SVG picture holding one does not decode at all).
 _CONTROLS = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)} | {0x7F: 0x2421}
@@ -54,8 +53,9 @@ def error_text(doc: dict) -> list[str]:
     error = doc.get("error")
     if not error:
         return []
-    return [f"Cell raised {error['type']}: {error['message']}"] + ([error["explanation"]] if error.get("explanation")
-                                                                  else [])
+    return [f"Cell raised {error['type']}: {error['message']}"] + (
+        [error["explanation"]] if error.get("explanation") else []
+    )
 
 
 def caption_html(doc: dict) -> str:

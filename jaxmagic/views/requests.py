@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import gzip
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Handler = Callable[[dict], Any]
 
@@ -30,18 +31,31 @@ def answer(handlers: dict[str, Handler], content: Any) -> tuple[dict, list[bytes
     what = content.get("what")
     handler = handlers.get(what) if isinstance(what, str) else None
     if handler is None:
-        return {"jm": REPLY, "id": request_id, "ok": False,
-                "error": f"this view cannot load {what!r} (known: {', '.join(sorted(handlers)) or 'nothing'})"}, []
+        return {
+            "jm": REPLY,
+            "id": request_id,
+            "ok": False,
+            "error": f"this view cannot load {what!r} (known: {', '.join(sorted(handlers)) or 'nothing'})",
+        }, []
     args = content.get("args")
     try:
         data = handler(args if isinstance(args, dict) else {})
-        payload = gzip.compress(json.dumps(data, separators=(",", ":"), ensure_ascii=False,
-                                           allow_nan=False).encode("utf-8", "surrogatepass"), compresslevel=6, mtime=0)
+        payload = gzip.compress(
+            json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
+                "utf-8", "surrogatepass"
+            ),
+            compresslevel=6,
+            mtime=0,
+        )
     except KeyboardInterrupt:
         return {"jm": REPLY, "id": request_id, "ok": False, "error": "interrupted in the kernel: ask again"}, []
     except Exception as exc:
-        return {"jm": REPLY, "id": request_id, "ok": False,
-                "error": f"the kernel could not compute it: {type(exc).__name__}: {exc}"}, []
+        return {
+            "jm": REPLY,
+            "id": request_id,
+            "ok": False,
+            "error": f"the kernel could not compute it: {type(exc).__name__}: {exc}",
+        }, []
     return {"jm": REPLY, "id": request_id, "ok": True}, [payload]
 
 

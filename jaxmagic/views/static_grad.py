@@ -17,8 +17,12 @@ MAX_ROWS = 30  # residuals and gradients listed per entry; the rest are counted
 
 
 def grad_html(doc: dict) -> str:
-    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
-             findings_html(doc)]
+    parts = [
+        f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>",
+        caption_html(doc),
+        error_html(doc),
+        findings_html(doc),
+    ]
     for entry in doc.get("entries", []):
         parts.append(f"<p><b>{esc(_heading(entry))}</b></p>")
         parts.extend(f"<p>{esc(line)}</p>" for line in _facts(entry))
@@ -31,8 +35,10 @@ def grad_html(doc: dict) -> str:
                 parts.append(f"<p>… and {len(rows) - MAX_ROWS} more residuals</p>")
         grads = _gradient_rows(entry)
         if grads:
-            parts.append("<table><tr><th>gradient of</th><th>aval</th><th>min</th><th>max</th><th>mean</th>"
-                         "<th>norm</th><th>NaN</th><th>Inf</th></tr>")
+            parts.append(
+                "<table><tr><th>gradient of</th><th>aval</th><th>min</th><th>max</th><th>mean</th>"
+                "<th>norm</th><th>NaN</th><th>Inf</th></tr>"
+            )
             parts.extend("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in grads[:MAX_ROWS])
             parts.append("</table>")
         for label, fn in _graphs(entry):
@@ -51,12 +57,17 @@ def grad_text(doc: dict) -> str:
         lines.append(_heading(entry))
         lines.extend("  " + line for line in _facts(entry))
         rows = _residual_rows(entry)
-        lines.extend(f"  residual {aval}: {size}, made by {made}, read by {read}" for aval, size, made, read in rows[:MAX_ROWS])
+        lines.extend(
+            f"  residual {aval}: {size}, made by {made}, read by {read}" for aval, size, made, read in rows[:MAX_ROWS]
+        )
         if len(rows) > MAX_ROWS:
             lines.append(f"  … and {len(rows) - MAX_ROWS} more residuals")
         for path, aval, lo, hi, mean, norm, nan, inf in _gradient_rows(entry)[:MAX_ROWS]:
-            lines.append(f"  gradient of {path} {aval}: min {lo}, max {hi}, mean {mean}, norm {norm}"
-                         + (f", NaN {nan}" if nan else "") + (f", Inf {inf}" if inf else ""))
+            lines.append(
+                f"  gradient of {path} {aval}: min {lo}, max {hi}, mean {mean}, norm {norm}"
+                + (f", NaN {nan}" if nan else "")
+                + (f", Inf {inf}" if inf else "")
+            )
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)
 
@@ -67,8 +78,11 @@ def _heading(entry: dict) -> str:
     where = at_line(site) if site else ""
     calls = f", {entry['calls']} calls" if entry.get("calls", 1) > 1 else ""
     batch = f", per example: {entry['batch']}" if entry.get("batch") else ""
-    saved = "forward mode, nothing saved" if entry["origin"] == "tangent" else \
-        f"{bytes_text(entry['residual_bytes'])} of residuals"
+    saved = (
+        "forward mode, nothing saved"
+        if entry["origin"] == "tangent"
+        else f"{bytes_text(entry['residual_bytes'])} of residuals"
+    )
     return f"{what} {entry['name']}{where}{calls}{batch}: {saved}"
 
 
@@ -78,18 +92,22 @@ def _facts(entry: dict) -> list[str]:
         return [f"{t['n_primal']} primal and {t['n_tangent']} tangent eqns; {entry['note']}"]
     if entry["origin"] == "jit":
         t = entry["totals"]
-        return [f"{t['n_forward']} forward, {t['n_backward']} backward, {plural(t['n_other'], 'other eqn')}; "
-                f"{plural(t['n_regions'], 'differentiation')}, {plural(t['n_residuals'], 'residual')}, "
-                f"{t['n_recomputed']} recomputed"]
+        return [
+            f"{t['n_forward']} forward, {t['n_backward']} backward, {plural(t['n_other'], 'other eqn')}; "
+            f"{plural(t['n_regions'], 'differentiation')}, {plural(t['n_residuals'], 'residual')}, "
+            f"{t['n_recomputed']} recomputed"
+        ]
     out = [entry["note"]] if entry.get("note") else []
-    out += [f"forward {plural(entry['forward']['n_eqns'], 'eqn')}, backward {plural(entry['backward']['n_eqns'], 'eqn')}, "
-           f"{plural(len(entry['residuals']), 'residual')}, "
-           f"{plural(len(entry['links']['backward']), 'backward eqn')} linked to forward ones"]
+    out += [
+        f"forward {plural(entry['forward']['n_eqns'], 'eqn')}, backward {plural(entry['backward']['n_eqns'], 'eqn')}, "
+        f"{plural(len(entry['residuals']), 'residual')}, "
+        f"{plural(len(entry['links']['backward']), 'backward eqn')} linked to forward ones"
+    ]
     if entry.get("recomputed"):
         out.append(f"{plural(len(entry['recomputed']), 'backward eqn')} recompute forward work (checkpoint/remat)")
     custom = [n for n in entry["forward"]["nodes"] if n["prim"].startswith("custom_")]
     if custom:
-        out.append(f"{len(custom)} custom differentiation rule(s): " + ", ".join(sorted({n['prim'] for n in custom})))
+        out.append(f"{len(custom)} custom differentiation rule(s): " + ", ".join(sorted({n["prim"] for n in custom})))
     if entry.get("cotangent"):
         out.append(f"backward seeded with {entry['cotangent']}")
     return out
@@ -123,8 +141,18 @@ def _gradient_rows(entry: dict) -> list[tuple]:
         v = g.get("value")
         if v is None:
             continue
-        rows.append((g["path"], g["aval"], _num(v["min"]), _num(v["max"]), _num(v["mean"]), _num(v.get("norm")),
-                     v["nan"], v["inf"]))
+        rows.append(
+            (
+                g["path"],
+                g["aval"],
+                _num(v["min"]),
+                _num(v["max"]),
+                _num(v["mean"]),
+                _num(v.get("norm")),
+                v["nan"],
+                v["inf"],
+            )
+        )
     return rows
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..model.captions.words import cells_of
 from ..units import plural
-from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, findings_html, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, findings_html, svg_img
+from .html_parts import esc as _esc
 from .static_grad import grad_html, grad_text
 from .static_keys import keys_html, keys_text
 from .static_sharding import sharding_html, sharding_text
@@ -27,17 +28,21 @@ MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
 MAX_TOTAL_TEXT_LINES = 4_000  # of all functions' jaxprs together
 MAX_PICTURES = 12  # functions drawn as pictures in text/html
 MAX_LISTED_ROWS = 200  # functions listed without graphs, one line each, in either fallback
-STATIC_VIEWS = {"timeline": (timeline_html, timeline_text), "grad": (grad_html, grad_text),
-                "sharding": (sharding_html, sharding_text), "keys": (keys_html, keys_text)}  # kind -> (html, text)
-
-
+STATIC_VIEWS = {
+    "timeline": (timeline_html, timeline_text),
+    "grad": (grad_html, grad_text),
+    "sharding": (sharding_html, sharding_text),
+    "keys": (keys_html, keys_text),
+}  # kind -> (html, text)
 
 
 def _counts(fn: dict) -> str:
     """'5 eqns, 2 calls, 1 cache hit' (and '16,540 jit wrappers' when several were folded)."""
     wrappers = fn.get("wrappers") or 1
-    return ", ".join([plural(fn["n_eqns"], "eqn"), plural(fn["calls"], "call"), plural(fn["cache_hits"], "cache hit")]
-                     + ([plural(wrappers, "jit wrapper") + " folded into this entry"] if wrappers > 1 else []))
+    return ", ".join(
+        [plural(fn["n_eqns"], "eqn"), plural(fn["calls"], "call"), plural(fn["cache_hits"], "cache hit")]
+        + ([plural(wrappers, "jit wrapper") + " folded into this entry"] if wrappers > 1 else [])
+    )
 
 
 def _listing_lines(doc: dict) -> list[str]:
@@ -47,8 +52,9 @@ def _listing_lines(doc: dict) -> list[str]:
     unlisted = (doc.get("folded") or {}).get("unlisted") or 0
     if not listed and not unlisted:
         return []
-    out = [f"{plural(len(listed), 'function')} listed without graphs (not in this page: listed only):"] \
-        if listed else []
+    out = (
+        [f"{plural(len(listed), 'function')} listed without graphs (not in this page: listed only):"] if listed else []
+    )
     for fn in listed[:MAX_LISTED_ROWS]:
         src = fn.get("source") or {}
         where = f" at {src.get('file')}:{src.get('line')}" if src.get("file") else ""
@@ -65,8 +71,12 @@ def fallback_html(doc: dict) -> str:
     if doc.get("kind") in STATIC_VIEWS:
         with cells_of(doc):  # lines named from the document's `cells`, as the widget names them
             return STATIC_VIEWS[doc["kind"]][0](doc)
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
-             findings_html(doc)]
+    parts = [
+        f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>",
+        caption_html(doc),
+        error_html(doc),
+        findings_html(doc),
+    ]
     for i, fn in enumerate(doc.get("functions", [])):
         parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {_esc(_counts(fn))}</p>")
         if i < MAX_PICTURES:  # a picture is tens of kB: a document of 40 functions draws the first few
@@ -83,15 +93,20 @@ def text_summary(doc: dict) -> str:
     if doc.get("kind") in STATIC_VIEWS:
         with cells_of(doc):
             return STATIC_VIEWS[doc["kind"]][1](doc)
-    lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc),
-             *(f"{f['severity']}: {f['message']}" for f in doc.get("findings") or [])]
+    lines = [
+        doc.get("title", "jaxmagic"),
+        *caption_text(doc),
+        *error_text(doc),
+        *(f"{f['severity']}: {f['message']}" for f in doc.get("findings") or []),
+    ]
     budget = MAX_TOTAL_TEXT_LINES
     for fn in doc.get("functions", []):
         text = fn["text"].split("\n")
         keep = max(0, min(MAX_TEXT_LINES, budget))
         if len(text) > keep:  # a 50k-eqn jaxpr would put megabytes into every saved notebook
-            text = text[:keep] + [f"… {len(text) - keep} more lines (the whole text is "
-                                  "in the widget and in the capture)"]
+            text = text[:keep] + [
+                f"… {len(text) - keep} more lines (the whole text is in the widget and in the capture)"
+            ]
         budget -= len(text)
         lines.append(f"\n{fn['name']}({fn['signature']}): {_counts(fn)}\n" + "\n".join(text))
     lines.extend(_listing_lines(doc))
@@ -102,8 +117,13 @@ def text_summary(doc: dict) -> str:
 def embed_json(doc: dict) -> str:
     """JSON that is safe inside a <script> element (no `</script>`, no comment openers)."""
     text = json.dumps(doc, separators=(",", ":"), allow_nan=False, default=str)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def bundle_source() -> str:
@@ -116,14 +136,15 @@ def doc_mount(doc: dict) -> str:
 
 
 def page_scripts() -> str:
-    return ("<script>window.__jaxmagic_static = true;</script>"
-            f'<script type="module">{bundle_source()}</script>')
+    return f'<script>window.__jaxmagic_static = true;</script><script type="module">{bundle_source()}</script>'
 
 
 def page(docs: list[dict], title: str = "jaxmagic") -> str:
     """A self-contained page in which every document renders interactively, offline."""
     body = "\n".join(f"<section>{doc_mount(d)}</section>" for d in docs)
-    return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-            "<meta name='viewport' content='width=device-width'>"
-            "<style>body{margin:16px;font-family:system-ui,sans-serif}section{margin-bottom:24px}</style>"
-            f"</head><body>\n{body}\n{page_scripts()}\n</body></html>\n")
+    return (
+        f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+        "<meta name='viewport' content='width=device-width'>"
+        "<style>body{margin:16px;font-family:system-ui,sans-serif}section{margin-bottom:24px}</style>"
+        f"</head><body>\n{body}\n{page_scripts()}\n</body></html>\n"
+    )

@@ -22,7 +22,13 @@ COLOURS = {"unused": "#1a9e8f", "consumed": "#e8883a", "reused": "#d62728"}  # t
 def _use_text(use: dict) -> str:
     place = where(use["source"]) if use.get("source") else ""
     inside = f" in {use['function']}" if use.get("function") else ""
-    times = f" ×{use['times']}" if use.get("times") not in (1, None) else " on every iteration" if use.get("times") is None else ""
+    times = (
+        f" ×{use['times']}"
+        if use.get("times") not in (1, None)
+        else " on every iteration"
+        if use.get("times") is None
+        else ""
+    )
     return f"{use['name']}{' at ' + place if place else ''}{inside}{times}"
 
 
@@ -77,8 +83,10 @@ def tree_svg(doc: dict) -> str:
     placed: list[tuple[tuple, int]] = []
     _walk(_Tree(doc), lambda item, depth: placed.append((item, depth)), [MAX_DRAWN])
     width = (max((d for _, d in placed), default=0) + 1) * COL + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{len(placed) * ROW + 8}" '
-             f'font-family="{FONT}" font-size="11">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{len(placed) * ROW + 8}" '
+        f'font-family="{FONT}" font-size="11">'
+    ]
     parent_at: dict[int, tuple[float, float]] = {}
     for row, (item, depth) in enumerate(placed):
         x, y = 8 + depth * COL, 10 + row * ROW
@@ -109,8 +117,10 @@ def keys_html(doc: dict) -> str:
     if not doc.get("nodes"):
         parts.append("<p>No PRNG key was used in this cell.</p>")
     else:
-        parts.append(f"<p>{esc(plural(s.get('keys', 0), 'key'))} · {esc(plural(s.get('roots', 0), 'root'))} · {esc(s.get('reused', 0))} "
-                     f"reused · {esc(s.get('unused', 0))} unused</p>")
+        parts.append(
+            f"<p>{esc(plural(s.get('keys', 0), 'key'))} · {esc(plural(s.get('roots', 0), 'root'))} · {esc(s.get('reused', 0))} "
+            f"reused · {esc(s.get('unused', 0))} unused</p>"
+        )
         parts.append(svg_img(lambda: tree_svg(doc), "key tree"))
         out: list[str] = []
         depth_now = [-1]
@@ -126,7 +136,9 @@ def keys_html(doc: dict) -> str:
             if kind == "more":
                 out.append(f"<li>… {esc(value)} more</li>")
             elif kind == "run":
-                out.append(f'<li><span style="color:#888">●</span> ×{esc(value["length"])} steps: {esc(value["label"])}</li>')
+                out.append(
+                    f'<li><span style="color:#888">●</span> ×{esc(value["length"])} steps: {esc(value["label"])}</li>'
+                )
             else:
                 colour = COLOURS.get(value["state"], "#888")
                 out.append(f'<li><span style="color:{colour}">●</span> {esc(_node_text(value))}</li>')

@@ -26,8 +26,10 @@ SIDE = 140  # px of the longer side of an array picture
 FONT = "ui-sans-serif, system-ui, sans-serif"
 
 
-LEGEND = ("Colours: one per device (the mesh pictures show which); a block is drawn in the colour of the "
-          "first device holding it; the copies column counts the devices holding each block.")
+LEGEND = (
+    "Colours: one per device (the mesh pictures show which); a block is drawn in the colour of the "
+    "first device holding it; the copies column counts the devices holding each block."
+)
 
 
 def device_colour(device: int, n: int) -> str:
@@ -40,8 +42,9 @@ def _spec_text(spec: list | None, kind: str, unreduced: list | None = None) -> s
     """`P('d', None)` as JAX prints it, with `unreduced={'x'}` where the spec has unreduced axes."""
     if spec is None:
         return kind
-    parts = ["None" if p is None else repr(p) if isinstance(p, str) else "(" + ", ".join(map(repr, p)) + ")"
-             for p in spec]
+    parts = [
+        "None" if p is None else repr(p) if isinstance(p, str) else "(" + ", ".join(map(repr, p)) + ")" for p in spec
+    ]
     if unreduced:
         parts.append("unreduced={" + ", ".join(map(repr, unreduced)) + "}")
     return f"P({', '.join(parts)})"
@@ -59,10 +62,14 @@ def mesh_svg(mesh: dict, n: int) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="{FONT}" font-size="8">']
     for k, device in enumerate(mesh["devices"] or []):
         r, c = divmod(k, cols)
-        parts.append(f'<rect x="{1 + c * CELL}" y="{1 + r * CELL}" width="{CELL - 1}" height="{CELL - 1}" '
-                     f'fill="{device_colour(device, n)}"/>')
+        parts.append(
+            f'<rect x="{1 + c * CELL}" y="{1 + r * CELL}" width="{CELL - 1}" height="{CELL - 1}" '
+            f'fill="{device_colour(device, n)}"/>'
+        )
         if cols <= 32:
-            parts.append(f'<text x="{1 + c * CELL + CELL / 2}" y="{1 + r * CELL + 12}" text-anchor="middle">{device}</text>')
+            parts.append(
+                f'<text x="{1 + c * CELL + CELL / 2}" y="{1 + r * CELL + 12}" text-anchor="middle">{device}</text>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -84,8 +91,10 @@ def array_svg(array: dict, n: int) -> str:
         if len(array["blocks"]) <= MAX_TITLED:
             text = f"[{', '.join(f'{a}:{b}' for a, b in index)}] on devices {', '.join(map(str, block['devices']))}"
             title = f"<title>{esc(text)}</title>"
-        parts.append(f'<rect x="{1 + c0 * scale:.1f}" y="{1 + r0 * row:.1f}" width="{(c1 - c0) * scale:.1f}" '
-                     f'height="{(r1 - r0) * row:.1f}" fill="{colour}" stroke="#fff" stroke-width="0.5">{title}</rect>')
+        parts.append(
+            f'<rect x="{1 + c0 * scale:.1f}" y="{1 + r0 * row:.1f}" width="{(c1 - c0) * scale:.1f}" '
+            f'height="{(r1 - r0) * row:.1f}" fill="{colour}" stroke="#fff" stroke-width="0.5">{title}</rect>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -105,8 +114,10 @@ def mesh_title(mesh: dict) -> str:
 def axes_text(mesh: dict) -> str:
     """`x=2 (Auto) × y=4 (Auto)`: every axis with its size and, where JAX has axis types, its type."""
     types = mesh.get("axis_types") or []
-    return " × ".join(f"{a}={s}" + (f" ({types[d]})" if d < len(types) else "")
-                      for d, (a, s) in enumerate(zip(mesh["axis_names"], mesh["shape"])))
+    return " × ".join(
+        f"{a}={s}" + (f" ({types[d]})" if d < len(types) else "")
+        for d, (a, s) in enumerate(zip(mesh["axis_names"], mesh["shape"]))
+    )
 
 
 def earlier_text(n: int) -> str:
@@ -122,17 +133,33 @@ def _mesh_line(mesh: dict) -> str:
 def _array_table(arrays: list[dict]) -> str:
     rows = ["<table><tr><th>array</th><th>shape</th><th>sharding</th><th>blocks</th><th>copies</th><th>bytes</th></tr>"]
     for a in arrays:
-        rows.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in (
-            a["name"] or a["id"], f"{a['dtype']}{a['shape']}", _array_spec(a),
-            len(a["blocks"]), a["replication"], bytes_text(a["bytes"]))) + "</tr>")
+        rows.append(
+            "<tr>"
+            + "".join(
+                f"<td>{esc(v)}</td>"
+                for v in (
+                    a["name"] or a["id"],
+                    f"{a['dtype']}{a['shape']}",
+                    _array_spec(a),
+                    len(a["blocks"]),
+                    a["replication"],
+                    bytes_text(a["bytes"]),
+                )
+            )
+            + "</tr>"
+        )
     rows.append("</table>")
     return "".join(rows)
 
 
 def sharding_html(doc: dict) -> str:
     n = len(doc.get("devices", []))
-    parts = [f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
-             findings_html(doc)]
+    parts = [
+        f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>",
+        caption_html(doc),
+        error_html(doc),
+        findings_html(doc),
+    ]
     if n:
         parts.append(f"<p><small>{esc(LEGEND)}</small></p>")
     for mesh in doc.get("meshes", []):
@@ -162,30 +189,40 @@ def sharding_html(doc: dict) -> str:
 
 
 def _call_lines(c: dict) -> list[str]:
-    lines = [f"in {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
-             + (f" (given {leaf['given'] or 'one device'}: moved)" if leaf.get("mismatch") else "")
-             for leaf in c["inputs"]]
-    lines += [f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
-              for leaf in c["outputs"]]
+    lines = [
+        f"in {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
+        + (f" (given {leaf['given'] or 'one device'}: moved)" if leaf.get("mismatch") else "")
+        for leaf in c["inputs"]
+    ]
+    lines += [
+        f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
+        for leaf in c["outputs"]
+    ]
     for col in c["collectives"]:
         groups = f", {plural(len(col['groups']), 'group')} of {len(col['groups'][0])}" if col["groups"] else ""
-        lines.append(f"{col['kind']} {', '.join(col['operands'])} -> {col['result']} "
-                     f"({bytes_text(col['result_bytes'])} per device{groups})"
-                     + (f" from {col['op_name']}" if col["op_name"] else ""))
+        lines.append(
+            f"{col['kind']} {', '.join(col['operands'])} -> {col['result']} "
+            f"({bytes_text(col['result_bytes'])} per device{groups})"
+            + (f" from {col['op_name']}" if col["op_name"] else "")
+        )
     for x in c.get("intermediates", [])[:20]:
         where = f" (line {x['source']['line']})" if x.get("source") else ""
         lines.append(f"{'requested ' if x['requested'] else ''}{x['primitive']} {x['aval']}: {x['spec']}{where}")
     for m in c["shard_maps"]:
         ops = ", ".join(f"{k['primitive']} over {', '.join(k['axes'])}" for k in m["collectives"]) or "no collectives"
-        lines.append(f"shard_map in {', '.join(m['in_specs'])} out {', '.join(m['out_specs'])}; per shard "
-                     f"{', '.join(m['shard_avals'])}; {ops}")
+        lines.append(
+            f"shard_map in {', '.join(m['in_specs'])} out {', '.join(m['out_specs'])}; per shard "
+            f"{', '.join(m['shard_avals'])}; {ops}"
+        )
     return lines
 
 
 def _array_line(a: dict) -> str:
-    line = (f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_array_spec(a)}, "
-            f"{plural(len(a['blocks']), 'block')}, {plural(a['replication'], 'copy', 'copies')}, "
-            f"{bytes_text(a['bytes'])}")
+    line = (
+        f"{a['name'] or a['id']}: {a['dtype']}{a['shape']} {_array_spec(a)}, "
+        f"{plural(len(a['blocks']), 'block')}, {plural(a['replication'], 'copy', 'copies')}, "
+        f"{bytes_text(a['bytes'])}"
+    )
     return line + (f" ({a['note']})" if a.get("note") else "")
 
 

@@ -48,8 +48,9 @@ def _collapsed_items(function: dict) -> tuple[list[_Item], list[tuple[str, str, 
 
 def _input_items(root_group: dict, vars_by_id: dict, items: dict[str, _Item], port_of: dict[str, str]) -> None:
     """One item per constant and input of the root group, or one box for a pytree of hundreds."""
-    ports = [(f"const:{vid}", vid, "const") for vid in root_group["constvars"]] + \
-        [(f"in:{vid}", vid, "input") for vid in root_group["invars"]]
+    ports = [(f"const:{vid}", vid, "const") for vid in root_group["constvars"]] + [
+        (f"in:{vid}", vid, "input") for vid in root_group["invars"]
+    ]
     for key, vid, kind in ports:
         if len(ports) > MAX_PORTS:  # a pytree of hundreds of params: one box, not a column of hundreds
             port_of[key] = "in:*"
@@ -107,12 +108,17 @@ def _output_items(outvars: list[dict], vars_by_id: dict, items: dict[str, _Item]
             continue
         port_of[f"out:{i}"] = f"out:{i}"
         label = vars_by_id[operand["var"]]["name"] if "var" in operand else operand["lit"]
-        items[f"out:{i}"] = _Item(f"out:{i}", f"out {label}", vars_by_id[operand["var"]]["aval"]
-                                  if "var" in operand else operand["aval"], "output")
+        items[f"out:{i}"] = _Item(
+            f"out:{i}",
+            f"out {label}",
+            vars_by_id[operand["var"]]["aval"] if "var" in operand else operand["aval"],
+            "output",
+        )
 
 
-def _edges(nodes: list[dict], outvars: list[dict], vars_by_id: dict, item_of_node: dict[str, str],
-           port_of: dict[str, str]) -> list[tuple[str, str, str]]:
+def _edges(
+    nodes: list[dict], outvars: list[dict], vars_by_id: dict, item_of_node: dict[str, str], port_of: dict[str, str]
+) -> list[tuple[str, str, str]]:
     """(source item, target item, aval) for every value that flows between two drawn items, sorted."""
 
     def item_for_var(vid: str) -> str | None:
@@ -180,8 +186,12 @@ def _layout(items: list[_Item], edges: list[tuple[str, str, str]]) -> dict[int, 
 
 
 _STYLE = {
-    "input": ("#e6f6f3", "#0f9d8a"), "output": ("#e6f6f3", "#0f9d8a"), "const": ("#fff8e6", "#b07d12"),
-    "eqn": ("#f5f5f5", "#8a8a8a"), "group": ("#eef1f6", "#5b6b85"), "scope": ("#eef1f6", "#5b6b85"),
+    "input": ("#e6f6f3", "#0f9d8a"),
+    "output": ("#e6f6f3", "#0f9d8a"),
+    "const": ("#fff8e6", "#b07d12"),
+    "eqn": ("#f5f5f5", "#8a8a8a"),
+    "group": ("#eef1f6", "#5b6b85"),
+    "scope": ("#eef1f6", "#5b6b85"),
 }
 
 
@@ -197,23 +207,29 @@ def function_svg(function: dict) -> str:
         for rank, item in enumerate(members):
             pos[item.key] = (PAD + layer * (BOX_W + GAP_X), offset + rank * (BOX_H + GAP_Y))
     width = PAD * 2 + (max(layers, default=0) + 1) * (BOX_W + GAP_X)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h + 18}" '
-           f'viewBox="0 0 {width} {total_h + 18}" font-family="{FONT}" font-size="12">',
-           '<rect width="100%" height="100%" fill="#ffffff"/>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h + 18}" '
+        f'viewBox="0 0 {width} {total_h + 18}" font-family="{FONT}" font-size="12">',
+        '<rect width="100%" height="100%" fill="#ffffff"/>',
+    ]
     for source, target, aval in edges:
         (x1, y1), (x2, y2) = pos[source], pos[target]
         x1, y1, x2, y2 = x1 + BOX_W, y1 + BOX_H / 2, x2, y2 + BOX_H / 2
         mid = (x1 + x2) / 2
-        out.append(f'<path d="M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" '
-                   f'fill="none" stroke="#9aa3ad" stroke-width="1.2"><title>{esc(aval)}</title></path>')
+        out.append(
+            f'<path d="M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}" '
+            f'fill="none" stroke="#9aa3ad" stroke-width="1.2"><title>{esc(aval)}</title></path>'
+        )
     for item in items:
         x, y = pos[item.key]
         fill, stroke = _STYLE[item.kind]
         dash = ' stroke-dasharray="4 3"' if item.kind == "const" else ""
-        out.append(f'<g><rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{fill}" '
-                   f'stroke="{stroke}"{dash}/>'
-                   f'<text x="{x + 8:.0f}" y="{y + 14:.0f}" font-weight="600" fill="#1f2328">{esc(_cut(item.label))}</text>'
-                   f'<text x="{x + 8:.0f}" y="{y + 28:.0f}" fill="#57606a" font-size="11">{esc(_cut(item.sub, 21))}</text></g>')
+        out.append(
+            f'<g><rect x="{x:.0f}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{fill}" '
+            f'stroke="{stroke}"{dash}/>'
+            f'<text x="{x + 8:.0f}" y="{y + 14:.0f}" font-weight="600" fill="#1f2328">{esc(_cut(item.label))}</text>'
+            f'<text x="{x + 8:.0f}" y="{y + 28:.0f}" fill="#57606a" font-size="11">{esc(_cut(item.sub, 21))}</text></g>'
+        )
     if hidden:
         out.append(f'<text x="{PAD}" y="{total_h + 12}" fill="#57606a">{hidden} more eqns not drawn</text>')
     out.append("</svg>")

@@ -7,9 +7,9 @@ picture aggregates calls into at most `COLUMNS` time columns per lane, so a cell
 
 from __future__ import annotations
 
-
 from ..units import plural
-from .html_parts import caption_html, caption_text, error_html, error_text, esc as _esc, findings_html, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, findings_html, svg_img
+from .html_parts import esc as _esc
 
 COLUMNS = 240  # time columns of the static picture
 MAX_LANES = 40  # lanes drawn and listed; the rest are counted
@@ -31,8 +31,9 @@ def fmt_us(us: float | None) -> str:
 
 
 def _lane_rows(doc: dict) -> list[dict]:
-    return sorted(doc.get("lanes", []), key=lambda l: -(l["trace_us"] + l["lower_us"] + l["compile_us"]
-                                                       + l["dispatch_us"]))
+    return sorted(
+        doc.get("lanes", []), key=lambda l: -(l["trace_us"] + l["lower_us"] + l["compile_us"] + l["dispatch_us"])
+    )
 
 
 def timeline_svg(doc: dict) -> str:
@@ -41,18 +42,23 @@ def timeline_svg(doc: dict) -> str:
     duration = max(1, int(doc.get("duration_us") or 1))
     w = LABEL_W + PLOT_W + 2 * PAD
     h = len(lanes) * LANE_H + 2 * PAD + 16
-    x_of = lambda t: LABEL_W + PAD + min(PLOT_W, max(0.0, t / duration * PLOT_W))  # noqa: E731
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-           f'font-family="{FONT}" font-size="11"><rect width="{w}" height="{h}" fill="#ffffff"/>']
+    x_of = lambda t: LABEL_W + PAD + min(PLOT_W, max(0.0, t / duration * PLOT_W))
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+        f'font-family="{FONT}" font-size="11"><rect width="{w}" height="{h}" fill="#ffffff"/>'
+    ]
     for i, lane in enumerate(lanes):
         y = PAD + i * LANE_H
         out.append(f'<text x="{PAD}" y="{y + 15}" fill="#333">{_esc(_cut(lane["name"]))}</text>')
-        out.append(f'<line x1="{LABEL_W + PAD}" y1="{y + LANE_H - 1}" x2="{LABEL_W + PAD + PLOT_W}" '
-                   f'y2="{y + LANE_H - 1}" stroke="#eee"/>')
+        out.append(
+            f'<line x1="{LABEL_W + PAD}" y1="{y + LANE_H - 1}" x2="{LABEL_W + PAD + PLOT_W}" '
+            f'y2="{y + LANE_H - 1}" stroke="#eee"/>'
+        )
     spans = doc.get("spans", {})
     drawn: set[tuple] = set()  # one rect per lane, phase and pixel: 5,000 compiles stay a few kB
-    for li, phase, start, end in zip(spans.get("lane", []), spans.get("phase", []), spans.get("start", []),
-                                     spans.get("end", [])):
+    for li, phase, start, end in zip(
+        spans.get("lane", []), spans.get("phase", []), spans.get("start", []), spans.get("end", [])
+    ):
         if li >= len(lanes):
             continue
         x0, x1 = x_of(start), x_of(end)
@@ -60,8 +66,10 @@ def timeline_svg(doc: dict) -> str:
         if pixel in drawn:
             continue
         drawn.add(pixel)
-        out.append(f'<rect x="{x0:.1f}" y="{PAD + li * LANE_H + 3}" width="{max(1.0, x1 - x0):.1f}" height="10" '
-                   f'fill="{COLOURS.get(phase, "#999")}"/>')
+        out.append(
+            f'<rect x="{x0:.1f}" y="{PAD + li * LANE_H + 3}" width="{max(1.0, x1 - x0):.1f}" height="10" '
+            f'fill="{COLOURS.get(phase, "#999")}"/>'
+        )
     calls = doc.get("calls", {})
     columns: dict[tuple[int, int], list[int]] = {}
     for li, start, hit in zip(calls.get("lane", []), calls.get("start", []), calls.get("hit", [])):
@@ -75,12 +83,15 @@ def timeline_svg(doc: dict) -> str:
         x = LABEL_W + PAD + col * step
         y = PAD + li * LANE_H + 14
         colour = COLOURS["miss"] if misses else COLOURS["hit"]
-        out.append(f'<rect x="{x:.1f}" y="{y}" width="{max(1.0, step - 0.5):.1f}" height="5" fill="{colour}">'
-                   f'<title>{plural(hits, "hit")}, {plural(misses, "miss")}</title></rect>')
+        out.append(
+            f'<rect x="{x:.1f}" y="{y}" width="{max(1.0, step - 0.5):.1f}" height="5" fill="{colour}">'
+            f"<title>{plural(hits, 'hit')}, {plural(misses, 'miss')}</title></rect>"
+        )
     axis_y = PAD + len(lanes) * LANE_H + 12
     out.append(f'<text x="{LABEL_W + PAD}" y="{axis_y}" fill="#666">0</text>')
-    out.append(f'<text x="{LABEL_W + PAD + PLOT_W}" y="{axis_y}" fill="#666" text-anchor="end">'
-               f'{_esc(fmt_us(duration))}</text>')
+    out.append(
+        f'<text x="{LABEL_W + PAD + PLOT_W}" y="{axis_y}" fill="#666" text-anchor="end">{_esc(fmt_us(duration))}</text>'
+    )
     out.append("</svg>")
     return "".join(out)
 
@@ -95,24 +106,44 @@ def persistent_cache_line(doc: dict) -> str | None:
     if not cache.get("enabled"):
         return None
     hits, misses = cache.get("hits", 0), cache.get("misses", 0)
-    line = (f"Persistent compilation cache: {hits} hit{'s' * (hits != 1)}, "
-            f"{misses} miss{'es' * (misses != 1)}")
+    line = f"Persistent compilation cache: {hits} hit{'s' * (hits != 1)}, {misses} miss{'es' * (misses != 1)}"
     if cache.get("saved_us") is not None:
         line += f", saved {fmt_us(cache['saved_us'])}"
     return line
 
 
 def timeline_html(doc: dict) -> str:
-    parts = [f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>", caption_html(doc), error_html(doc),
-             findings_html(doc)]
+    parts = [
+        f"<div><p><b>{_esc(doc.get('title', 'jaxmagic'))}</b></p>",
+        caption_html(doc),
+        error_html(doc),
+        findings_html(doc),
+    ]
     rows = _lane_rows(doc)
-    parts.append("<table><tr><th>function</th><th>calls</th><th>hits</th><th>misses</th><th>compiles</th>"
-                 "<th>trace</th><th>lower</th><th>compile</th><th>dispatch</th><th>until ready</th></tr>")
+    parts.append(
+        "<table><tr><th>function</th><th>calls</th><th>hits</th><th>misses</th><th>compiles</th>"
+        "<th>trace</th><th>lower</th><th>compile</th><th>dispatch</th><th>until ready</th></tr>"
+    )
     for lane in rows[:MAX_LANES]:
-        parts.append("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in (
-            lane["name"], lane["calls"], lane["hits"], lane["misses"], lane["compiles"], fmt_us(lane["trace_us"]),
-            fmt_us(lane["lower_us"]), fmt_us(lane["compile_us"]), fmt_us(lane["dispatch_us"]),
-            fmt_us(lane["device_us"]))) + "</tr>")
+        parts.append(
+            "<tr>"
+            + "".join(
+                f"<td>{_esc(v)}</td>"
+                for v in (
+                    lane["name"],
+                    lane["calls"],
+                    lane["hits"],
+                    lane["misses"],
+                    lane["compiles"],
+                    fmt_us(lane["trace_us"]),
+                    fmt_us(lane["lower_us"]),
+                    fmt_us(lane["compile_us"]),
+                    fmt_us(lane["dispatch_us"]),
+                    fmt_us(lane["device_us"]),
+                )
+            )
+            + "</tr>"
+        )
     parts.append("</table>")
     disk = persistent_cache_line(doc)
     if disk:
@@ -143,10 +174,12 @@ def timeline_text(doc: dict) -> str:
     for f in doc.get("findings", []):
         lines.append(f"{f['severity']}: {f['message']}")
     for lane in _lane_rows(doc)[:MAX_LANES]:
-        lines.append(f"{lane['name']}: {plural(lane['calls'], 'call')}, {plural(lane['hits'], 'hit')}, "
-                     f"{plural(lane['misses'], 'miss')}, {plural(lane['compiles'], 'compile')}; compile phases "
-                     f"{fmt_us(lane['trace_us'] + lane['lower_us'] + lane['compile_us'])}, "
-                     f"dispatch {fmt_us(lane['dispatch_us'])}")
+        lines.append(
+            f"{lane['name']}: {plural(lane['calls'], 'call')}, {plural(lane['hits'], 'hit')}, "
+            f"{plural(lane['misses'], 'miss')}, {plural(lane['compiles'], 'compile')}; compile phases "
+            f"{fmt_us(lane['trace_us'] + lane['lower_us'] + lane['compile_us'])}, "
+            f"dispatch {fmt_us(lane['dispatch_us'])}"
+        )
     disk = persistent_cache_line(doc)
     if disk:
         lines.append(disk)
@@ -154,6 +187,8 @@ def timeline_text(doc: dict) -> str:
     names = doc.get("lanes", [])
     for m in [m for m in doc.get("misses", []) if m["kind"] != "first"][:MAX_MISSES]:
         name = names[lane_of[m["call"]]]["name"] if m["call"] < len(lane_of) else "?"
-        lines.append(f"  call {m['call'] + 1} of {name}: {m['words']}" + (f" (fix: {m['fix']})" if m.get("fix") else ""))
+        lines.append(
+            f"  call {m['call'] + 1} of {name}: {m['words']}" + (f" (fix: {m['fix']})" if m.get("fix") else "")
+        )
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)

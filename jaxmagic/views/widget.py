@@ -27,8 +27,8 @@ import ipywidgets
 import traitlets
 
 from .requests import Handler, serve
-from .wire import safe_wire
 from .static_html import BUNDLE, fallback_html, text_summary
+from .wire import safe_wire
 
 KIND_BUNDLE_PREFIX = "jaxmagic-"
 # The kinds with a bundle of their own (one per widgets/entries/<kind>.js; tests/test_bundles.py
@@ -88,7 +88,7 @@ class JaxmagicWidget(anywidget.AnyWidget):
     _esm = _PackedBundle(BUNDLE)
     doc = traitlets.Dict().tag(sync=True)
 
-    def __new__(cls, doc: dict | None = None, **kwargs: Any) -> "JaxmagicWidget":
+    def __new__(cls, doc: dict | None = None, **kwargs: Any) -> JaxmagicWidget:
         if cls is JaxmagicWidget and isinstance(doc, dict):
             cls = KIND_WIDGETS.get(doc.get("kind"), cls)
         return super().__new__(cls, doc, **kwargs)
@@ -102,7 +102,7 @@ class JaxmagicWidget(anywidget.AnyWidget):
         serve(self, handlers or {})
 
     @classmethod
-    def opened(cls, kind: str) -> "JaxmagicWidget":
+    def opened(cls, kind: str) -> JaxmagicWidget:
         """A widget of `kind` whose document comes next (`show_document`), made before it is built.
 
         Making a widget opens its comm, and the front end then starts loading the kind's bundle
@@ -112,7 +112,7 @@ class JaxmagicWidget(anywidget.AnyWidget):
         """
         return cls({"kind": kind, "pending": True})
 
-    def show_document(self, doc: dict, handlers: dict[str, Handler] | None = None) -> "JaxmagicWidget":
+    def show_document(self, doc: dict, handlers: dict[str, Handler] | None = None) -> JaxmagicWidget:
         """Give an `opened` widget its document (one state update) and the answers to its requests."""
         doc, wire = safe_wire(doc)
         self.document = doc
@@ -157,9 +157,18 @@ class JaxmagicWidget(anywidget.AnyWidget):
 def _kind_widget(kind: str, bundle: Path) -> type[JaxmagicWidget]:
     """The subclass whose `_esm` is `bundle` (named after the kind: anywidget's `_anywidget_id`)."""
     name = "Jaxmagic" + "".join(part.capitalize() for part in kind.split("_")) + "Widget"
-    return type(name, (JaxmagicWidget,), {"_esm": _PackedBundle(bundle), "__module__": __name__,
-                                          "__qualname__": name,
-                                          "__doc__": f"A {kind} document, drawn by {bundle.name} alone."})
+    return type(
+        name,
+        (JaxmagicWidget,),
+        {
+            "_esm": _PackedBundle(bundle),
+            "__module__": __name__,
+            "__qualname__": name,
+            "__doc__": f"A {kind} document, drawn by {bundle.name} alone.",
+        },
+    )
 
 
-KIND_WIDGETS: dict[str, type[JaxmagicWidget]] = {kind: _kind_widget(kind, path) for kind, path in kind_bundles().items()}
+KIND_WIDGETS: dict[str, type[JaxmagicWidget]] = {
+    kind: _kind_widget(kind, path) for kind, path in kind_bundles().items()
+}

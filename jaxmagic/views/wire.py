@@ -22,8 +22,25 @@ ENCODING = "columnar"
 PACK_ABOVE_BYTES = 256 * 1024  # functions above this (as wire JSON) travel gzip+base64
 DEF_CODES = {"in": -1, "const": -2, "free": -3}
 # Function fields that travel as they are (small, or already plain text).
-_PLAIN = ("id", "name", "signature", "source", "calls", "cache_hits", "wrappers", "n_eqns", "truncated", "text", "levels", "deferred",
-          "cost", "repeats", "values_note", "batch_size", "batch_note")
+_PLAIN = (
+    "id",
+    "name",
+    "signature",
+    "source",
+    "calls",
+    "cache_hits",
+    "wrappers",
+    "n_eqns",
+    "truncated",
+    "text",
+    "levels",
+    "deferred",
+    "cost",
+    "repeats",
+    "values_note",
+    "batch_size",
+    "batch_note",
+)
 
 
 class _Strings(dict):
@@ -56,7 +73,7 @@ def _index(items: list[dict], prefix: str) -> dict[str, int]:
     known = _ID_CACHE.setdefault(prefix, [])
     if len(known) < len(ids):
         known.extend(f"{prefix}{i}" for i in range(len(known), len(ids)))
-    if ids != known[:len(ids)]:
+    if ids != known[: len(ids)]:
         i = next(i for i, (a, b) in enumerate(zip(ids, known)) if a != b)
         raise ValueError(f"wire form needs positional ids, got {ids[i]!r} at {i}")
     return dict(zip(ids, range(len(ids))))
@@ -131,25 +148,26 @@ def encode_function(fn: dict) -> dict:
     columns = _node_columns(fn["nodes"], rows, group_at)
     variables = fn["vars"]
     wire = {key: fn[key] for key in _PLAIN if key in fn}
-    wire.update({
-        "root": group_at[fn["root"]],
-        "groups": {
-            "node": [-1 if g["node"] is None else node_at[g["node"]] for g in fn["groups"]],
-            "label": [s(g["label"]) for g in fn["groups"]],
-            "outvars": [[operand(op) for op in g["outvars"]] for g in fn["groups"]],
-            "n_eqns": [g["n_eqns"] for g in fn["groups"]],
-        },
-        "nodes": columns,
-        "vars": {
-            "name": [s[v["name"]] for v in variables],
-            "aval": [s[v["aval"]] for v in variables],
-            "group": [group_at[v["group"]] for v in variables],
-            "def": [DEF_CODES[v["def"]] if v["def"] in DEF_CODES else node_at[v["def"]]
-                    for v in variables],
-        },
-        "scopes": [[s(part) for part in path] for path in rows.scopes],
-        "sources": [list(key) for key in rows.sources],
-    })
+    wire.update(
+        {
+            "root": group_at[fn["root"]],
+            "groups": {
+                "node": [-1 if g["node"] is None else node_at[g["node"]] for g in fn["groups"]],
+                "label": [s(g["label"]) for g in fn["groups"]],
+                "outvars": [[operand(op) for op in g["outvars"]] for g in fn["groups"]],
+                "n_eqns": [g["n_eqns"] for g in fn["groups"]],
+            },
+            "nodes": columns,
+            "vars": {
+                "name": [s[v["name"]] for v in variables],
+                "aval": [s[v["aval"]] for v in variables],
+                "group": [group_at[v["group"]] for v in variables],
+                "def": [DEF_CODES[v["def"]] if v["def"] in DEF_CODES else node_at[v["def"]] for v in variables],
+            },
+            "scopes": [[s(part) for part in path] for path in rows.scopes],
+            "sources": [list(key) for key in rows.sources],
+        }
+    )
     paths = {str(i): s(v["path"]) for i, v in enumerate(variables) if v.get("path")}
     if paths:  # a function's inputs: their pytree paths, few and sparse
         wire["paths"] = paths
@@ -194,8 +212,12 @@ def _pack(block: Any) -> tuple[Any, bool]:
     return {"packed": "gzip+base64", "data": packed, "bytes": len(data)}, scrubbed
 
 
-PACKED_FIELDS = {"timeline": ("calls", "spans", "misses", "signatures"), "grad": ("entries",),
-                 "sharding": ("arrays", "calls"), "keys": ("nodes",)}  # large blocks, per document kind
+PACKED_FIELDS = {
+    "timeline": ("calls", "spans", "misses", "signatures"),
+    "grad": ("entries",),
+    "sharding": ("arrays", "calls"),
+    "keys": ("nodes",),
+}  # large blocks, per document kind
 
 
 def encode_document(doc: dict, compress: bool = True) -> dict:
@@ -225,8 +247,11 @@ def _encode(doc: dict, compress: bool) -> tuple[dict, set[str], bool]:
     if not compress:
         return {**doc, "encoding": ENCODING, "functions": functions}, set(), False
     results = [_pack(f) for f in functions]
-    return ({**doc, "encoding": ENCODING, "functions": [block for block, _ in results]}, {"functions"},
-            any(was for _, was in results))
+    return (
+        {**doc, "encoding": ENCODING, "functions": [block for block, _ in results]},
+        {"functions"},
+        any(was for _, was in results),
+    )
 
 
 def safe_wire(doc: dict, compress: bool = True) -> tuple[dict, dict]:

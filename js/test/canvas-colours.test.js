@@ -9,7 +9,7 @@ import { allCollapsibles } from "../../widgets/graph/expansion.js";
 import { buildScene } from "../../widgets/graph/scene.js";
 import { placeScene } from "../../widgets/graph/place.js";
 import { createCanvasRenderer } from "../../widgets/graph/canvas.js";
-import { layoutTree, createCache } from "../../js/src/layout.js";
+import { layoutTree, createCache } from "../../widgets/ui/layout.js";
 import { fixture } from "./helpers.js";
 import { recorder } from "./timeline-helpers.js";
 

@@ -11,7 +11,7 @@ import { placeScene } from "../../widgets/graph/place.js";
 import { hitTest, drawFrame, TEXT_MIN_PX } from "../../widgets/graph/canvas.js";
 import { createStage, CANVAS_THRESHOLD } from "../../widgets/graph/stage.js";
 import { minimapFrame } from "../../widgets/graph/minimap.js";
-import { layoutTree, createCache } from "../../js/src/layout.js";
+import { layoutTree, createCache } from "../../widgets/ui/layout.js";
 import { fixture, docOf } from "./helpers.js";
 import { flatBlocks } from "./big.js";
 import { useMounting, settled as settledOn } from "./mounting.js";

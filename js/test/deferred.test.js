@@ -2,7 +2,7 @@
 import { describe, it, expect, afterEach } from "vitest";
 import { gzipSync } from "node:zlib";
 import widget from "../../widgets/index.js";
-import { createRequester, KERNEL_GONE, WAITING } from "../../js/src/requests.js";
+import { createRequester, KERNEL_GONE, WAITING } from "../../widgets/ui/requests.js";
 import { applyLevels, isDeferred } from "../../widgets/graph/deferred.js";
 import { fixture } from "./helpers.js";
 import { settled, click } from "./mounting.js";

@@ -4,7 +4,7 @@
 // selection reports, and opening a port bundle (its ports and their edges are drawn).
 import { describe, it, expect, afterEach } from "vitest";
 import { graphView } from "../../widgets/graph/view.js";
-import { acquireLayout } from "../../js/src/layout-client.js";
+import { acquireLayout } from "../../widgets/ui/layout-client.js";
 import { indexFunction, nKey, pKey } from "../../widgets/graph/model.js";
 import { fixture, docOf } from "./helpers.js";
 import { useMounting, settled, click } from "./mounting.js";

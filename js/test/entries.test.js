@@ -14,7 +14,7 @@ import * as timelineEntry from "../../widgets/entries/timeline.js";
 import * as gradEntry from "../../widgets/entries/grad.js";
 import * as shardingEntry from "../../widgets/entries/sharding.js";
 import * as keysEntry from "../../widgets/entries/keys.js";
-import * as sheets from "../../widgets/styles.js";
+import * as sheets from "../../widgets/ui/styles.js";
 import { fixture } from "./helpers.js";
 
 const DOCS = { graph: () => fixture("trig"), timeline: () => fixture("timeline-small"), grad: () => fixture("grad-mlp"),

@@ -1,10 +1,10 @@
 // @vitest-environment jsdom
 /**
- * The error banner (widgets/header.js) shows jaxmagic's explanation of a JAX concretization error
+ * The error banner (widgets/ui/header.js) shows jaxmagic's explanation of a JAX concretization error
  * below the cell's own error, as text (capture/concretization.py makes it; docs/schema.md `Error`).
  */
 import { describe, it, expect } from "vitest";
-import { docHeader } from "../../widgets/header.js";
+import { docHeader } from "../../widgets/ui/header.js";
 
 describe("error banner explanation", () => {
   it("shows the explanation after the error, as text", () => {

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 // Hosts without Web Workers or DecompressionStream (old or locked-down webviews, strict CSPs):
-// packed documents still inflate (js/src/gunzip.js falls back to the bundled decoder) and
-// layouts run on the main thread at once (js/src/layout-client.js decides up front; no
+// packed documents still inflate (widgets/ui/gunzip.js falls back to the bundled decoder) and
+// layouts run on the main thread at once (widgets/ui/layout-client.js decides up front; no
 // multi-second wait for a worker that never comes).
 import { describe, it, expect, vi, afterEach } from "vitest";
 import { readFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { decodeDocument } from "../../widgets/graph/decode.js";
-import { acquireLayout, HANDSHAKE_MS } from "../../js/src/layout-client.js";
+import { acquireLayout, HANDSHAKE_MS } from "../../widgets/ui/layout-client.js";
 import { indexFunction } from "../../widgets/graph/model.js";
 import { defaultExpansion } from "../../widgets/graph/expansion.js";
 import { buildScene } from "../../widgets/graph/scene.js";

@@ -13,7 +13,7 @@ import { buildScene } from "../../widgets/graph/scene.js";
 import { placeScene, edgePoints } from "../../widgets/graph/place.js";
 import { mirrorGeometry } from "../../widgets/graph/mirror.js";
 import { curve } from "../../widgets/graph/curve.js";
-import { layoutTree, createCache } from "../../js/src/layout.js";
+import { layoutTree, createCache } from "../../widgets/ui/layout.js";
 
 const mlp = () => fixture("grad-mlp").entries[0];
 const jit = () => fixture("grad-jit").entries[0];

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 // Keys typed into a view's controls, and keys a view handles, never reach the page around it
-// (widgets/host-keys.js): notebook hosts (VS Code's Jupyter extension, JupyterLab, Notebook,
+// (widgets/ui/host-keys.js): notebook hosts (VS Code's Jupyter extension, JupyterLab, Notebook,
 // Colab) listen on document / window and turn Delete, a, b, dd, x, z… into cell commands.
 // Every kind is mounted through the bundles' own mount() on its fixture.
 import { describe, it, expect, beforeEach, afterEach } from "vitest";

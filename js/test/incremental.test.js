@@ -11,7 +11,7 @@ import { buildScene, MAX_UPDATE_KEYS } from "../../widgets/graph/scene.js";
 import { placeScene, edgePoints } from "../../widgets/graph/place.js";
 import { drawFrame } from "../../widgets/graph/canvas.js";
 import { traceCurve } from "../../widgets/graph/curve.js";
-import { layoutTree, createCache } from "../../js/src/layout.js";
+import { layoutTree, createCache } from "../../widgets/ui/layout.js";
 import { allFixtures } from "./helpers.js";
 import { scopedLayers, flatBlocks } from "./big.js";
 

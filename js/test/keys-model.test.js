@@ -8,7 +8,7 @@ import { manyRoots, wideSplit, longRun, docBuilder } from "./keys-helpers.js";
 import { readKeys, reuseSet, searchRecords, pathTo, sortFindings } from "../../widgets/keys/model.js";
 import { buildTree, initialUi, toggle, reveal, standIn, AGG_OVER, AGG_PAGE, RUN_PAGE } from "../../widgets/keys/tree.js";
 import { layoutForest, H } from "../../widgets/keys/layout.js";
-import { search } from "../../js/src/search.js";
+import { search } from "../../widgets/ui/search.js";
 
 const DOCS = [["handmade", () => fixture("keys-handmade")], ["small", () => fixture("keys-small")],
   ["many roots", () => manyRoots(12, 20, 7)], ["wide split", () => wideSplit(130)], ["long run", () => longRun(60)],

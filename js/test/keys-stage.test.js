@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// The keys view on stage: its story given to the playback controller (widgets/playback.js),
+// The keys view on stage: its story given to the playback controller (widgets/ui/playback.js),
 // each step drawn on the same layout (keys not made yet faded with their edges, the step's items
 // marked, a reuse red and flashing at its step), the last step equal to the drawing before
 // playback, the overview of a big tree, the story made again when the drawn tree changes,

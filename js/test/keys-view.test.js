@@ -4,7 +4,7 @@
 // aggregates and their pages, findings that reveal their node, the filter, hover card
 // and details of a reused key, search, keyboard, hostile strings, element counts of
 // 5,000-key documents, export, and the empty document.
-import { shortWhere } from "../../widgets/source-text.js";
+import { shortWhere } from "../../widgets/ui/source-text.js";
 import { describe, it, expect, vi } from "vitest";
 import { fixture } from "./helpers.js";
 import { useKeys, useViewSize, manyRoots, wideSplit, longRun } from "./keys-helpers.js";

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { layoutTree, layoutContainer, layered, createCache } from "../src/layout.js";
+import { layoutTree, layoutContainer, layered, createCache } from "../../widgets/ui/layout.js";
 import { indexFunction } from "../../widgets/graph/model.js";
 import { allCollapsibles, defaultExpansion } from "../../widgets/graph/expansion.js";
 import { buildScene } from "../../widgets/graph/scene.js";

@@ -3,7 +3,7 @@ import { describe, it, expect, afterEach } from "vitest";
 import { gzipSync } from "node:zlib";
 import widget, { mount } from "../../widgets/index.js";
 import { LOADING, MAX_ROWS, STATIC, filterRows, sentence } from "../../widgets/graph/listed.js";
-import { createRequester, KERNEL_GONE, WAITING } from "../../js/src/requests.js";
+import { createRequester, KERNEL_GONE, WAITING } from "../../widgets/ui/requests.js";
 import { fixture } from "./helpers.js";
 import { settled, click } from "./mounting.js";
 

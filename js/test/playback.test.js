@@ -1,14 +1,14 @@
 // @vitest-environment jsdom
 /**
- * The shared playback controller (widgets/playback.js) and the stage bar every mounted view gets
- * (widgets/stagebar.js via widgets/mount.js): caption, presentation toggle, controls, keyboard.
+ * The shared playback controller (widgets/ui/playback.js) and the stage bar every mounted view gets
+ * (widgets/ui/stagebar.js via widgets/mount.js): caption, presentation toggle, controls, keyboard.
  */
 import { describe, it, expect, vi, afterEach } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createPlayback, BASE_INTERVAL_MS } from "../../widgets/playback.js";
-import { captionOf } from "../../widgets/stagebar.js";
+import { createPlayback, BASE_INTERVAL_MS } from "../../widgets/ui/playback.js";
+import { captionOf } from "../../widgets/ui/stagebar.js";
 import { useMounting } from "./mounting.js";
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -12,9 +12,9 @@ import { defaultExpansion, allCollapsibles, visibleEqnCount, visibleItemCount, r
 import { boundaryOf } from "../../widgets/graph/boundary.js";
 import { neighbourhood, neighbourhoodIndex, HOOD_CAP } from "../../widgets/graph/neighbourhood.js";
 import { searchRecords } from "../../widgets/graph/find.js";
-import { search } from "../../js/src/search.js";
+import { search } from "../../widgets/ui/search.js";
 import { buildScene } from "../../widgets/graph/scene.js";
-import { layoutTree, createCache } from "../../js/src/layout.js";
+import { layoutTree, createCache } from "../../widgets/ui/layout.js";
 import { allFixtures, fixture, synthFunction } from "./helpers.js";
 import { scopedLayers, flatBlocks } from "./big.js";
 

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { search, matcher, step, countText } from "../src/search.js";
+import { search, matcher, step, countText } from "../../widgets/ui/search.js";
 import { indexFunction } from "../../widgets/graph/model.js";
 import { searchRecords } from "../../widgets/graph/find.js";
 import { fixture } from "./helpers.js";

@@ -198,7 +198,7 @@ describe("texts", () => {
     expect(shardingText(arr("on3").sharding)).toBe("device 3");
     expect(shardingText({ kind: "GSPMDSharding", spec: null, devices: [0, 1] })).toBe("GSPMDSharding");
     expect([bytesText(48), bytesText(1536), bytesText(2 << 20), bytesText(1.1 * 2 ** 30)]).toEqual(["48 bytes", "1.5 KB", "2.0 MB", "1.1 GB"]);
-    expect([bytesText(1), bytesText(0)]).toEqual(["1 byte", "0 bytes"]); // one plural rule (js/src/words.js)
+    expect([bytesText(1), bytesText(0)]).toEqual(["1 byte", "0 bytes"]); // one plural rule (widgets/ui/words.js)
     expect(sliceText([[0, 256], [128, 256]])).toBe("[0:256, 128:256]");
     expect(idsText([...Array(20).keys()])).toBe("0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, … (+8)");
     expect(operandsText(["f32[8]", "f32[8]", "?"])).toBe("2 × f32[8], ?");

@@ -1,15 +1,15 @@
 // @vitest-environment jsdom
 /**
- * One way to name a line of code for a reader (widgets/source-text.js), as the Python side does
+ * One way to name a line of code for a reader (widgets/ui/source-text.js), as the Python side does
  * (capture/source.py where_text): `cell [3], line N` in a notebook cell whose number the document
  * carries (`cells`), `line N` in one whose number is unknown, `file.py:N` elsewhere.
  */
 import { describe, it, expect } from "vitest";
-import { cellNumber, fullWhere, isCellFile, linesWhere, rememberCells, shortWhere } from "../../widgets/source-text.js";
+import { cellNumber, fullWhere, isCellFile, linesWhere, rememberCells, shortWhere } from "../../widgets/ui/source-text.js";
 import { srcPath, srcText } from "../../widgets/graph/model.js";
 import { lineText } from "../../widgets/keys/story.js";
 import { whereText } from "../../widgets/sharding/format.js";
-import { docHeader } from "../../widgets/header.js";
+import { docHeader } from "../../widgets/ui/header.js";
 
 describe("source text", () => {
   it("says `line N` for a cell whose number is unknown and the file's name elsewhere", () => {

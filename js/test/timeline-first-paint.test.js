@@ -12,7 +12,7 @@ import { statusLine, statusText, windowText } from "../../widgets/timeline/view.
 import { countText, drawFrame } from "../../widgets/timeline/draw.js";
 import { recorder } from "./timeline-helpers.js";
 import { legendEntries } from "../../widgets/timeline/legend.js";
-import { readVars, hostDark, FALLBACK } from "../../widgets/theme-watch.js";
+import { readVars, hostDark, FALLBACK } from "../../widgets/ui/theme-watch.js";
 
 useRecordingCanvas();
 const cleanups = [];

@@ -51,5 +51,6 @@ def exported_demo(tmp_path_factory: pytest.TempPathFactory) -> ExportedDemo:
     t0 = time.monotonic()
     proc = run_isolated([PYTHON, "-m", "jaxmagic.export", str(DEMO_NOTEBOOK), "--execute", "-o", str(out)], timeout=240)
     assert proc.returncode == 0 and out.exists(), (
-        f"export failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        f"export failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
     return ExportedDemo(out, round(time.monotonic() - t0, 2))

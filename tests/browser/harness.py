@@ -24,9 +24,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -35,8 +36,13 @@ DEMO_NOTEBOOK = Path(os.environ.get("JAXMAGIC_DEMO_NOTEBOOK", REPO / "demo.ipynb
 ARTIFACTS = Path(os.environ.get("JAXMAGIC_TEST_ARTIFACTS", REPO / "test-artifacts"))
 CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--disable-dev-shm-usage",
 ]
 _VENV_PYTHON = REPO / ".venv" / "bin" / "python"
@@ -137,9 +143,21 @@ def isolated_env(base: Path, marker: str) -> dict[str, str]:
 def install_kernelspec(env: dict[str, str]) -> None:
     """The venv's python as kernel `python3`, in the isolated data dir (found before any other)."""
     subprocess.run(
-        [PYTHON, "-m", "ipykernel", "install", "--user", "--name", "python3",
-         "--display-name", "Python 3 (jaxmagic tests)"],
-        env=env, check=True, capture_output=True, timeout=120,
+        [
+            PYTHON,
+            "-m",
+            "ipykernel",
+            "install",
+            "--user",
+            "--name",
+            "python3",
+            "--display-name",
+            "Python 3 (jaxmagic tests)",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     spec = Path(env["JUPYTER_DATA_DIR"]) / "kernels" / "python3" / "kernel.json"
     argv = json.loads(spec.read_text())["argv"]
@@ -151,14 +169,14 @@ def write_lab_settings(env: dict[str, str], windowing: str | None = "none") -> N
     `windowing=None` the notebook keeps the host's default windowing, as a user has it."""
     root = Path(env["JUPYTERLAB_SETTINGS_DIR"])
     settings = {
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-            {"windowingMode": windowing} if windowing else {},
-        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings":
-            {"autosave": False},
-        "@jupyterlab/extensionmanager-extension/plugin.jupyterlab-settings":
-            {"enabled": False},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+            "doNotDisturbMode": True,
+        },
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": windowing} if windowing else {},
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+        "@jupyterlab/extensionmanager-extension/plugin.jupyterlab-settings": {"enabled": False},
     }
     for rel, value in settings.items():
         path = root / rel
@@ -170,7 +188,10 @@ def prepare_notebook(source: Path, dest_dir: Path, name: str | None = None) -> P
     """Copy a notebook, pointing its kernelspec at the test kernel so no picker appears."""
     nb = json.loads(Path(source).read_text(encoding="utf-8"))
     nb.setdefault("metadata", {})["kernelspec"] = {
-        "name": "python3", "display_name": "Python 3 (jaxmagic tests)", "language": "python"}
+        "name": "python3",
+        "display_name": "Python 3 (jaxmagic tests)",
+        "language": "python",
+    }
     dest = dest_dir / (name or Path(source).name)
     dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
     return dest
@@ -222,16 +243,28 @@ def _server_command(app: str, port: int, token: str, root: Path) -> list[str]:
     """The command line of a Jupyter front end on 127.0.0.1 (`app`: "lab" or "notebook"), with
     the app exposed as `window.jupyterapp` so tests can read kernel state and run commands."""
     common = [
-        PYTHON, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        "--port-retries=0", f"--ServerApp.token={token}", "--ServerApp.password=",
-        "--allow-root", f"--ServerApp.root_dir={root}",
-        "--ServerApp.open_browser=False", "--MappingKernelManager.cull_idle_timeout=0",
+        PYTHON,
+        "-m",
+        "jupyter",
+        app,
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--port-retries=0",
+        f"--ServerApp.token={token}",
+        "--ServerApp.password=",
+        "--allow-root",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.open_browser=False",
+        "--MappingKernelManager.cull_idle_timeout=0",
         "--ServerApp.shutdown_no_activity_timeout=900",
     ]
     if app == "lab":
         return common + [
-            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.expose_app_in_browser=True",
         ]
     if app == "notebook":  # Notebook 7: no news or update check of its own; the settings file mutes the rest
         return common + ["--JupyterNotebookApp.expose_app_in_browser=True"]
@@ -239,16 +272,18 @@ def _server_command(app: str, port: int, token: str, root: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def jupyter_lab(notebooks: list[Path] = (), startup_timeout: float = 90.0,
-                windowing: str | None = "none") -> Iterator[LabServer]:
+def jupyter_lab(
+    notebooks: list[Path] = (), startup_timeout: float = 90.0, windowing: str | None = "none"
+) -> Iterator[LabServer]:
     """A JupyterLab on 127.0.0.1 in throwaway dirs, serving copies of `notebooks` (see `jupyter_server`)."""
     with jupyter_server("lab", notebooks, startup_timeout, windowing) as server:
         yield server
 
 
 @contextlib.contextmanager
-def jupyter_notebook7(notebooks: list[Path] = (), startup_timeout: float = 90.0,
-                      windowing: str | None = "none") -> Iterator[LabServer]:
+def jupyter_notebook7(
+    notebooks: list[Path] = (), startup_timeout: float = 90.0, windowing: str | None = "none"
+) -> Iterator[LabServer]:
     """A Notebook 7 on 127.0.0.1 in throwaway dirs, serving copies of `notebooks`; its pages are
     /notebooks/<path> (`LabServer.page_url`)."""
     with jupyter_server("notebook", notebooks, startup_timeout, windowing) as server:
@@ -256,8 +291,9 @@ def jupyter_notebook7(notebooks: list[Path] = (), startup_timeout: float = 90.0,
 
 
 @contextlib.contextmanager
-def jupyter_server(app: str, notebooks: list[Path] = (), startup_timeout: float = 90.0,
-                   windowing: str | None = "none") -> Iterator[LabServer]:
+def jupyter_server(
+    app: str, notebooks: list[Path] = (), startup_timeout: float = 90.0, windowing: str | None = "none"
+) -> Iterator[LabServer]:
     """A Jupyter front end (`app`: "lab" or "notebook") on 127.0.0.1 in throwaway dirs.
 
     Its own config, data, runtime and settings dirs, the venv's kernel as `python3`, a random
@@ -280,11 +316,19 @@ def jupyter_server(app: str, notebooks: list[Path] = (), startup_timeout: float 
             prepare_notebook(Path(nb), root)
         port, token = free_port(), secrets.token_hex(16)
         log_path = base / log_name
-        log = open(log_path, "wb")
-        process = subprocess.Popen(_server_command(app, port, token, root), cwd=root, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
-                           log_path=log_path, process=process, app=app)
+        log = open(log_path, "wb")  # noqa: SIM115
+        process = subprocess.Popen(
+            _server_command(app, port, token, root),
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        server = LabServer(
+            url=f"http://127.0.0.1:{port}", token=token, root_dir=root, log_path=log_path, process=process, app=app
+        )
         try:
             _wait_for_status(server.url, token, process, startup_timeout)
         except Exception as exc:
@@ -307,8 +351,7 @@ def _shutdown(server: LabServer) -> None:
     if process.poll() is None:
         # Ask politely first: the server shuts its kernels down itself.
         with contextlib.suppress(Exception):
-            req = urllib.request.Request(f"{server.url}/api/shutdown?token={server.token}",
-                                         method="POST", data=b"")
+            req = urllib.request.Request(f"{server.url}/api/shutdown?token={server.token}", method="POST", data=b"")
             urllib.request.urlopen(req, timeout=5).close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
@@ -328,8 +371,16 @@ def run_isolated(cmd: list[str], timeout: float, cwd: Path | None = None) -> sub
     try:
         env = isolated_env(base, marker)
         install_kernelspec(env)
-        return subprocess.run(cmd, env=env, cwd=cwd or REPO, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.run(
+            cmd,
+            env=env,
+            cwd=cwd or REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     finally:
         kill_marked(marker)
         shutil.rmtree(base, ignore_errors=True)
@@ -338,6 +389,7 @@ def run_isolated(cmd: list[str], timeout: float, cwd: Path | None = None) -> sub
 # --------------------------------------------------------------------------------------
 # the oracle: expected eqn counts, computed with JAX alone (no jaxmagic)
 # --------------------------------------------------------------------------------------
+
 
 def _sub_jaxprs(params: dict) -> Iterator[Any]:
     from jax.extend import core
@@ -356,7 +408,7 @@ def count_eqns(jaxpr: Any) -> int:
     return sum(1 + sum(count_eqns(sub) for sub in _sub_jaxprs(eqn.params)) for eqn in jaxpr.eqns)
 
 
-_ORACLE_SCRIPT = textwrap.dedent(r'''
+_ORACLE_SCRIPT = textwrap.dedent(r"""
     import json, linecache, re, sys, traceback
     import jax
     from jax.extend import core as jcore
@@ -487,7 +539,7 @@ _ORACLE_SCRIPT = textwrap.dedent(r'''
             "functions": rec.functions,
         })
     sys.stdout.write("\n@@ORACLE@@" + json.dumps(views) + "\n")
-''')
+""")
 
 
 @dataclass
@@ -521,9 +573,15 @@ def expected_views(notebook: Path, timeout: float = 240.0) -> list[ExpectedView]
         env = isolated_env(base, marker)
         script = base / "oracle.py"
         script.write_text(_ORACLE_SCRIPT)
-        proc = subprocess.run([PYTHON, str(script), str(Path(notebook).resolve())], env=env, cwd=base,
-                              capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [PYTHON, str(script), str(Path(notebook).resolve())],
+            env=env,
+            cwd=base,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         kill_marked(marker)
         shutil.rmtree(base, ignore_errors=True)
@@ -541,6 +599,7 @@ def expected_views(notebook: Path, timeout: float = 240.0) -> list[ExpectedView]
 # --------------------------------------------------------------------------------------
 # the browser
 # --------------------------------------------------------------------------------------
+
 
 @dataclass
 class GuardedPage:
@@ -560,8 +619,10 @@ class GuardedPage:
         return path
 
     def report(self) -> str:
-        return (f"requests={self.requests} blocked={self.blocked} offsite={self.offsite_seen} "
-                f"console_errors={self.console_errors} page_errors={self.page_errors}")
+        return (
+            f"requests={self.requests} blocked={self.blocked} offsite={self.offsite_seen} "
+            f"console_errors={self.console_errors} page_errors={self.page_errors}"
+        )
 
 
 def launch_chromium(playwright: Any) -> Any:
@@ -569,8 +630,7 @@ def launch_chromium(playwright: Any) -> Any:
 
 
 def open_guarded_page(browser: Any, viewport: tuple[int, int] = (1400, 1000)) -> GuardedPage:
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
-                                  service_workers="block")
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, service_workers="block")
     page = context.new_page()
     guarded = GuardedPage(page=page, context=context)
 
@@ -698,7 +758,8 @@ class ViewDriver:
     def drawn_nodes(self) -> list[list[str]]:
         """[node id, text] of every visible eqn node, read in one go (a consistent snapshot)."""
         return self.visible_nodes().evaluate_all(
-            "els => els.map((e) => [e.getAttribute('data-node-id'), e.textContent])")
+            "els => els.map((e) => [e.getAttribute('data-node-id'), e.textContent])"
+        )
 
     def eqn_stats(self) -> dict:
         return self.root.evaluate(_VISIBLE_EQNS_JS)
@@ -758,15 +819,16 @@ def pick_node_to_click(driver: ViewDriver, fn: ExpectedFunction) -> tuple[Any, d
     for eqn in fn.eqns:
         src = eqn["src"]
         by_prim.setdefault(eqn["prim"], set()).add((src["line"], src["code"]) if src and src["code"] else None)
-    candidates = sorted((p for p, srcs in by_prim.items() if len(srcs) == 1 and None not in srcs),
-                        key=len, reverse=True)
+    candidates = sorted(
+        (p for p, srcs in by_prim.items() if len(srcs) == 1 and None not in srcs), key=len, reverse=True
+    )
     # one snapshot of ids and texts, and the node found again by its id, not by a position in a
     # live list that a re-drawing view can reorder
     drawn = driver.drawn_nodes()
     for prim in candidates:
         for node_id, text in drawn:
             if re.search(prim_pattern(prim), text):
-                (line, code), = by_prim[prim]
+                ((line, code),) = by_prim[prim]
                 node = driver.root.locator(f'{EQN_NODES}[data-node-id="{node_id}"]').filter(visible=True).first
                 return node, {"prim": prim, "line": line, "code": code}
     return None
@@ -780,18 +842,22 @@ def click_node_and_check(driver: ViewDriver, fn: ExpectedFunction, label: str) -
     assert picked is not None, f"{label}: no visible node shows a primitive of {fn.name} with one source line"
     node, expect = picked
     # a wide graph opens on a legible part of it: pan the node into view, as a reader drags it there
-    node.evaluate("n => { const c = n.closest('.jm-canvas'); c && c.jmProbe && c.jmProbe.centre('N:' + n.getAttribute('data-node-id')); }")
+    node.evaluate(
+        "n => { const c = n.closest('.jm-canvas'); c && c.jmProbe && c.jmProbe.centre('N:' + n.getAttribute('data-node-id')); }"
+    )
     node.click(timeout=10_000)
     ok = poll(lambda: expect["code"] in driver.details_text(), 10)
     details = driver.details_text()
     assert ok, f"{label}: clicked a {expect['prim']} node; details lack {expect['code']!r}: {details!r}"
     assert re.search(prim_pattern(expect["prim"]), details), f"{label}: details lack the primitive: {details!r}"
-    # `train.py:12` for a file, `cell [3], line 12` (or `line 12`) for a notebook cell (widgets/source-text.js)
+    # `train.py:12` for a file, `cell [3], line 12` (or `line 12`) for a notebook cell (widgets/ui/source-text.js)
     assert re.search(rf"(?::|\bline ){expect['line']}(?!\d)", details), (
-        f"{label}: details lack the line {expect['line']}: {details!r}")
+        f"{label}: details lack the line {expect['line']}: {details!r}"
+    )
     assert poll(lambda: driver.selected_lines(), 10), f"{label}: no .jm-line-selected in .jm-text after a click"
     assert any(re.search(prim_pattern(expect["prim"]), t) for t in driver.selected_lines()), (
-        f"{label}: the selected text line is not the {expect['prim']} eqn: {driver.selected_lines()}")
+        f"{label}: the selected text line is not the {expect['prim']} eqn: {driver.selected_lines()}"
+    )
     return expect
 
 
@@ -809,8 +875,7 @@ def expected_function(jitted: Any, *args: Any, **kwargs: Any) -> ExpectedFunctio
             frame = source_info_util.user_frame(eqn.source_info.traceback)
             src = None
             if frame is not None:
-                src = {"line": frame.start_line,
-                       "code": linecache.getline(frame.file_name, frame.start_line).strip()}
+                src = {"line": frame.start_line, "code": linecache.getline(frame.file_name, frame.start_line).strip()}
             eqns.append({"prim": eqn.primitive.name, "src": src})
             for sub in _sub_jaxprs(eqn.params):
                 walk(sub)
@@ -818,24 +883,33 @@ def expected_function(jitted: Any, *args: Any, **kwargs: Any) -> ExpectedFunctio
     walk(closed)
     assert len(eqns) == count_eqns(closed)
     target = getattr(jitted, "__wrapped__", jitted)
-    return ExpectedFunction(name=getattr(target, "__qualname__", "?"), n_eqns=len(eqns),
-                            top_eqns=len(closed.jaxpr.eqns), eqns=eqns, text=str(closed))
+    return ExpectedFunction(
+        name=getattr(target, "__qualname__", "?"),
+        n_eqns=len(eqns),
+        top_eqns=len(closed.jaxpr.eqns),
+        eqns=eqns,
+        text=str(closed),
+    )
 
 
-def check_view_counts(driver: ViewDriver, view: ExpectedView, label: str,
-                      on_expanded: Any = None, timings: dict | None = None) -> None:
+def check_view_counts(
+    driver: ViewDriver, view: ExpectedView, label: str, on_expanded: Any = None, timings: dict | None = None
+) -> None:
     """The view drew a graph; its title, tabs and per-tab eqn counts (after Expand all)
     agree with the oracle."""
     root = driver.root
     root.wait_for(state="visible", timeout=30_000)
     assert poll(lambda: driver.visible_eqn_count() > 0, 20), (
-        f"{label}: the graph rendered no eqn nodes; the view reads {root.inner_text()[:600]!r}")
+        f"{label}: the graph rendered no eqn nodes; the view reads {root.inner_text()[:600]!r}"
+    )
     header = root.inner_text()
     assert re.search(rf"(?<!\d){view.total_eqns} eqns", header), (
-        f"{label}: expected the title to say {view.total_eqns} eqns; view text starts {header[:300]!r}")
+        f"{label}: expected the title to say {view.total_eqns} eqns; view text starts {header[:300]!r}"
+    )
     n_tabs = driver.tabs.count()
     assert n_tabs == len(view.functions), (
-        f"{label}: {n_tabs} tabs, expected {len(view.functions)} ({[f.name for f in view.functions]})")
+        f"{label}: {n_tabs} tabs, expected {len(view.functions)} ({[f.name for f in view.functions]})"
+    )
     for i, fn in enumerate(view.functions):
         t0 = time.monotonic()
         driver.select_tab(i)

@@ -27,8 +27,13 @@ MIN_TEXT_PX = {"normal": 11.0, "present": 14.0}
 TOLERANCE_PX = 1.0
 DRAWING_AGREES_PX = 8.0  # the drawn SVG content may stick out of the reported drawing box by label ink
 # The drawing panes each kind of view must have (contract 2); sharding draws cards, no pane.
-PANES_OF_KIND = {"graph": {"graph"}, "grad": {"forward", "backward"}, "keys": {"keys"},
-                 "timeline": {"timeline"}, "sharding": set()}
+PANES_OF_KIND = {
+    "graph": {"graph"},
+    "grad": {"forward", "backward"},
+    "keys": {"keys"},
+    "timeline": {"timeline"},
+    "sharding": set(),
+}
 
 # --------------------------------------------------------------------------------------
 # what the page shows: one evaluate per view and mode
@@ -190,8 +195,11 @@ def pane_failures(pane: dict, mode: str, has_minimap: bool) -> list[str]:
         out.append(f"pane {name}: data-jm-drawing is {pane['drawing']!r}")
     pw, ph = pane["box"]["w"], pane["box"]["h"]
     content = pane["content"]
-    real = None if content is None else (content["x"] - pane["box"]["x"], content["y"] - pane["box"]["y"],
-                                         content["w"], content["h"])
+    real = (
+        None
+        if content is None
+        else (content["x"] - pane["box"]["x"], content["y"] - pane["box"]["y"], content["w"], content["h"])
+    )
     if framed == "whole":
         size = f"{pw:.0f}x{ph:.0f}"
         if drawing is not None and not _inside(drawing, pw, ph):
@@ -208,8 +216,12 @@ def pane_failures(pane: dict, mode: str, has_minimap: bool) -> list[str]:
 
 def _covers(outer: tuple[float, float, float, float], inner: tuple[float, float, float, float], tol: float) -> bool:
     """`inner` lies inside `outer`, give or take `tol` px on each side."""
-    return (inner[0] >= outer[0] - tol and inner[1] >= outer[1] - tol
-            and inner[0] + inner[2] <= outer[0] + outer[2] + tol and inner[1] + inner[3] <= outer[1] + outer[3] + tol)
+    return (
+        inner[0] >= outer[0] - tol
+        and inner[1] >= outer[1] - tol
+        and inner[0] + inner[2] <= outer[0] + outer[2] + tol
+        and inner[1] + inner[3] <= outer[1] + outer[3] + tol
+    )
 
 
 def _fmt(r: tuple[float, float, float, float]) -> str:
@@ -244,8 +256,10 @@ def key_failures(m: dict, needs_key: bool) -> list[str]:
     if not visible or not _on_screen(box, region):
         below = box["y"] + box["h"] - (region["y"] + region["h"])
         where = f", {below:.0f} px below what shows" if below > 0 else ""
-        return [f"{what} at {box['x']:.0f},{box['y']:.0f} {box['w']:.0f}x{box['h']:.0f} is not on screen "
-                f"(visible region {region['x']:.0f},{region['y']:.0f} {region['w']:.0f}x{region['h']:.0f}{where})"]
+        return [
+            f"{what} at {box['x']:.0f},{box['y']:.0f} {box['w']:.0f}x{box['h']:.0f} is not on screen "
+            f"(visible region {region['x']:.0f},{region['y']:.0f} {region['w']:.0f}x{region['h']:.0f}{where})"
+        ]
     return []
 
 
@@ -453,19 +467,26 @@ def open_and_run_all(page: Any, url: str, n_code_cells: int, timeout: float = 24
     def finished() -> bool:
         dismiss_dialogs(page)
         prompts = state["prompts"] = page.evaluate(_PROMPTS_JS)
-        done = (len(prompts) == n_code_cells and all(re.fullmatch(r"\[\d+\]:?", p) for p in prompts)
-                and page.evaluate(_IDLE_JS))
+        done = (
+            len(prompts) == n_code_cells
+            and all(re.fullmatch(r"\[\d+\]:?", p) for p in prompts)
+            and page.evaluate(_IDLE_JS)
+        )
         state["stable"] = state["stable"] + 1 if done else 0
         return state["stable"] >= 3
 
-    assert poll(finished, timeout, interval=0.5), f"run all did not finish in {timeout:.0f}s: prompts {state['prompts']}"
+    assert poll(finished, timeout, interval=0.5), (
+        f"run all did not finish in {timeout:.0f}s: prompts {state['prompts']}"
+    )
     return state["prompts"]
 
 
 def cell_errors(page: Any) -> list[str]:
     """Tracebacks shown in the outputs of the notebook under test (a cell that raised)."""
-    errors = page.locator(f"{CURRENT} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error'],"
-                          f" {CURRENT} .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+    errors = page.locator(
+        f"{CURRENT} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error'],"
+        f" {CURRENT} .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']"
+    )
     stderr = page.locator(f"{CURRENT} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     # an exception in a post-run hook (where the magics draw their views) is printed, not raised
     printed = [t for t in stderr.all_inner_texts() if "Traceback" in t or "Error in callback" in t]

@@ -3,7 +3,7 @@
 - `legibility(root)`: every visible piece of text in a view, measured in the page: text smaller
   than a projector can show, text cut by a container that hides overflow, and pairs of texts
   whose boxes overlap. Presentation mode at 1280x720 must have none of them.
-- `Playback(root)`: drives the shared controls (widgets/playback.js) the way a speaker does.
+- `Playback(root)`: drives the shared controls (widgets/ui/playback.js) the way a speaker does.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def legibility(root: Any, min_px: float = MIN_PRESENT_PX) -> Legibility:
 
 
 class Playback:
-    """The shared controls of one view (widgets/playback.js), driven as a user would."""
+    """The shared controls of one view (widgets/ui/playback.js), driven as a user would."""
 
     def __init__(self, root: Any):
         self.root = root
@@ -220,7 +220,9 @@ def present(root: Any, on: bool = True) -> None:
     pressed = toggle.get_attribute("aria-pressed") == "true"
     if pressed != on:
         toggle.click()
-    assert poll(lambda: root.evaluate("r => r.classList.contains('jm-present')") == on, 10), "presentation mode did not switch"
+    assert poll(lambda: root.evaluate("r => r.classList.contains('jm-present')") == on, 10), (
+        "presentation mode did not switch"
+    )
 
 
 def write_page(doc: dict, tmp_path: Any, name: str) -> Any:
@@ -251,7 +253,9 @@ def assert_clean(guarded: Any) -> None:
 def css_colour(root: Any, value: str, inside: str | None = None) -> str:
     """A CSS colour as the page computes it inside the widget, or inside the element `inside`
     selects (`var(--jm-teal)` -> `rgb(...)`)."""
-    return root.evaluate("""(r, [v, sel]) => { const host = sel ? r.querySelector(sel) : r;
+    return root.evaluate(
+        """(r, [v, sel]) => { const host = sel ? r.querySelector(sel) : r;
       const d = document.createElement('div'); d.style.color = v; host.appendChild(d);
-      const c = getComputedStyle(d).color; d.remove(); return c; }""", [value, inside])
-
+      const c = getComputedStyle(d).color; d.remove(); return c; }""",
+        [value, inside],
+    )

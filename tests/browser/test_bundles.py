@@ -85,7 +85,8 @@ def test_page_mixing_every_kind_draws_every_view(guarded_page: GuardedPage, docs
     assert poll(lambda: views.count() == len(docs), 20), guarded_page.report()
     for i, kind in enumerate(docs):  # the page keeps the documents' order
         assert poll(lambda: _drawn(page, f"section:nth-of-type({i + 1}) .jaxmagic-view", kind), 30), (
-            f"{kind} view not drawn on the mixed page: {guarded_page.report()}")
+            f"{kind} view not drawn on the mixed page: {guarded_page.report()}"
+        )
     assert page.locator(".jm-unsupported").count() == 0
     guarded_page.screenshot("bundle-mixed-page", full_page=True)
     assert not guarded_page.page_errors and not guarded_page.console_errors, guarded_page.report()
@@ -93,7 +94,7 @@ def test_page_mixing_every_kind_draws_every_view(guarded_page: GuardedPage, docs
 
 
 def test_packed_widget_renders_without_decompression_stream(guarded_page: GuardedPage, docs, tmp_path: Path) -> None:
-    """Hosts whose webview lacks DecompressionStream still inflate the packed bundle (fflate, js/src/gunzip.js)."""
+    """Hosts whose webview lacks DecompressionStream still inflate the packed bundle (fflate, widgets/ui/gunzip.js)."""
     blank = tmp_path / "blank.html"
     blank.write_text("<!doctype html><html><head><meta charset='utf-8'></head><body></body></html>")
     page = guarded_page.page

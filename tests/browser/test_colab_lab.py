@@ -57,9 +57,22 @@ def _notebook(path: Path) -> Path:
     from tests.test_colab import MAGIC_CELLS, SETUP
 
     cells = [SETUP] + [f"%%{magic}\n{body}" for magic, body in MAGIC_CELLS.items()]
-    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
-          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None,
-                     "outputs": [], "source": source} for i, source in enumerate(cells)]}
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"c{i}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
     path.write_text(json.dumps(nb), encoding="utf-8")
     return path
 
@@ -71,15 +84,19 @@ def test_every_magic_mounts_in_jupyterlab3_with_ipywidgets7(guarded_page: Guarde
     monkeypatch.setattr(harness, "PYTHON", sys.executable)  # this environment's Lab and kernel
     lab4_command = harness._server_command
     # JupyterLab 3 has no `extension_manager` setting: given one, it links no lab extension at all
-    monkeypatch.setattr(harness, "_server_command", lambda *args: [
-        arg for arg in lab4_command(*args) if not arg.startswith("--LabApp.extension_manager=")])
+    monkeypatch.setattr(
+        harness,
+        "_server_command",
+        lambda *args: [arg for arg in lab4_command(*args) if not arg.startswith("--LabApp.extension_manager=")],
+    )
     page = guarded_page.page
     with jupyter_lab([_notebook(tmp_path / "colab.ipynb")]) as lab:
         open_and_run_all(page, lab.lab_url("colab.ipynb"), len(MAGIC_CELLS) + 1)
         assert not cell_errors(page), cell_errors(page)
         roots = page.locator("[data-jm-host-current] .jm-root")
-        mounted = poll(lambda: roots.count() >= len(MAGIC_CELLS)
-                       and page.locator(".jm-root .jm-loading").count() == 0, 60)
+        mounted = poll(
+            lambda: roots.count() >= len(MAGIC_CELLS) and page.locator(".jm-root .jm-loading").count() == 0, 60
+        )
         guarded_page.screenshot("colab-jupyterlab3", full_page=True)
         assert mounted, f"{roots.count()} of {len(MAGIC_CELLS)} views mounted; {guarded_page.report()}"
         drawn = [roots.nth(i).evaluate(_DRAWN_JS) for i in range(roots.count())]

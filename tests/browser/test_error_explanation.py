@@ -1,5 +1,5 @@
 """The explanation of a JAX concretization error, drawn under the cell's error in real Chromium
-(widgets/header.js), for every view kind a capture with a failed jitted call can draw."""
+(widgets/ui/header.js), for every view kind a capture with a failed jitted call can draw."""
 
 from __future__ import annotations
 

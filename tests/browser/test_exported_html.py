@@ -14,8 +14,15 @@ import pytest
 from jaxmagic.magics import MAGIC_VIEWS
 
 from .harness import (
-    DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, check_view_counts,
-    click_node_and_check, expected_function, expected_views, poll,
+    DEMO_NOTEBOOK,
+    ExpectedView,
+    GuardedPage,
+    ViewDriver,
+    check_view_counts,
+    click_node_and_check,
+    expected_function,
+    expected_views,
+    poll,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -23,7 +30,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 def _assert_offline_and_clean(guarded: GuardedPage) -> None:
     assert not guarded.blocked and not guarded.offsite_seen, (
-        f"the page tried to leave the machine: {guarded.blocked + guarded.offsite_seen}")
+        f"the page tried to leave the machine: {guarded.blocked + guarded.offsite_seen}"
+    )
     assert not guarded.page_errors, f"uncaught errors in the page: {guarded.page_errors}"
     assert not guarded.console_errors, f"console errors: {guarded.console_errors}"
 
@@ -47,12 +55,13 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, exported_demo:
     others = other_magic_cells(DEMO_NOTEBOOK)  # %%trace, %%grad_graph: views the %%jaxpr oracle does not count
     order = sorted([(v.cell_index, "jaxpr", v) for v in views] + [(i, kind, None) for i, kind in others])
     assert poll(lambda: roots.count() >= len(order), 30), (
-        f"{roots.count()} .jm-root on the page, expected one per magic output ({len(order)}); "
-        f"{guarded_page.report()}")
+        f"{roots.count()} .jm-root on the page, expected one per magic output ({len(order)}); {guarded_page.report()}"
+    )
     assert roots.count() == len(order), f"{roots.count()} .jm-root, expected {len(order)}"
     kinds = page.evaluate(_DOC_KINDS_JS)
     assert set(kinds) >= set(MAGIC_VIEWS.values()), (
-        f"the demo shows the kinds {sorted(set(kinds))}; a tour needs every one of {sorted(MAGIC_VIEWS.values())}")
+        f"the demo shows the kinds {sorted(set(kinds))}; a tour needs every one of {sorted(MAGIC_VIEWS.values())}"
+    )
     check_every_view_drew(roots, kinds)
     timings["page load"] = round(time.monotonic() - t, 2)
     guarded_page.screenshot("exported-demo-page", full_page=True)
@@ -66,8 +75,13 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, exported_demo:
         if not view.functions:
             continue
         t = time.monotonic()
-        check_view_counts(driver, view, label, timings=timings,
-                          on_expanded=lambda i: guarded_page.screenshot(f"exported-{label}-tab{i}", driver.root))
+        check_view_counts(
+            driver,
+            view,
+            label,
+            timings=timings,
+            on_expanded=lambda i: guarded_page.screenshot(f"exported-{label}-tab{i}", driver.root),
+        )
         driver.select_tab(0)
         click_node_and_check(driver, view.functions[0], label)
         guarded_page.screenshot(f"exported-{label}-selected", driver.root)
@@ -80,9 +94,13 @@ def test_exported_demo_renders_offline(guarded_page: GuardedPage, exported_demo:
 
 
 # What each document kind has drawn once it rendered: a view showing only a message box has none of it.
-DRAWN_MARKS = {"graph": ".jm-canvas g.jm-node[data-node-id]", "timeline": ".jm-timeline canvas",
-               "grad": ".jm-grad g.jm-node[data-node-id]", "sharding": ".jm-sharding .jm-sh-card",
-               "keys": ".jm-keys .jm-k-svg .jm-k-item"}
+DRAWN_MARKS = {
+    "graph": ".jm-canvas g.jm-node[data-node-id]",
+    "timeline": ".jm-timeline canvas",
+    "grad": ".jm-grad g.jm-node[data-node-id]",
+    "sharding": ".jm-sharding .jm-sh-card",
+    "keys": ".jm-keys .jm-k-svg .jm-k-item",
+}
 # A view that could not show its document: unknown kind or version, a drawing that threw, nothing recorded,
 # an error raised by the cell (no demo cell raises), or a document still being inflated.
 FAILED_VIEW = ".jm-unsupported, .jm-empty, .jm-error, .jm-loading"
@@ -101,10 +119,12 @@ def check_every_view_drew(roots, kinds: list[str]) -> None:
         drawn = DRAWN_MARKS.get(kind)
         assert drawn is not None, f"view {k}: no check for document kind {kind!r}; add it to DRAWN_MARKS"
         assert poll(lambda: root.locator(drawn).count() > 0, 30), (
-            f"view {k} ({kind}) drew no {drawn!r}; it reads {root.inner_text()[:400]!r}")
+            f"view {k} ({kind}) drew no {drawn!r}; it reads {root.inner_text()[:400]!r}"
+        )
         failed = root.locator(FAILED_VIEW)
-        assert failed.count() == 0, f"view {k} ({kind}) shows {failed.first.evaluate('e => e.className')}: " \
-                                    f"{failed.first.inner_text()[:300]!r}"
+        assert failed.count() == 0, (
+            f"view {k} ({kind}) shows {failed.first.evaluate('e => e.className')}: {failed.first.inner_text()[:300]!r}"
+        )
         text = root.inner_text()
         assert not FAILED_TEXT.search(text), f"view {k} ({kind}) reports a failure: {text[:400]!r}"
 
@@ -174,7 +194,8 @@ def test_hostile_function_name_is_text(guarded_page: GuardedPage, tmp_path: Path
     driver = ViewDriver(root)
     assert poll(lambda: driver.visible_eqn_count() > 0, 20), "the hostile page drew no graph"
     assert poll(lambda: HOSTILE_NAME in root.inner_text(), 10), (
-        f"the function name is not shown as text: {root.inner_text()[:400]!r}")
+        f"the function name is not shown as text: {root.inner_text()[:400]!r}"
+    )
     driver.click_button("Expand all")
     driver.visible_nodes().first.click(timeout=10_000)  # the details name the function too
     assert poll(lambda: driver.details_text().strip(), 10), "clicking a node left .jm-details empty"
@@ -193,11 +214,14 @@ def test_guard_catches_offsite_requests(guarded_page: GuardedPage, tmp_path: Pat
     path.write_text(
         "<!doctype html><img src='http://example.com/pixel.png'>"
         "<script>fetch('https://203.0.113.7/beacon').catch(() => {});"
-        "try { new WebSocket('wss://example.org/socket'); } catch (e) {}</script>", encoding="utf-8")
+        "try { new WebSocket('wss://example.org/socket'); } catch (e) {}</script>",
+        encoding="utf-8",
+    )
     page = guarded_page.page
     page.goto(path.as_uri(), wait_until="load")
     assert poll(lambda: len(guarded_page.blocked) >= 3, 10), guarded_page.report()
     hosts = sorted({re.sub(r"^\w+://([^/]+).*$", r"\1", u) for u in guarded_page.blocked})
     assert hosts == ["203.0.113.7", "example.com", "example.org"], guarded_page.report()
     assert all(u in guarded_page.offsite_seen for u in guarded_page.blocked if not u.startswith("ws")), (
-        guarded_page.report())
+        guarded_page.report()
+    )

@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import pytest
 
 import jaxmagic
@@ -26,7 +25,7 @@ from .harness import GuardedPage, poll
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-BACKWARD_ORANGE = "rgb(180, 83, 9)"  # --jm-grad-text on a light page (js/src/theme.css)
+BACKWARD_ORANGE = "rgb(180, 83, 9)"  # --jm-grad-text on a light page (widgets/ui/theme.css)
 
 
 def _mlp_page(tmp_path: Path, values: bool) -> tuple[Path, dict]:
@@ -64,8 +63,11 @@ def _click_leaf(page, graph: str, key: str) -> None:
     pane = page.locator(f'.jm-grad-pane[data-graph="{graph}"]')
     pane.scroll_into_view_if_needed()
     # a pane shows a part of a wide drawing at a legible scale: pan the element into view first
-    box = page.evaluate("""([graph, key]) => { const p = document.querySelector(`.jm-grad-pane[data-graph="${graph}"] .jm-canvas`).jmProbe;
-                           p.centre(key); return p.box(key); }""", [graph, key])
+    box = page.evaluate(
+        """([graph, key]) => { const p = document.querySelector(`.jm-grad-pane[data-graph="${graph}"] .jm-canvas`).jmProbe;
+                           p.centre(key); return p.box(key); }""",
+        [graph, key],
+    )
     assert box, f"{key} is not drawn in the {graph} graph"
     page.mouse.click(box["x"] + min(box["w"], 40) / 2, box["y"] + min(box["h"], 20) / 2)
 
@@ -81,7 +83,9 @@ def test_split_residuals_and_links(guarded_page: GuardedPage, tmp_path: Path) ->
     assert page.locator(".jm-grad-chip").count() == len(entry["residuals"])
     produced = next(r for r in entry["residuals"] if isinstance(r["producer"], str) and len(r["consumers"]) > 1)
     page.locator(f'.jm-grad-chip[data-residual-id="{produced["id"]}"]').click()
-    assert poll(lambda: _marked(page, "forward", "jm-res") == [produced["producer"]], 10), _marked(page, "forward", "jm-res")
+    assert poll(lambda: _marked(page, "forward", "jm-res") == [produced["producer"]], 10), _marked(
+        page, "forward", "jm-res"
+    )
     lit = set(_marked(page, "backward", "jm-res"))
     assert set(produced["consumers"]) <= lit, (produced, lit)
     assert lit - set(produced["consumers"]) == {f"P:{v}" for v in produced["backward_vars"]}
@@ -128,8 +132,11 @@ def test_values_mode_draws_cotangents(guarded_page: GuardedPage, tmp_path: Path)
     assert any("…" in t or "μ" in t or t.startswith("[") for t in texts), texts
     fills = set(page.eval_on_selector_all(labels, "els => els.map((e) => getComputedStyle(e).fill)"))
     assert fills == {BACKWARD_ORANGE}, fills
-    forward = set(page.eval_on_selector_all('.jm-grad-pane[data-graph="forward"] .jm-edge-label',
-                                            "els => els.map((e) => getComputedStyle(e).fill)"))
+    forward = set(
+        page.eval_on_selector_all(
+            '.jm-grad-pane[data-graph="forward"] .jm-edge-label', "els => els.map((e) => getComputedStyle(e).fill)"
+        )
+    )
     assert BACKWARD_ORANGE not in forward
     stats = page.locator(".jm-grad-leaf-stats").all_inner_texts()
     assert len(stats) == len(entry["grads_of"]) and all("norm" in s for s in stats), stats
@@ -153,9 +160,16 @@ def test_twelve_layer_stack_opens_and_selects(guarded_page: GuardedPage, tmp_pat
     made = max((r for r in entry["residuals"] if isinstance(r["producer"], str)), key=lambda r: r["bytes"])
     t0 = page.evaluate("performance.now()")
     page.locator(f'.jm-grad-chip[data-residual-id="{made["id"]}"]').click()
-    assert poll(lambda: _marked(page, "forward", "jm-res") == [made["producer"]]
-                and set(made["consumers"]) <= set(_marked(page, "backward", "jm-res"))
-                and page.evaluate(_DRAWN_JS), 30)
-    print(f"[grad stack12] first draw {first:.0f} ms after navigation; residual select {page.evaluate('performance.now()') - t0:.0f} ms "
-          f"(incl. polling); {json.dumps([page.locator(f'.jm-grad-pane[data-graph={g}] .jm-status').inner_text() for g in ('forward', 'backward')])}")
+    assert poll(
+        lambda: (
+            _marked(page, "forward", "jm-res") == [made["producer"]]
+            and set(made["consumers"]) <= set(_marked(page, "backward", "jm-res"))
+            and page.evaluate(_DRAWN_JS)
+        ),
+        30,
+    )
+    print(
+        f"[grad stack12] first draw {first:.0f} ms after navigation; residual select {page.evaluate('performance.now()') - t0:.0f} ms "
+        f"(incl. polling); {json.dumps([page.locator(f'.jm-grad-pane[data-graph={g}] .jm-status').inner_text() for g in ('forward', 'backward')])}"
+    )
     assert not guarded_page.console_errors and not guarded_page.page_errors, guarded_page.report()

@@ -73,8 +73,6 @@ _STATE_JS = """(root, graph) => Object.fromEntries([...root.querySelectorAll(`.j
     e.classList.contains('jm-pb-future') ? 'future' : e.classList.contains('jm-pb-current') ? 'current' : 'done']))"""
 
 
-
-
 def test_split_playback_forward_then_backward(guarded_page: GuardedPage, tmp_path: Path) -> None:
     path, doc = _split_page(tmp_path, "split")
     entry = doc["entries"][0]
@@ -123,7 +121,9 @@ def test_split_playback_forward_then_backward(guarded_page: GuardedPage, tmp_pat
             for r in read:
                 assert root.locator(f'.jm-grad-chip[data-residual-id="{r["id"]}"].jm-pb-lit').count() == 1
             state = root.evaluate(_STATE_JS, "backward")
-            assert state == {n["id"]: "done" if j < i - 1 else "current" if j == i - 1 else "future" for j, n in enumerate(bwd)}
+            assert state == {
+                n["id"]: "done" if j < i - 1 else "current" if j == i - 1 else "future" for j, n in enumerate(bwd)
+            }
             assert set(root.evaluate(_STATE_JS, "forward").values()) == {"done"}
             pane = '.jm-grad-pane[data-graph="backward"]'
             flows = root.locator(f"{pane} .jm-layer-flows .jm-pb-flow")

@@ -30,6 +30,7 @@ LINE_H = 18  # px per text line (widgets/graph/textpane.js)
 # documents
 # --------------------------------------------------------------------------------------
 
+
 def _model(w: Any, x: Any) -> Any:
     import jax
     import jax.numpy as jnp
@@ -73,8 +74,10 @@ def _complete(doc: dict, fn_args: list[tuple[Any, tuple]], filled: dict[str, lis
         closed = jitted.trace(*args).jaxpr
         if "levels" not in fn:
             links = link_levels(closed, lowered, compiled)
-            fn["levels"] = {"stablehlo": {"text": links.stablehlo_text, "note": links.stablehlo_note},
-                            "hlo": {"text": links.hlo_text, "note": links.hlo_note}}
+            fn["levels"] = {
+                "stablehlo": {"text": links.stablehlo_text, "note": links.stablehlo_note},
+                "hlo": {"text": links.hlo_text, "note": links.hlo_note},
+            }
             assert len(links.shlo) == len(fn["nodes"])
             for node, shlo, hlo, comp in zip(fn["nodes"], links.shlo, links.hlo, links.hlo_comp):
                 node.update(shlo=shlo, hlo=hlo, hlo_comp=comp)
@@ -108,7 +111,9 @@ def feature_doc() -> tuple[dict, dict]:
         k = jax.jit(_nan)
         k(z)
     doc = jaxmagic.document(cap)
-    assert [fn["name"] for fn in doc["functions"]] == ["_model", "_batched", "_nan"], [fn["name"] for fn in doc["functions"]]
+    assert [fn["name"] for fn in doc["functions"]] == ["_model", "_batched", "_nan"], [
+        fn["name"] for fn in doc["functions"]
+    ]
     filled: dict[str, list[str]] = {fn["name"]: [] for fn in doc["functions"]}
     doc = _complete(doc, [(f, (w, x)), (g, (xs,)), (k, (z,))], filled)
     print(f"[document] version {doc['version']}; filled in by the test: {filled}")
@@ -153,8 +158,12 @@ def _selected(driver: ViewDriver) -> str | None:
 
 
 def _marked(driver: ViewDriver, pane: str) -> list[int]:
-    return [int(x) for x in driver.root.locator(f'.jm-text[data-pane="{pane}"] .jm-line-selected').evaluate_all(
-        "els => els.map(e => e.getAttribute('data-line'))")]
+    return [
+        int(x)
+        for x in driver.root.locator(f'.jm-text[data-pane="{pane}"] .jm-line-selected').evaluate_all(
+            "els => els.map(e => e.getAttribute('data-line'))"
+        )
+    ]
 
 
 def _line_in_view(driver: ViewDriver, pane: str, line: int) -> bool:
@@ -166,7 +175,9 @@ def _line_in_view(driver: ViewDriver, pane: str, line: int) -> bool:
              if (!el) return false;
              const a = p.getBoundingClientRect(), b = el.getBoundingClientRect();
              return b.top >= a.top - 1 && b.bottom <= a.bottom + 1;
-           }""", [pane, line])
+           }""",
+        [pane, line],
+    )
 
 
 def _click_line(driver: ViewDriver, pane: str, line: int) -> None:
@@ -176,7 +187,9 @@ def _click_line(driver: ViewDriver, pane: str, line: int) -> None:
              const p = root.querySelector(`.jm-text[data-pane="${pane}"]`);
              p.scrollTop = Math.max(0, line * lh - p.clientHeight / 2);
              p.dispatchEvent(new Event('scroll'));
-           }""", [pane, line, LINE_H])
+           }""",
+        [pane, line, LINE_H],
+    )
     driver.root.locator(f'.jm-text[data-pane="{pane}"] .jm-line[data-line="{line}"]').click()
 
 
@@ -192,6 +205,7 @@ def _tab(driver: ViewDriver, pane: str) -> Any:
 # tests
 # --------------------------------------------------------------------------------------
 
+
 def test_linked_panes_both_ways(guarded_page: GuardedPage, feature_doc: tuple, tmp_path: Path) -> None:
     doc, _ = feature_doc
     fn = doc["functions"][0]
@@ -203,7 +217,7 @@ def test_linked_panes_both_ways(guarded_page: GuardedPage, feature_doc: tuple, t
 
     # graph -> panes: an eqn with lines at every level (a leaf, so only its own lines are marked)
     node = next(n for n in fn["nodes"] if n.get("shlo") and n.get("hlo") and not n["subgroups"])
-    _node(root, node['id']).click()
+    _node(root, node["id"]).click()
     assert poll(lambda: _selected(driver) == node["id"], 10)
     assert _marked(driver, "jaxpr")[0] == node["line"]
     assert _line_in_view(driver, "jaxpr", node["line"])
@@ -213,7 +227,11 @@ def test_linked_panes_both_ways(guarded_page: GuardedPage, feature_doc: tuple, t
     for pane, field in (("stablehlo", "shlo"), ("hlo", "hlo")):
         _tab(driver, pane).click()
         assert "jm-active" in _tab(driver, pane).get_attribute("class")
-        assert poll(lambda: _marked(driver, pane) == sorted(set(node[field])), 5), (pane, _marked(driver, pane), node[field])
+        assert poll(lambda: _marked(driver, pane) == sorted(set(node[field])), 5), (
+            pane,
+            _marked(driver, pane),
+            node[field],
+        )
         assert _line_in_view(driver, pane, min(node[field])), f"{pane}: first marked line not scrolled into view"
         guarded_page.screenshot(f"features-panes-{pane}", root)
 
@@ -224,12 +242,16 @@ def test_linked_panes_both_ways(guarded_page: GuardedPage, feature_doc: tuple, t
             other = next(n for n in reversed(fn["nodes"]) if n["id"] != node["id"] and isinstance(n["line"], int))
             line = other["line"]
         else:
-            other = next(n for n in reversed(fn["nodes"]) if n["id"] != node["id"] and n.get(field)
-                         and _owner_of(fn, field, n[field][0]) == n["id"])
+            other = next(
+                n
+                for n in reversed(fn["nodes"])
+                if n["id"] != node["id"] and n.get(field) and _owner_of(fn, field, n[field][0]) == n["id"]
+            )
             line = other[field][0]
         _click_line(driver, pane, line)
         assert poll(lambda: _selected(driver) == other["id"], 10), (
-            f"{pane}: clicking line {line} selected {_selected(driver)}, expected {other['id']}")
+            f"{pane}: clicking line {line} selected {_selected(driver)}, expected {other['id']}"
+        )
         assert other["prim"] in driver.details_text()
     assert _main_fits(driver)
     _clean(guarded_page)
@@ -241,8 +263,9 @@ def test_virtualised_pane_is_fast(guarded_page: GuardedPage, feature_doc: tuple,
     doc = json.loads(json.dumps(doc))
     fn = doc["functions"][0]
     n_lines = 300_000
-    big = "\n".join(f'    %{i} = stablehlo.add %{i - 1}, %c : tensor<8x128xf32> loc("model.py":{i % 97}:4)'
-                    for i in range(n_lines))
+    big = "\n".join(
+        f'    %{i} = stablehlo.add %{i - 1}, %c : tensor<8x128xf32> loc("model.py":{i % 97}:4)' for i in range(n_lines)
+    )
     fn["levels"]["stablehlo"] = {"text": big, "note": None}
     target = next(n for n in fn["nodes"] if not n["subgroups"] and n["group"] == fn["root"])
     for n in fn["nodes"]:
@@ -257,7 +280,8 @@ def test_virtualised_pane_is_fast(guarded_page: GuardedPage, feature_doc: tuple,
              const open = performance.now() - t0;
              const lines = root.querySelectorAll('.jm-text[data-pane="stablehlo"] .jm-line').length;
              return {open, lines};
-           }""")
+           }"""
+    )
     target_el = root.locator(f'g.jm-eqn[data-node-id="{target["id"]}"]').first
     target_el.scroll_into_view_if_needed()
     t = root.evaluate(
@@ -266,9 +290,13 @@ def test_virtualised_pane_is_fast(guarded_page: GuardedPage, feature_doc: tuple,
              const t0 = performance.now();
              el.dispatchEvent(new MouseEvent('click', {bubbles: true}));
              return performance.now() - t0;
-           }""", target["id"])
-    print(f"[timing] 300k-line pane: open {timing['open']:.1f} ms ({timing['lines']} lines in the DOM), "
-          f"select+highlight+scroll {t:.1f} ms")
+           }""",
+        target["id"],
+    )
+    print(
+        f"[timing] 300k-line pane: open {timing['open']:.1f} ms ({timing['lines']} lines in the DOM), "
+        f"select+highlight+scroll {t:.1f} ms"
+    )
     assert timing["lines"] < 400
     assert _marked(driver, "stablehlo") == [250_000, 250_001]
     assert _line_in_view(driver, "stablehlo", 250_000)
@@ -288,7 +316,7 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
     assert re.search(r"\d+(\.\d+)? [kMG]?B", details), details
     guarded_page.screenshot("features-details-function", root)
 
-    mode = lambda m: root.locator(f'.jm-mode[data-mode="{m}"]')  # noqa: E731
+    mode = lambda m: root.locator(f'.jm-mode[data-mode="{m}"]')
     assert "jm-active" in mode("trace").get_attribute("class")
     assert mode("vmap").is_disabled() and "vmap" in mode("vmap").get_attribute("title")
     assert not mode("forward").is_disabled()
@@ -298,20 +326,26 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
     assert root.locator(".jm-mode-note").get_attribute("title") == fn["values_note"]
     assert fn["values_note"] in driver.details_text()
     # real values of the first call: tiny arrays show their printed value, others [min … max] μ mean
-    labels = lambda: root.locator(".jm-edge-label").all_text_contents()  # noqa: E731
+    labels = lambda: root.locator(".jm-edge-label").all_text_contents()
     assert poll(lambda: labels() != trace_labels and any(t.startswith("[") for t in labels()), 10), (
-        f"forward mode: edge labels {labels()} (trace: {trace_labels})")
-    node = next(n for n in fn["nodes"] if n["outs"] and fn["values"].get(n["outs"][0]) and not n["subgroups"]
-                and root.locator(f'g.jm-eqn[data-node-id="{n["id"]}"]').count())
-    _node(root, node['id']).click()
+        f"forward mode: edge labels {labels()} (trace: {trace_labels})"
+    )
+    node = next(
+        n
+        for n in fn["nodes"]
+        if n["outs"]
+        and fn["values"].get(n["outs"][0])
+        and not n["subgroups"]
+        and root.locator(f'g.jm-eqn[data-node-id="{n["id"]}"]').count()
+    )
+    _node(root, node["id"]).click()
     assert poll(lambda: "values (recorded)" in driver.details_text().lower(), 10), driver.details_text()
     guarded_page.screenshot("features-mode-forward", root)
     mode("trace").click()
     assert poll(lambda: root.locator(".jm-edge-label").all_text_contents() == trace_labels, 10)
 
     # overlay: FLOPs colours eqn boxes and shows the legend
-    fills = lambda: root.locator("g.jm-eqn .jm-box").evaluate_all(  # noqa: E731
-        "els => els.map(e => getComputedStyle(e).fill)")
+    fills = lambda: root.locator("g.jm-eqn .jm-box").evaluate_all("els => els.map(e => getComputedStyle(e).fill)")
     before = fills()
     root.locator("select.jm-overlay").select_option("flops")
     legend = root.locator(".jm-legend")
@@ -332,9 +366,10 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
     assert poll(lambda: any("‹8›" in t for t in root.locator(".jm-edge-label, .jm-details").all_text_contents()), 10)
     g = doc["functions"][1]
     node = next(n for n in g["nodes"] if n["outs"] and g["batch"].get(n["outs"][0]) == 0)
-    _node(root, node['id']).click()
+    _node(root, node["id"]).click()
     assert poll(lambda: "‹8›" in driver.details_text() and "batch size 8" in driver.details_text().lower(), 10), (
-        driver.details_text())
+        driver.details_text()
+    )
     guarded_page.screenshot("features-mode-vmap", root)
 
     # forward on a function whose value has a NaN: marked on the edge label and in red in the details
@@ -343,14 +378,16 @@ def test_details_modes_and_overlay(guarded_page: GuardedPage, feature_doc: tuple
     assert mode("vmap").is_disabled()
     mode("forward").click()
     assert poll(lambda: any("⚠ NaN 1" in t for t in root.locator(".jm-edge-label").all_text_contents()), 10), (
-        root.locator(".jm-edge-label").all_text_contents())
+        root.locator(".jm-edge-label").all_text_contents()
+    )
     h = doc["functions"][2]
     sqrt = next(n for n in h["nodes"] if n["prim"] == "sqrt")
-    _node(root, sqrt['id']).click()
+    _node(root, sqrt["id"]).click()
     bad = root.locator(".jm-details .jm-bad")
     assert poll(lambda: bad.count() and bad.first.inner_text().strip() == "NaN 1", 10), driver.details_text()
     assert bad.first.evaluate("e => getComputedStyle(e).color") != root.locator(".jm-details").evaluate(
-        "e => getComputedStyle(e).color")
+        "e => getComputedStyle(e).color"
+    )
     guarded_page.screenshot("features-mode-forward-nan", root)
     _clean(guarded_page)
 
@@ -363,8 +400,9 @@ def test_breadcrumbs_search_and_keys(guarded_page: GuardedPage, feature_doc: tup
     page = guarded_page.page
 
     # breadcrumbs: an eqn in the scan body
-    body_group = next(g for g in fn["groups"] if g["node"] and
-                      next(n for n in fn["nodes"] if n["id"] == g["node"])["prim"] == "scan")
+    body_group = next(
+        g for g in fn["groups"] if g["node"] and next(n for n in fn["nodes"] if n["id"] == g["node"])["prim"] == "scan"
+    )
     inner = next(n for n in fn["nodes"] if n["group"] == body_group["id"] and not n["subgroups"])
     search = root.locator(".jm-search")
     search.fill(inner["prim"])
@@ -385,7 +423,7 @@ def test_breadcrumbs_search_and_keys(guarded_page: GuardedPage, feature_doc: tup
     scoped = next(n for n in fn["nodes"] if n["scope"] and n["group"] == fn["root"])
     driver.click_button("Expand all")
     driver.settle_count(fn["n_eqns"])
-    _node(root, scoped['id']).click()
+    _node(root, scoped["id"]).click()
     assert poll(lambda: _selected(driver) == scoped["id"], 10)
     crumbs.filter(has_text=re.compile(rf"^{re.escape(scoped['scope'][-1])}$")).click()
     sel = root.locator("g.jm-scope.jm-selected")

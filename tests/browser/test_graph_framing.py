@@ -7,9 +7,10 @@ caption says, and a residual chip keeps the backward pass legible."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -84,10 +85,14 @@ class Pane:
         if self.published and self.renderer == "svg":
             off = max(abs(a - b) for a, b in zip(self.published, self.draw))
             if off > 3:
-                out.append(f"data-jm-drawing {self.published} differs from the drawn box {[round(v) for v in self.draw]}")
+                out.append(
+                    f"data-jm-drawing {self.published} differs from the drawn box {[round(v) for v in self.draw]}"
+                )
         if self.framed == "whole":
             if x < -1 or y < -1 or x + w > pw + 1 or y + h > ph + 1:
-                out.append(f"whole, but the drawing {[round(v) for v in self.draw]} is outside the pane {pw:.0f}x{ph:.0f}")
+                out.append(
+                    f"whole, but the drawing {[round(v) for v in self.draw]} is outside the pane {pw:.0f}x{ph:.0f}"
+                )
             above, below = y, ph - (y + h)
             # a pane at its shortest (room for the details beside it) centres a small drawing
             centred = ph <= MIN_PANE_PX + 1 and abs(above - below) <= 4
@@ -99,8 +104,10 @@ class Pane:
 
     def __str__(self) -> str:
         d = [round(v) for v in self.draw] if self.draw else None
-        return (f"view {self.view} {self.name}: {self.framed} text {self.min_px and round(self.min_px, 1)} px "
-                f"drawing {d} in pane {self.pane[0]:.0f}x{self.pane[1]:.0f}{' minimap' if self.minimap else ''}")
+        return (
+            f"view {self.view} {self.name}: {self.framed} text {self.min_px and round(self.min_px, 1)} px "
+            f"drawing {d} in pane {self.pane[0]:.0f}x{self.pane[1]:.0f}{' minimap' if self.minimap else ''}"
+        )
 
 
 def graph_roots(page: Any) -> list[Any]:
@@ -124,8 +131,20 @@ def panes_of(root: Any, view: int) -> list[Pane]:
     for pane in root.locator(".jm-canvas[data-jm-pane]").all():
         pane.scroll_into_view_if_needed()
         d = pane.evaluate(PANE_JS)
-        out.append(Pane(view, d["name"], d["framed"], d["textPx"], d["published"], d["renderer"], d["pane"],
-                        d["draw"], d["minPx"], d["minimap"]))
+        out.append(
+            Pane(
+                view,
+                d["name"],
+                d["framed"],
+                d["textPx"],
+                d["published"],
+                d["renderer"],
+                d["pane"],
+                d["draw"],
+                d["minPx"],
+                d["minimap"],
+            )
+        )
     return out
 
 
@@ -154,8 +173,9 @@ def browser(chromium_browser: Any) -> Any:
     return chromium_browser
 
 
-def measure_page(browser: Any, page_path: Path, size: tuple[int, int], present_mode: bool,
-                 shots: Path | None = None) -> list[Pane]:
+def measure_page(
+    browser: Any, page_path: Path, size: tuple[int, int], present_mode: bool, shots: Path | None = None
+) -> list[Pane]:
     """Open the page at `size`, switch every graph and grad view to presentation mode if asked,
     and measure every pane of every tab; `shots`: a screenshot of each view there."""
     guarded = open_guarded_page(browser, viewport=size)
@@ -246,9 +266,13 @@ def test_residual_chip_keeps_backward_legible(browser: Any, demo_page: Path) -> 
             assert lit.count() >= 1, f"chip {i} lit nothing in the backward pass"
             pane = root.locator(".jm-grad-pane[data-graph='backward'] .jm-canvas").bounding_box()
             boxes = [b for b in (el.bounding_box() for el in lit.all()) if b]
-            assert any(b["x"] < pane["x"] + pane["width"] and b["x"] + b["width"] > pane["x"] and
-                       b["y"] < pane["y"] + pane["height"] and b["y"] + b["height"] > pane["y"] for b in boxes), (
-                f"chip {i}: none of the lit nodes {boxes} is in the backward pane {pane}")
+            assert any(
+                b["x"] < pane["x"] + pane["width"]
+                and b["x"] + b["width"] > pane["x"]
+                and b["y"] < pane["y"] + pane["height"]
+                and b["y"] + b["height"] > pane["y"]
+                for b in boxes
+            ), f"chip {i}: none of the lit nodes {boxes} is in the backward pane {pane}"
         assert not guarded.page_errors, guarded.page_errors
     finally:
         guarded.context.close()

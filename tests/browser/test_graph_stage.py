@@ -70,7 +70,9 @@ def _open(guarded: GuardedPage, path: Path) -> Any:
 
 def _drawn(root: Any) -> None:
     assert poll(lambda: root.locator(".jm-canvas[data-draws]").count() > 0, 30)
-    assert poll(lambda: not root.locator(".jm-status.jm-busy").count() and root.locator(".jm-pb-slot:not([hidden])").count(), 20)
+    assert poll(
+        lambda: not root.locator(".jm-status.jm-busy").count() and root.locator(".jm-pb-slot:not([hidden])").count(), 20
+    )
 
 
 _SNAPSHOT_JS = """(root) => [...root.querySelectorAll('.jm-svg g[data-node-id], .jm-svg g[data-port-id], .jm-svg g[data-group-id],'
@@ -81,8 +83,6 @@ _SNAPSHOT_JS = """(root) => [...root.querySelectorAll('.jm-svg g[data-node-id], 
 
 _STATE_JS = """(root) => [...root.querySelectorAll('.jm-svg g.jm-eqn[data-node-id]')].map((e) => [e.getAttribute('data-node-id'),
   e.classList.contains('jm-pb-future') ? 'future' : e.classList.contains('jm-pb-current') ? 'current' : 'done'])"""
-
-
 
 
 def _expected_eqns(fn: Any, arg: Any) -> list[tuple[str, str]]:
@@ -122,11 +122,13 @@ def test_playback_tells_the_jaxpr_and_ends_as_drawn(guarded_page: GuardedPage, t
         text = pb.label()
         assert text.startswith(f"{i} of {n} · "), text
         assert re.search(rf":{re.escape(aval)}(?: \S+)* = {prim}\b", text), (text, prim, aval)
-        line = node['src']['line']  # 'line N' in a notebook cell, 'file.py:N' in a file (source-text.js)
+        line = node["src"]["line"]  # 'line N' in a notebook cell, 'file.py:N' in a file (source-text.js)
         assert f"line {line}" in text or f".py:{line}" in text, text
         if i == 3:  # (a) an intermediate step: exactly the eqns played so far
             state = dict(root.evaluate(_STATE_JS))
-            assert state == {nd["id"]: "done" if j < 2 else "current" if j == 2 else "future" for j, nd in enumerate(nodes)}
+            assert state == {
+                nd["id"]: "done" if j < 2 else "current" if j == 2 else "future" for j, nd in enumerate(nodes)
+            }
             current = root.locator(".jm-codestrip .jm-cs-current")
             assert current.count() == 1 and current.inner_text().strip().endswith(nodes[2]["src"]["code"].strip())
             into = root.locator(f'.jm-svg .jm-edge[data-to="N:{nodes[2]["id"]}"]:not(.jm-pb-future)').count()
@@ -147,7 +149,9 @@ def test_forward_mode_values_flow_into_each_eqn(guarded_page: GuardedPage, tmp_p
     assert fn.get("values"), fn.get("values_note")
     root = _open(guarded_page, path)
     root.locator('.jm-mode[data-mode="forward"]').click()
-    assert poll(lambda: root.locator(".jm-pb-slot:not([hidden])").count() and not root.locator(".jm-status.jm-busy").count(), 20)
+    assert poll(
+        lambda: root.locator(".jm-pb-slot:not([hidden])").count() and not root.locator(".jm-status.jm-busy").count(), 20
+    )
     pb = Playback(root)
     pb.key("Home")
     names = {v["id"]: v["name"] for v in fn["vars"]}
@@ -243,7 +247,11 @@ def test_presentation_keeps_forty_eqns_legible(chromium_browser: Any, tmp_path: 
                 # the eqn just played is in view
                 current = root.locator(".jm-svg g.jm-pb-current").bounding_box()
                 canvas = root.locator(".jm-canvas").bounding_box()
-                assert current and canvas["x"] <= current["x"] and current["x"] + current["width"] <= canvas["x"] + canvas["width"]
+                assert (
+                    current
+                    and canvas["x"] <= current["x"]
+                    and current["x"] + current["width"] <= canvas["x"] + canvas["width"]
+                )
         guarded.screenshot("graph-present-forty", root)
         assert_clean(guarded)
     finally:
@@ -299,12 +307,16 @@ def test_step_time_on_a_5000_eqn_program(guarded_page: GuardedPage, tmp_path: Pa
         n = min(12, steps)
         first, script, total, pan = root.evaluate(f"(root) => ({_STEP_MS_JS})([root, {n}])")
         renderer = root.locator(".jm-canvas").get_attribute("data-renderer")
-        print(f"[playback] {n_eqns} eqns, {how} ({renderer}, {steps} steps): to the start {first:.1f} ms;"
-              f" one step {script:.2f} ms of script, {total:.1f} ms with the next two frames (median of {n});"
-              f" a zoom by the wheel {pan:.1f} ms with two frames")
+        print(
+            f"[playback] {n_eqns} eqns, {how} ({renderer}, {steps} steps): to the start {first:.1f} ms;"
+            f" one step {script:.2f} ms of script, {total:.1f} ms with the next two frames (median of {n});"
+            f" a zoom by the wheel {pan:.1f} ms with two frames"
+        )
         assert pb.position() == (n, steps)
         assert root.locator(".jm-canvas").get_attribute("data-draws") == draws  # no layout, no redraw of the scene
         if renderer == "canvas":
-            guarded_page.screenshot("graph-stage-canvas", root)  # faded by redraw: later eqns pale, the current outlined
+            guarded_page.screenshot(
+                "graph-stage-canvas", root
+            )  # faded by redraw: later eqns pale, the current outlined
         pb.key("End")
     assert_clean(guarded_page)

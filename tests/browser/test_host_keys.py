@@ -58,7 +58,8 @@ def test_typing_in_search_boxes_never_reaches_the_host(guarded_page: GuardedPage
     pg = guarded_page.page
     roots = pg.locator(".jm-root")
     assert poll(lambda: roots.count() == 2 and pg.locator(".jm-root .jm-search").count() == 2, 30), (
-        f"two views with search boxes expected; {guarded_page.report()}")
+        f"two views with search boxes expected; {guarded_page.report()}"
+    )
     assert poll(lambda: pg.locator(".jm-root .jm-canvas[data-layout]").count() >= 1, 30), "the graph never laid out"
     _heard(guarded_page)
 
@@ -78,7 +79,8 @@ def test_typing_in_search_boxes_never_reaches_the_host(guarded_page: GuardedPage
     assert _heard(guarded_page) == [], "keys the graph view handles reached the host"
     graph.press("m")  # not the view's: the notebook keeps its shortcut
     assert len([h for h in _heard(guarded_page) if '"m"' in h]) == 6, (  # keydown, keypress, keyup x2
-        "an unhandled key must still reach the host")
+        "an unhandled key must still reach the host"
+    )
     assert not guarded_page.page_errors, guarded_page.page_errors
     print(f"[host keys] {time.monotonic() - t0:.1f} s")
 
@@ -87,14 +89,17 @@ def test_packed_document_without_worker_or_decompression_stream(guarded_page: Gu
     t0 = time.monotonic()
     wire = _load(FIXTURES / "wire_sin_cos_packed.json")
     assert wire["functions"][0]["packed"] == "gzip+base64"
-    html = ("<!doctype html><html><head><meta charset='utf-8'></head><body>"
-            f"<script type='application/json' data-jaxmagic-doc>{embed_json(wire)}</script>"
-            f"{page_scripts()}</body></html>")
+    html = (
+        "<!doctype html><html><head><meta charset='utf-8'></head><body>"
+        f"<script type='application/json' data-jaxmagic-doc>{embed_json(wire)}</script>"
+        f"{page_scripts()}</body></html>"
+    )
     _open(guarded_page, html, tmp_path, init="delete window.DecompressionStream; delete window.Worker;")
     pg = guarded_page.page
     assert pg.evaluate("typeof DecompressionStream + ' ' + typeof Worker") == "undefined undefined"
     assert poll(lambda: pg.locator(".jm-root g.jm-eqn").count() > 0, 30), (
-        f"the packed document never drew: {pg.locator('.jm-root').inner_text()[:300]!r}; {guarded_page.report()}")
+        f"the packed document never drew: {pg.locator('.jm-root').inner_text()[:300]!r}; {guarded_page.report()}"
+    )
     waited = time.monotonic() - t0
     assert not guarded_page.page_errors, guarded_page.page_errors
     assert waited < 10, f"drawing took {waited:.1f} s"

@@ -33,8 +33,15 @@ import jaxmagic
 from jaxmagic.views import fallback_html
 
 from ..hostile_strings import (
-    BY_NAME, CORPUS, OFFSITE, PWNED, CellResult, Hostile, hostile_cell_documents,
-    inject_everywhere, well_formed,
+    BY_NAME,
+    CORPUS,
+    OFFSITE,
+    PWNED,
+    CellResult,
+    Hostile,
+    hostile_cell_documents,
+    inject_everywhere,
+    well_formed,
 )
 from .harness import GuardedPage, poll
 
@@ -47,8 +54,13 @@ KINDS = ("graph", "timeline", "grad", "sharding", "keys")
 FALLBACK_BUGS: dict[tuple[str, str], str] = {}
 KNOWN_BUG_PAYLOADS: frozenset[str] = frozenset()
 # What shows that a kind's view has drawn, and what a reader clicks, in order.
-READY = {"graph": "g.jm-eqn", "timeline": ".jm-tl-canvas", "grad": ".jm-grad-pane g.jm-eqn",
-         "sharding": ".jm-sh-array", "keys": ".jm-k-item"}
+READY = {
+    "graph": "g.jm-eqn",
+    "timeline": ".jm-tl-canvas",
+    "grad": ".jm-grad-pane g.jm-eqn",
+    "sharding": ".jm-sh-array",
+    "keys": ".jm-k-item",
+}
 CLICKS = {
     "graph": ["g.jm-eqn", ".jm-text .jm-line[data-line]", ".jm-tab"],
     "timeline": [".jm-tl-finding", ".jm-tl-table tr[data-lane]"],
@@ -58,13 +70,13 @@ CLICKS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cell(name: str) -> CellResult:
     """The documents of the hostile cell for one payload (built once per test session)."""
     return hostile_cell_documents(BY_NAME[name])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def injected_documents(known_bugs: bool = True) -> tuple[dict, ...]:
     """Real documents of every kind with a payload appended to every free-text field, payloads
     in turn. `known_bugs=False` leaves out the payloads with a known bug of their own (their
@@ -74,8 +86,11 @@ def injected_documents(known_bugs: bool = True) -> tuple[dict, ...]:
     payloads = [h for h in CORPUS if known_bugs or h.name not in KNOWN_BUG_PAYLOADS]
     docs = []
     for kind, doc in documents_of_every_kind().items():
-        doc = dict(doc, notes=[*doc["notes"], "a note"],
-                   error={"type": "ValueError", "message": "boom", "file": "cell.py", "line": 3, "code": "f(x)"})
+        doc = dict(
+            doc,
+            notes=[*doc["notes"], "a note"],
+            error={"type": "ValueError", "message": "boom", "file": "cell.py", "line": 3, "code": "f(x)"},
+        )
         hostile, used = inject_everywhere(doc, payloads)
         assert set(used) == {h.name for h in payloads}, (kind, used)  # every payload went into this document
         docs.append(hostile)
@@ -151,7 +166,9 @@ def _needles(doc: dict) -> list[str]:
         out += [lane["name"] for lane in doc["lanes"]] + [f["message"] for f in doc["findings"]]
     elif kind == "grad":
         # headings drop the `outer.<locals>.` prefix (the full name is in the entry's details)
-        out += [re.sub(r"^.*<locals>\.", "", e["name"]) for e in doc["entries"]] + [f["message"] for f in doc["findings"]]
+        out += [re.sub(r"^.*<locals>\.", "", e["name"]) for e in doc["entries"]] + [
+            f["message"] for f in doc["findings"]
+        ]
     elif kind == "sharding":
         out += [a["name"] for a in doc["arrays"] if a["name"]] + [n for m in doc["meshes"] for n in m["axis_names"]]
     elif kind == "keys":
@@ -224,8 +241,9 @@ def _interact(page: Any, root: Any, kind: str, search: str | None) -> list[str]:
     return done
 
 
-def _render_and_check(guarded: GuardedPage, tmp_path: Path, docs: list[dict], label: str,
-                      search: str | None = None) -> dict[str, Any]:
+def _render_and_check(
+    guarded: GuardedPage, tmp_path: Path, docs: list[dict], label: str, search: str | None = None
+) -> dict[str, Any]:
     path = tmp_path / f"{label}.html"
     jaxmagic.to_html(docs, path)
     page = guarded.page
@@ -237,7 +255,8 @@ def _render_and_check(guarded: GuardedPage, tmp_path: Path, docs: list[dict], la
         ready = READY[doc["kind"]]
         assert poll(lambda: roots.nth(i).locator(ready).count() > 0, 30), (
             f"{label}: the {doc['kind']} view drew nothing ({ready}); it reads {roots.nth(i).inner_text()[:400]!r}; "
-            f"{guarded.report()}")
+            f"{guarded.report()}"
+        )
     loaded = time.perf_counter() - t0
     clicked = {doc["kind"]: _interact(page, roots.nth(i), doc["kind"], search) for i, doc in enumerate(docs)}
 
@@ -267,9 +286,11 @@ def _render_and_check(guarded: GuardedPage, tmp_path: Path, docs: list[dict], la
 # the tests
 # --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("payload", CORPUS, ids=[h.name for h in CORPUS])
-def test_a_hostile_cell_is_shown_as_text_in_every_view(guarded_page: GuardedPage, tmp_path: Path,
-                                                        payload: Hostile) -> None:
+def test_a_hostile_cell_is_shown_as_text_in_every_view(
+    guarded_page: GuardedPage, tmp_path: Path, payload: Hostile
+) -> None:
     t0 = time.perf_counter()
     result = cell(payload.name)
     built = time.perf_counter() - t0
@@ -280,9 +301,11 @@ def test_a_hostile_cell_is_shown_as_text_in_every_view(guarded_page: GuardedPage
         assert text.count(json.dumps(payload.text)[1:-1][:2000]) >= 2, f"{kind}: the payload reached only the error"
     search = None if payload.name in {"control", "lone_surrogate"} else payload.text[:300]
     info = _render_and_check(guarded_page, tmp_path, [result.docs[k] for k in KINDS], payload.name, search)
-    print(f"[hostile] {payload.name}: documents {built:.2f} s, page {info['load_s']} s; "
-          f"channels {len(result.channels)}/{len(result.channels) + len(result.refused)}; "
-          f"JAX/Python refused: {sorted(result.refused)}")
+    print(
+        f"[hostile] {payload.name}: documents {built:.2f} s, page {info['load_s']} s; "
+        f"channels {len(result.channels)}/{len(result.channels) + len(result.refused)}; "
+        f"JAX/Python refused: {sorted(result.refused)}"
+    )
 
 
 def test_the_page_checks_catch_markup_and_silent_cuts(guarded_page: GuardedPage, tmp_path: Path) -> None:
@@ -297,9 +320,11 @@ def test_the_page_checks_catch_markup_and_silent_cuts(guarded_page: GuardedPage,
     for h in CORPUS:
         if "<" not in h.text or h.name in {"lone_surrogate", "control", "astral", "entities", "template"}:
             continue
-        page.evaluate("""(html) => { const d = document.createElement('div'); d.className = 'probe';
+        page.evaluate(
+            """(html) => { const d = document.createElement('div'); d.className = 'probe';
                                       document.querySelector('.jm-root').appendChild(d); d.innerHTML = html; }""",
-                      h.text)
+            h.text,
+        )
         page.wait_for_timeout(100)  # onerror and ontoggle fire after the parse
         found = page.evaluate(_INERT_JS, PWNED)
         if not (found["pwned"] or found["bad"]):
@@ -308,15 +333,19 @@ def test_the_page_checks_catch_markup_and_silent_cuts(guarded_page: GuardedPage,
     assert not missed, f"markup put in as HTML went unnoticed: {missed}"
     assert dialogs, "the dialog payload put in as HTML opened no dialog: the dialog check could not fail"
     assert any(OFFSITE in u for u in guarded_page.blocked), "markup fetching off-site was not seen by the request guard"
-    page.evaluate("(t) => { const d = document.createElement('div'); d.textContent = t; "
-                  "document.querySelector('.jm-root').appendChild(d); }", BY_NAME["long_line"].text[:500] + "X")
+    page.evaluate(
+        "(t) => { const d = document.createElement('div'); d.textContent = t; "
+        "document.querySelector('.jm-root').appendChild(d); }",
+        BY_NAME["long_line"].text[:500] + "X",
+    )
     shown = page.evaluate(_SHOWN_JS, [0, json.dumps([BY_NAME["long_line"].text, "never on the page"])])
     assert shown[0].startswith("cut without a mark") and shown[1].startswith("missing"), shown
 
 
 def test_every_free_text_field_of_every_kind_is_shown_as_text(guarded_page: GuardedPage, tmp_path: Path) -> None:
-    info = _render_and_check(guarded_page, tmp_path, list(injected_documents()), "injected",
-                             search=BY_NAME["img_onerror"].text)
+    info = _render_and_check(
+        guarded_page, tmp_path, list(injected_documents()), "injected", search=BY_NAME["img_onerror"].text
+    )
     print(f"[hostile] every field injected: page {info['load_s']} s, clicked {info['clicked']}")
 
 
@@ -356,20 +385,26 @@ _STRUCTURE_JS = """() => ({tags: [...document.body.querySelectorAll('*')].map((e
 
 
 @pytest.mark.parametrize(("name", "kind"), _fallback_cases())
-def test_the_static_fallback_is_inert_and_keeps_its_shape(guarded_page: GuardedPage, tmp_path: Path,
-                                                           name: str, kind: str) -> None:
+def test_the_static_fallback_is_inert_and_keeps_its_shape(
+    guarded_page: GuardedPage, tmp_path: Path, name: str, kind: str
+) -> None:
     """The script-free fallback, loaded as a page with JavaScript on: nothing runs, nothing is
     fetched, every picture decodes, and its elements are exactly those of the same document
     with each payload replaced by harmless text of the same length."""
     doc = _document(name, kind)
-    payloads = [h.text for h in CORPUS if h.name not in KNOWN_BUG_PAYLOADS] if name == "injected" else [BY_NAME[name].text]
+    payloads = (
+        [h.text for h in CORPUS if h.name not in KNOWN_BUG_PAYLOADS] if name == "injected" else [BY_NAME[name].text]
+    )
     shapes = {}
     for variant, d in (("hostile", doc), ("neutral", _neutral(doc, payloads))):
         path = tmp_path / f"{variant}.html"
         # Lone surrogates cannot be written as UTF-8 (test_the_static_fallback_encodes_as_utf8); the shape
         # check takes them as U+FFFD, which is what a browser would make of them.
-        path.write_text(f"<!doctype html><html><head><meta charset='utf-8'></head><body>"
-                        f"{well_formed(fallback_html(d))}</body></html>", encoding="utf-8")
+        path.write_text(
+            f"<!doctype html><html><head><meta charset='utf-8'></head><body>"
+            f"{well_formed(fallback_html(d))}</body></html>",
+            encoding="utf-8",
+        )
         dialogs, urls = _open(guarded_page, path)
         guarded_page.page.wait_for_load_state("load")
         shapes[variant] = guarded_page.page.evaluate(_STRUCTURE_JS)
@@ -382,7 +417,9 @@ def test_the_static_fallback_is_inert_and_keeps_its_shape(guarded_page: GuardedP
     assert not guarded_page.page_errors, guarded_page.report()
     broken = [i["alt"] for i in hostile["images"] if not i["ok"]]
     assert not broken, f"pictures that do not decode (the hostile text is in them): {broken}"
-    diff = [line for line in difflib.unified_diff(neutral["tags"], hostile["tags"], "neutral", "hostile", n=1, lineterm="")]
+    diff = [
+        line for line in difflib.unified_diff(neutral["tags"], hostile["tags"], "neutral", "hostile", n=1, lineterm="")
+    ]
     assert hostile["tags"] == neutral["tags"], f"the payload changed the fallback's elements: {diff[:30]}"
 
 
@@ -428,16 +465,14 @@ def test_the_widget_serialises_hostile_documents(name: str) -> None:
 
 def test_the_widget_serialises_every_injected_field() -> None:
     from jaxmagic.views import JaxmagicWidget
-
-    from jaxmagic.views.wire import encode_document
-
-    from jaxmagic.views.wire import safe_document
+    from jaxmagic.views.wire import encode_document, safe_document
 
     for doc in injected_documents(known_bugs=False):
         widget = JaxmagicWidget(doc)
         # packed blocks are gzip of their JSON, so compare with the scrubbed document's own encoding
-        assert _packed(widget.get_state())["doc"] == json.loads(json.dumps(encode_document(safe_document(doc)))), \
-            doc["kind"]
+        assert _packed(widget.get_state())["doc"] == json.loads(json.dumps(encode_document(safe_document(doc)))), doc[
+            "kind"
+        ]
         _packed(widget._repr_mimebundle_()[0])
 
 
@@ -446,6 +481,6 @@ def test_the_cell_error_is_kept_when_a_frame_file_name_has_a_lone_surrogate() ->
     error banner must still say what the cell raised."""
     with pytest.raises(ValueError):
         with jaxmagic.capture({}) as cap:
-            exec(compile("raise ValueError('boom')", "<cell \ud800>", "exec"), {})  # noqa: S102
+            exec(compile("raise ValueError('boom')", "<cell \ud800>", "exec"), {})
     doc = jaxmagic.document(cap, "timeline")
     assert doc["error"] is not None and doc["error"]["message"] == "boom", doc["notes"]

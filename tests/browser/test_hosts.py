@@ -12,20 +12,34 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from jaxmagic.magics import MAGIC_VIEWS
 
 from .harness import (
-    DEMO_NOTEBOOK, REPO, GuardedPage, LabServer, jupyter_lab, jupyter_notebook7, open_guarded_page,
+    DEMO_NOTEBOOK,
+    REPO,
+    GuardedPage,
+    LabServer,
+    jupyter_lab,
+    jupyter_notebook7,
+    open_guarded_page,
 )
 from .hosts import (
-    CURRENT, VIEWPORTS, assert_all_pass, cell_errors, check_all_views, count_code_cells, open_and_run_all,
-    shutdown_kernel, wait_for_views,
+    CURRENT,
+    VIEWPORTS,
+    assert_all_pass,
+    cell_errors,
+    check_all_views,
+    count_code_cells,
+    open_and_run_all,
+    shutdown_kernel,
+    wait_for_views,
 )
 
 pytestmark = [pytest.mark.browser]
@@ -39,8 +53,9 @@ def magic_cells(notebook: Path) -> int:
     """Cells that start with one of jaxmagic's cell magics: each leaves at least one view."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     first_lines = ["".join(c["source"]).split("\n", 1)[0] for c in cells if c["cell_type"] == "code"]
-    return sum(1 for line in first_lines if line.split()[:1] and line.split()[0][2:] in MAGIC_VIEWS
-               and line.startswith("%%"))
+    return sum(
+        1 for line in first_lines if line.split()[:1] and line.split()[0][2:] in MAGIC_VIEWS and line.startswith("%%")
+    )
 
 
 @dataclass
@@ -144,14 +159,24 @@ def test_host_checks_catch_planted_faults(guarded_page: GuardedPage, tmp_path: P
         return " | ".join(fails + key_failures(m, needs_key=True))
 
     bad1 = faults("#bad1")
-    for expected in ("text 9.0 px < 11", "drawing 0,0,900,100 is not inside the pane 400x200",
-                     "drawn SVG 0,0,900,100 is not inside", "block of pure black", "no [data-jm-legend]",
-                     "is not on screen"):
+    for expected in (
+        "text 9.0 px < 11",
+        "drawing 0,0,900,100 is not inside the pane 400x200",
+        "drawn SVG 0,0,900,100 is not inside",
+        "block of pure black",
+        "no [data-jm-legend]",
+        "is not on screen",
+    ):
         assert expected in bad1, f"missed {expected!r} in: {bad1}"
     bad2 = faults("#bad2")
-    for expected in ("framed part but no visible minimap", "one colour", "[data-jm-legend] not visible",
-                     "900 px wide in an output area of 700 px", "no [data-jm-key-element]",
-                     "drawn SVG -50,0,900,150 extends past data-jm-drawing -50,0,600,150"):
+    for expected in (
+        "framed part but no visible minimap",
+        "one colour",
+        "[data-jm-legend] not visible",
+        "900 px wide in an output area of 700 px",
+        "no [data-jm-key-element]",
+        "drawn SVG -50,0,900,150 extends past data-jm-drawing -50,0,600,150",
+    ):
         assert expected in bad2, f"missed {expected!r} in: {bad2}"
     assert "text 12.0 px < 14" in faults("#good", "present")
     assert faults("#good") == "", faults("#good")

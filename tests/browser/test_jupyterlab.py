@@ -11,11 +11,19 @@ import time
 
 import pytest
 
-from .hosts import count_code_cells, dismiss_dialogs, open_and_run_all
 from .harness import (
-    DEMO_NOTEBOOK, ExpectedView, GuardedPage, ViewDriver, check_view_counts, click_node_and_check,
-    expected_views, jupyter_lab, poll, prim_pattern,
+    DEMO_NOTEBOOK,
+    ExpectedView,
+    GuardedPage,
+    ViewDriver,
+    check_view_counts,
+    click_node_and_check,
+    expected_views,
+    jupyter_lab,
+    poll,
+    prim_pattern,
 )
+from .hosts import count_code_cells, dismiss_dialogs, open_and_run_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -68,9 +76,12 @@ def _wait_for_execution(page, n_code_cells: int, timeout: float) -> list:
         prompts = page.evaluate(_PROMPTS_JS)
         state["prompts"] = prompts
         code = [p for p in prompts if p is not None]
-        finished = (len(code) == n_code_cells and not any("*" in p for p in code)
-                    and any(re.fullmatch(r"\[\d+\]:?", p) for p in code)
-                    and page.evaluate(_KERNEL_IDLE_JS))
+        finished = (
+            len(code) == n_code_cells
+            and not any("*" in p for p in code)
+            and any(re.fullmatch(r"\[\d+\]:?", p) for p in code)
+            and page.evaluate(_KERNEL_IDLE_JS)
+        )
         state["stable"] = state["stable"] + 1 if finished else 0
         return state["stable"] >= 3
 
@@ -79,12 +90,17 @@ def _wait_for_execution(page, n_code_cells: int, timeout: float) -> list:
     return state["prompts"]
 
 
-def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, label: str,
-                interact: bool, timings: dict) -> None:
+def _check_view(
+    guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, label: str, interact: bool, timings: dict
+) -> None:
     root = driver.root
-    check_view_counts(driver, view, label,
-                      on_expanded=lambda i: guarded.screenshot(f"jupyterlab-{label}-tab{i}-expanded", root),
-                      timings=timings)
+    check_view_counts(
+        driver,
+        view,
+        label,
+        on_expanded=lambda i: guarded.screenshot(f"jupyterlab-{label}-tab{i}-expanded", root),
+        timings=timings,
+    )
     if not interact:
         return
     driver.select_tab(0)
@@ -104,19 +120,23 @@ def _check_view(guarded: GuardedPage, driver: ViewDriver, view: ExpectedView, la
         line = driver.text_line(rf"=\s*{prim_pattern(other)}")
         line.click(timeout=10_000)
         assert poll(lambda: re.search(prim_pattern(other), driver.details_text()), 10), (
-            f"{label}: clicking the {other} text line did not select it: {driver.details_text()!r}")
+            f"{label}: clicking the {other} text line did not select it: {driver.details_text()!r}"
+        )
         assert "jm-line-selected" in (line.get_attribute("class") or ""), f"{label}: clicked line not marked selected"
 
     # search by primitive name; Enter selects the next match
     search = root.locator(".jm-search").first
     search.fill(query)
     assert poll(lambda: (driver.match_count() or 0) > 0, 10), (
-        f"{label}: searching {query!r} found nothing: {root.locator('.jm-match-count').first.inner_text()!r}")
+        f"{label}: searching {query!r} found nothing: {root.locator('.jm-match-count').first.inner_text()!r}"
+    )
     search.press("Enter")
     assert poll(lambda: re.search(prim_pattern(query), driver.details_text()), 10), (
-        f"{label}: Enter on search {query!r} selected no {query} node: {driver.details_text()!r}")
+        f"{label}: Enter on search {query!r} selected no {query} node: {driver.details_text()!r}"
+    )
     assert any(re.search(prim_pattern(query), t) for t in driver.selected_lines()), (
-        f"{label}: after search, selected text lines {driver.selected_lines()} lack {query}")
+        f"{label}: after search, selected text lines {driver.selected_lines()} lack {query}"
+    )
     guarded.screenshot(f"jupyterlab-{label}-search", root)
     _check_keyboard_playback(guarded.page, driver, label)
 
@@ -132,13 +152,17 @@ def _check_deferred_levels(guarded: GuardedPage, root, label: str, timings: dict
     t = time.monotonic()
     tab.click(timeout=10_000)
     assert poll(lambda: re.search(r"stablehlo\.|func\.func", _pane_text(root, "stablehlo")), 60), (
-        f"{label}: the StableHLO never arrived: {_pane_text(root, 'stablehlo')[:300]!r}")
+        f"{label}: the StableHLO never arrived: {_pane_text(root, 'stablehlo')[:300]!r}"
+    )
     timings[f"{label} levels requested→shown"] = round(time.monotonic() - t, 2)
     assert poll(lambda: re.fullmatch(r"StableHLO · \d+", tab.inner_text().strip()), 10), (
-        f"{label}: the selected node marks no StableHLO line: tab reads {tab.inner_text()!r}")
+        f"{label}: the selected node marks no StableHLO line: tab reads {tab.inner_text()!r}"
+    )
     guarded.screenshot(f"jupyterlab-{label}-stablehlo", root)
     root.locator('.jm-pane-tab[data-pane="hlo"]').first.click(timeout=10_000)
-    assert poll(lambda: "HloModule" in _pane_text(root, "hlo"), 30), f"{label}: no HLO text: {_pane_text(root, 'hlo')[:300]!r}"
+    assert poll(lambda: "HloModule" in _pane_text(root, "hlo"), 30), (
+        f"{label}: no HLO text: {_pane_text(root, 'hlo')[:300]!r}"
+    )
     root.locator('.jm-pane-tab[data-pane="jaxpr"]').first.click(timeout=10_000)
 
 
@@ -147,7 +171,8 @@ def _check_kernel_gone(page, root, label: str) -> None:
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown()")
     root.locator('.jm-pane-tab[data-pane="hlo"]').first.click(timeout=10_000)
     assert poll(lambda: "reconnect the kernel to load the HLO" in _pane_text(root, "hlo"), 30), (
-        f"{label}: with the kernel gone the HLO pane says {_pane_text(root, 'hlo')[:300]!r}")
+        f"{label}: with the kernel gone the HLO pane says {_pane_text(root, 'hlo')[:300]!r}"
+    )
 
 
 _ACTIVE_CELL_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]
@@ -176,7 +201,8 @@ def _check_keyboard_playback(page, driver: ViewDriver, label: str) -> None:
     page.keyboard.press("End")
     assert poll(lambda: playback.position() == (total, total), 5), f"{label}: End gave {playback.position()}"
     assert page.evaluate(_ACTIVE_CELL_JS) == active and page.locator(".jp-Notebook .jp-Cell").count() == n_cells, (
-        f"{label}: the notebook took the keys too (active cell or cell count changed)")
+        f"{label}: the notebook took the keys too (active cell or cell count changed)"
+    )
 
 
 def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
@@ -210,8 +236,10 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
         finally:
             guarded_page.screenshot("jupyterlab-notebook")
         timings[f"run all ({how})"] = round(time.monotonic() - t, 2)
-        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
-                              " .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+        errors = page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
+            " .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']"
+        )
         error_texts = [e[:500] for e in errors.all_inner_texts()]
         unexecuted = [i for i, p in enumerate(prompts) if p is not None and not re.fullmatch(r"\[\d+\]:?", p)]
         assert not unexecuted, f"cells {unexecuted} did not run (prompts {prompts}); errors: {error_texts}"
@@ -223,7 +251,8 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
             roots = cell.locator(".jm-root")
             assert poll(lambda: roots.count() > 0, 30), (
                 f"{label}: no .jm-root in the output of cell {view.cell_index} (prompts {prompts}); "
-                f"errors in outputs: {error_texts}; console errors: {guarded_page.console_errors}")
+                f"errors in outputs: {error_texts}; console errors: {guarded_page.console_errors}"
+            )
             roots.first.scroll_into_view_if_needed()
             guarded_page.screenshot(f"jupyterlab-{label}", roots.first)
             t = time.monotonic()
@@ -238,7 +267,8 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
     print(f"[timings] {timings}")
     print(f"[prompts] {prompts}")
     assert not guarded_page.blocked and not guarded_page.offsite_seen, (
-        f"requests left the machine: {guarded_page.blocked + guarded_page.offsite_seen}")
+        f"requests left the machine: {guarded_page.blocked + guarded_page.offsite_seen}"
+    )
     assert not guarded_page.page_errors, f"uncaught errors in the page: {guarded_page.page_errors}"
     widget_errors = [e for e in guarded_page.console_errors if re.search(r"jaxmagic|anywidget|jm-|widget", e, re.I)]
     assert not widget_errors, f"widget errors in the console: {widget_errors}"
@@ -264,8 +294,10 @@ _RECOMPILE_LOOP_CELLS = [
 def _recompile_loop_notebook(tmp_path):
     import json
 
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": src}
-             for src in _RECOMPILE_LOOP_CELLS]
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+        for src in _RECOMPILE_LOOP_CELLS
+    ]
     path = tmp_path / "recompile_loop.ipynb"
     path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
     return path
@@ -332,9 +364,12 @@ def test_timelines_in_jupyterlab_paint_in_colour_and_follow_the_theme(guarded_pa
         root.scroll_into_view_if_needed()
         before = canvas_colours(root)
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        assert poll(lambda: page.evaluate("() => document.body.dataset.jpThemeLight") == "false", 30), "the theme did not switch"
+        assert poll(lambda: page.evaluate("() => document.body.dataset.jpThemeLight") == "false", 30), (
+            "the theme did not switch"
+        )
         assert poll(lambda: canvas_colours(root)[0]["overviewBg"] != before[0]["overviewBg"], 10), (
-            f"the timeline kept its light colours after the switch to the dark theme: {before}")
+            f"the timeline kept its light colours after the switch to the dark theme: {before}"
+        )
         page.wait_for_timeout(500)
         after = canvas_colours(root)
         guarded_page.screenshot("jupyterlab-recompile-loop-dark", root)
@@ -347,6 +382,7 @@ def test_timelines_in_jupyterlab_paint_in_colour_and_follow_the_theme(guarded_pa
         presenting = canvas_colours(root)
         assert_coloured(presenting, "dark theme, presentation mode")
         assert sum(int(v) for v in presenting[0]["overviewBg"].split(",")) < 3 * 96, (
-            f"presentation mode under JupyterLab's dark theme drew a light canvas: {presenting}")
+            f"presentation mode under JupyterLab's dark theme drew a light canvas: {presenting}"
+        )
         guarded_page.screenshot("jupyterlab-recompile-loop-dark-present", root)
     assert not guarded_page.page_errors, guarded_page.page_errors

@@ -80,8 +80,9 @@ def test_tree_renders_and_a_reused_key_is_red_with_both_lines(guarded_page: Guar
     # (b) details of the reused key name both lines
     page.locator(".jm-k-svg .jm-k-item.jm-k-s-reused").first.click()
     details = page.locator(".jm-k-details")
-    assert poll(lambda: all(f":{line}" in details.inner_text() or f"line {line}" in details.inner_text()
-                            for line in lines), 10), details.inner_text()
+    assert poll(
+        lambda: all(f":{line}" in details.inner_text() or f"line {line}" in details.inner_text() for line in lines), 10
+    ), details.inner_text()
 
     # (c) the findings list leads with the bug; clicking it selects the key
     page.keyboard.press("Escape")
@@ -115,8 +116,10 @@ def test_a_thousand_key_tree_opens_legible(guarded_page: GuardedPage, tmp_path: 
     assert poll(lambda: pane.get_attribute("data-jm-text-px") is not None, 30), guarded_page.report()
     smallest = root.evaluate(_SMALLEST_LABEL_JS)
     guarded_page.screenshot("keys-1000-default-fit", root)
-    print(f"[keys framing] 1000 keys: {pane.get_attribute('data-jm-framed')}, text {pane.get_attribute('data-jm-text-px')} px, "
-          f"smallest label drawn {smallest:.1f} px, drawing {pane.get_attribute('data-jm-drawing')}")
+    print(
+        f"[keys framing] 1000 keys: {pane.get_attribute('data-jm-framed')}, text {pane.get_attribute('data-jm-text-px')} px, "
+        f"smallest label drawn {smallest:.1f} px, drawing {pane.get_attribute('data-jm-drawing')}"
+    )
     assert pane.get_attribute("data-jm-framed") == "part"
     assert float(pane.get_attribute("data-jm-text-px")) >= 11
     assert smallest >= 11 - 0.05, smallest

@@ -120,8 +120,8 @@ def test_playback_tells_the_key_events_in_program_order(guarded_page: GuardedPag
     root, pb = _open(guarded_page, out)
     before = root.evaluate(_SNAPSHOT_JS)
     file = Path(__file__).name
-    at = lambda marker: f"{file}:{_line(marker)}"  # noqa: E731
-    step_at = lambda marker: f"{at(marker)} ·"  # noqa: E731 - where a step's label starts
+    at = lambda marker: f"{file}:{_line(marker)}"
+    step_at = lambda marker: f"{at(marker)} ·"
     [run] = doc["runs"]
 
     t0 = time.perf_counter()
@@ -137,7 +137,9 @@ def test_playback_tells_the_key_events_in_program_order(guarded_page: GuardedPag
         _index(labels, step_at("jr.normal(sub, (3,))"), "consumes"),
         _index(labels, step_at("folded = jr.fold_in"), "derives fold_in 7"),
         _index(labels, step_at("jr.uniform(folded"), "consumes fold_in 7"),
-        _index(labels, step_at("jr.normal(sub, (2,))"), "second use: reuse", f"(first at {at('jr.normal(sub, (3,))')})"),
+        _index(
+            labels, step_at("jr.normal(sub, (2,))"), "second use: reuse", f"(first at {at('jr.normal(sub, (3,))')})"
+        ),
         _index(labels, f"×{run['length']} identical steps", "folded into one run"),
         _index(labels, "makes root key key(1)"),
         _index(labels, step_at("keys = jr.split(jr.key(1)"), f"splits key(1) into split {made['wide']}"),
@@ -221,7 +223,9 @@ def test_presentation_mode_is_legible_at_1280x720(chromium_browser: Any, tmp_pat
         present(root)
         assert poll(lambda: "jm-present" in (root.get_attribute("class") or ""), 10)
         assert poll(lambda: root.locator(".jm-k-svg .jm-k-item").count() > 0, 10)
-        label_px = root.locator(".jm-k-svg .jm-k-label").first.evaluate("(el) => parseFloat(getComputedStyle(el).fontSize)")
+        label_px = root.locator(".jm-k-svg .jm-k-label").first.evaluate(
+            "(el) => parseFloat(getComputedStyle(el).fontSize)"
+        )
         assert label_px >= 16
         full = legibility(root)
         print(f"[keys stage] present, end: {full}")
@@ -260,8 +264,11 @@ def _demo_keys_pages(tmp_path: Path) -> list[Path]:
 
     from .harness import DEMO_NOTEBOOK
 
-    cells = ["".join(c["source"]) for c in json.loads(DEMO_NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-             if c["cell_type"] == "code" and "".join(c["source"]).startswith("%%prng")]
+    cells = [
+        "".join(c["source"])
+        for c in json.loads(DEMO_NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "code" and "".join(c["source"]).startswith("%%prng")
+    ]
     assert cells, "demo.ipynb has no %%prng cell"
     pages = []
     for i, src in enumerate(cells):
@@ -282,18 +289,30 @@ def test_demo_key_trees_presenting_show_the_reused_key_and_its_findings(chromium
         for i, out in enumerate(_demo_keys_pages(tmp_path)):
             root, _ = _open(guarded, out)
             present(root)
-            assert poll(lambda: root.locator("[data-jm-key-element]").count() == 1, 10), f"demo keys {i}: no key element"
+            assert poll(lambda: root.locator("[data-jm-key-element]").count() == 1, 10), (
+                f"demo keys {i}: no key element"
+            )
             root.evaluate("(r) => r.scrollIntoView({block: 'start'})")
             guarded.page.wait_for_timeout(300)
             pane = root.locator('[data-jm-pane="keys"]')
             key = root.locator("[data-jm-key-element]").bounding_box()
             finding = root.locator(".jm-k-finding").first.bounding_box()
             guarded.screenshot(f"keys-demo{i}-present-1280x720", guarded.page)
-            print(f"[keys framing] demo {i} presenting: {pane.get_attribute('data-jm-framed')}, "
-                  f"text {pane.get_attribute('data-jm-text-px')} px, key {key}, first finding {finding}")
-            on_screen = lambda b: b and b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= PROJECTOR[0] and b["y"] + b["height"] <= PROJECTOR[1]
+            print(
+                f"[keys framing] demo {i} presenting: {pane.get_attribute('data-jm-framed')}, "
+                f"text {pane.get_attribute('data-jm-text-px')} px, key {key}, first finding {finding}"
+            )
+            on_screen = lambda b: (
+                b
+                and b["x"] >= 0
+                and b["y"] >= 0
+                and b["x"] + b["width"] <= PROJECTOR[0]
+                and b["y"] + b["height"] <= PROJECTOR[1]
+            )
             assert on_screen(key), f"demo keys {i}: the reused key is off screen: {key}"
-            assert finding and finding["y"] >= 0 and finding["y"] + 60 <= PROJECTOR[1], f"demo keys {i}: the finding is off screen: {finding}"
+            assert finding and finding["y"] >= 0 and finding["y"] + 60 <= PROJECTOR[1], (
+                f"demo keys {i}: the finding is off screen: {finding}"
+            )
             assert float(pane.get_attribute("data-jm-text-px")) >= 14
             assert root.locator("[data-jm-legend]").is_visible()
             found = legibility(root)

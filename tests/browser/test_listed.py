@@ -35,11 +35,13 @@ ORIGIN = "http://127.0.0.1:9/listed/"  # answered by the page's own route below:
 @pytest.fixture(scope="module")
 def capture() -> Any:
     """DISTINCT jitted functions with 1..DISTINCT sines each: distinct eqn counts tell their graphs apart."""
+
     def make(n: int) -> Any:
         def chain(v: Any) -> Any:
             for _ in range(n):
                 v = jnp.sin(v)
             return v
+
         return jax.jit(chain)
 
     x = jnp.ones(3)
@@ -90,9 +92,14 @@ def _serve_live_view(guarded: GuardedPage, capture: Any) -> tuple[dict, list[dic
     html = _PAGE.replace("DOC", embed_json(wire))
     page = guarded.page
     page.expose_function("jmKernel", kernel)
-    page.route(ORIGIN + "**", lambda route: route.fulfill(
-        status=200, content_type="text/javascript" if route.request.url.endswith(".js") else "text/html",
-        body=bundle if route.request.url.endswith(".js") else html))
+    page.route(
+        ORIGIN + "**",
+        lambda route: route.fulfill(
+            status=200,
+            content_type="text/javascript" if route.request.url.endswith(".js") else "text/html",
+            body=bundle if route.request.url.endswith(".js") else html,
+        ),
+    )
     page.goto(ORIGIN + "index.html", wait_until="load")
     return doc, asked
 

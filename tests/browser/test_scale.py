@@ -87,15 +87,21 @@ TIMED_JS = """
 def transformer_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """A static page of the 46-layer transformer train step (9,855 eqns)."""
     sys.path.insert(0, str(REPO))
-    from bench.programs import transformer_step
-
     import jaxmagic
+    from bench.programs import transformer_step
     from jaxmagic.model.graph import function_graph
 
     fn, args = transformer_step(46)
     graph = function_graph("f0", "train_step", fn.trace(*args).jaxpr)
-    doc = {"schema": "jaxmagic", "version": 1, "kind": "graph", "title": f"train_step: {graph['n_eqns']} eqns",
-           "notes": [], "error": None, "functions": [graph]}
+    doc = {
+        "schema": "jaxmagic",
+        "version": 1,
+        "kind": "graph",
+        "title": f"train_step: {graph['n_eqns']} eqns",
+        "notes": [],
+        "error": None,
+        "functions": [graph],
+    }
     path = tmp_path_factory.mktemp("scale") / "transformer.html"
     jaxmagic.to_html(doc, path)
     return path, graph
@@ -111,14 +117,17 @@ def _boxes(page) -> list[dict]:
 
 def _clickable(page, box: dict) -> dict | None:
     """A point on `box` where the graph itself (not an overlay) receives the click."""
-    return page.evaluate("""(b) => {
+    return page.evaluate(
+        """(b) => {
       for (const [fx, fy] of [[0.5, 0.5], [0.2, 0.3], [0.8, 0.3], [0.3, 0.7]]) {
         const x = b.x + b.w * fx, y = b.y + Math.min(b.h * fy, 14);
         const el = document.elementFromPoint(x, y);
         if (el && el.closest('.jm-svg')) return { x, y };
       }
       return null;
-    }""", box)
+    }""",
+        box,
+    )
 
 
 def test_10k_transformer_is_responsive(guarded_page: GuardedPage, transformer_page: tuple[Path, dict]) -> None:
@@ -134,7 +143,8 @@ def test_10k_transformer_is_responsive(guarded_page: GuardedPage, transformer_pa
     page.goto(path.as_uri(), wait_until="load")
     status = page.locator(".jm-status")
     assert poll(lambda: re.search(rf"\d+ of {n} eqns shown", status.inner_text()), FIRST_RENDER_S), (
-        f"no first render: status {status.inner_text()!r}; {guarded_page.report()}")
+        f"no first render: status {status.inner_text()!r}; {guarded_page.report()}"
+    )
     timings["first render s"] = round(time.monotonic() - t0, 2)
     host = page.locator(".jm-canvas")
     assert host.get_attribute("data-renderer") in ("svg", "canvas")
@@ -227,7 +237,8 @@ def test_10k_transformer_is_responsive(guarded_page: GuardedPage, transformer_pa
     assert ms >= 0
     assert banner.is_hidden()
     assert poll(lambda: status.inner_text().startswith(f"{n} of {n} eqns shown"), 10), (
-        f"Escape did not bring back the expanded graph: {status.inner_text()}")
+        f"Escape did not bring back the expanded graph: {status.inner_text()}"
+    )
     assert host.get_attribute("data-renderer") == "canvas"
 
     longest = max(page.evaluate("window.__jmLong") or [0])

@@ -148,10 +148,14 @@ def test_a_256_device_mesh_renders_and_selects(guarded_page: GuardedPage, tmp_pa
     import sys
 
     doc_path, out = tmp_path / "doc.json", tmp_path / "sharding256.html"
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=256",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.run([sys.executable, "-c", _DOC_256, str(doc_path)], env=env, capture_output=True, text=True,
-                          timeout=240)
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=256",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", _DOC_256, str(doc_path)], env=env, capture_output=True, text=True, timeout=240
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(doc_path.read_text())
     jaxmagic.to_html(doc, out)
@@ -184,7 +188,7 @@ def _after_30_arrays(tmp_path: Path) -> tuple[Path, dict]:
     for i in range(30):
         ns[f"old{i}"] = jnp.full((4, 4) if i % 3 else (16,), float(i))
     with jaxmagic.capture(ns, shardings=True) as cap:
-        exec(_MATMUL_CELL, ns)  # noqa: S102
+        exec(_MATMUL_CELL, ns)
     doc = jaxmagic.document(cap, "sharding")
     out = tmp_path / "matmul.html"
     jaxmagic.to_html(doc, out)
@@ -211,8 +215,9 @@ _FIRST_SCREEN_JS = """(root) => {
 
 @pytest.mark.parametrize("viewport", [(1280, 720), (1400, 900)], ids=["1280x720", "1400"])
 @pytest.mark.parametrize("mode", ["normal", "present"])
-def test_the_cells_own_story_comes_first_after_30_earlier_arrays(guarded_page: GuardedPage, tmp_path: Path,
-                                                               viewport: tuple[int, int], mode: str) -> None:
+def test_the_cells_own_story_comes_first_after_30_earlier_arrays(
+    guarded_page: GuardedPage, tmp_path: Path, viewport: tuple[int, int], mode: str
+) -> None:
     """After earlier cells left 30 arrays, a 2x4-mesh matmul cell's view shows its first collective (the
     key element) within the view's first 720 px, the earlier arrays as one closed row below the calls,
     and the legend; in both modes, at 1280x720 and 1400 px wide."""
@@ -232,7 +237,7 @@ def test_the_cells_own_story_comes_first_after_30_earlier_arrays(guarded_page: G
     at = root.evaluate(_FIRST_SCREEN_JS)
     assert at["keys"] == 1 and at["keyIsFirstCollective"], at
     # the key element on the view's first screen (720 px: the projector's height), wholly
-    assert 0 <= at["key"]["top"] and at["key"]["bottom"] <= 720, at
+    assert at["key"]["top"] >= 0 and at["key"]["bottom"] <= 720, at
     assert at["key"]["bottom"] <= at["windowH"] and at["key"]["right"] <= viewport[0], at
     # one closed row of the 30 earlier arrays, below the calls
     assert at["rowText"].startswith("▸ 30 arrays from earlier cells"), at

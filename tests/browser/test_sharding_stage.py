@@ -60,17 +60,30 @@ def _demo() -> tuple[dict, dict, dict]:
 
         @jax.jit
         def sharded_matmul(x, w):
-            return jax.shard_map(lambda x, w: jax.lax.psum(x @ w, "data"), mesh=dp,
-                                 in_specs=(P(None, "data"), P("data")), out_specs=P())(x, w)
+            return jax.shard_map(
+                lambda x, w: jax.lax.psum(x @ w, "data"), mesh=dp, in_specs=(P(None, "data"), P("data")), out_specs=P()
+            )(x, w)
 
         x = jax.device_put(jnp.ones((4, 64)), NamedSharding(dp, P(None, "data")))
         y = sharded_matmul(x, batch)
-        ns.update(dp=dp, grid=grid, batch=batch, weights=weights, w=w, bias=bias, grads=grads, y=y,
-                  data_parallel_grad=data_parallel_grad, sharded_matmul=sharded_matmul)
+        ns.update(
+            dp=dp,
+            grid=grid,
+            batch=batch,
+            weights=weights,
+            w=w,
+            bias=bias,
+            grads=grads,
+            y=y,
+            data_parallel_grad=data_parallel_grad,
+            sharded_matmul=sharded_matmul,
+        )
     doc = jaxmagic.document(cap, "sharding")
     arrays = {"batch": batch, "weights": weights, "w": w, "bias": bias, "grads": grads, "y": y}
-    hlo = {data_parallel_grad.__qualname__: data_parallel_grad.lower(weights, batch).compile().as_text(),
-           sharded_matmul.__qualname__: sharded_matmul.lower(x, batch).compile().as_text()}
+    hlo = {
+        data_parallel_grad.__qualname__: data_parallel_grad.lower(weights, batch).compile().as_text(),
+        sharded_matmul.__qualname__: sharded_matmul.lower(x, batch).compile().as_text(),
+    }
     return doc, arrays, hlo
 
 
@@ -183,14 +196,14 @@ def test_playback_tells_jaxs_story_and_ends_on_the_static_view(guarded_page: Gua
     # the meshes by the names the cell bound them to
     expected = ["mesh dp · 8 devices along 'data'", "mesh grid · 8 devices as 2 × 4: 'x' (2) × 'y' (4)"]
     assert labels[:2] == expected
-    for name, label in zip(order, labels[2:2 + len(order)]):
+    for name, label in zip(order, labels[2 : 2 + len(order)]):
         arr = arrays[name]
         assert label.startswith(f"{name} f32[{','.join(map(str, arr.shape))}] · "), label
         assert _blocks_phrase(arr) in label, (label, _blocks_phrase(arr))
-    rest = labels[2 + len(order):]
+    rest = labels[2 + len(order) :]
     for name, kinds in calls.items():
-        head, *cols = rest[:1 + len(kinds)]
-        rest = rest[1 + len(kinds):]
+        head, *cols = rest[: 1 + len(kinds)]
+        rest = rest[1 + len(kinds) :]
         assert head.startswith(f"{name}("), head
         for k, c in enumerate(cols):
             # a group of all 8 devices is the whole 'data' axis of the calls' 1-D mesh
@@ -322,7 +335,9 @@ def test_fixtures_in_presentation_mode(guarded_page: GuardedPage, tmp_path: Path
     report = legibility(root)
     assert report.problems == [], str(report)
     # the first mesh at presentation size: every device id in its cell (16x16 for 256 devices)
-    ids = root.evaluate("(r) => [...r.querySelector('.jm-sh-mesh').querySelectorAll('.jm-sh-cell')].map((c) => c.textContent)")
+    ids = root.evaluate(
+        "(r) => [...r.querySelector('.jm-sh-mesh').querySelectorAll('.jm-sh-cell')].map((c) => c.textContent)"
+    )
     assert ids == [str(d) for d in doc["meshes"][0]["devices"]]
     pb = Playback(root)
     n = pb.position()[1]
@@ -338,28 +353,94 @@ def test_fixtures_in_presentation_mode(guarded_page: GuardedPage, tmp_path: Path
 def _big_doc(arrays: int, calls: int, per: int) -> dict:
     """A synthetic sharding document of arrays + calls * (1 + per) steps (for timing only)."""
     devices = list(range(8))
-    mesh = {"id": "m0", "axis_names": ["data"], "shape": [8], "axis_types": ["Auto"], "devices": devices, "abstract": False}
-    sharding = {"kind": "named", "text": "", "mesh": "m0", "spec": [], "memory_kind": "device", "devices": devices,
-                "fully_replicated": True}
-    col = {"kind": "all-reduce", "name": "all-reduce", "computation": "main", "result": "f32[16]", "result_bytes": 64,
-           "operands": ["f32[16]"], "operand_bytes": 64, "groups": [devices], "groups_text": "[1,8]<=[8]", "pairs": [],
-           "dimensions": [], "op_name": "jit(f)/reduce_sum"}
+    mesh = {
+        "id": "m0",
+        "axis_names": ["data"],
+        "shape": [8],
+        "axis_types": ["Auto"],
+        "devices": devices,
+        "abstract": False,
+    }
+    sharding = {
+        "kind": "named",
+        "text": "",
+        "mesh": "m0",
+        "spec": [],
+        "memory_kind": "device",
+        "devices": devices,
+        "fully_replicated": True,
+    }
+    col = {
+        "kind": "all-reduce",
+        "name": "all-reduce",
+        "computation": "main",
+        "result": "f32[16]",
+        "result_bytes": 64,
+        "operands": ["f32[16]"],
+        "operand_bytes": 64,
+        "groups": [devices],
+        "groups_text": "[1,8]<=[8]",
+        "pairs": [],
+        "dimensions": [],
+        "op_name": "jit(f)/reduce_sum",
+    }
     return {
-        "schema": "jaxmagic", "version": 1, "kind": "sharding", "title": "timing", "notes": [], "error": None,
-        "devices": [{"id": d, "platform": "cpu", "kind": "cpu"} for d in devices], "meshes": [mesh],
-        "arrays": [{"id": f"a{i}", "name": f"x{i}", "origin": "namespace", "call": None, "shape": [64, 16], "dtype": "f32",
-                    "bytes": 4096, "sharding": sharding, "blocks": [{"index": [[0, 64], [0, 16]], "devices": devices,
-                                                                     "replicas": [0] * 8}],
-                    "bytes_per_device": {str(d): 4096 for d in devices}, "replication": 8, "addressable": True}
-                   for i in range(arrays)],
-        "calls": [{"id": f"c{i}", "call": i, "name": f"f{i}", "signature": "f32[64,16]", "calls": 1, "source": None,
-                   "call_site": None,
-                   "inputs": [{"path": "x", "aval": "f32[64,16]", "kind": "NamedSharding", "text": "", "mesh": "m0",
-                               "spec": [], "given": None, "mismatch": False}],
-                   "outputs": [{"path": "out", "aval": "f32[16]", "kind": "NamedSharding", "text": "", "mesh": "m0",
-                                "spec": []}],
-                   "lowered": {"args": [], "results": []}, "collectives": [col] * per, "shard_maps": [], "intermediates": []}
-                  for i in range(calls)],
+        "schema": "jaxmagic",
+        "version": 1,
+        "kind": "sharding",
+        "title": "timing",
+        "notes": [],
+        "error": None,
+        "devices": [{"id": d, "platform": "cpu", "kind": "cpu"} for d in devices],
+        "meshes": [mesh],
+        "arrays": [
+            {
+                "id": f"a{i}",
+                "name": f"x{i}",
+                "origin": "namespace",
+                "call": None,
+                "shape": [64, 16],
+                "dtype": "f32",
+                "bytes": 4096,
+                "sharding": sharding,
+                "blocks": [{"index": [[0, 64], [0, 16]], "devices": devices, "replicas": [0] * 8}],
+                "bytes_per_device": {str(d): 4096 for d in devices},
+                "replication": 8,
+                "addressable": True,
+            }
+            for i in range(arrays)
+        ],
+        "calls": [
+            {
+                "id": f"c{i}",
+                "call": i,
+                "name": f"f{i}",
+                "signature": "f32[64,16]",
+                "calls": 1,
+                "source": None,
+                "call_site": None,
+                "inputs": [
+                    {
+                        "path": "x",
+                        "aval": "f32[64,16]",
+                        "kind": "NamedSharding",
+                        "text": "",
+                        "mesh": "m0",
+                        "spec": [],
+                        "given": None,
+                        "mismatch": False,
+                    }
+                ],
+                "outputs": [
+                    {"path": "out", "aval": "f32[16]", "kind": "NamedSharding", "text": "", "mesh": "m0", "spec": []}
+                ],
+                "lowered": {"args": [], "results": []},
+                "collectives": [col] * per,
+                "shard_maps": [],
+                "intermediates": [],
+            }
+            for i in range(calls)
+        ],
         "findings": [],
     }
 
@@ -384,6 +465,8 @@ def test_a_5000_step_story_steps_smoothly(guarded_page: GuardedPage, tmp_path: P
       return {median: times[20], max: times[39], home, end};
     }""")
     assert pb.position() == (n, n)
-    print(f"[sharding] {n}-step story in Chromium: one step median {timing['median']:.2f} ms, max {timing['max']:.2f} ms "
-          f"(script time, flights included); Home {timing['home']:.1f} ms, End {timing['end']:.1f} ms")
+    print(
+        f"[sharding] {n}-step story in Chromium: one step median {timing['median']:.2f} ms, max {timing['max']:.2f} ms "
+        f"(script time, flights included); Home {timing['home']:.1f} ms, End {timing['end']:.1f} ms"
+    )
     assert not guarded_page.console_errors and not guarded_page.page_errors, guarded_page.report()

@@ -121,7 +121,9 @@ def assert_coloured(report: list[dict], label: str) -> None:
     for r in report:
         assert r["draws"] > 0, f"{label}: the canvas never drew: {r}"
         assert r["blackBlock"] is None, f"{label}: a 40x10 block of pure black at {r['blackBlock']}: {r}"
-        assert r["counts"]["compile"] > 20 and r["counts"]["trace"] + r["counts"]["lower"] > 0, f"{label}: phase colours missing: {r}"
+        assert r["counts"]["compile"] > 20 and r["counts"]["trace"] + r["counts"]["lower"] > 0, (
+            f"{label}: phase colours missing: {r}"
+        )
 
 
 _DETACHED_PAGE = """<!doctype html><html><body style="margin:0"><div id="host" style="width:968px"></div>
@@ -164,7 +166,12 @@ def test_timeline_rendered_detached_paints_in_colour(guarded_page: GuardedPage, 
         assert page.evaluate("() => !document.querySelector('.jm-tl-plot')"), "the view is not detached"
         assert poll(lambda: page.evaluate("() => !!window.attached"), 10)
         root = page.locator(".jm-root").first
-        assert poll(lambda: (root.evaluate("r => Number(r.querySelector('.jm-tl-plot').getAttribute('data-draws') || 0)") or 0) > 0, 10)
+        assert poll(
+            lambda: (
+                (root.evaluate("r => Number(r.querySelector('.jm-tl-plot').getAttribute('data-draws') || 0)") or 0) > 0
+            ),
+            10,
+        )
         page.wait_for_timeout(100)
         report = canvas_colours(root)
         guarded_page.screenshot("timeline-detached-then-attached", root)

@@ -42,6 +42,7 @@ def _drive() -> tuple[jaxmagic.Capture, list[tuple[str, str, str]], dict[str, in
     ns: dict = {}
     made: list[tuple[str, str, str]] = []
     with jaxmagic.capture(ns) as cap:
+
         @jax.jit
         def f(x):
             return (jnp.sin(x) * 2).sum()
@@ -51,8 +52,13 @@ def _drive() -> tuple[jaxmagic.Capture, list[tuple[str, str, str]], dict[str, in
             return x * n
 
         a3, a4, i3 = jnp.ones(3), jnp.ones(4), jnp.arange(3)
-        for arg, sig, change in [(a3, "x: f32[3]", ""), (a3, "x: f32[3]", ""), (a4, "x: f32[4]", "x changed shape f32[3] → f32[4]"),
-                                 (a4, "x: f32[4]", ""), (i3, "x: i32[3]", "x changed dtype f32[3] → i32[3]")]:
+        for arg, sig, change in [
+            (a3, "x: f32[3]", ""),
+            (a3, "x: f32[3]", ""),
+            (a4, "x: f32[4]", "x changed shape f32[3] → f32[4]"),
+            (a4, "x: f32[4]", ""),
+            (i3, "x: i32[3]", "x changed dtype f32[3] → i32[3]"),
+        ]:
             f(arg)
             made.append(("f", sig, change))
         for n, change in [(2, ""), (2, ""), (3, "static argument n changed 2 → 3")]:
@@ -69,13 +75,15 @@ def _expected(doc: dict, made: list[tuple[str, str, str]]) -> list[str]:
     """The call labels playback must show, as regular expressions, from the calls we made: a
     miss for every signature not seen before (our own count), the reason for a recompile, the
     run of hits at the end as one step after its first hit."""
-    names = {short: next(lane["name"] for lane in doc["lanes"] if lane["name"].rsplit(".", 1)[-1] == short)
-             for short in ("f", "g")}
+    names = {
+        short: next(lane["name"] for lane in doc["lanes"] if lane["name"].rsplit(".", 1)[-1] == short)
+        for short in ("f", "g")
+    }
     totals = {s: sum(1 for m in made if m[0] == s) for s in names}
     seen: set[tuple[str, str]] = set()
     number = {s: 0 for s in names}
     out: list[str] = []
-    for fn, sig, change in made[:-(LOOP - 1)]:
+    for fn, sig, change in made[: -(LOOP - 1)]:
         number[fn] += 1
         head = re.escape(f"call {number[fn]} of {totals[fn]} · {names[fn]}({sig}) · ")
         if (fn, sig) in seen:
@@ -85,8 +93,10 @@ def _expected(doc: dict, made: list[tuple[str, str, str]]) -> list[str]:
             out.append(head + f"miss: {reason}( \\(\\+\\d+ other changes?\\))? · traced .*compiled [\\d.]+ [µm]?s")
         seen.add((fn, sig))
     first = number["f"] + 1
-    out.append(re.escape(f"calls {first}–{totals['f']} of {totals['f']} · {names['f']} · {LOOP - 1} cache hits in a row · ")
-               + r"[\d.]+ [µm]s each on average$")
+    out.append(
+        re.escape(f"calls {first}–{totals['f']} of {totals['f']} · {names['f']} · {LOOP - 1} cache hits in a row · ")
+        + r"[\d.]+ [µm]s each on average$"
+    )
     return out
 
 
@@ -108,7 +118,9 @@ def _open(guarded: GuardedPage, url: str) -> tuple[object, Playback]:
     page = guarded.page
     page.goto(url, wait_until="load")
     root = page.locator(".jm-root").first
-    assert poll(lambda: root.locator(".jm-pb-count").count() == 1 and root.locator(".jm-tl-canvas").count() == 1, 30), guarded.report()
+    assert poll(lambda: root.locator(".jm-pb-count").count() == 1 and root.locator(".jm-tl-canvas").count() == 1, 30), (
+        guarded.report()
+    )
     return root, Playback(root)
 
 
@@ -223,16 +235,20 @@ def test_playback_tells_the_calls_in_order_and_ends_on_the_static_view(guarded_p
     assert state["now"] == calls["end"][third_f] and state["marks"][0]["t0"] == calls["start"][third_f]
     first_f = calls["lane"].index(f_lane)
     first_g = calls["lane"].index(g_lane)
-    ink = lambda c: root.evaluate(_INK_JS, [c, calls["start"][c], calls["end"][c], calls["lane"][c]])  # noqa: E731
+    ink = lambda c: root.evaluate(_INK_JS, [c, calls["start"][c], calls["end"][c], calls["lane"][c]])
     past_now, future_now = ink(first_f), ink(first_g)
     pb.key("End")
     past_end, future_end = ink(first_f), ink(first_g)
-    print(f"[timeline stage] ink of a past call {past_now} (at the end {past_end}), of a future one {future_now} (at the end {future_end})")
+    print(
+        f"[timeline stage] ink of a past call {past_now} (at the end {past_end}), of a future one {future_now} (at the end {future_end})"
+    )
     assert past_now >= 0.8 * past_end and past_end > 10
     assert future_now <= 0.1 * future_end and future_end > 10
 
     median, p95 = root.evaluate(_STEP_TIME_JS)
-    print(f"[timeline stage] one step in Chromium ({n_steps} steps): {median:.2f} ms median, {p95:.2f} ms p95 (show, counters, details, one frame)")
+    print(
+        f"[timeline stage] one step in Chromium ({n_steps} steps): {median:.2f} ms median, {p95:.2f} ms p95 (show, counters, details, one frame)"
+    )
     _clean(guarded_page)
 
 

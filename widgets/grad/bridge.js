@@ -7,7 +7,7 @@
  * Chips are buttons (`.jm-grad-chip[data-residual-id]`, `.jm-active` when selected):
  * Tab reaches them, Enter / Space picks, ←/→ move to the neighbour and pick it.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { chipParts, residualOrder, bytesText } from "./model.js";
 
 /** Chips for `residuals` (producers looked up in `fn`); `onPick(id)`. Returns {el, setActive(id|null)}. */

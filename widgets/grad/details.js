@@ -6,7 +6,7 @@
  * recomputes it (checkpoint) or a custom rule made it, and the residuals it saves or
  * reads. A selected residual, or nothing, get their own summaries. Text only.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { showDetails } from "../graph/details.js";
 import { nKey, srcPath, srcText } from "../graph/model.js";
 import { nodeOf, userOpOf, chipParts, bytesText, CUSTOM_PRIMS, shortName } from "./model.js";

@@ -1,10 +1,10 @@
 /**
- * The grad findings (`doc.findings`, the shared list: widgets/findings.js): warnings (NaN, Inf,
+ * The grad findings (`doc.findings`, the shared list: widgets/ui/findings.js): warnings (NaN, Inf,
  * vanishing or exploding gradients) before infos (residual memory), each with its kind and
  * message. A click asks the view to select what the finding names: its entry and residual, or
  * its entry and node.
  */
-import { findingsList as sharedList } from "../findings.js";
+import { findingsList as sharedList } from "../ui/findings.js";
 import { sortFindings } from "./model.js";
 
 /** Findings shown before a "N more" line. */

@@ -5,7 +5,7 @@
  * selects what carries that gradient: the backward's output port, or in a jitted step
  * the node that makes it.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { gradRows } from "./model.js";
 
 /** `div.jm-grad-grads`; rows are `button.jm-grad-leaf[data-path]`; `onPick(row)`. */

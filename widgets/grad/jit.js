@@ -8,7 +8,7 @@
  * by source line, said in the details), a forward node the backward nodes linked to
  * it. Beside: the details panel and where `grad` was called.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { nKey, srcText } from "../graph/model.js";
 import { linkMaps, residualTargets, residualById, decorator, roleCounts, ROLE_FILL, customNodes, hasValues, bytesText, plural } from "./model.js";
 import { residualChips } from "./bridge.js";

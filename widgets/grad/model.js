@@ -20,8 +20,8 @@ export function bytesText(n) {
 }
 
 /** "1 call", "3 calls". */
-export { plural } from "../../js/src/words.js";
-import { plural } from "../../js/src/words.js";
+export { plural } from "../ui/words.js";
+import { plural } from "../ui/words.js";
 
 /** A function's name without its `f.<locals>.` prefixes: `mlp.<locals>.loss` -> `loss`. */
 export const shortName = (name) => String(name ?? "?").replace(/^.*<locals>\./, "");

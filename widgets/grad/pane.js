@@ -3,7 +3,7 @@
  * embedded graph viewer (widgets/graph/view.js, compact), the "values" toggle, and
  * the legend line of the entry toolbar.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { graphView } from "../graph/view.js";
 import { graphDoc, RECOMPUTED_STROKE, CUSTOM_STROKE, plural } from "./model.js";
 

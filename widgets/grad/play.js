@@ -1,6 +1,6 @@
 /**
  * Playback of one grad entry: the entry's graphs (embedded graph viewers) play one
- * story (story.js) on the shared controls (widgets/playback.js). The grad view owns the
+ * story (story.js) on the shared controls (widgets/ui/playback.js). The grad view owns the
  * story; each graph viewer only shows the position it is given (graph/replay.js).
  *
  * Each step: the graph playing marks its eqn (later ones faded); on a single step

@@ -14,7 +14,7 @@
  * - values mode switches both graphs to the recorded-values labels (cotangents in
  *   orange in the backward) and adds value summaries to the gradients list.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { nKey } from "../graph/model.js";
 import { linkMaps, residualTargets, residualById, decorator, customNodes, hasValues, plural } from "./model.js";
 import { residualChips } from "./bridge.js";

@@ -1,5 +1,5 @@
 /**
- * The story of a differentiation played back (widgets/playback.js): pure reading of a
+ * The story of a differentiation played back (widgets/ui/playback.js): pure reading of a
  * grad document entry (docs/schema.md, "Grad documents") and of what its graphs drew
  * (graph/story.js steps), no DOM.
  *

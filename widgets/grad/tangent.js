@@ -6,7 +6,7 @@
  * program (linearize keeps the tangent part, jacfwd runs it once per input element), and
  * the tangent inputs are listed by the pytree path of the leaf they perturb.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { showDetails } from "../graph/details.js";
 import { nKey, pKey } from "../graph/model.js";
 import { decorator, plural } from "./model.js";

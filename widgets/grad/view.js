@@ -16,8 +16,8 @@
  * graph classes `jm-res` (residual producer / consumers) and `jm-linked` (linked
  * nodes) on `g.jm-eqn` / `g.jm-port`, `.jm-details`.
  */
-import { h, clear } from "../../js/src/dom.js";
-import { docHeader } from "../header.js";
+import { h, clear } from "../ui/dom.js";
+import { docHeader } from "../ui/header.js";
 import { entryTab, sortFindings } from "./model.js";
 import { findingsList } from "./findings.js";
 import { splitEntry } from "./split.js";
@@ -92,7 +92,7 @@ export function gradView(root, doc, engine, options = {}) {
   // Escape anywhere in the view (graphs handle their own first) clears the selection.
   const onKey = (e) => {
     if (e.key !== "Escape" || e.defaultPrevented || (e.target.closest && e.target.closest("input, textarea, select"))) return;
-    e.preventDefault(); // handled: the host-key guard keeps it from the notebook (widgets/host-keys.js)
+    e.preventDefault(); // handled: the host-key guard keeps it from the notebook (widgets/ui/host-keys.js)
     if (ctrl) ctrl.clear();
   };
   root.addEventListener("keydown", onKey);

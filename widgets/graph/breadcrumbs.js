@@ -4,7 +4,7 @@
  * small window; the path says which layer / loop body that window is in, and each
  * crumb (a button) selects and centres its container.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { ancestors } from "./model.js";
 import { splitOut } from "./metrics.js";
 

@@ -17,11 +17,11 @@
  *
  * Colours come from the theme's CSS variables, read once per scene (`readPalette`) when the
  * canvas is in a document (read on a detached element they are all unresolved), and read
- * again when the host's theme changes (widgets/theme-watch.js).
+ * again when the host's theme changes (widgets/ui/theme-watch.js).
  */
 import { BASE, textW, chipW, badgeBox } from "./metrics.js";
 import { traceCurve, pieceSet } from "./curve.js";
-import { readVars, watchTheme, whenConnected } from "../theme-watch.js";
+import { readVars, watchTheme, whenConnected } from "../ui/theme-watch.js";
 import { now } from "./timing.js";
 import { indexOf } from "./spatial.js";
 

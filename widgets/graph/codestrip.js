@@ -8,9 +8,9 @@
  * Rows: `.jm-cs-row[data-line-key]` (`file:line`, story.js codeLines) holding the line
  * number and the code as text; `.jm-cs-current` on the highlighted ones.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { codeLines } from "./story.js";
-import { shortWhere } from "../source-text.js";
+import { shortWhere } from "../ui/source-text.js";
 
 /** Returns {el, setFunction(ix), mark(keys: Set|null)}. */
 export function codeStrip(ref) {

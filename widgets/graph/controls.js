@@ -3,7 +3,7 @@
  * mode switch (.jm-mode[data-mode], segmented, .jm-active) and the cost overlay
  * select (.jm-overlay). They only report picks; the view decides what follows.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { MODES, modeState } from "./modes.js";
 import { METRICS } from "./overlay.js";
 

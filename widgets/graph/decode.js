@@ -5,9 +5,9 @@
  * outputs / group inputs / sub-group lists from the var and group tables.
  * Functions that travel gzip+base64 are inflated with the browser's own
  * DecompressionStream, or, where a host's webview lacks it or it throws, by the bundled
- * decoder (js/src/gunzip.js): no library download, no network.
+ * decoder (widgets/ui/gunzip.js): no library download, no network.
  */
-import { gunzipText } from "../../js/src/gunzip.js";
+import { gunzipText } from "../ui/gunzip.js";
 
 const DEF = { "-1": "in", "-2": "const", "-3": "free" };
 

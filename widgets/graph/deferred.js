@@ -1,7 +1,7 @@
 /**
  * A function's parts the document left out (`fn.deferred`, docs/schema.md): its StableHLO and
  * HLO texts, each node's lines in them and XLA's whole-program cost ("levels"). The view asks
- * the kernel for them when the user opens a StableHLO/HLO pane or the cost (js/src/requests.js)
+ * the kernel for them when the user opens a StableHLO/HLO pane or the cost (widgets/ui/requests.js)
  * and merges the answer into the function, so everything drawn afterwards reads it as if the
  * document had carried it. Exported pages are built whole and never defer.
  *

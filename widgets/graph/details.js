@@ -8,7 +8,7 @@
  * the batch dimensions. A container lists the values crossing its border
  * (boundary.js), which is what a collapsed box stands for.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { operandText, srcPath, srcText } from "./model.js";
 import { portFace } from "./metrics.js";
 import { si, num, valueSummary, batchAval } from "./format.js";

@@ -3,7 +3,7 @@
  * copied inline (the file must look the same without our stylesheet or Jupyter's
  * CSS variables) and the view box is set to the drawing's bounds.
  */
-import { s } from "../../js/src/dom.js";
+import { s } from "../ui/dom.js";
 
 const PROPS = [
   "fill", "fill-opacity", "stroke", "stroke-width", "stroke-dasharray", "stroke-opacity",

@@ -2,7 +2,7 @@
  * Search records for one function: eqn nodes match on primitive, scope names and
  * the whole scope path (`layer_3/attention`), the names of the vars they define,
  * and their source location; input/const ports match on their var name. See
- * js/src/search.js for the matching rules. Built on the first search of a function
+ * widgets/ui/search.js for the matching rules. Built on the first search of a function
  * (~50 ms for 50k eqns), after which a query takes ~10 ms.
  */
 import { nKey, pKey } from "./model.js";

@@ -3,7 +3,7 @@
  * root is focusable). Keys typed into inputs (the search box) or with a modifier
  * are never taken: the notebook and the browser keep theirs.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { isCollapsible } from "./model.js";
 
 /** key -> [action, description]; the help overlay lists them in this order. */

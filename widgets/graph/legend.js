@@ -4,7 +4,7 @@
  * colours (the swatches are styled by the same variables as the drawing). The last
  * entries follow the label mode: what a forward-mode or vmap-mode edge label says.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 
 const BASE_ITEMS = [
   ["port-in", "input"],

@@ -3,14 +3,14 @@
  * drawing budget (jaxmagic/model/folding.py) a cell's further functions travel as one compact
  * row each. After the function tabs, "N more functions" opens a searchable list of them
  * (capped: a cell may list thousands); choosing a row asks the kernel for that function's
- * graph (a "function" request, js/src/requests.js) and the view adds it as a tab and shows it.
+ * graph (a "function" request, widgets/ui/requests.js) and the view adds it as a tab and shows it.
  * A static page has no kernel to ask: its rows say so.
  *
  * State per row lives here (loading, the sentence shown, loaded), so the control survives the
  * tabs being redrawn on every switch of function.
  */
-import { h, clear } from "../../js/src/dom.js";
-import { plural } from "../../js/src/words.js";
+import { h, clear } from "../ui/dom.js";
+import { plural } from "../ui/words.js";
 import { srcPath, srcText } from "./model.js";
 
 /** Rows drawn at once: a few hundred buttons stay cheap; the search narrows the rest. */
@@ -19,7 +19,7 @@ export const LOADING = "Loading from the kernel…";
 export const STATIC = "not in this page (listed only)";
 
 /**
- * The requester's sentences (js/src/requests.js KERNEL_GONE, WAITING) speak of the HLO; here the graph is what the
+ * The requester's sentences (widgets/ui/requests.js KERNEL_GONE, WAITING) speak of the HLO; here the graph is what the
  * kernel would send: "No answer from the kernel: reconnect the kernel to load its graph."
  */
 export const sentence = (text) => String(text).replace(/load the HLO( \(.*\))?/, "load its graph");

@@ -7,7 +7,7 @@
  * Shown while the graph area holds only a part of the drawing (framing.js: the
  * whole would be too small to read).
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 
 const MAX_W = 200, MAX_H = 140;
 

@@ -16,7 +16,7 @@
  * A group with more than PORT_CAP input (or output) ports draws them as "Q:" port
  * bundles of at most CAP ports, each opening in place in the port column.
  */
-import { fullWhere, shortWhere } from "../source-text.js";
+import { fullWhere, shortWhere } from "../ui/source-text.js";
 
 /** Most items one container holds (and one layout lays out), ports aside. */
 export const CAP = 120;
@@ -381,7 +381,7 @@ export function operandText(ix, op) {
 }
 
 /**
- * How a reader names a Source: `cell [3], line 7` or `train.py:12` (widgets/source-text.js), or "".
+ * How a reader names a Source: `cell [3], line 7` or `train.py:12` (widgets/ui/source-text.js), or "".
  * The full path is `srcPath`, for a tooltip under it.
  */
 export function srcText(src) {

@@ -11,7 +11,7 @@
  * (model.js), with one root container holding the eqns, so the whole pipeline
  * (scene, layout, renderers, search, selection, details) works on it unchanged.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { gKey, nKey } from "./model.js";
 
 /** Most eqns in a neighbourhood (the banner says when the set was cut). */

@@ -9,7 +9,7 @@
  * faint to strong on light and dark backgrounds alike and the box text (theme
  * foreground) stays readable; violet is not used by anything else in the theme.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { si } from "./format.js";
 
 export const METRICS = {

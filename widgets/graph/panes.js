@@ -10,7 +10,7 @@
  * Texts are indexed and panes built only when a pane is first shown, so a function
  * whose StableHLO is never opened costs nothing for it.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { nodeAtLine, nKey } from "./model.js";
 import { createTextPane, eqnSpan, lineIndex } from "./textpane.js";
 import { levelsStatus } from "./deferred.js";

@@ -13,7 +13,7 @@
  *   .jm-edge[data-from][data-to]  .jm-edge-label
  *   .jm-toggle  the ▸/▾ marker
  */
-import { s } from "../../js/src/dom.js";
+import { s } from "../ui/dom.js";
 import { srcText } from "./model.js";
 import { curve } from "./curve.js";
 import { BASE, textW, chipW } from "./metrics.js";

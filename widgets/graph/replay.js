@@ -20,7 +20,7 @@
  * Position `steps` is the drawing as it was: no class, no flow, nothing left over.
  * Position -1 (a host's "not started yet") fades everything.
  */
-import { s } from "../../js/src/dom.js";
+import { s } from "../ui/dom.js";
 
 /** Distance (px) the step just taken keeps from the edges of the view when followed. */
 const FOLLOW_MARGIN = 40;

@@ -1,5 +1,5 @@
 /**
- * Turns (function index, expansion state) into the layout tree that js/src/layout.js
+ * Turns (function index, expansion state) into the layout tree that widgets/ui/layout.js
  * consumes: one container per open group / scope / owner eqn, holding fixed-size
  * items and the edges between them. The tree is plain JSON so it can be posted to
  * the layout worker; drawing-only details (labels, faces) stay in `faces`/`labels`.

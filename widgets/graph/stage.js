@@ -17,8 +17,8 @@
  * in the `flows` layer (over the edges, under the nodes) and hands the canvas renderer
  * its state (`setPlay`).
  */
-import { h, s, clear } from "../../js/src/dom.js";
-import { createPanZoom } from "../../js/src/panzoom.js";
+import { h, s, clear } from "../ui/dom.js";
+import { createPanZoom } from "../ui/panzoom.js";
 import { visibleRep, nKey, srcText } from "./model.js";
 import { placeScene } from "./place.js";
 import { drawSvg } from "./render.js";

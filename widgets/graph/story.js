@@ -1,5 +1,5 @@
 /**
- * The story a graph drawing tells when it is played back (widgets/playback.js): its
+ * The story a graph drawing tells when it is played back (widgets/ui/playback.js): its
  * eqns in trace order, one step per drawn eqn or collapsed box. Pure reading of the
  * index (model.js) and the expansion state, no DOM, so it is tested against real
  * documents in node.
@@ -147,7 +147,7 @@ function filesOf(ix) {
   return files;
 }
 
-/** `cell [3], line 5` or `model.py:5` (widgets/source-text.js). */
+/** `cell [3], line 5` or `model.py:5` (widgets/ui/source-text.js). */
 export function lineText(ix, src) {
   if (!src || src.line == null) return "";
   return srcText(src) || `line ${src.line}`;

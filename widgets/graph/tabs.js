@@ -2,9 +2,9 @@
  * One tab (.jm-tab) per Function: name, signature, calls and cache hits; the tooltip says where
  * it is defined and how many jit wrappers were folded into it (`wrappers`, docs/schema.md).
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 
-import { plural } from "../../js/src/words.js";
+import { plural } from "../ui/words.js";
 import { srcPath, srcText } from "./model.js";
 
 /** "× 1500 wrappers (…) · cell [2], line 4 · /tmp/…/x.py:4": what a tab's name does not say. */

@@ -11,7 +11,7 @@
  * Line text is untrusted: it goes in with textContent. Long lines do not wrap (the
  * pane scrolls sideways); lines past MAX_CHARS are cut with a count of what is left.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 
 export const LINE_H = 18; // px, = .jm-line height in graph.css
 export const ALL_LINES = 1500;

@@ -4,15 +4,15 @@
  * function: what is expanded, what is selected, search matches) and asks the layout
  * engine for a new layout whenever the expansion changes.
  *
- * Playback (widgets/playback.js, `options.playback`): the current tab's eqns in trace
+ * Playback (widgets/ui/playback.js, `options.playback`): the current tab's eqns in trace
  * order as drawn (story.js), marked on the drawing (replay.js), the source lines in the
  * code strip (codestrip.js); in forward mode values flow into each eqn as it runs.
  * Presentation mode (`options.present`, or a `.jm-present` root) measures and draws the
  * graph with larger text (metrics.js PRESENT) and never zooms below legible.
  */
-import { h, s, clear, download } from "../../js/src/dom.js";
-import { search, step, countText } from "../../js/src/search.js";
-import { docHeader } from "../header.js";
+import { h, s, clear, download } from "../ui/dom.js";
+import { search, step, countText } from "../ui/search.js";
+import { docHeader } from "../ui/header.js";
 import { indexFunction, isCollapsible, visibleRep, nKey } from "./model.js";
 import { defaultExpansion, allCollapsibles, visibleEqnCount, reveal } from "./expansion.js";
 import { buildScene } from "./scene.js";
@@ -37,7 +37,7 @@ import { BASE, PRESENT } from "./metrics.js";
 import { storySteps, storyLabel, stepLines } from "./story.js";
 import { createReplay } from "./replay.js";
 import { codeStrip } from "./codestrip.js";
-import { findingsList } from "../findings.js";
+import { findingsList } from "../ui/findings.js";
 import { srcText } from "./model.js";
 
 let viewCounter = 0;
@@ -58,7 +58,7 @@ const instance = Math.random().toString(36).slice(2, 7);
  * passes a view: presentation mode, and the shared playback controls (a standalone view
  * plays its own story; an embedded one leaves the story to its host).
  *
- * @param {{run: Function}} engine layout engine (see js/src/layout-client.js)
+ * @param {{run: Function}} engine layout engine (see widgets/ui/layout-client.js)
  * @returns {() => void} cleanup, carrying the controller of the view for hosts:
  *   `dispose()`, `select(key)` (reveal, select, centre; null clears), `selected()`,
  *   `highlight(keys, cls, vars)` (mark elements, and edges carrying `vars`, with class

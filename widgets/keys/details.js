@@ -4,7 +4,7 @@
  * path from its root as breadcrumbs; for a reused key the uses come with both lines and
  * the first consuming use marked. Stand-ins (runs, aggregates) say what they hold.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { pathTo } from "./model.js";
 import { firstConsuming, kindText, namesText, plural, shapeText, standInLines, useFacts, useHead, whereText } from "./text.js";
 

@@ -1,5 +1,5 @@
 /**
- * The key tree's drawing surface: one <svg> with pan and zoom (js/src/panzoom.js), the
+ * The key tree's drawing surface: one <svg> with pan and zoom (widgets/ui/panzoom.js), the
  * laid-out forest (layout.js) drawn with a bounded number of elements whatever its size:
  *
  * - every edge in view is one subpath of a single <path>;
@@ -20,8 +20,8 @@
  * attributes, and asks the view to frame again once a blind first frame gets a size (`onSized`).
  * The story's key element (the reused key) carries `data-jm-key-element` (marks.key).
  */
-import { s, clear } from "../../js/src/dom.js";
-import { createPanZoom } from "../../js/src/panzoom.js";
+import { s, clear } from "../ui/dom.js";
+import { createPanZoom } from "../ui/panzoom.js";
 import { STATES } from "./model.js";
 import { METRICS, edgePath, shownLabel } from "./layout.js";
 

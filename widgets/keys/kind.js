@@ -3,6 +3,6 @@
  * d3-hierarchy's tidy tree; no graph layout, so no layout engine, no dagre.
  */
 import { keysView } from "./view.js";
-import { keys as keysCss } from "../styles.js";
+import { keys as keysCss } from "../ui/styles.js";
 
 export default { kind: "keys", versions: [1], view: keysView, css: [keysCss], layout: null };

@@ -5,7 +5,7 @@
  * middle of its children; columns are as wide as their widest item. Labels are drawn in
  * the monospace font, so their width is known without measuring text.
  */
-import { hierarchy, tree } from "../../js/src/tidy-tree.js";
+import { hierarchy, tree } from "../ui/tidy-tree.js";
 
 /**
  * Sizes of the drawing, px: distance between rows, item height, gap between columns (room for

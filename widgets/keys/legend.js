@@ -2,7 +2,7 @@
  * The keys view's legend (what the colours and shapes mean, drawn with the tree's own
  * classes so the theme and dark mode apply) and its one-line summary from `doc.summary`.
  */
-import { h, s } from "../../js/src/dom.js";
+import { h, s } from "../ui/dom.js";
 import { plural } from "./text.js";
 
 /** `12 keys · 2 roots · 9 consumed · 1 reused · 3 unused · 2 programs` (counted from the nodes when the summary is missing). */

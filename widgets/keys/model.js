@@ -142,7 +142,7 @@ export function reuseSet(m) {
 }
 
 /**
- * Search records (js/src/search.js) for every node: label, detail, how, function, loop,
+ * Search records (widgets/ui/search.js) for every node: label, detail, how, function, loop,
  * namespace names, the names, functions and library lines of its uses and the code of its lines match as
  * text; where it was made and where it was used match `file:line` queries.
  */

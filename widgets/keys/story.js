@@ -1,5 +1,5 @@
 /**
- * The keys view's playback story (widgets/playback.js): the cell's key events in program
+ * The keys view's playback story (widgets/ui/playback.js): the cell's key events in program
  * order, told on the tree as drawn. Pure functions of the document (model.js) and the drawn
  * forest (tree.js); nothing here touches the DOM.
  *
@@ -24,8 +24,8 @@
  * many). What a step draws is given per item key: when it appears, and its state step by step.
  */
 import { STATES, stateOf } from "./model.js";
-import { linesWhere, shortWhere } from "../source-text.js";
-import { plural } from "../../js/src/words.js";
+import { linesWhere, shortWhere } from "../ui/source-text.js";
+import { plural } from "../ui/words.js";
 
 const RANK = { unused: 0, consumed: 1, reused: 2 };
 /** The use kind that makes a child of each `how`. */
@@ -39,7 +39,7 @@ const list = (x) => (Array.isArray(x) ? x : []);
 const ORDINALS = ["zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
 const ordinal = (n) => ORDINALS[n] || `${n}th`;
 
-/** `cell [3], line 7` for a line of a cell, `train.py:12` elsewhere (widgets/source-text.js). */
+/** `cell [3], line 7` for a line of a cell, `train.py:12` elsewhere (widgets/ui/source-text.js). */
 export function lineText(src) {
   if (!src || typeof src !== "object") return null;
   const line = Number.isFinite(src.line) ? src.line : null;

@@ -3,15 +3,15 @@
  * card, the details panel, aria labels and the SVG export, so all say the same. Pure
  * functions of the document's values; every result is plain text.
  */
-import { shortWhere } from "../source-text.js";
+import { shortWhere } from "../ui/source-text.js";
 
 const list = (x) => (Array.isArray(x) ? x : []);
 
 /** `3 keys`, `1 key`. */
-export { plural } from "../../js/src/words.js";
-import { plural } from "../../js/src/words.js";
+export { plural } from "../ui/words.js";
+import { plural } from "../ui/words.js";
 
-/** `cell [3], line 7` in a notebook cell, `train.py:12` elsewhere (widgets/source-text.js); null without a file. */
+/** `cell [3], line 7` in a notebook cell, `train.py:12` elsewhere (widgets/ui/source-text.js); null without a file. */
 export function whereText(src) {
   if (!src || typeof src !== "object" || src.file == null) return null;
   return shortWhere(String(src.file), src.line) || null;

@@ -15,7 +15,7 @@
  * whatever hides it. Iterative throughout: a chain of 5,000 keys is 5,000 levels deep.
  */
 import { reuseSet, stateOf, worstState, STATES } from "./model.js";
-import { plural } from "../../js/src/words.js";
+import { plural } from "../ui/words.js";
 
 /** A node with more than this many `row` children shows them as one aggregate child. */
 export const AGG_OVER = 8;

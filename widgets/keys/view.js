@@ -11,10 +11,10 @@
  * when the drawn tree changes (a fold, the filter). Presentation mode lays the tree out at its
  * larger sizes (layout.js METRICS) and hides the secondary controls.
  */
-import { h, clear, download } from "../../js/src/dom.js";
-import { search, step } from "../../js/src/search.js";
+import { h, clear, download } from "../ui/dom.js";
+import { search, step } from "../ui/search.js";
 import { svgExport, fileName } from "../graph/export.js";
-import { docHeader } from "../header.js";
+import { docHeader } from "../ui/header.js";
 import { readKeys, reuseSet, searchRecords, storyNode } from "./model.js";
 import { buildTree, initialUi, reveal, standIn, toggle } from "./tree.js";
 import { layoutForest, METRICS } from "./layout.js";
@@ -25,8 +25,8 @@ import { detailsOf } from "./details.js";
 import { findingsList } from "./findings.js";
 import { legend } from "./legend.js";
 import { keyEvents, keyStory } from "./story.js";
-import { captionOf } from "../stagebar.js";
-import { plural } from "../../js/src/words.js";
+import { captionOf } from "../ui/stagebar.js";
+import { plural } from "../ui/words.js";
 
 /** Most items the SVG export draws in detail (beyond, what the view shows). */
 const EXPORT_MAX = 5000;

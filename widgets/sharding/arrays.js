@@ -3,7 +3,7 @@
  * kind), mesh and replication, then its blocks (geometry.js arrayLayout), each in the
  * colour of the device that holds it, striped when several do.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { createGrid } from "./grid.js";
 import { arrayLayout, PLANE_W, PRESENT } from "./geometry.js";
 import { blockLines, colorOf, meshRef, partialSums } from "./model.js";

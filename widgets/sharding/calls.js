@@ -5,7 +5,7 @@
  * shard_map bodies (specs, per-shard avals, the collectives written in them with their
  * source lines) and the shardings of the lowered program as text.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { colorOf, meshRef, meshShort } from "./model.js";
 import { bytesText, leafText, plural, whereText } from "./format.js";
 

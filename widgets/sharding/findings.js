@@ -1,9 +1,9 @@
 /**
  * The findings list at the top of the view, warnings first (the model sorts them; the shared
- * list, widgets/findings.js). A finding names an array, a call or a collective of a call; a
+ * list, widgets/ui/findings.js). A finding names an array, a call or a collective of a call; a
  * click reports the finding and the view selects what it names.
  */
-import { findingsList as sharedList } from "../findings.js";
+import { findingsList as sharedList } from "../ui/findings.js";
 import { srcText } from "../graph/model.js";
 
 /** `<ul>` of finding buttons, or null when there are none. */

@@ -3,7 +3,7 @@
  * the Python side write them, so the widget, the findings (jaxmagic/units.py) and the
  * user's code read alike. Pure functions.
  */
-import { shortWhere } from "../source-text.js";
+import { shortWhere } from "../ui/source-text.js";
 
 /** `1 byte`, `48 bytes`, `1.5 KB`, `2.0 MB` (binary units, as jaxmagic/units.py `bytes_text`). */
 export function bytesText(n) {
@@ -15,8 +15,8 @@ export function bytesText(n) {
 }
 
 /** `3 arrays`, `1 array`. */
-export { plural } from "../../js/src/words.js";
-import { plural } from "../../js/src/words.js";
+export { plural } from "../ui/words.js";
+import { plural } from "../ui/words.js";
 
 /** `f32[512,512]`; `f32[]` for a scalar. */
 export const avalText = (dtype, shape) => `${dtype}[${(shape || []).join(",")}]`;
@@ -60,7 +60,7 @@ export function idsText(ids, max = 12) {
   return ids.length > max ? `${shown}, … (+${ids.length - max})` : shown;
 }
 
-/** `cell [3], line 12` in a notebook cell, `file.py:12` elsewhere (widgets/source-text.js); "" without one. */
+/** `cell [3], line 12` in a notebook cell, `file.py:12` elsewhere (widgets/ui/source-text.js); "" without one. */
 export function whereText(src) {
   if (!src || typeof src !== "object" || !src.file) return "";
   return shortWhere(String(src.file), src.line);

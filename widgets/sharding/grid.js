@@ -8,7 +8,7 @@
  * A cell with several holders is striped in their colours (at most STRIPES of them,
  * evenly sampled) and badged `×N`; the hover card lists every holder.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { neighbour } from "./geometry.js";
 
 /** Cells drawn as elements at most; a bigger grid is a canvas. */

@@ -3,6 +3,6 @@
  * big grids, plain canvases; no graph layout, so no layout engine, no dagre.
  */
 import { shardingView } from "./view.js";
-import { sharding as shardingCss } from "../styles.js";
+import { sharding as shardingCss } from "../ui/styles.js";
 
 export default { kind: "sharding", versions: [1], view: shardingView, css: [shardingCss], layout: null };

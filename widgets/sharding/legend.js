@@ -5,7 +5,7 @@
  * a replicated array, the number in a block, and, when the cell's calls have any, a
  * collective's device group.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { cellBackground } from "./grid.js";
 import { colorOf, partialSums } from "./model.js";
 import { plural } from "./format.js";

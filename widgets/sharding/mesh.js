@@ -3,7 +3,7 @@
  * colour, with its id), and how many bytes its devices hold (least and most). Devices
  * outside every mesh get a card of their own, drawn as a 1-D mesh without axes.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { createGrid } from "./grid.js";
 import { meshLayout, MESH_W, MESH_WRAP, PRESENT } from "./geometry.js";
 import { colorOf, deviceLines, meshTitle } from "./model.js";

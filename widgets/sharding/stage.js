@@ -13,12 +13,12 @@
  * layer of their own and are removed when they land or at the next step; back steps, jumps
  * and the last position are drawn without motion, so `show(steps)` is the static view.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { collectiveTags, colorOf } from "./model.js";
 
 /** Block copies flown in one step, at most; the mesh lights every holder regardless. */
 export const MAX_FLIGHTS = 256;
-/** How long a copy flies, ms (a step at 1× lasts 900 ms, widgets/playback.js). */
+/** How long a copy flies, ms (a step at 1× lasts 900 ms, widgets/ui/playback.js). */
 export const FLIGHT_MS = 700;
 const STAGGER_MS = 12;
 const MAX_STAGGER_MS = 240;

@@ -1,5 +1,5 @@
 /**
- * The sharding view's playback story (widgets/playback.js): a pure function of the document
+ * The sharding view's playback story (widgets/ui/playback.js): a pure function of the document
  * read by model.js. First the meshes appear, one step each; then each array's blocks go to
  * their devices, one step per array (arrays found in the namespace first, then the outputs
  * of jitted calls, in the order of their calls); then each jitted call, one step for its

@@ -10,8 +10,8 @@
  * clears. One hover card serves every grid. The first collective is the story's key element
  * (`data-jm-key-element`): the caption is about what XLA inserted.
  */
-import { h, clear } from "../../js/src/dom.js";
-import { docHeader } from "../header.js";
+import { h, clear } from "../ui/dom.js";
+import { docHeader } from "../ui/header.js";
 import { readSharding, collectiveTags, deviceTitle, heldText, heldArrays } from "./model.js";
 import { meshCard, looseDevices } from "./mesh.js";
 import { arrayCard } from "./arrays.js";

@@ -3,12 +3,12 @@
  * panel (.jm-details) and the hover tooltip's text. Every document string goes in
  * as text (dom.js `h`), JAX's own explanation verbatim in a <pre>.
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { srcPath, srcText } from "../graph/model.js";
 import { fmtUs } from "./time.js";
 import { PHASES, phasesOf, dispatchOf, deviceOf, callNumber, whatChanged, signatureOf, errorOf, persistentIn } from "./model.js";
 
-import { plural } from "../../js/src/words.js";
+import { plural } from "../ui/words.js";
 const counts = (o) => `${o.calls} (${plural(o.hits, "hit")}, ${plural(o.misses, "miss", "misses")})`;
 const kindText = (k) => String(k).replace(/_/g, " ");
 

@@ -21,8 +21,8 @@
  */
 import { aggregate, bucketRow } from "./model.js";
 import { ticks } from "./time.js";
-import { readVars } from "../theme-watch.js";
-import { plural } from "../../js/src/words.js";
+import { readVars } from "../ui/theme-watch.js";
+import { plural } from "../ui/words.js";
 
 /** Geometry in CSS px. */
 export const GEO = { labelW: 170, axisH: 22, rowH: 37, gapH: 8, overviewH: 24, padR: 10 };
@@ -62,7 +62,7 @@ export function frameLayout(w, rows, k = 1) {
  * timeline.css for the phase colours, light and dark). `el` must be in a document
  * (plot.js waits for that): a variable read on a detached element is "", which a canvas
  * ignores, painting everything in its default black. One still unresolved takes the theme's
- * fallback value (widgets/theme-watch.js), so no colour is ever "".
+ * fallback value (widgets/ui/theme-watch.js), so no colour is ever "".
  */
 export function readPalette(el) {
   const v = readVars(el, ["fg", "fg2", "border2", "bg2", "brand", "teal", "grad", "red", "mono", "sans", "canvas", "tl-trace", "tl-lower", "tl-compile", "tl-exec"]);

@@ -2,10 +2,10 @@
  * Keyboard shortcuts of the timeline view, active while the widget has focus. As in
  * the graph view (graph/keys.js), keys typed into inputs or with a modifier are never
  * taken, so the notebook and the browser keep theirs; the table differs, hence its own.
- * Space and ← → belong to playback, as in every view (widgets/playback.js), so panning is
+ * Space and ← → belong to playback, as in every view (widgets/ui/playback.js), so panning is
  * a / d (as in Perfetto and chrome://tracing); a key playback already took is left alone.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 
 /** key -> action. */
 const ACTIONS = {

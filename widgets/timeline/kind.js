@@ -3,6 +3,6 @@
  * layout, so no layout engine (its bundle carries neither dagre nor the worker).
  */
 import { timelineView } from "./view.js";
-import { timeline as timelineCss } from "../styles.js";
+import { timeline as timelineCss } from "../ui/styles.js";
 
 export default { kind: "timeline", versions: [1], view: timelineView, css: [timelineCss], layout: null };

@@ -5,7 +5,7 @@
  * extension when ready times were polled, red misses when a recompile storm was found.
  * It is the view's `data-jm-legend` (the shared contract) in normal and presentation mode.
  */
-import { h, s } from "../../js/src/dom.js";
+import { h, s } from "../ui/dom.js";
 
 /** A 14x12 swatch: a bar (`rect` with a class of timeline.css) or a mark (tick, triangle). */
 function swatch(ref, shape, cls) {

@@ -24,10 +24,10 @@
  * happens in it). `sweep` moves the present from one time to the next over a few frames, so
  * a compile's trace, lower and compile spans appear one after the other.
  */
-import { h } from "../../js/src/dom.js";
+import { h } from "../ui/dom.js";
 import { callAt, spanAt, firstRecompile } from "./model.js";
 import { drawFrame, frameLayout, readPalette, PRESENT_SCALE, FONT, sizes } from "./draw.js";
-import { whenConnected, watchTheme } from "../theme-watch.js";
+import { whenConnected, watchTheme } from "../ui/theme-watch.js";
 import { callTip, spanTip } from "./details.js";
 
 /** Lanes shown at once; more scroll. */

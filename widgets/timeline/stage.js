@@ -1,6 +1,6 @@
 /**
  * Playback of the timeline view: the story of story.js handed to the shared controller
- * (widgets/playback.js) as `{steps, show, label}`.
+ * (widgets/ui/playback.js) as `{steps, show, label}`.
  *
  * `show(p)` is random access and cheap: it computes one step's state (binary searches and
  * the step's own items), the per-function counters so far (running sums, sofar.js) and

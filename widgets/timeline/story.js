@@ -1,5 +1,5 @@
 /**
- * The %%trace story for playback (widgets/playback.js): what the cell did, step by step, in
+ * The %%trace story for playback (widgets/ui/playback.js): what the cell did, step by step, in
  * the wall-clock order JAX reported it. Pure: no DOM.
  *
  * A step is one of
@@ -27,7 +27,7 @@ export const HIT_RUN = 3;
 const SIG_CHARS = 64;
 const DONE = { trace: "traced", lower: "lowered", compile: "compiled" };
 
-import { plural } from "../../js/src/words.js";
+import { plural } from "../ui/words.js";
 
 /** Indices 0..n-1 ordered by `start` (ties: index order), without sorting when already in order. */
 function byStart(n, start, keep = () => true) {

@@ -3,9 +3,9 @@
  * table (one row per lane, sortable by any column). Both only report picks; the view
  * decides what follows (focus a lane, select a call).
  */
-import { h, clear } from "../../js/src/dom.js";
+import { h, clear } from "../ui/dom.js";
 import { srcText } from "../graph/model.js";
-import { findingsList as sharedList } from "../findings.js";
+import { findingsList as sharedList } from "../ui/findings.js";
 import { COLUMNS, sortRows, sortedFindings } from "./model.js";
 import { fmtUs } from "./time.js";
 
@@ -53,7 +53,7 @@ export function summaryTable(ref, { onSort, onPick }) {
   };
 }
 
-/** The findings list (.jm-tl-findings, widgets/findings.js), severity first; a click calls `onPick(finding)`. Null when none. */
+/** The findings list (.jm-tl-findings, widgets/ui/findings.js), severity first; a click calls `onPick(finding)`. Null when none. */
 export function findingsList(ref, tl, onPick) {
   return sharedList(ref, sortedFindings(tl), onPick, { prefix: "jm-tl", where: (f) => [f.source && f.source.file ? srcText(f.source) : null] });
 }

@@ -12,8 +12,8 @@
  * from. Presentation mode (`options.present`) draws the canvas at a larger scale and hides
  * the export and help controls (.jm-clutter).
  */
-import { h, download } from "../../js/src/dom.js";
-import { docHeader } from "../header.js";
+import { h, download } from "../ui/dom.js";
+import { docHeader } from "../ui/header.js";
 import { fileName } from "../graph/export.js";
 import { canvasToPng } from "../graph/png.js";
 import { readTimeline, laneRows, stepMiss } from "./model.js";
@@ -25,7 +25,7 @@ import { timelinePlayback, motionAllowed } from "./stage.js";
 import { fmtUs } from "./time.js";
 import { timelineLegend } from "./legend.js";
 
-import { plural } from "../../js/src/words.js";
+import { plural } from "../ui/words.js";
 const range = (r) => `${fmtUs(r[0])} – ${fmtUs(r[1])}`;
 
 /** The status line's totals: "N calls, H hits, M misses, C compiles in T". */

@@ -1,4 +1,4 @@
-""""What to look at": 1 to 4 short plain sentences on top of every document, most important first.
+""" "What to look at": 1 to 4 short plain sentences on top of every document, most important first.
 
 A caption is a reading of the document alone (docs/schema.md), never of JAX objects, so every
 figure in it is one the document holds, and the widget, the static views and exported pages all
@@ -12,7 +12,8 @@ key, a recompile) come before descriptions, because they are what a reader shoul
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..document import guarded
 from .grad import grad_caption
@@ -91,8 +92,10 @@ def _error_sentence(doc: dict) -> str | None:
     return f"The cell raised {user_name(error.get('type'))}{': ' + message if message else ''}{at_line(error)}."
 
 
-
 WRITERS: dict[str, Callable[[dict], list[str]]] = {
-    "graph": graph_caption, "timeline": timeline_caption, "grad": grad_caption,
-    "sharding": sharding_caption, "keys": keys_caption,
+    "graph": graph_caption,
+    "timeline": timeline_caption,
+    "grad": grad_caption,
+    "sharding": sharding_caption,
+    "keys": keys_caption,
 }

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 from ...units import bytes_text
-from .words import user_name, counted, at_line, first_clause
-
+from .words import at_line, counted, first_clause, user_name
 
 _VALUE_FINDINGS = ("nan_gradient", "inf_gradient", "exploding_gradient", "vanishing_gradient")
 
@@ -16,15 +15,20 @@ def grad_caption(doc: dict) -> list[str]:
     if not entries:
         return []
     out = []
-    finding = min((f for f in doc.get("findings") or [] if f["kind"] in _VALUE_FINDINGS),
-                  key=lambda f: _VALUE_FINDINGS.index(f["kind"]), default=None)
+    finding = min(
+        (f for f in doc.get("findings") or [] if f["kind"] in _VALUE_FINDINGS),
+        key=lambda f: _VALUE_FINDINGS.index(f["kind"]),
+        default=None,
+    )
     if finding is not None:
         out.append(_gradient_finding(finding, {e["id"]: e for e in entries}))
     shown = entries if len(entries) <= 3 else entries[:2]
     out.extend(_entry_sentence(e) for e in shown)
     if len(shown) < len(entries):
-        out.append(f"{len(entries) - len(shown)} more differentiations; "
-                   f"{bytes_text(doc.get('residual_bytes', 0))} of residuals in all.")
+        out.append(
+            f"{len(entries) - len(shown)} more differentiations; "
+            f"{bytes_text(doc.get('residual_bytes', 0))} of residuals in all."
+        )
     largest = _largest_residual(entries)
     if largest is not None:
         out.append(largest)
@@ -40,18 +44,24 @@ def _entry_sentence(entry: dict) -> str:
     what = _what(entry)
     if entry["origin"] == "tangent":
         t = entry["totals"]
-        return (f"{what}: {t['n_primal']:,} primal and {t['n_tangent']:,} tangent eqns in one forward pass; "
-                "nothing is saved for a backward pass.")
+        return (
+            f"{what}: {t['n_primal']:,} primal and {t['n_tangent']:,} tangent eqns in one forward pass; "
+            "nothing is saved for a backward pass."
+        )
     if entry["origin"] == "jit":
         t = entry["totals"]
         saved = f"{counted(t['n_residuals'], 'residual')} ({bytes_text(entry['residual_bytes'])}) saved"
         recomputed = f", {t['n_recomputed']:,} recomputed" if t.get("n_recomputed") else ""
-        return (f"{what}: {t['n_forward']:,} forward, {t['n_backward']:,} backward and {t['n_other']:,} other eqns"
-                f"{recomputed}; {saved} between the passes.")
+        return (
+            f"{what}: {t['n_forward']:,} forward, {t['n_backward']:,} backward and {t['n_other']:,} other eqns"
+            f"{recomputed}; {saved} between the passes."
+        )
     residuals = entry.get("residuals") or []
-    text = (f"{what}: forward {counted(entry['forward']['n_eqns'], 'eqn')}, backward "
-            f"{counted(entry['backward']['n_eqns'], 'eqn')}; {counted(len(residuals), 'residual')} "
-            f"({bytes_text(entry['residual_bytes'])}) saved between them")
+    text = (
+        f"{what}: forward {counted(entry['forward']['n_eqns'], 'eqn')}, backward "
+        f"{counted(entry['backward']['n_eqns'], 'eqn')}; {counted(len(residuals), 'residual')} "
+        f"({bytes_text(entry['residual_bytes'])}) saved between them"
+    )
     if entry.get("recomputed"):
         text += f"; {len(entry['recomputed']):,} backward eqns recompute checkpointed work"
     return text + "."
@@ -77,13 +87,17 @@ def _gradient_finding(finding: dict, entries: dict[str, dict]) -> str:
     if finding["kind"] == "exploding_gradient":
         state = f"explodes (RMS {rms:.3g})" if rms is not None else "explodes"
     else:
-        state = "vanishes (exactly zero)" if rms == 0 else f"vanishes (RMS {rms:.3g})" if rms is not None else "vanishes"
+        state = (
+            "vanishes (exactly zero)" if rms == 0 else f"vanishes (RMS {rms:.3g})" if rms is not None else "vanishes"
+        )
     first = f"; it first gets there{where}" if node is not None else ""
     return f"{name}: the gradient of {user_name(finding.get('path'))} {state}{first}."
 
 
 def _finding_node(entry: dict, finding: dict) -> dict | None:
-    graph = entry.get(finding.get("graph") or "") if finding.get("graph") in ("forward", "backward", "program") else None
+    graph = (
+        entry.get(finding.get("graph") or "") if finding.get("graph") in ("forward", "backward", "program") else None
+    )
     if graph is None or not finding.get("node"):
         return None
     return next((n for n in graph["nodes"] if n["id"] == finding["node"]), None)

@@ -5,7 +5,19 @@ from __future__ import annotations
 from collections import Counter
 
 from ...capture.explain import split_top_level
-from .words import MAX_LISTED, MAX_CHAIN, fit, fitting, user_name, counted, times_word, listed, at_line, finding_sentence, top_findings
+from .words import (
+    MAX_CHAIN,
+    MAX_LISTED,
+    at_line,
+    counted,
+    finding_sentence,
+    fit,
+    fitting,
+    listed,
+    times_word,
+    top_findings,
+    user_name,
+)
 
 
 def graph_caption(doc: dict) -> list[str]:
@@ -34,20 +46,31 @@ def graph_caption(doc: dict) -> list[str]:
         out.append(f"{user_name(fn['name'])}: {r['label']}{where} are folded into one box{more}.")
     unscoped = _unscoped_model(main)
     if unscoped:
-        out.append(fit(f"No module boxes: {user_name(unscoped, 24)}'s modules leave no name scopes in what JAX "
-                       "records; a jax.named_scope in a module's __call__ makes it a box."))
+        out.append(
+            fit(
+                f"No module boxes: {user_name(unscoped, 24)}'s modules leave no name scopes in what JAX "
+                "records; a jax.named_scope in a module's __call__ makes it a box."
+            )
+        )
     if len(groups) > 1:
         others = [f"{user_name(fns[0]['name'], 24)} ({counted(fns[0]['n_eqns'], 'eqn')})" for fns in groups[1:]]
         out.append(f"Also recorded: {listed(others, 3)}.")
     batch = next((fn for fn in functions if fn.get("batch_size")), None)
     if batch is not None:
-        out.append(f"{user_name(batch['name'])} is vmapped over a batch of {batch['batch_size']:,}: "
-                   "each value shows where its batch dimension is.")
+        out.append(
+            f"{user_name(batch['name'])} is vmapped over a batch of {batch['batch_size']:,}: "
+            "each value shows where its batch dimension is."
+        )
     if any(fn.get("values") for fn in functions) and not problems:
         stopped = [fn for fn in functions if str(fn.get("values_note") or "").startswith("values are partial")]
-        out.append(fit(f"No NaN or Inf in the values recorded, but evaluating {user_name(stopped[0]['name'])} "
-                       "stopped early (its values note says why): the rest is not known.") if stopped
-                   else "No NaN or Inf in any recorded value.")
+        out.append(
+            fit(
+                f"No NaN or Inf in the values recorded, but evaluating {user_name(stopped[0]['name'])} "
+                "stopped early (its values note says why): the rest is not known."
+            )
+            if stopped
+            else "No NaN or Inf in any recorded value."
+        )
     return out
 
 
@@ -60,17 +83,28 @@ def folded_sentences(doc: dict) -> list[str]:
     if folded:
         fn = max(folded, key=lambda f: f["wrappers"])
         more = f" ({counted(len(folded) - 1, 'more entry', 'more entries')} folded too)" if len(folded) > 1 else ""
-        out.append(fit(f"{fn['wrappers']:,} jit wrappers of {user_name(fn['name'])} folded into one entry{more}: "
-                       "one definition, signature and program, jitted anew each time."))
+        out.append(
+            fit(
+                f"{fn['wrappers']:,} jit wrappers of {user_name(fn['name'])} folded into one entry{more}: "
+                "one definition, signature and program, jitted anew each time."
+            )
+        )
     summary = doc.get("folded") or {}
     listed = len(doc.get("listed") or [])
     if listed:
-        how = ("open one to load its graph" if summary.get("listed_graphs") == "on request"
-               else "not in this page (listed only)")
+        how = (
+            "open one to load its graph"
+            if summary.get("listed_graphs") == "on request"
+            else "not in this page (listed only)"
+        )
         out.append(fit(f"{counted(listed, 'more function')} listed without graphs ({how})."))
     if summary.get("unlisted"):
-        out.append(fit(f"{counted(summary['unlisted'], 'more function')} recorded but not listed (counted by "
-                       "name in the notes)."))
+        out.append(
+            fit(
+                f"{counted(summary['unlisted'], 'more function')} recorded but not listed (counted by "
+                "name in the notes)."
+            )
+        )
     return out
 
 
@@ -101,9 +135,12 @@ def _function_sentence(fns: list[dict]) -> str:
     elif compiles:
         tail = f"; {counted(calls, 'call')}, compiled {times_word(compiles)}"
     else:
-        tail = ("; its only call hit JAX's cache (compiled before the cell)" if calls == 1
-                else f"; all {counted(calls, 'call')} hit JAX's cache (compiled before the cell)")
-    each = f" for each of {len(fns)} signatures" if len(fns) > 1 and len({f['n_eqns'] for f in fns}) == 1 else ""
+        tail = (
+            "; its only call hit JAX's cache (compiled before the cell)"
+            if calls == 1
+            else f"; all {counted(calls, 'call')} hit JAX's cache (compiled before the cell)"
+        )
+    each = f" for each of {len(fns)} signatures" if len(fns) > 1 and len({f["n_eqns"] for f in fns}) == 1 else ""
     up_to = "up to " if len(fns) > 1 and not each else ""
     candidates = []
     for k in range(min(MAX_LISTED, len(prims)), -1, -1):
@@ -134,7 +171,7 @@ def _signatures_sentence(fns: list[dict]) -> str:
             more = ", …" if len(seen) > MAX_CHAIN + 1 else ""
 
             def values(limit: int) -> str:
-                return ", then ".join(user_name(v, limit) for v in seen[:MAX_CHAIN + 1]) + more
+                return ", then ".join(user_name(v, limit) for v in seen[: MAX_CHAIN + 1]) + more
 
             head = f"{name} has {len(fns)} signatures: {what} was "
             return fitting(head + values(40) + tail, head + values(40) + ".", head + values(20) + ".")
@@ -150,14 +187,21 @@ def _structure(fns: list[dict]) -> str:
     scans = [n for n in fn.get("nodes") or [] if n["prim"] == "scan"]
     if scans:
         lengths = [n["params"].get("length", "?") for n in scans]
-        parts.append(f"a scan of {lengths[0]} iterations" if len(scans) == 1
-                     else f"{len(scans)} scans (of {listed(lengths)} iterations)")
+        parts.append(
+            f"a scan of {lengths[0]} iterations"
+            if len(scans) == 1
+            else f"{len(scans)} scans (of {listed(lengths)} iterations)"
+        )
     conds = [n for n in fn.get("nodes") or [] if n["prim"] == "cond"]
     if conds:
-        branches = [sum(groups.get(g, {}).get("label", "").startswith("branches") for g in n["subgroups"])
-                    for n in conds]
-        parts.append(f"a cond with {branches[0]} branches" if len(conds) == 1
-                     else f"{len(conds)} conds (with {listed([str(b) for b in branches])} branches)")
+        branches = [
+            sum(groups.get(g, {}).get("label", "").startswith("branches") for g in n["subgroups"]) for n in conds
+        ]
+        parts.append(
+            f"a cond with {branches[0]} branches"
+            if len(conds) == 1
+            else f"{len(conds)} conds (with {listed([str(b) for b in branches])} branches)"
+        )
     loops = sum(n["prim"] == "while" for n in fn.get("nodes") or [])
     if loops:
         parts.append("a while loop" if loops == 1 else f"{loops} while loops")
@@ -175,8 +219,10 @@ def _value_sentences(functions: list[dict]) -> list[str]:
             if node is not None:
                 count = sum((fn["values"].get(v) or {}).get(word, 0) for v in node["outs"])
                 label = "NaN" if word == "nan" else "Inf"
-                out.append(f"{label} first appears in {user_name(fn['name'])} at {node['prim']}{at_line(node.get('src'))}: "
-                           f"{count:,} {label} in its output, none in its inputs.")
+                out.append(
+                    f"{label} first appears in {user_name(fn['name'])} at {node['prim']}{at_line(node.get('src'))}: "
+                    f"{count:,} {label} in its output, none in its inputs."
+                )
                 break
     return out
 
@@ -188,6 +234,7 @@ def first_bad_node(fn: dict, word: str) -> dict | None:
         return None
     for node in fn.get("nodes") or []:
         if any((values.get(v) or {}).get(word, 0) for v in node["outs"]) and not any(
-                (values.get(op["var"]) or {}).get(word, 0) for op in node["ins"] if "var" in op):
+            (values.get(op["var"]) or {}).get(word, 0) for op in node["ins"] if "var" in op
+        ):
             return node
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .words import MAX_CHAIN, user_name, counted, times_word, listed, duration_text, finding_sentence, top_findings
+from .words import MAX_CHAIN, counted, duration_text, finding_sentence, listed, times_word, top_findings, user_name
 
 
 def timeline_caption(doc: dict) -> list[str]:
@@ -20,8 +20,9 @@ def timeline_caption(doc: dict) -> list[str]:
     # A bug other than a recompile storm (a NaN, a reused key) comes first; storms are the recompile sentences.
     head = top_findings(doc, ("bug",), limit=1, skip=("recompile_storm",))
     out: list[str] = [finding_sentence(f) for f in head]
-    ranked = sorted(((i, lane) for i, lane in enumerate(lanes) if lane.get("origin") == "call"),
-                    key=lambda t: -t[1]["misses"])
+    ranked = sorted(
+        ((i, lane) for i, lane in enumerate(lanes) if lane.get("origin") == "call"), key=lambda t: -t[1]["misses"]
+    )
     for i, lane in ranked[:2]:
         again = [m for m in misses_of.get(i, []) if m["kind"] != "first"]
         if again:
@@ -36,16 +37,22 @@ def timeline_caption(doc: dict) -> list[str]:
     compile_us = sum(lane["trace_us"] + lane["lower_us"] + lane["compile_us"] for lane in called)
     run_us = sum(lane["dispatch_us"] for lane in called)
     if called and compile_us and not (finding and finding["kind"] == "compile_dominates"):
-        out.append(f"Tracing and compiling took {duration_text(compile_us)}, running the calls {duration_text(run_us)}.")
+        out.append(
+            f"Tracing and compiling took {duration_text(compile_us)}, running the calls {duration_text(run_us)}."
+        )
     cache = doc.get("cache") or {}
     if cache.get("enabled") and (cache.get("hits") or cache.get("misses")):
         saved = f", saving {duration_text(cache['saved_us'])}" if cache.get("saved_us") else ""
-        out.append(f"The persistent compilation cache answered {counted(cache['hits'], 'compile')} and missed "
-                   f"{cache['misses']:,}{saved}.")
+        out.append(
+            f"The persistent compilation cache answered {counted(cache['hits'], 'compile')} and missed "
+            f"{cache['misses']:,}{saved}."
+        )
     eager = [lane["name"] for lane in lanes if lane.get("origin") == "events"]
     if eager:
-        out.append(f"JAX also compiled {counted(len(eager), 'function')} outside your calls: "
-                   f"{listed([user_name(n, 24) for n in eager], 3)}.")
+        out.append(
+            f"JAX also compiled {counted(len(eager), 'function')} outside your calls: "
+            f"{listed([user_name(n, 24) for n in eager], 3)}."
+        )
     return out
 
 
@@ -67,7 +74,11 @@ def _hits_sentence(called: list[dict], calls: int, hits: int, recompiled: bool) 
 def _recompile_sentence(lane: dict, again: list[dict]) -> str:
     """'f was compiled 3 times: x changed shape from f32[3] to f32[4], then to f32[5].'"""
     total = lane["misses"]
-    what = f"was compiled {times_word(total)}" if lane.get("compiles") == total else f"missed JAX's cache {times_word(total)}"
+    what = (
+        f"was compiled {times_word(total)}"
+        if lane.get("compiles") == total
+        else f"missed JAX's cache {times_word(total)}"
+    )
     return f"{user_name(lane['name'])} {what}: {_reason_chain(again)}."
 
 
@@ -87,8 +98,11 @@ def _reason_chain(misses: list[dict]) -> str:
             chain = [c["after"]]
             while j < len(misses):
                 nxt = misses[j].get("changes") or []
-                if len(nxt) != 1 or (nxt[0]["path"], nxt[0]["kind"]) != (c["path"], c["kind"]) \
-                        or nxt[0]["before"] != chain[-1]:
+                if (
+                    len(nxt) != 1
+                    or (nxt[0]["path"], nxt[0]["kind"]) != (c["path"], c["kind"])
+                    or nxt[0]["before"] != chain[-1]
+                ):
                     break
                 chain.append(nxt[0]["after"])
                 j += 1

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ...capture.source import where_text
-from ...units import plural as units_plural, times_word  # noqa: F401 (captions use times_word from here)
+from ...units import plural as units_plural
+from ...units import times_word as times_word  # captions read it from here
 
 MAX_CHARS = 159  # every sentence stays under 160 characters
 NAME_CHARS = 40  # a user's name longer than this is cut with "…" so the sentence keeps its figures
 MAX_LISTED = 4  # items named in one list before "and N more"
 MAX_CHAIN = 3  # values of one changing argument named in a recompile sentence
+
 
 def fit(sentence: str) -> str:
     return sentence if len(sentence) <= MAX_CHARS else sentence[: MAX_CHARS - 1].rstrip() + "…"
@@ -34,8 +37,6 @@ def user_name(text: Any, limit: int = NAME_CHARS) -> str:
 def counted(count: int, word: str, plural: str | None = None) -> str:
     """'1 call', '2,614 eqns' (units.plural)."""
     return units_plural(count, word, plural)
-
-
 
 
 def listed(items: list[str], limit: int = MAX_LISTED) -> str:
@@ -105,10 +106,9 @@ def first_clause(message: str) -> str:
     for i, ch in enumerate(message):
         if ch == "`":
             quoted = not quoted
-        elif not quoted and ch in ":." and message[i + 1:i + 2] == " ":
+        elif not quoted and ch in ":." and message[i + 1 : i + 2] == " ":
             return message[:i]
     return message.rstrip(".")
-
 
 
 def finding_sentence(f: dict) -> str:
@@ -116,8 +116,11 @@ def finding_sentence(f: dict) -> str:
     return first_clause(str(f.get("message") or f.get("kind"))) + at_line(f.get("source")) + "."
 
 
-def top_findings(doc: dict, severities: tuple[str, ...] = ("bug", "warning"), limit: int = 2,
-                 skip: tuple[str, ...] = ()) -> list[dict]:
+def top_findings(
+    doc: dict, severities: tuple[str, ...] = ("bug", "warning"), limit: int = 2, skip: tuple[str, ...] = ()
+) -> list[dict]:
     """A document's most severe findings (`findings` is sorted, bugs first): at most `limit`, of
     `severities`, none of the kinds in `skip`."""
-    return [f for f in doc.get("findings") or [] if f.get("severity") in severities and f.get("kind") not in skip][:limit]
+    return [f for f in doc.get("findings") or [] if f.get("severity") in severities and f.get("kind") not in skip][
+        :limit
+    ]

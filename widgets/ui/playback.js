@@ -16,8 +16,8 @@
  * - `label(p)`: one line saying what step `p` (1-based: the step just taken) did; `label(0)` says
  *   what playback starts from.
  */
-import { h, s as svg, clear } from "../js/src/dom.js";
-import { plural } from "../js/src/words.js";
+import { h, s as svg, clear } from "./dom.js";
+import { plural } from "./words.js";
 
 /** Milliseconds per step at 1×; a speaker reads one step's line at this pace. */
 export const BASE_INTERVAL_MS = 900;

@@ -4,7 +4,7 @@
  * controls (playback.js). widgets/mount.js builds it around each draw, so every kind gets the
  * same controls in the same place without each view re-implementing them.
  */
-import { h } from "../js/src/dom.js";
+import { h } from "./dom.js";
 import { createPlayback } from "./playback.js";
 
 /** The caption sentences of a document: strings only, at most 6 (a caption is not a report). */

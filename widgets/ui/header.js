@@ -2,7 +2,7 @@
  * Header shared by every document kind: title, notes (muted list) and the error
  * the cell raised (red banner). Document strings are text, never markup.
  */
-import { h } from "../js/src/dom.js";
+import { h } from "./dom.js";
 import { shortWhere } from "./source-text.js";
 
 export function docHeader(doc, ref) {

@@ -8,13 +8,13 @@
  * keeps sit side by side and gzip shares their patterns (1.5 KB less than sheets placed
  * next to each view); sheets a bundle does not use are left out of it.
  */
-import theme from "../js/src/theme.css";
-import graph from "./graph/graph.css";
-import scale from "./graph/scale.css";
-import timeline from "./timeline/timeline.css";
-import grad from "./grad/grad.css";
+import theme from "./theme.css";
+import graph from "../graph/graph.css";
+import scale from "../graph/scale.css";
+import timeline from "../timeline/timeline.css";
+import grad from "../grad/grad.css";
 
 export { theme, graph, scale, timeline, grad };
-export { default as sharding } from "./sharding/sharding.css";
-export { default as keys } from "./keys/keys.css";
-export { default as listed } from "./graph/listed.css";
+export { default as sharding } from "../sharding/sharding.css";
+export { default as keys } from "../keys/keys.css";
+export { default as listed } from "../graph/listed.css";

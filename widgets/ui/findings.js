@@ -7,7 +7,7 @@
  * list, its buttons and severities also carry the shared `jm-findings`, `jm-finding` and
  * `jm-sev-<severity>` classes.
  */
-import { h } from "../js/src/dom.js";
+import { h } from "./dom.js";
 
 const SEVERITIES = ["bug", "warning", "info"];
 
