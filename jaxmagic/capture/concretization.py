@@ -6,7 +6,7 @@ JAX raises `ConcretizationTypeError` (and its kin `TracerBoolConversionError`,
 JAX made it; this adds one finding (kind "concretization", severity "bug") that the views show
 under the error: the jitted function, the argument JAX's message says the value depends on, the
 user's line that needed it, and the fixes that fit the error and the line. The exception is
-matched by class (capture/jax_compat.py), and what its message says about the origin is parsed
+matched by class (capture/jax_compat/), and what its message says about the origin is parsed
 there too; nothing is claimed that JAX did not say.
 """
 
