@@ -4,9 +4,9 @@ against `jax.make_jaxpr(jax.grad(f))` alone, measured in the same run.
     .venv/bin/python bench/grad.py
 
 1. A 12-layer transformer stack differentiated eagerly: the exact vjp split with links
-   (`capture/grads.py`) and the grad document (`model/grad.py`).
+   (`capture/grads/split.py`) and the grad document (`model/grad.py`).
 2. A 12-layer transformer train step under jit: forward/backward regions by name stack
-   (`capture/grad_stacks.py`) and the document.
+   (`capture/grads/stacks.py`) and the document.
 3. A whole `%%grad_graph` cell with one eager `jax.grad` of the 12-layer stack, with and without
    `--values`, against the same call without a capture.
 Best of a few repeats; nothing here is a pass/fail test.
@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import jaxmagic
 from bench import programs
 from bench.timing import best
-from jaxmagic.capture.grad_stacks import grad_regions
-from jaxmagic.capture.grads import grad_split
+from jaxmagic.capture.grads.split import grad_split
+from jaxmagic.capture.grads.stacks import grad_regions
 from jaxmagic.capture.record import Capture, GradCall
 from jaxmagic.model.grad import grad_document
 

@@ -10,7 +10,7 @@
    time and size (logical JSON and as a widget sends it).
 4. 10,000 tiny calls through references the namespace does not hold: a jitted attribute
    made in an object's `__init__`, and Flax's `nnx.jit` (each call of JAX's jitted type is
-   routed through the capture, capture/call_hook.py).
+   routed through the capture, capture/jit/call_hook.py).
 5. JAX's jit tutorial's `jax.jit(f)(i)` made anew every iteration (a cache hit in JAX's eyes):
    time per call (goal at most 1.2x), and the memory a capture of 16,000 such calls holds (tracemalloc).
 6. Freshly jitted distinct lambdas (each compiled): seconds per lambda.

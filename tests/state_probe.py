@@ -47,7 +47,7 @@ JAX_TRANSFORMS = (
     "make_jaxpr",
 )
 # Module globals of jaxmagic's patch modules that must be back to their idle value after a cell.
-RECORDER_MODULES = ("jaxmagic.capture.jit_patch", "jaxmagic.capture.grad_patch", "jaxmagic.capture.key_patch")
+RECORDER_MODULES = ("jaxmagic.capture.jit.patch", "jaxmagic.capture.grads.patch", "jaxmagic.capture.keys.patch")
 HIDDEN = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
 MAX_ITEMS = 64  # items of a container summarised; the rest are counted
 MAX_DEPTH = 4
@@ -106,7 +106,7 @@ def _loggers() -> dict[str, Any]:
 
 def _config_flags() -> dict[str, str]:
     """Every JAX config flag: `jax_explain_cache_misses`, `jax_debug_key_reuse`, `jax_log_compiles`
-    and any other one a capture might set (capture/cache_log.py sets the first)."""
+    and any other one a capture might set (capture/jit/cache_log.py sets the first)."""
     import jax
 
     return {name: repr(value) for name, value in sorted(jax.config.values.items())}
@@ -147,10 +147,10 @@ def _recorders() -> dict[str, Any]:
 def _stand_ins(namespace: dict) -> dict[str, list[str]]:
     """Names bound to jaxmagic objects that must not outlive a capture, and those that may.
 
-    `recorded_jit`: a `record_calls` wrapper (capture/jit_patch.py) still in the namespace;
+    `recorded_jit`: a `record_calls` wrapper (capture/jit/patch.py) still in the namespace;
     `patched_alias`: `from jax import grad` or `from jax.random import split` still bound to a
     stand-in. `grad_stand_in` (a function `jax.grad` made during a capture) stays bound by design
-    (capture/grad_patch.py: it only forwards outside a capture); it is listed, not a leak.
+    (capture/grads/patch.py: it only forwards outside a capture); it is listed, not a leak.
     """
     out: dict[str, list[str]] = {"recorded_jit": [], "patched_alias": [], "grad_stand_in": []}
     for name, value in sorted(namespace.items(), key=lambda item: item[0]):
@@ -199,7 +199,7 @@ def snapshot() -> dict[str, Any]:
 
 def _jitted_type() -> dict[str, Any]:
     """The call and flags of JAX's jitted-function type: routed through the capture during a cell
-    (jaxmagic/capture/call_hook.py), JAX's own C slot and vectorcall flag outside one."""
+    (jaxmagic/capture/jit/call_hook.py), JAX's own C slot and vectorcall flag outside one."""
     import jax
 
     cls = type(jax.jit(lambda x: x))

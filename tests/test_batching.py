@@ -8,7 +8,7 @@ import numpy as np
 from jax import lax
 
 import jaxmagic
-from jaxmagic.capture import batching
+from jaxmagic.capture.values import batching
 
 from .jax_versions import needs
 

@@ -15,7 +15,7 @@ from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic.capture import jax_compat
-from jaxmagic.capture.signature import signature_of
+from jaxmagic.capture.jit.signature import signature_of
 
 
 def _sharding_of(fn, *args):
@@ -163,7 +163,7 @@ def test_explanations_go_off_when_lambdas_made_anew_keep_compiling(monkeypatch):
     """Each `jax.jit(lambda ...)` made anew is new to JAX, which looks through every cached entry to
     explain the miss; past the limit for one definition site JAX's explanations go off, with a note,
     and the reasons still say the function was made anew."""
-    from jaxmagic.capture import cache_log
+    from jaxmagic.capture.jit import cache_log
 
     monkeypatch.setattr(cache_log, "EXPLAIN_LIMIT", 3)
     x = jnp.ones(2)

@@ -193,7 +193,7 @@ def scaled(x, n):
 
 
 def test_timeline_tells_the_recompiles_and_the_hits():
-    from jaxmagic.capture import monitoring  # JAX's unregister, public or (0.4) private
+    from jaxmagic.capture.jit import monitoring
 
     xs = [jnp.ones(3), jnp.ones(3), jnp.ones(4), jnp.ones(5)]  # made before: no eager compile inside
     compiles = []

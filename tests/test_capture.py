@@ -13,7 +13,7 @@ import pytest
 from jax import jit
 
 import jaxmagic
-from jaxmagic.capture import jit_patch
+from jaxmagic.capture.jit import patch as jit_patch
 
 ORIGINAL_JIT = jax.jit
 

@@ -17,9 +17,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxmagic
-from jaxmagic.capture import buffers, findings
+from jaxmagic.capture import buffers
+from jaxmagic.capture.findings import program as findings
 from jaxmagic.capture.jaxpr_memo import JaxprMemo
-from jaxmagic.capture.signature import concrete_key, signature_of
+from jaxmagic.capture.jit.signature import concrete_key, signature_of
 
 
 def test_a_memo_answers_for_the_same_object_only_and_forgets_it_when_it_dies():
@@ -159,7 +160,7 @@ def test_sampling_backs_off_while_watches_tell_nothing_and_returns_when_one_sett
     the readiness interval, at most 16x; the first watch that gives a time brings it back."""
     import time
 
-    from jaxmagic.capture import readiness
+    from jaxmagic.capture.jit import readiness
 
     watch = readiness.ReadyWatch(time.perf_counter)
     assert watch.interval() == readiness.SAMPLE_S

@@ -14,7 +14,10 @@ import jax
 import pytest
 
 import jaxmagic
-from jaxmagic.capture import grad_patch, jit_patch, key_patch, session
+from jaxmagic.capture import session
+from jaxmagic.capture.grads import patch as grad_patch
+from jaxmagic.capture.jit import patch as jit_patch
+from jaxmagic.capture.keys import patch as key_patch
 
 ORIGINAL_JIT, ORIGINAL_GRAD, ORIGINAL_NORMAL = jax.jit, jax.grad, jax.random.normal
 CELL = (

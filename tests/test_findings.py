@@ -1,4 +1,4 @@
-"""Findings from the jaxpr (capture/findings.py), on programs traced by real JAX.
+"""Findings from the jaxpr (capture/findings/program.py), on programs traced by real JAX.
 
 Each function under test is traced with `jitted.trace(*args).jaxpr`, as the capture
 session does, and the findings are checked for their name, count and source line.
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from bench.programs import eqn_count, mlp_grad
-from jaxmagic.capture import findings
-from jaxmagic.capture.findings import baked_constants, jaxpr_findings, unrolled_loops
+from jaxmagic.capture.findings import program as findings
+from jaxmagic.capture.findings.program import baked_constants, jaxpr_findings, unrolled_loops
 
 HERE = Path(__file__).read_text().splitlines()
 

@@ -20,7 +20,7 @@ import pytest
 import jaxmagic
 from bench.programs import transformer_step
 from jaxmagic.capture import jax_compat
-from jaxmagic.capture.grads import grad_split
+from jaxmagic.capture.grads.split import grad_split
 from jaxmagic.capture.record import ArgSpec, Capture, GradCall, SourceLocation
 from jaxmagic.model.grad import grad_document
 from jaxmagic.model.grad_findings import LARGE_RESIDUAL_BYTES, LARGE_RESIDUAL_SHARE, is_large_residual
@@ -328,7 +328,7 @@ def test_jitted_train_step_roles_residuals_and_links():
         train_step(params, x)
         train_step(params, x)
     call = cap.calls[0]
-    if not cap.grads:  # before capture/grad_patch.py records them, the traced call is made by hand
+    if not cap.grads:  # before capture/grads/patch.py records them, the traced call is made by hand
         cap.grads.append(
             GradCall(
                 index=0,

@@ -15,7 +15,7 @@ import pytest
 
 from bench.programs import _layer, transformer_step
 from jaxmagic.capture import jax_compat
-from jaxmagic.capture.grad_stacks import BACKWARD, FORWARD, OTHER, UNKNOWN, grad_regions
+from jaxmagic.capture.grads.stacks import BACKWARD, FORWARD, OTHER, UNKNOWN, grad_regions
 
 try:  # the public name moved between JAX versions; the function is the same
     from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined]

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import jaxmagic
-from jaxmagic.capture import jax_compat, values
+from jaxmagic.capture import jax_compat
+from jaxmagic.capture.values import forward as values
 from jaxmagic.model.grad import GRADIENT_LEAVES_UNAVAILABLE
 from jaxmagic.model.grad_findings import EXPLODE_RMS
 from jaxmagic.views.static_html import fallback_html, text_summary

@@ -1,4 +1,4 @@
-"""The forward/backward split of `capture/grads.py`, each check against JAX's own answer."""
+"""The forward/backward split of `capture/grads/split.py`, each check against JAX's own answer."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmagic.capture.grads import GradSplit, grad_split
-from jaxmagic.capture.grads import _sub_jaxprs as _sub
+from jaxmagic.capture.grads.split import GradSplit, grad_split
+from jaxmagic.capture.grads.split import _sub_jaxprs as _sub
 from tests.grad_programs import block_args as transformer_args
 from tests.grad_programs import block_loss as transformer_loss
 from tests.grad_programs import remat_loss, stacked_blocks

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jaxmagic
-from jaxmagic.capture import key_flow, key_patch
+from jaxmagic.capture.keys import flow as key_flow
+from jaxmagic.capture.keys import patch as key_patch
 from jaxmagic.views import fallback_html, text_summary
 
 jr = jax.random
@@ -502,7 +503,7 @@ def test_the_same_fold_in_twice_is_one_key_drawn_twice():
 
 
 def test_a_huge_split_stays_bounded():
-    from jaxmagic.capture import key_lineage
+    from jaxmagic.capture.keys import lineage as key_lineage
 
     cap = _capture(lambda: jr.normal(jr.split(jr.key(11), key_lineage.MAX_ROWS + 10)[-1]))
     assert any("rows told apart" in n for n in cap.notes)

@@ -12,7 +12,8 @@ import sys
 import jax
 import jax.numpy as jnp
 
-from jaxmagic.capture import jax_compat, user_names
+from jaxmagic.capture import jax_compat
+from jaxmagic.capture.jit import user_names
 
 
 def _stacks(fn, *args) -> list[tuple[list[str], str]]:

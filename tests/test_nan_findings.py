@@ -1,4 +1,4 @@
-"""NaN and Inf found without options (capture/nan_check.py), checked against JAX's own
+"""NaN and Inf found without options (capture/values/nan_check.py), checked against JAX's own
 `jax_debug_nans` / `jax_debug_infs`: the finding names the op and the line JAX stops at."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jaxmagic
-from jaxmagic.capture import nan_check
+from jaxmagic.capture.values import nan_check
 
 
 def log_likelihood(x):

@@ -41,7 +41,7 @@ SCRIPT = textwrap.dedent("""
         f = jax.jit(lambda v: jnp.sin(v) * 2.0)
         g = jax.jit(lambda v: v @ v.T)
         f(x); f(x); g(x[None])
-    from jaxmagic.capture import monitoring
+    from jaxmagic.capture.jit import monitoring
     monitoring.unregister("event")(listener)  # public on JAX 0.5+, private on 0.4
     doc = jaxmagic.document(cap, "timeline")
     from jaxmagic.views import static_timeline

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jaxmagic
-from jaxmagic.capture import call_hook, jit_patch
+from jaxmagic.capture.jit import call_hook
+from jaxmagic.capture.jit import patch as jit_patch
 
 SHAPES = (3, 3, 4, 3)  # miss, hit, miss, hit
 EXPECTED_HITS = [False, True, False, True]

@@ -449,9 +449,9 @@ def test_nothing_leaks(corpus_runs, mode, name):
         recorders = state["recorders"]
         assert all(
             recorders[m]["_recorder"] is None
-            for m in ("jaxmagic.capture.jit_patch", "jaxmagic.capture.grad_patch", "jaxmagic.capture.key_patch")
+            for m in ("jaxmagic.capture.jit.patch", "jaxmagic.capture.grads.patch", "jaxmagic.capture.keys.patch")
         )
-        assert recorders["jaxmagic.capture.key_patch"]["_inside"] == [0]
+        assert recorders["jaxmagic.capture.keys.patch"]["_inside"] == [0]
         assert recorders["jaxmagic.magics"] == {"installed": True, "_pending": None}
 
 

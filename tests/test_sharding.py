@@ -23,7 +23,8 @@ from jax.sharding import NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxmagic
-from jaxmagic.capture import collectives, sharding
+from jaxmagic.capture.sharding import arrays as sharding
+from jaxmagic.capture.sharding import collectives
 
 from . import jax_versions
 from .jax_versions import AXIS_TYPES, COMPILED, HAS_AXIS_TYPES, needs, reads_compiled_hlo

@@ -20,7 +20,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxmagic
-from jaxmagic.capture import sharding
+from jaxmagic.capture.sharding import arrays as sharding
 
 from . import jax_versions
 

@@ -283,7 +283,7 @@ def test_no_donation_finding_where_jax_kept_the_array_or_another_call_deleted_it
 
 
 def test_the_donation_log_forgets_arrays_that_died(monkeypatch):
-    from jaxmagic.capture import donation
+    from jaxmagic.capture.findings import donation
 
     monkeypatch.setattr(donation, "PRUNE_FROM", 100)
     step = jax.jit(lambda s: s + 1, donate_argnums=0)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxmagic
-from jaxmagic.capture import cache_log, monitoring
+from jaxmagic.capture.jit import cache_log, monitoring
 
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 ORIGINAL_PRINT = builtins.print

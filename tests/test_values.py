@@ -13,7 +13,7 @@ import pytest
 
 import jaxmagic
 from jaxmagic.capture import jax_compat
-from jaxmagic.capture import values as values_mod
+from jaxmagic.capture.values import forward as values_mod
 from tests import programs
 
 

@@ -75,15 +75,15 @@ class Artifacts:
     compiled: Any = None  # jax.stages.Compiled
     error: str | None = None  # why an artefact could not be obtained
     # Forward values (only with `values=True`): jaxpr Var -> {shape, dtype, min, max, mean, nan,
-    # inf, value} of the first recorded call, plain Python data (capture/values.py).
+    # inf, value} of the first recorded call, plain Python data (capture/values/forward.py).
     values: dict[Any, dict] | None = None
     values_note: str | None = None  # why values are missing or partial
-    # vmap batch dimensions (only for programs with vmap): jaxpr Var -> dim or None (capture/batching.py).
+    # vmap batch dimensions (only for programs with vmap): jaxpr Var -> dim or None (capture/values/batching.py).
     batch_dims: dict[Any, int | None] | None = None
     batch_size: int | None = None
     batch_note: str | None = None
     # Each jaxpr input's name as the user wrote it (`model.hidden.kernel`) where a library's jit
-    # wrapper made the call and its own names mean nothing to the user (capture/user_names.py).
+    # wrapper made the call and its own names mean nothing to the user (capture/jit/user_names.py).
     input_names: tuple[str, ...] | None = None
 
     @property
@@ -198,10 +198,10 @@ class GradCall:
     `jax.vjp` / `jax.jvp` / `jax.linearize` themselves.
 
     Eager ones (no JAX trace running) carry JAX's exact forward/backward split of the
-    function at this call's avals (`capture/grads.py`; shared by calls with the same function
+    function at this call's avals (`capture/grads/split.py`; shared by calls with the same function
     and avals). Ones made while JAX traces (inside a jitted train step, under vmap) carry no
     split: their eqns are part of the enclosing program, whose recorded jaxpr tells forward
-    from backward by name stack (`capture/grad_stacks.py`); `call` is the recorded jitted call
+    from backward by name stack (`capture/grads/stacks.py`); `call` is the recorded jitted call
     they ran inside, when there is one.
     """
 
@@ -286,7 +286,7 @@ class Capture:
     error: CellError | None = None
     notes: list[str] = field(default_factory=list)
     # JAX's cache log records kept during the capture: (kind, text, perf_counter time); kind is
-    # "miss" (tracing cache), "persistent_miss" or "persistent_hit" (capture/cache_log.py).
+    # "miss" (tracing cache), "persistent_miss" or "persistent_hit" (capture/jit/cache_log.py).
     logs: list[tuple[str, str, float]] = field(default_factory=list)
     # How the capture ran: {"sync": waited for outputs after each call, "persistent_cache_dir": JAX's}.
     settings: dict[str, Any] = field(default_factory=dict)
@@ -320,8 +320,8 @@ class Capture:
 class Change:
     """One difference that made a call miss the cache: which argument, what, from what to what.
 
-    Parsed from JAX's `jax_explain_cache_misses` text (capture/explain.py) or found by
-    comparing two `Signature`s (capture/signature.py); both use these same kinds so the
+    Parsed from JAX's `jax_explain_cache_misses` text (capture/jit/explain.py) or found by
+    comparing two `Signature`s (capture/jit/signature.py); both use these same kinds so the
     model can tell whether they agree.
     """
 

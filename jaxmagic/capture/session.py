@@ -21,28 +21,19 @@ from typing import Any
 
 import jax
 
-from . import (
-    cache_log,
-    grad_patch,
-    jax_compat,
-    jit_patch,
-    key_log,
-    key_patch,
-    miss,
-    monitoring,
-    readiness,
-    source,
-    tasks,
-    trace_prints,
-    user_names,
-    warning_site,
-)
+from . import jax_compat, source, tasks
 from .buffers import drop_device_buffers
-from .donation import DonationLog
-from .dtype_findings import TruncationLog
+from .findings import trace_prints, warning_site
+from .findings.donation import DonationLog
+from .findings.dtype import TruncationLog
+from .grads import patch as grad_patch
+from .jit import cache_log, miss, monitoring, readiness, user_names
+from .jit import patch as jit_patch
+from .jit.signature import concrete_key, signature_of
+from .keys import log as key_log
+from .keys import patch as key_patch
 from .quiet_gc import paused_gc
 from .record import Artifacts, Capture, Event, Finding, JitCall, Signature, SourceLocation
-from .signature import concrete_key, signature_of
 
 # Cache hits get a signature (and a graph, for functions compiled before the capture)
 # for this many calls per function; after that only misses do. Flattening the
@@ -208,7 +199,9 @@ class CaptureSession:
         # key holds jit's options of the user's function: dropped at `stop`.
         self._raw_signatures: dict[int, tuple[tuple, Signature]] = {}
         self._deferred_findings: list[tuple[Any, Any, int, Any]] = []  # (fn, jaxpr, call, reach) for `stop`
-        self._donations = DonationLog()  # arrays handed to donating calls, for a read after (capture/donation.py)
+        self._donations = (
+            DonationLog()
+        )  # arrays handed to donating calls, for a read after (capture/findings/donation.py)
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
         self._other_threads = 0
         self._earlier_tasks: frozenset = frozenset()  # asyncio tasks an earlier cell left running (tasks.py)
@@ -373,7 +366,7 @@ class CaptureSession:
     def _note_error(self, error: BaseException | None) -> None:
         if error is not None and self.capture.error is None:
             self.capture.error = source.cell_error(error)
-            from . import concretization  # first use only
+            from .findings import concretization
 
             found = concretization.explain(error, self.capture)  # JAX's concretization errors, explained
             if found is None:
@@ -387,7 +380,7 @@ class CaptureSession:
             return
         self._placed = True
         try:
-            from . import sharding
+            from .sharding import arrays as sharding
 
             named: dict = {}  # meshes, named by the same walk as the arrays
             arrays, extra = sharding.namespace_arrays(
@@ -417,7 +410,7 @@ class CaptureSession:
         return self._collecting or self._finishing > 0
 
     def _record_truncations(self) -> None:
-        """64-bit dtypes JAX truncated, from its own warnings (capture/dtype_findings.py)."""
+        """64-bit dtypes JAX truncated, from its own warnings (capture/findings/dtype.py)."""
         log, self._truncations = self._truncations, None
         try:
             if log is not None:
@@ -441,7 +434,7 @@ class CaptureSession:
         deferred, self._deferred_findings = self._deferred_findings, []
         if not deferred:
             return
-        from . import findings
+        from .findings import program as findings
 
         for fn, closed_jaxpr, index, reach in deferred:
             kinds = (findings.CONSTANTS, findings.LOOPS) if reach is not None else (findings.LOOPS,)
@@ -454,8 +447,8 @@ class CaptureSession:
             self._add_index_findings(fn, closed_jaxpr, index)
 
     def _add_index_findings(self, fn: Any, closed_jaxpr: Any, index: int) -> None:
-        """Constant indices outside the array, which JAX clamps or drops (capture/index_findings.py)."""
-        from . import index_findings
+        """Constant indices outside the array, which JAX clamps or drops (capture/findings/index.py)."""
+        from .findings import index as index_findings
 
         try:
             found = index_findings.index_findings(closed_jaxpr, self._name_of(fn))
@@ -704,7 +697,7 @@ class CaptureSession:
             if artifacts is None or id(artifacts) in self._outputs_seen:
                 return
             self._outputs_seen.add(id(artifacts))
-            from . import sharding
+            from .sharding import arrays as sharding
 
             with paused_gc():  # a record per output: a train step's grads are a thousand
                 self.capture.arrays.extend(sharding.output_arrays(out, index, self._rows[index].name))
@@ -730,7 +723,7 @@ class CaptureSession:
 
     def _nan_watch(self) -> Any:
         if self._nans is None:
-            from . import nan_check  # first use only: `%load_ext` stays fast
+            from .values import nan_check
 
             self._nans = nan_check.NanWatch()
         return self._nans
@@ -762,7 +755,7 @@ class CaptureSession:
 
     def _snapshot_names(self) -> dict[str, Any] | None:
         try:
-            from . import nan_check
+            from .values import nan_check
 
             return nan_check.names_before(self.namespace)
         except Exception as exc:  # our failure never becomes the user's
@@ -776,7 +769,7 @@ class CaptureSession:
         before, self._names_before = getattr(self, "_names_before", None), None
         if nans is None and not self.capture.calls and not self.capture.grads:
             return  # no jitted call and no grad: the cell's arrays are an earlier story
-        from . import nan_check
+        from .values import nan_check
 
         bound = nan_check.bound_arrays(self.namespace, before) if before is not None else []
         (nans or nan_check.NanWatch()).check(self.capture, bound)
@@ -1066,7 +1059,7 @@ class CaptureSession:
         if key in self._analysed:
             return
         self._analysed.add(key)
-        from . import findings  # first use only: `%load_ext` stays fast
+        from .findings import program as findings
 
         try:
             reach = findings.constants_reach(fn)
@@ -1080,7 +1073,7 @@ class CaptureSession:
         return state.name if state is not None else None
 
     def _add_findings(self, fn: Any, closed_jaxpr: Any, index: int, kinds: tuple[str, ...], reach: Any) -> None:
-        from . import findings
+        from .findings import program as findings
 
         found, notes = findings.jaxpr_findings(fn, closed_jaxpr, kinds, reach=reach)
         name = self._name_of(fn)
@@ -1118,7 +1111,8 @@ class CaptureSession:
         so the user's Python inside them runs again: opt-in) and forward values (the jaxpr
         evaluated again on this call's arguments). JAX events these fire are ours.
         """
-        from . import batching, values  # imported on first use: `%load_ext` stays as fast
+        from .values import batching
+        from .values import forward as values
 
         artifacts = Artifacts()
         traced = None
@@ -1222,17 +1216,17 @@ def capture(
     forward/backward split, traced once per function and avals right after the call: the
     user's Python in the function runs once more (its printing discarded), which is why it
     is opt-in like `values` and `vmap`. Grad functions made before the block by the unpatched
-    `jax.grad` are not seen (capture/grad_patch.py).
+    `jax.grad` are not seen (capture/grads/patch.py).
 
     `values=True` also records forward values: a summary (shape, dtype, min, max, mean,
     NaN/Inf counts, tiny values printed) of every variable of the first call of each
     function and signature, in `Artifacts.values` (costs a second evaluation; see
-    capture/values.py for its guards).
+    capture/values/forward.py for its guards).
 
     `vmap=True` also records, for programs that use `jax.vmap`, the position of the batch
     dimension in every variable (`Artifacts.batch_dims`): the program is traced once more
     with one more element per vmap, so Python side effects inside it run again
-    (capture/batching.py).
+    (capture/values/batching.py).
 
     `shardings=True` (what %%sharding uses) also records where arrays live: every `jax.Array`
     bound in the namespace when the block ends (inside dicts, lists and tuples too) and the
@@ -1242,8 +1236,8 @@ def capture(
     `keys=True` (the default) records the lineage of every PRNG key the block touches in
     `cap.keys` (one `KeyRecord` per key or key array, parents first) and key reuse in
     `cap.findings`: eager `jax.random` calls (the module's functions are replaced for the
-    block, capture/key_patch.py) and the key flow inside recorded jitted programs, read from
-    their jaxprs (capture/key_flow.py). Key data is read once when the block ends; calls of a
+    block, capture/keys/patch.py) and the key flow inside recorded jitted programs, read from
+    their jaxprs (capture/keys/flow.py). Key data is read once when the block ends; calls of a
     jitted function that handles keys each get a signature (about 5 us). `keys=False` turns
     it off.
 

@@ -30,7 +30,7 @@ def error_json(capture: Capture) -> dict | None:
         "line": src.line if src else None,
         "code": src.code if src else None,
     }
-    # JAX's concretization errors come with an explanation (capture/concretization.py), shown under the error.
+    # JAX's concretization errors come with an explanation (capture/findings/concretization.py), shown under the error.
     explained = [f.message for f in capture.findings if f.kind == "concretization"]
     if explained:
         out["explanation"] = explained[-1]

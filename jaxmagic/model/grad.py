@@ -3,12 +3,12 @@
 Two origins, because JAX leaves two kinds of record:
 
 * `origin: "split"`: an eager `jax.grad` & co. call carries JAX's exact vjp split
-  (`capture/grads.py`): the forward and backward jaxprs become graph-document functions
+  (`capture/grads/split.py`): the forward and backward jaxprs become graph-document functions
   (built by `model.graph.function_graph`, so the graph viewer renders them unchanged), and the
   split's residuals, links and recomputed eqns are re-expressed as node and var ids of those
   graphs.
 * `origin: "jit"`: a differentiation inside a recorded jitted call (a train step) has no split
-  of its own; the whole jitted jaxpr is one graph, and `capture/grad_stacks.py` tells its eqns
+  of its own; the whole jitted jaxpr is one graph, and `capture/grads/stacks.py` tells its eqns
   apart by name stack. Its eqn keys are joined to node ids by position: both number eqns in
   pre-order with sub-jaxprs in sorted param order, which is checked primitive by primitive.
 
@@ -22,7 +22,7 @@ from typing import Any
 import jax
 
 from ..capture import jax_compat, source
-from ..capture.grad_stacks import GradRegions, grad_regions
+from ..capture.grads.stacks import GradRegions, grad_regions
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
 from ..units import bytes_text, plural
 from . import findings

@@ -1,10 +1,10 @@
 """Why a call missed the cache, as the timeline's `Miss` object (docs/schema.md).
 
 Two sources tell the story. JAX's own explanation (`jax_explain_cache_misses`, parsed by
-capture/explain.py) knows its tracing cache, but compares the call with the entry it finds
+capture/jit/explain.py) knows its tracing cache, but compares the call with the entry it finds
 *closest* (by severity, then by the number of differences), which need not be the
 previous call, and it says nothing about changes that only recompile (sharding on an Auto
-mesh, donation, a committed device). Our diff (capture/signature.py) compares the call
+mesh, donation, a committed device). Our diff (capture/jit/signature.py) compares the call
 with the *previous call of the same function*, which is usually the better story on a
 timeline ("x went from f32[4] to f32[5]"), but cannot see what a signature does not hold
 (positional vs keyword passing, config flags).
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..capture.explain import Explanation, main_kind
+from ..capture.jit.explain import Explanation, main_kind
 from ..capture.record import Change
 
 MAX_CHANGES = 16  # per miss in the document: a 1000-leaf structure change must not make a 1000-entry list
@@ -207,7 +207,7 @@ def miss_json(
     was off, the change only recompiles, or the function is not user code). `diff`: our
     changes against the previous call of the same function (empty or None without one); a
     new jax.jit wrapper of a function compiled before brings `new_wrapper` changes
-    (capture/miss.py).
+    (capture/jit/miss.py).
     `first_call`: no earlier call of the function in the capture. `redefined`: the
     recorder saw another function object made from this definition (a fact of the capture;
     JAX's own "maybe re-defined" is only the `hint`). `name` and

@@ -18,10 +18,10 @@ from typing import Any
 
 import jax
 
-from ..capture import collectives as hlo
 from ..capture import jax_compat
-from ..capture import sharding as placement
 from ..capture.record import Capture, JitCall
+from ..capture.sharding import arrays as placement
+from ..capture.sharding import collectives as hlo
 from ..units import bytes_text, plural
 from . import findings, folding
 from .document import envelope, source_json

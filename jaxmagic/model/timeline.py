@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capture.monitoring import top_level
+from ..capture.jit.monitoring import top_level
 from ..capture.record import Capture, Event, Finding
 from ..units import plural
 from . import findings

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 /**
  * The error banner (widgets/ui/header.js) shows jaxmagic's explanation of a JAX concretization error
- * below the cell's own error, as text (capture/concretization.py makes it; docs/schema.md `Error`).
+ * below the cell's own error, as text (capture/findings/concretization.py makes it; docs/schema.md `Error`).
  */
 import { describe, it, expect } from "vitest";
 import { docHeader } from "../../widgets/ui/header.js";

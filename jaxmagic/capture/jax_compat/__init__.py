@@ -889,7 +889,7 @@ def eqn_with_params(eqn: Any, params: dict) -> Any:
     return eqn.replace(params=params)
 
 
-# -- JAX's exceptions, matched (capture/concretization.py, capture/donation.py) -----------------
+# -- JAX's exceptions, matched (capture/findings/concretization.py, capture/findings/donation.py) -----------------
 
 _CONCRETIZATION_TYPES = (
     "TracerBoolConversionError",

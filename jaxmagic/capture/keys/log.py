@@ -4,7 +4,7 @@ This only appends: each eager random call (key_patch.py), each jitted call whose
 handles keys (its key arguments and results, by flat position) and each eager transform
 that binds a program with key arguments becomes one event holding the key objects
 themselves. Nothing is read from the device then, so asynchronous dispatch is untouched.
-When the capture stops, `finish` hands the events to capture/key_lineage.py, which reads
+When the capture stops, `finish` hands the events to capture/keys/lineage.py, which reads
 each key's data once and replays them into the tree.
 
 Keys are identified by their data, not by the Python object: `key, sub = split(key)`
@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from . import jax_compat, key_flow, source
-from .key_lineage import MAX_NODES, EagerOp, Lineage, ProgramCall
-from .record import Finding, KeyRecord, SourceLocation
+from .. import jax_compat, source
+from ..record import Finding, KeyRecord, SourceLocation
+from . import flow as key_flow
+from .lineage import MAX_NODES, EagerOp, Lineage, ProgramCall
 
 MAX_NAMED = 1_000  # namespace names of keys looked at, per end of the cell
 _ARRAY_TYPES = frozenset(
@@ -152,7 +153,7 @@ class KeyLog:
             self.dropped += 1
             return
         if isinstance(leaves, tuple):  # (fn, args, kwargs) of a cache hit: flattened only now
-            from .signature import dynamic_leaves
+            from ..jit.signature import dynamic_leaves
 
             leaves = dynamic_leaves(*leaves)
         inputs = {i: leaves[i] for i in program.inputs if i < len(leaves)}

@@ -13,9 +13,9 @@ from typing import Any
 
 import jax
 
-from . import jax_compat
+from .. import jax_compat
+from ..record import ArgSpec, Change, Signature
 from .explain import type_change_kind
-from .record import ArgSpec, Change, Signature
 
 _MAX_STATIC_REPR = 60
 
@@ -160,7 +160,7 @@ def concrete_key(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, list] | Non
 def dynamic_leaves(fn: Any, args: tuple, kwargs: dict) -> list:
     """The dynamic argument leaves in the order JAX flattens them: leaf i is the program's input i.
 
-    No avals are read (about 1 us a leaf less than a signature): how capture/key_log.py
+    No avals are read (about 1 us a leaf less than a signature): how capture/keys/log.py
     finds the key arguments of every call of a function whose program handles keys.
     """
     if not has_static_arguments(fn):  # jit flattens (args, kwargs), kwargs by sorted name: one C++ call

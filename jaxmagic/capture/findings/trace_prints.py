@@ -16,8 +16,8 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
-from . import aliases
-from .record import SourceLocation
+from .. import aliases
+from ..record import SourceLocation
 
 
 def patch_print(

@@ -22,8 +22,9 @@ from typing import Any, Protocol
 
 import jax
 
-from . import aliases, call_hook, jax_compat, source
-from .patches import replace_attribute
+from .. import aliases, jax_compat, source
+from ..patches import replace_attribute
+from . import call_hook
 
 
 class CallRecorder(Protocol):

@@ -38,10 +38,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..units import bytes_text
-from . import jax_compat, source
-from .jaxpr_memo import JaxprMemo
-from .record import Finding, SourceLocation
+from ...units import bytes_text
+from .. import jax_compat, source
+from ..jaxpr_memo import JaxprMemo
+from ..record import Finding, SourceLocation
 
 MIN_UNNAMED_BYTES = 1 << 20  # an array constant no user name matches is reported from this size
 MIN_REPEATS = 10  # a loop is reported from this many iterations...

@@ -35,10 +35,13 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
-from . import aliases, grad_values, grads, jax_compat, source, user_names
-from .patches import replace_attribute
-from .record import ArgSpec, GradCall, Signature
-from .signature import _leaf_spec, _static_repr
+from .. import aliases, jax_compat, source
+from ..jit import user_names
+from ..jit.signature import _leaf_spec, _static_repr
+from ..patches import replace_attribute
+from ..record import ArgSpec, GradCall, Signature
+from . import split as grads
+from . import values as grad_values
 
 TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")  # return a function; its calls are recorded
 CALLS = ("vjp", "jvp", "linearize")  # recorded when called

@@ -24,8 +24,8 @@ from typing import Any
 
 import jax
 
-from . import source
-from .record import Signature
+from .. import source
+from ..record import Signature
 
 _MAX_FRAMES = 200  # frames walked up looking for the user's line
 

@@ -1,7 +1,7 @@
 """Forward, backward and the rest of one recorded jaxpr, told apart by JAX's name stacks.
 
 A jitted train step is one jaxpr mixing the forward pass, the backward pass and the optimizer.
-Since the vjp split (`capture/grads.py`) is not available there, the only record of which eqn
+Since the vjp split (`capture/grads/split.py`) is not available there, the only record of which eqn
 belongs where is the name stack JAX writes while differentiating: forward eqns are traced under
 `jvp(...)`, their transposes under `transpose(jvp(...))` (user scopes nest inside:
 `transpose(jvp(layer_3))/mlp`). This module reads those stacks, nothing else: where no eqn

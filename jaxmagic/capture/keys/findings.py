@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..units import times_word
-from .record import Finding, KeyRecord, KeyUse
-from .source import where_text
+from ...units import times_word
+from ..record import Finding, KeyRecord, KeyUse
+from ..source import where_text
 
 
 def _where(use: KeyUse) -> str:

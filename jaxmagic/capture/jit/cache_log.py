@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import jax
 
-from . import jax_compat
+from .. import jax_compat
 
 # Modules that emit the records, across JAX 0.4.30–0.10 (see docs/design.md, "Recompiles").
 EMITTERS = (

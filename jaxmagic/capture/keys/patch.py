@@ -5,7 +5,7 @@ Every public function of `jax.random` that takes a key (samplers, `split`, `fold
 stand-in that calls JAX's own function exactly once, with the user's arguments untouched,
 and then reports the call to the running capture. Calls made while JAX traces (inside a
 jitted function, a vmap, a scan body) pass straight through: their program's jaxpr tells
-the story (capture/key_flow.py). Only `jax.random` attributes and the namespace's aliases
+the story (capture/keys/flow.py). Only `jax.random` attributes and the namespace's aliases
 of them (`from jax.random import split`) are patched; libraries that call `jax.random.x`
 at call time (Flax, Equinox, Optax) are seen, JAX's internals are not.
 """
@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 import jax
 
-from . import aliases, jax_compat, source
-from .patches import replace_attribute
+from .. import aliases, jax_compat, source
+from ..patches import replace_attribute
 
 MAKERS = {"key": "seed", "PRNGKey": "seed", "wrap_key_data": "wrap"}  # make a key from a seed or data
 DERIVATIONS = {"split": "split", "fold_in": "fold_in", "clone": "clone", "key_data": "data"}
@@ -105,7 +105,7 @@ def _patched(name: str, kind: str, original: Callable) -> Callable:
         recorder = _recorder
         if recorder is None or _inside[0] or _CURRENT_TRACE.value is not _NO_TRACE:
             # Under a trace (jit, vmap, grad, scan): the program that trace binds tells the story.
-            return original(*args, **kwargs)  # its warnings keep their place (capture/warning_site.py)
+            return original(*args, **kwargs)  # its warnings keep their place (capture/findings/warning_site.py)
         _inside[0] += 1
         try:
             # bad arguments raise from JAX itself, as without a capture
@@ -156,7 +156,7 @@ def patch_eager_transforms(stack: ExitStack) -> None:
 
     An eager `jax.vmap(normal)(keys)` or `lax.scan` over a key binds one program (a batched
     sampler jit, the scan) with concrete key arguments; that bind is recorded as a one-eqn
-    program (capture/key_flow.py). Binds made by our own stand-ins are theirs, and jitted
+    program (capture/keys/flow.py). Binds made by our own stand-ins are theirs, and jitted
     functions called from Python (a `cache_miss` of the C++ dispatch) are recorded per call
     by the session, or not at all, never here. Private API (`jax._src.core`), behind a feature
     check: without it eager transforms go unseen, as before.

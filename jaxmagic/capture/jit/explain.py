@@ -27,7 +27,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .record import Change
+from ..record import Change
 
 # The kinds of a miss (docs/schema.md, Miss.kind), most telling first: when one call has
 # several changes, the first kind in this order names it. A context flag explains the

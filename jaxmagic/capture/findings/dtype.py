@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import jax_compat, source
-from .record import Finding, JitCall, SourceLocation
+from .. import jax_compat, source
+from ..record import Finding, JitCall, SourceLocation
 
 
 @dataclass

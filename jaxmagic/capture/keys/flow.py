@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from . import jax_compat, source
-from .record import SourceLocation
+from .. import jax_compat, source
+from ..record import SourceLocation
 
 # Public jax.random functions that draw numbers (first argument a key); derivations are not samplers.
 _NOT_SAMPLERS = frozenset(

@@ -1,10 +1,10 @@
 """Replaying a capture's key events into the key tree: nodes identified by key data.
 
-capture/key_log.py collects the events while the cell runs (eager `jax.random` calls, jitted
+capture/keys/log.py collects the events while the cell runs (eager `jax.random` calls, jitted
 calls whose programs handle keys, eager transforms) holding the key objects; this module reads
 each object's data once and replays the events in order. A split registers its rows, so a
 later key with the words of row 1 is that row; the same data is the same node whichever way it
-came. Each program call instantiates its program's local key tree (capture/key_flow.py) under
+came. Each program call instantiates its program's local key tree (capture/keys/flow.py) under
 the keys it was given. `finish` counts consumption (whole-array uses consume every row, loop
 carries count for the key passed in, cond branches are alternatives) and sets each key's state.
 """
@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ..units import plural
-from . import jax_compat, key_flow, source
-from .key_findings import key_findings
-from .record import Finding, KeyRecord, KeyUse, SourceLocation
+from ...units import plural
+from .. import jax_compat, source
+from ..record import Finding, KeyRecord, KeyUse, SourceLocation
+from . import flow as key_flow
+from .findings import key_findings
 
 MAX_NODES = 50_000  # nodes the lineage may grow to; past it, later program calls add none
 MAX_ROWS = 100_000  # rows of one key array indexed by value (a split of a million keys stays fast)

@@ -4,7 +4,7 @@ JAX warns with a fixed `stacklevel` (the float64 truncation warning: 4 frames up
 dtype check), counted in Python frames. A capture puts its stand-ins between the user's line
 and JAX (the routed jitted call and its recorder, the `jax.grad` and `jax.random` stand-ins,
 the eager-transform hook), so the frame JAX names can be one of jaxmagic's: the warning then
-shows `jaxmagic/capture/key_patch.py:94`, and Python's once-per-location rule (the "default"
+shows `jaxmagic/capture/keys/patch.py:94`, and Python's once-per-location rule (the "default"
 filter) hides it for every later line that reaches the same stand-in.
 
 For the capture's duration `warnings.warn` is replaced by `_warn`, which walks the frames as
@@ -17,7 +17,7 @@ changes the filters, which empties every module's once-per-location registry and
 "default" warning show again.
 
 The capture that installed it also hears of each warning (`Listener`): the float64 truncation
-finding (capture/dtype_findings.py). While jaxmagic does its own work that runs the user's code
+finding (capture/findings/dtype.py). While jaxmagic does its own work that runs the user's code
 or JAX again (tracing a call's artefacts, a gradient's split), warnings are dropped: they were
 the user's once, when their call ran. Warnings raised from C code (`PyErr_WarnEx`) do not go
 through `warnings.warn` and are left as they are.
@@ -32,8 +32,8 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any, Protocol
 
-from . import source
-from .patches import replace_attribute
+from .. import source
+from ..patches import replace_attribute
 
 
 class Listener(Protocol):

@@ -35,8 +35,8 @@ import jax
 import numpy as np
 from jax import lax
 
-from ..units import plural
-from . import jax_compat
+from ...units import plural
+from .. import jax_compat
 
 MAX_EQNS = 5_000  # programs larger than this are not traced again
 PROBE_SCOPE = "jaxmagic-batch-probe"  # our pad and cut eqns, dropped before aligning

@@ -23,8 +23,9 @@ from typing import Any
 
 import jax
 
-from . import jax_compat, signature, source
-from .record import Capture, Finding
+from .. import jax_compat, source
+from ..jit import signature
+from ..record import Capture, Finding
 
 KIND = "donated_then_read"
 PRUNE_FROM = 10_000  # entries remembered before dead arrays are forgotten

@@ -26,8 +26,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..units import plural
-from . import jax_compat
+from ...units import plural
+from .. import jax_compat
 
 MAX_ARRAYS = 500  # arrays recorded per cell; the rest are counted in a note
 IPYTHON_HISTORY = frozenset({"In", "Out"})  # IPython's input and output caches: aliases, not arrays of the user

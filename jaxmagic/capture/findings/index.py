@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from . import jax_compat, source
-from .jaxpr_memo import JaxprMemo
-from .record import Finding, SourceLocation
+from .. import jax_compat, source
+from ..jaxpr_memo import JaxprMemo
+from ..record import Finding, SourceLocation
 
 KIND = "index_out_of_bounds"
 MAX_ELEMENTS = 4096  # constants folded up to this size; larger ones are treated as unknown

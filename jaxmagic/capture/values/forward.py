@@ -24,9 +24,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..units import plural
-from . import jax_compat, key_patch
-from .signature import _as_set, _parameter_names
+from ...units import plural
+from .. import jax_compat
+from ..jit.signature import _as_set, _parameter_names
+from ..keys import patch as key_patch
 
 MAX_ARG_ELEMENTS = 1 << 24  # arguments larger than this (16.8M elements) are not evaluated twice
 MAX_EQNS = 5_000  # bound eqns evaluated per call; past this the rest get no values

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from . import jax_compat, source
-from .record import Capture, Finding, SourceLocation
+from .. import jax_compat, source
+from ..record import Capture, Finding, SourceLocation
 
 KIND = "concretization"
 _NAME = re.compile(r"^[A-Za-z_]\w*$")  # an argument JAX names plainly (`n`), not a pytree leaf (`params['w']`)

@@ -19,8 +19,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from . import jax_compat
-from .record import Change, Signature
+from .. import jax_compat
+from ..record import Change, Signature
 
 MAX_OPTION_TEXT = 200  # characters of one jit option's value in a change (a sharding tree can be long)
 

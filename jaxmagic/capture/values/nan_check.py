@@ -11,10 +11,10 @@ no reference), and a full call's few small outputs are read as soon as it is rec
 are ready then (`print(f(x))` frees them before the cell ends).
 
 For an output holding NaN (or Inf), the call's program is evaluated again eqn by eqn on its
-arguments, when they are still alive, by the `--values` interpreter (capture/values.py), and
+arguments, when they are still alive, by the `--values` interpreter (capture/values/forward.py), and
 stops at the first eqn whose result holds NaN (or Inf): the op `jax_debug_nans`
 (`jax_debug_infs`) would stop at. Eager grads are evaluated on their forward/backward split
-(capture/grads.py; traced under %%grad_graph), so the op is said to be forward or backward;
+(capture/grads/split.py; traced under %%grad_graph), so the op is said to be forward or backward;
 in a jitted step the backward ops are those JAX traced under `transpose`.
 
 Under the user's own `jax_debug_nans`/`jax_debug_infs` JAX raises FloatingPointError at the
@@ -33,9 +33,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..units import bytes_text, plural
-from . import jax_compat, key_patch, source, values
-from .record import Capture, Finding, SourceLocation
+from ...units import bytes_text, plural
+from .. import jax_compat, source
+from ..keys import patch as key_patch
+from ..record import Capture, Finding, SourceLocation
+from . import forward as values
 
 MAX_CHECK_BYTES = 64 << 20  # bytes of outputs read on the host per cell (64 MiB: ~10 ms on one CPU core)
 MAX_WATCHED = 256  # calls whose outputs are held (weakly) per cell
@@ -229,7 +231,7 @@ class NanWatch:
 
     def note_sampled(self, key: Any, index: int, name: str, refs: tuple) -> None:
         """A readiness-sampled cache hit: the one or two outputs readiness watches (weak references,
-        capture/readiness.py), for the latest such call per function; its arguments are not kept."""
+        capture/jit/readiness.py), for the latest such call per function; its arguments are not kept."""
         if key in self.latest or len(self.latest) < MAX_WATCHED:
             self.latest[key] = _Watched(
                 index,

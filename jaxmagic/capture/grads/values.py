@@ -2,8 +2,8 @@
 
 Asked for with `%%grad_graph --values` / `jaxmagic.capture(grads=True, values=True)`. Right
 after an eager `jax.grad` or `jax.value_and_grad` call returns, the exact vjp split
-(`capture/grads.py`) is evaluated on that call's arguments by the forward-values interpreter
-(`capture/values.py`): the forward jaxpr on the input leaves, then the backward jaxpr on the
+(`capture/grads/split.py`) is evaluated on that call's arguments by the forward-values interpreter
+(`capture/values/forward.py`): the forward jaxpr on the input leaves, then the backward jaxpr on the
 forward's residuals and the seed cotangent JAX itself uses for `grad` (1.0 of the output's
 dtype). Every variable of both gets a summary; the backward's outputs are the gradients of
 the differentiated leaves, the numbers `jax.grad` returned.
@@ -21,7 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from . import values
+from ..values import forward as values
 
 SEEDED_KINDS = ("grad", "value_and_grad")  # the backward's seed is fixed by JAX: 1.0
 SEED_TEXT = "1.0, the seed jax.grad uses for the scalar output"

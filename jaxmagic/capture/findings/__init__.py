@@ -1,0 +1,1 @@
+"""The sharp bits found at capture time: one module per kind of finding."""

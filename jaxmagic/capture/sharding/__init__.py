@@ -1,0 +1,1 @@
+"""Seeing where arrays live: meshes, shardings, shards, and the collectives XLA inserted."""
