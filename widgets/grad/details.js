@@ -10,6 +10,7 @@ import { h, clear } from "../ui/dom.js";
 import { showDetails } from "../graph/details.js";
 import { nKey, srcPath, srcText } from "../graph/model.js";
 import { nodeOf, userOpOf, chipParts, bytesText, CUSTOM_PRIMS, shortName } from "./model.js";
+import * as elementIds from "../graph/ids.js";
 
 const sec = (ref, title, body) => h("section", { class: "jm-d-sec" }, [h("h4", null, title, ref), body], ref);
 const rows = (ref, list) => h("table", { class: "jm-params" },
@@ -36,8 +37,8 @@ const nodeButton = (ref, fn, graph, id, go, extra = "") => {
 export function gradDetails(panel, ctx, key) {
   if (!key) return entrySummary(panel, ctx);
   showDetails(panel, ctx.ix, key, { mode: ctx.mode });
-  if (!key.startsWith("N:")) return;
-  const ref = panel, id = key.slice(2), { entry, graph, links } = ctx;
+  if (!elementIds.isNode(key)) return;
+  const ref = panel, id = elementIds.body(key), { entry, graph, links } = ctx;
   const n = nodeOf(ctx.fnOf(graph), id);
   const parts = [];
   const jit = entry.origin === "jit";

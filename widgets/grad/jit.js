@@ -16,6 +16,7 @@ import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend } from "./pane.js";
 import { entryPlayback } from "./play.js";
+import * as elementIds from "../graph/ids.js";
 
 
 /** Mount the entry into `slot` (ctx as for splitEntry). Returns the same controller. */
@@ -77,7 +78,7 @@ export function jitEntry(slot, entry, ctx) {
   });
   const showNode = (key) => gradDetails(details, dctx(), (shown = key));
   const linkFrom = (key) => {
-    const id = key && key.startsWith("N:") ? key.slice(2) : null;
+    const id = key && elementIds.isNode(key) ? elementIds.body(key) : null;
     const role = id ? (entry.roles || {})[id] : null;
     const ids = !id ? [] : role === "backward" ? links.toForward.get(id) || [] : links.toBackward.get(id) || [];
     view.highlight(ids.map(nKey), "jm-linked");

@@ -22,6 +22,7 @@ import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend, press } from "./pane.js";
 import { entryPlayback } from "./play.js";
+import * as elementIds from "../graph/ids.js";
 
 
 /**
@@ -112,7 +113,7 @@ export function splitEntry(slot, entry, ctx) {
 
   /** Link highlights for a selection in `graph`. */
   const linkFrom = (graph, key) => {
-    const id = key && key.startsWith("N:") ? key.slice(2) : null;
+    const id = key && elementIds.isNode(key) ? elementIds.body(key) : null;
     const ids = !id ? [] : graph === "backward" ? links.toForward.get(id) || [] : links.toBackward.get(id) || [];
     const target = other(graph);
     view[graph].highlight([], "jm-linked");

@@ -17,6 +17,7 @@ import { nodesUnder, stepText, lineText } from "../graph/story.js";
 import { containerName } from "../graph/metrics.js";
 import { num } from "../graph/format.js";
 import { linkMaps, shortName, plural, jitResiduals } from "./model.js";
+import * as elementIds from "../graph/ids.js";
 
 /** Where global step `P` (1-based) falls: `{part, j, i}` (part index, 1-based step in it), or null. */
 export function locate(parts, P) {
@@ -128,7 +129,7 @@ export function gradLabels(entry, parts, { values = false } = {}) {
     const { ix, graph } = part;
     const key = part.keys[i - 1];
     const ids = nodesUnder(ix, key);
-    const node = key.startsWith("N:") ? ix.nodes.get(key.slice(2)) : null;
+    const node = elementIds.isNode(key) ? ix.nodes.get(elementIds.body(key)) : null;
     const res = residualsAt(entry, graph, ids);
     const tail = [];
     if (res.made.length) tail.push(`saves ${plural(res.made.length, "residual")} ${avals(res.made)}`);

@@ -12,6 +12,7 @@ import { nKey, pKey } from "../graph/model.js";
 import { decorator, plural } from "./model.js";
 import { graphPane, legendLine } from "./pane.js";
 import { entryPlayback } from "./play.js";
+import * as elementIds from "../graph/ids.js";
 
 /** Fill of each role: the forward and backward fills of the reverse-mode views. */
 export const TANGENT_FILL = { primal: "rgba(15,157,138,0.18)", tangent: "rgba(232,113,10,0.22)" };
@@ -52,8 +53,8 @@ export function tangentEntry(slot, entry, ctx) {
       return;
     }
     showDetails(details, view.index(), key, { mode: "trace" });
-    if (key.startsWith("N:") && roles[key.slice(2)]) {
-      details.prepend(h("div", { class: "jm-grad-role" }, `computes the ${roles[key.slice(2)]}`, ref));
+    if (elementIds.isNode(key) && roles[elementIds.body(key)]) {
+      details.prepend(h("div", { class: "jm-grad-role" }, `computes the ${roles[elementIds.body(key)]}`, ref));
     }
   };
   const { view } = graphPane(graphs, {

@@ -15,6 +15,7 @@
  * one contiguous interval of the numbering, and a var has a use outside an interval
  * iff its first or last use lies outside it.
  */
+import * as ids from "./ids.js";
 
 const cache = new WeakMap(); // ix -> tables
 
@@ -25,11 +26,11 @@ function number(ix) {
   const visit = (k, d) => {
     tin.set(k, t++);
     depth.set(k, d);
-    const p = k.startsWith("G:") ? ix.ports.get(k) : null;
+    const p = ids.isGroup(k) ? ix.ports.get(k) : null;
     const b = (p && p.bundles) || {};
     const kid = (c) => visit(c, d + 1);
     if (p) (b.in || [...p.consts, ...p.ins]).forEach(kid);
-    for (const c of (k.startsWith("Q:") ? ix.virt.get(k).ports : ix.items.get(k)) || []) kid(c);
+    for (const c of (ids.isBundle(k) ? ix.virt.get(k).ports : ix.items.get(k)) || []) kid(c);
     if (p) (b.out || p.outs).forEach(kid);
     tout.set(k, t);
   };
@@ -101,8 +102,8 @@ function lowerBound(a, x) {
  * unknown keys). Results are cached per index; treat them as read-only.
  */
 export function boundaryOf(ix, key) {
-  if (key && key.startsWith("G:") && ix.groups.has(key.slice(2))) {
-    const g = ix.groups.get(key.slice(2));
+  if (key && ids.isGroup(key) && ix.groups.has(ids.body(key))) {
+    const g = ix.groups.get(ids.body(key));
     const known = (v) => v != null && ix.vars.has(v);
     return {
       ins: [...(g.constvars || []), ...(g.invars || [])].filter(known),

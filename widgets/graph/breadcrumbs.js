@@ -6,29 +6,29 @@
  */
 import { h, clear } from "../ui/dom.js";
 import { ancestors } from "./model.js";
-import { splitOut } from "./metrics.js";
+import * as ids from "./ids.js";
 
 /** Short label of one element of the tree. */
 export function crumbLabel(ix, key) {
   if (key === ix.root) return String(ix.fn.name ?? "function");
-  const kind = key.slice(0, 2);
-  if (kind === "G:") {
-    const g = ix.groups.get(key.slice(2));
+  const kind = ids.kindOf(key);
+  if (kind === "group") {
+    const g = ix.groups.get(ids.body(key));
     return g ? String(g.label || g.id) : key;
   }
-  if (kind === "N:") {
-    const n = ix.nodes.get(key.slice(2));
+  if (kind === "node") {
+    const n = ix.nodes.get(ids.body(key));
     return n ? String(n.prim) : key;
   }
-  if (kind === "S:") {
+  if (kind === "scope") {
     const sc = ix.scopes.get(key);
     return sc ? sc.name : key;
   }
-  if (kind === "P:") {
-    const v = ix.vars.get(key.slice(2));
+  if (kind === "port") {
+    const v = ix.vars.get(ids.body(key));
     return v ? `${v.def === "const" ? "const" : "in"} ${v.name}` : key;
   }
-  if (kind === "O:") return `out ${splitOut(key)[1]}`;
+  if (kind === "output") return `out ${ids.splitOutput(key)[1]}`;
   const label = ix.labels && ix.labels.get && ix.labels.get(key); // containers added by other modules
   return label ? String(label) : key;
 }

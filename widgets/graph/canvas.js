@@ -24,6 +24,7 @@ import { traceCurve, pieceSet } from "./curve.js";
 import { readVars, watchTheme, whenConnected } from "../ui/theme-watch.js";
 import { now } from "./timing.js";
 import { indexOf } from "./spatial.js";
+import * as ids from "./ids.js";
 
 /** Text smaller than this on screen (px) is not drawn. */
 export const TEXT_MIN_PX = 5;
@@ -212,7 +213,7 @@ export function hitTest(geo, x, y) {
   for (let j = leaves.length - 1; j >= 0; j--) {
     const l = geo.leaves[leaves[j]], k = l.key;
     if (!inside(l)) continue;
-    if (k.startsWith("N:")) {
+    if (ids.isNode(k)) {
       const mb = l.face.marker && markerBox(l.face, l.w, m);
       return { key: k, part: mb && inside(mb, l.x, l.y) ? "toggle" : "body" };
     }
@@ -380,14 +381,14 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   if (legible(F_PRIM)) {
     font(F_PRIM, true);
     for (const { key, x, y, h, face: f } of shown) {
-      if (key.startsWith("N:")) text(f.prim, x + PAD_X, y + M.Y1, pal.prim);
+      if (ids.isNode(key)) text(f.prim, x + PAD_X, y + M.Y1, pal.prim);
       else if (f.title) text(f.title, x + (f.bundle ? M.PORT_TX : PAD_X), y + (f.bundle ? h / 2 + M.PORT_TY : M.Y1), pal.prim);
     }
   }
   if (legible(F_SMALL)) {
     font(F_SMALL);
     for (const { key, x, y, h, open, face: f } of shown) {
-      const n = key.startsWith("N:");
+      const n = ids.isNode(key);
       if (/^[PO]:/.test(key)) text(f.text, x + M.PORT_TX, y + h / 2 + M.PORT_TY, pal.prim);
       if (f.sub) text(f.sub, x + PAD_X, y + M.Y2, pal.muted);
       if (f.avals) text(f.avals, x + PAD_X, y + (n ? M.Y2 : M.Y3), pal.avals);
@@ -396,7 +397,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   }
   for (const l of shown) {
     const f = l.face;
-    if (!l.key.startsWith("N:")) continue;
+    if (!ids.isNode(l.key)) continue;
     let cx = l.x + PAD_X + textW(f.prim, F_PRIM) + M.GAP;
     const chip = (x, y, w, h, label, dash, px) => {
       ctx.beginPath();
@@ -442,14 +443,14 @@ function boxStyle(l, ix, paint, decorate, pal, play) {
   const k = l.key, kind = l.face.kind;
   let fill = pal.box, line = pal.boxStroke, width = 1, dash = "";
   if (isPort(k)) {
-    fill = kind === "in" || k.startsWith("Q:") ? pal.port : pal.box;
+    fill = kind === "in" || ids.isBundle(k) ? pal.port : pal.box;
     line = pal.portStroke;
-    width = kind === "out" && !k.startsWith("Q:") ? 1.6 : 1.2;
-    dash = k.startsWith("Q:") ? "5,3" : kind === "const" ? "4,2.5" : "";
+    width = kind === "out" && !ids.isBundle(k) ? 1.6 : 1.2;
+    dash = ids.isBundle(k) ? "5,3" : kind === "const" ? "4,2.5" : "";
   } else if (l.open) {
     fill = pal.bg2;
     line = pal.ownerStroke;
-  } else if (!k.startsWith("N:")) {
+  } else if (!ids.isNode(k)) {
     fill = pal.bg2;
     line = pal.strong;
     dash = "5,3";

@@ -16,13 +16,14 @@ import { costTable } from "./overlay.js";
 import { crumbLabel } from "./breadcrumbs.js";
 import { boundaryOf } from "./boundary.js";
 import { isDeferred, levelsStatus } from "./deferred.js";
+import * as ids from "./ids.js";
 
 /** Render the selection (element key or null) into `panel`. */
 export function showDetails(panel, ix, key, opts = {}) {
   clear(panel);
   if (!key) return functionSummary(panel, ix.fn, opts);
-  if (key.startsWith("N:") && ix.nodes.has(key.slice(2))) return nodeDetails(panel, ix, ix.nodes.get(key.slice(2)), opts);
-  if (key.startsWith("P:") || key.startsWith("O:")) return portDetails(panel, ix, key, opts);
+  if (ids.isNode(key) && ix.nodes.has(ids.body(key))) return nodeDetails(panel, ix, ix.nodes.get(ids.body(key)), opts);
+  if (ids.isPort(key) || ids.isOutput(key)) return portDetails(panel, ix, key, opts);
   return containerDetails(panel, ix, key, opts);
 }
 
@@ -116,7 +117,7 @@ function nodeDetails(panel, ix, n, opts) {
   if ((n.subgroups || []).length) {
     section(panel, "Sub-jaxprs", h("ul", { class: "jm-ops" }, n.subgroups.map((g) => {
       const grp = ix.groups.get(g);
-      return h("li", null, grp ? `${grp.label} (${grp.n_eqns ?? ix.count.get("G:" + g)} eqns)` : g, panel);
+      return h("li", null, grp ? `${grp.label} (${grp.n_eqns ?? ix.count.get(ids.group(g))} eqns)` : g, panel);
     }), panel));
   }
 }
@@ -127,7 +128,7 @@ function portDetails(panel, ix, key, opts) {
   const what = { in: "Input", const: "Constant", out: "Output" }[f.kind];
   title(panel, `${what} port`);
   const rows = v ? [["var", v.name], ["aval", v.aval], ["id", v.id]] : [["value", f.text]];
-  const g = ix.groups.get(v ? v.group : key.slice(2, key.lastIndexOf(":")));
+  const g = ix.groups.get(v ? v.group : ids.splitOutput(key)[0]);
   if (g) rows.push(["jaxpr", g.label]);
   if (f.kind === "const") rows.push(["note", "captured from Python at trace time"]);
   section(panel, "Value", table(panel, rows.map(([k, val]) => [k, String(val)])));
@@ -142,10 +143,10 @@ function containerCost(ix, key) {
   return { flops: t.flops.get(key), bytes: t.bytes.get(key) };
 }
 
-const KIND = { "G:": "jaxpr", "S:": "scope", "R:": "repeated blocks", "U:": "block", "K:": "chunk" };
+const KIND = { group: "jaxpr", scope: "scope", repeat: "repeated blocks", unit: "block", chunk: "chunk" };
 
 function containerDetails(panel, ix, key, opts) {
-  const kind = KIND[key.slice(0, 2)] || "group";
+  const kind = KIND[ids.kindOf(key)] || "group";
   title(panel, crumbLabel(ix, key), key === ix.root ? "function body" : kind);
   const rows = [];
   const n = ix.count.get(key);

@@ -5,6 +5,7 @@
  * A group box is always open when its owner is; the root group is always open.
  */
 import { isCollapsible, ancestors } from "./model.js";
+import * as ids from "./ids.js";
 
 /** Default cap on eqn nodes shown before anything is expanded by hand. */
 export const DEFAULT_BUDGET = 250;
@@ -14,13 +15,13 @@ export const ITEM_BUDGET = 400;
 /** Items shown directly when `key` is open (an owner shows its sub-groups' items). */
 function directItems(ix, key) {
   const its = ix.items.get(key) || [];
-  return key.startsWith("N:") ? its.flatMap((g) => ix.items.get(g) || []) : its;
+  return ids.isNode(key) ? its.flatMap((g) => ix.items.get(g) || []) : its;
 }
 
 /** Eqn nodes that become visible when `key` opens (its children start collapsed). */
 function revealed(ix, key) {
   let n = 0;
-  for (const k of directItems(ix, key)) if (k.startsWith("N:")) n++;
+  for (const k of directItems(ix, key)) if (ids.isNode(k)) n++;
   return n;
 }
 
@@ -37,7 +38,7 @@ export function defaultExpansion(ix, budget = DEFAULT_BUDGET) {
   if (!ix.root) return new Set();
   if ((ix.count.get(ix.root) || 0) <= budget) {
     const all = allCollapsibles(ix);
-    for (const k of all) if (k.startsWith("R:") || ancestors(ix, k).some((a) => a.startsWith("R:"))) all.delete(k);
+    for (const k of all) if (ids.isRepeat(k) || ancestors(ix, k).some((a) => ids.isRepeat(a))) all.delete(k);
     if (visibleItemCount(ix, all) <= ITEM_BUDGET) return all;
   }
   const expanded = new Set();
@@ -46,7 +47,7 @@ export function defaultExpansion(ix, budget = DEFAULT_BUDGET) {
   const queue = directItems(ix, ix.root).filter((k) => isCollapsible(ix, k));
   for (let i = 0; i < queue.length; i++) {
     const k = queue[i];
-    if (k.startsWith("R:")) continue;
+    if (ids.isRepeat(k)) continue;
     const add = revealed(ix, k);
     const more = directItems(ix, k).length - 1;
     if (visible + add > budget || shown + more > ITEM_BUDGET) continue;
@@ -77,7 +78,7 @@ export function visibleItemCount(ix, expanded) {
  */
 export function allCollapsibles(ix) {
   const out = new Set();
-  for (const k of ix.parent.keys()) if (isCollapsible(ix, k) && !k.startsWith("Q:")) out.add(k);
+  for (const k of ix.parent.keys()) if (isCollapsible(ix, k) && !ids.isBundle(k)) out.add(k);
   return out;
 }
 
@@ -86,7 +87,7 @@ export function visibleEqnCount(ix, expanded) {
   let n = 0;
   const walk = (key) => {
     for (const k of directItems(ix, key)) {
-      if (k.startsWith("N:")) n++;
+      if (ids.isNode(k)) n++;
       if (isCollapsible(ix, k) && expanded.has(k)) walk(k);
     }
   };

@@ -5,6 +5,7 @@
  */
 import { h } from "../ui/dom.js";
 import { isCollapsible } from "./model.js";
+import * as ids from "./ids.js";
 
 /** key -> [action, description]; the help overlay lists them in this order. */
 export const SHORTCUTS = [
@@ -34,7 +35,7 @@ export function keyAction(e) {
  */
 export function expandBelow(ix, key) {
   let top = key || ix.root;
-  while (top && !isCollapsible(ix, top) && !top.startsWith("G:")) top = ix.parent.get(top);
+  while (top && !isCollapsible(ix, top) && !ids.isGroup(top)) top = ix.parent.get(top);
   const out = new Set();
   const walk = (k) => {
     if (isCollapsible(ix, k)) out.add(k);

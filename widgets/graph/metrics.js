@@ -12,6 +12,7 @@
  */
 import { operandText } from "./model.js";
 import { boundaryOf, boundaryLine, boundaryTip } from "./boundary.js";
+import * as ids from "./ids.js";
 
 export const F_PRIM = 12; // primitive names, headers
 export const F_SMALL = 11; // avals, port labels
@@ -83,7 +84,7 @@ export function eqnFace(ix, node, { collapsed = false, expanded = false, m = BAS
     (node.outs || []).map((v) => (ix.vars.get(v) || {}).aval || "?").join(", "),
     44,
   );
-  const key = "N:" + node.id;
+  const key = ids.node(node.id);
   const marker = collapsed ? `▸ ${ix.count.get(key) - 1}` : expanded ? "▾" : "";
   let w1 = textW(prim, m.F_PRIM);
   for (const c of chips) w1 += m.GAP + chipW(c, m);
@@ -117,7 +118,7 @@ function collapsedFace(ix, key, name, m) {
 
 /** Name of a container for its header or collapsed box. */
 export function containerName(ix, key) {
-  if (key.startsWith("S:")) return ix.scopes.get(key).name;
+  if (ids.isScope(key)) return ix.scopes.get(key).name;
   return ix.labels.get(key) || key;
 }
 
@@ -144,15 +145,15 @@ export function bundleFace(ix, key, open, m = BASE) {
 /** Face of a port: kind "in" | "const" | "out". */
 export function portFace(ix, key, m = BASE) {
   let kind, text, varId = null;
-  if (key.startsWith("P:")) {
-    varId = key.slice(2);
+  if (ids.isPort(key)) {
+    varId = ids.body(key);
     const v = ix.vars.get(varId);
     kind = v && v.def === "const" ? "const" : "in";
     // a function input names its pytree leaf (`params['w']`), then the jaxpr's own name and aval
     const leaf = v.path ? `${cut(String(v.path), 30)} · ` : "";
     text = (kind === "const" ? "const " : "") + leaf + cut(`${v.name}: ${v.aval}`, 40);
   } else {
-    const [gid, i] = splitOut(key);
+    const [gid, i] = ids.splitOutput(key);
     const op = (ix.groups.get(gid).outvars || [])[i];
     kind = "out";
     varId = op && op.var != null ? op.var : null;
@@ -161,16 +162,10 @@ export function portFace(ix, key, m = BASE) {
   return { kind, text, varId, w: textW(text, m.F_SMALL) + 18 * m.z, h: m.PORT_H };
 }
 
-/** "O:<group id>:<i>" -> [group id, i]; group ids may contain ":". */
-export function splitOut(key) {
-  const j = key.lastIndexOf(":");
-  return [key.slice(2, j), Number(key.slice(j + 1))];
-}
-
 /** Header text of an open container box. */
 export function headText(ix, key) {
-  if (key.startsWith("G:")) {
-    const g = ix.groups.get(key.slice(2));
+  if (ids.isGroup(key)) {
+    const g = ix.groups.get(ids.body(key));
     const n = ix.count.get(key) || 0;
     return { title: cut(g.label || g.id, 40), sub: `${n} eqn${n === 1 ? "" : "s"}` };
   }

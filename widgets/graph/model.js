@@ -17,16 +17,15 @@
  * bundles of at most CAP ports, each opening in place in the port column.
  */
 import { fullWhere, shortWhere } from "../ui/source-text.js";
+import * as ids from "./ids.js";
 
 /** Most items one container holds (and one layout lays out), ports aside. */
 export const CAP = 120;
 /** More input (or output) ports than this on one group: bundle them ("Q:"). */
 export const PORT_CAP = 24;
 
-export const gKey = (id) => "G:" + id;
-export const nKey = (id) => "N:" + id;
-export const pKey = (varId) => "P:" + varId;
-export const oKey = (groupId, i) => "O:" + groupId + ":" + i;
+// Id constructors under their older names, for the modules that import them from here.
+export { group as gKey, node as nKey, port as pKey, output as oKey } from "./ids.js";
 
 /**
  * Derive edges with the schema's single rule: one edge per var use, from the var's
@@ -36,18 +35,18 @@ export const oKey = (groupId, i) => "O:" + groupId + ":" + i;
  */
 export function deriveEdges(fn) {
   const vars = new Map((fn.vars || []).map((v) => [v.id, v]));
-  const defKey = (v) => (v.def === "in" || v.def === "const" ? pKey(v.id) : nKey(v.def));
+  const defKey = (v) => (v.def === "in" || v.def === "const" ? ids.port(v.id) : ids.node(v.def));
   const edges = [];
   for (const n of fn.nodes || []) {
     for (const op of n.ins || []) {
       const v = op && op.var != null ? vars.get(op.var) : null;
-      if (v) edges.push({ var: v.id, from: defKey(v), to: nKey(n.id), group: n.group });
+      if (v) edges.push({ var: v.id, from: defKey(v), to: ids.node(n.id), group: n.group });
     }
   }
   for (const g of fn.groups || []) {
     (g.outvars || []).forEach((op, i) => {
       const v = op && op.var != null ? vars.get(op.var) : null;
-      if (v) edges.push({ var: v.id, from: defKey(v), to: oKey(g.id, i), group: g.id });
+      if (v) edges.push({ var: v.id, from: defKey(v), to: ids.output(g.id, i), group: g.id });
     });
   }
   return edges;
@@ -83,12 +82,12 @@ export function indexFunction(fn) {
     const g = groups.get(gid);
     if (!g || seen.has(gid)) return null;
     seen.add(gid);
-    const gk = gKey(gid);
+    const gk = ids.group(gid);
     if (parentKey) parent.set(gk, parentKey);
     const p = {
-      ins: (g.invars || []).filter((v) => vars.has(v)).map(pKey),
-      consts: (g.constvars || []).filter((v) => vars.has(v)).map(pKey),
-      outs: (g.outvars || []).map((_, i) => oKey(gid, i)),
+      ins: (g.invars || []).filter((v) => vars.has(v)).map(ids.port),
+      consts: (g.constvars || []).filter((v) => vars.has(v)).map(ids.port),
+      outs: (g.outvars || []).map((_, i) => ids.output(gid, i)),
     };
     for (const k of [...p.ins, ...p.consts, ...p.outs]) parent.set(k, gk);
     ports.set(gk, p);
@@ -100,9 +99,9 @@ export function indexFunction(fn) {
       for (let i = 0; i < path.length; i++) {
         const siblings = items.get(cur);
         const tail = siblings[siblings.length - 1];
-        let sk = tail && tail.startsWith("S:") && scopes.get(tail).name === String(path[i]) ? tail : null;
+        let sk = tail && ids.isScope(tail) && scopes.get(tail).name === String(path[i]) ? tail : null;
         if (!sk) {
-          sk = "S:" + scopeCounter++;
+          sk = ids.scope(scopeCounter++);
           scopes.set(sk, { key: sk, group: gid, path: path.slice(0, i + 1), name: String(path[i]) });
           parent.set(sk, cur);
           first.set(sk, at);
@@ -116,12 +115,12 @@ export function indexFunction(fn) {
     for (const [n, at] of byGroup.get(gid) || []) {
       const path = Array.isArray(n.scope) ? n.scope : [];
       const ck = path.length ? containerFor(path, at) : gk;
-      const nk = nKey(n.id);
+      const nk = ids.node(n.id);
       parent.set(nk, ck);
       first.set(nk, at);
       items.get(ck).push(nk);
       const subs = [];
-      for (const sg of n.subgroups || []) if (visitGroup(sg, nk)) subs.push(gKey(sg));
+      for (const sg of n.subgroups || []) if (visitGroup(sg, nk)) subs.push(ids.group(sg));
       if (subs.length) items.set(nk, subs);
     }
     return gk;
@@ -133,14 +132,14 @@ export function indexFunction(fn) {
   bundlePorts(ports, parent, virt);
   let chunkCounter = 0;
   for (const ck of [...items.keys()]) {
-    if (ck.startsWith("N:")) continue; // an owner holds its few sub-groups
+    if (ids.isNode(ck)) continue; // an owner holds its few sub-groups
     let list = items.get(ck);
     while (list.length > CAP) {
       // Balanced consecutive chunks; a list of chunks still over CAP is chunked again.
       const size = Math.ceil(list.length / Math.ceil(list.length / CAP));
       const next = [];
       for (let i = 0; i < list.length; i += size) {
-        const kk = "K:" + chunkCounter++;
+        const kk = ids.chunk(chunkCounter++);
         const part = list.slice(i, i + size);
         for (const x of part) parent.set(x, kk);
         items.set(kk, part);
@@ -156,7 +155,7 @@ export function indexFunction(fn) {
   // Recursive eqn counts, bottom-up over the tree.
   const countOf = (k) => {
     if (count.has(k)) return count.get(k);
-    let c = k.startsWith("N:") ? 1 : 0;
+    let c = ids.isNode(k) ? 1 : 0;
     for (const ch of items.get(k) || []) c += countOf(ch);
     count.set(k, c);
     return c;
@@ -164,7 +163,7 @@ export function indexFunction(fn) {
   if (rootKey) countOf(rootKey);
 
   const lines = (fn.nodes || [])
-    .filter((n) => Number.isInteger(n.line) && parent.has(nKey(n.id)))
+    .filter((n) => Number.isInteger(n.line) && parent.has(ids.node(n.id)))
     .map((n) => ({ line: n.line, id: n.id }))
     .sort((a, b) => a.line - b.line);
 
@@ -194,7 +193,7 @@ function bundlePorts(ports, parent, virt) {
       const size = Math.ceil(list.length / Math.ceil(list.length / CAP));
       const keys = [];
       for (let i = 0; i < list.length; i += size) {
-        const qk = "Q:" + n++;
+        const qk = ids.bundle(n++);
         const part = list.slice(i, i + size);
         for (const pk of part) parent.set(pk, qk);
         parent.set(qk, gk);
@@ -208,15 +207,15 @@ function bundlePorts(ports, parent, virt) {
 
 /** Short name of an item, for container labels: prim, scope name or a box label. */
 function itemName(ix, k) {
-  if (k.startsWith("N:")) return String((ix.nodes.get(k.slice(2)) || {}).prim ?? "?");
-  if (k.startsWith("S:")) return ix.scopes.get(k).name;
-  if (k.startsWith("K:")) return itemName(ix, ix.items.get(k)[0]);
+  if (ids.isNode(k)) return String((ix.nodes.get(ids.body(k)) || {}).prim ?? "?");
+  if (ids.isScope(k)) return ix.scopes.get(k).name;
+  if (ids.isChunk(k)) return itemName(ix, ix.items.get(k)[0]);
   const v = ix.virt.get(k);
   if (v && v.kind === "R") return `×${v.n} ${v.name}`;
   if (v && v.kind === "U") return `block ${v.i + 1}`;
   return k;
 }
-const lastLeaf = (ix, k) => (k.startsWith("K:") ? lastLeaf(ix, ix.items.get(k).at(-1)) : k);
+const lastLeaf = (ix, k) => (ids.isChunk(k) ? lastLeaf(ix, ix.items.get(k).at(-1)) : k);
 
 /**
  * Titles of the made-up containers, once counts are known:
@@ -236,14 +235,14 @@ function labelContainers(ix) {
     const per = count.get(units[0]) || 0;
     const a = units[0], z = units[units.length - 1];
     v.name = v.single
-      ? (a.startsWith("S:") ? `${itemName(ix, a)} … ${itemName(ix, z)}` : itemName(ix, a))
+      ? (ids.isScope(a) ? `${itemName(ix, a)} … ${itemName(ix, z)}` : itemName(ix, a))
       : `blocks ${itemName(ix, items.get(a)[0])} … ${itemName(ix, lastLeaf(ix, items.get(a).at(-1)))}`;
     labels.set(k, `×${v.n} ${v.name} (identical, ${per} eqn${per === 1 ? "" : "s"} each)`);
   }
   const fmt = (n) => n.toLocaleString("en-US");
   const chunks = (ck, off) => {
     for (const k of items.get(ck) || []) {
-      if (k.startsWith("K:")) {
+      if (ids.isChunk(k)) {
         const c = count.get(k) || 0;
         const head = c ? `eqns ${fmt(off + 1)}–${fmt(off + c)}` : `${items.get(k).length} items`;
         labels.set(k, `${head}: ${itemName(ix, k)} … ${itemName(ix, lastLeaf(ix, k))}`);
@@ -252,7 +251,7 @@ function labelContainers(ix) {
       off += count.get(k) || 0;
     }
   };
-  for (const ck of items.keys()) if (!ck.startsWith("K:")) chunks(ck, 0);
+  for (const ck of items.keys()) if (!ids.isChunk(ck)) chunks(ck, 0);
 }
 
 /**
@@ -293,10 +292,10 @@ function applyRepeats(fn, { items, parent, first, scopes, virt }) {
     });
     const taken = parts.reduce((s, p) => s + p.length, 0);
     if (parts.some((p) => !p.length) || p1 - p0 + 1 !== taken) return;
-    const rk = "R:" + ri;
+    const rk = ids.repeat(ri);
     const single = parts.every((p) => p.length === 1);
     const kids = single ? parts.map((p) => p[0]) : parts.map((p, j) => {
-      const uk = "U:" + ri + ":" + j;
+      const uk = ids.unit(ri, j);
       for (const x of p) parent.set(x, uk);
       items.set(uk, p);
       virt.set(uk, { kind: "U", i: j, of: parts.length, repeat: rk });
@@ -321,8 +320,8 @@ function repeatContainer(fn, r, path, parent, scopes) {
   const node = Array.isArray(unit) && (fn.nodes || [])[unit[0]];
   if (!node || node.group !== r.group) return null;
   const want = JSON.stringify(path.map(String));
-  for (let k = parent.get(nKey(node.id)); k; k = parent.get(k)) {
-    if (k === gKey(r.group)) return path.length ? null : k;
+  for (let k = parent.get(ids.node(node.id)); k; k = parent.get(k)) {
+    if (k === ids.group(r.group)) return path.length ? null : k;
     const sc = scopes.get(k);
     if (sc && sc.group === r.group && sc.path.length === path.length) {
       return JSON.stringify(sc.path.map(String)) === want ? k : null;
@@ -336,10 +335,7 @@ function repeatContainer(fn, r, path, parent, scopes) {
  * boxes, port bundles, and eqns owning sub-jaxprs.
  */
 export function isCollapsible(ix, key) {
-  const c = key.charCodeAt(0);
-  if (key.charCodeAt(1) !== 58) return false; // ":"
-  // S R U K Q, or N with sub-groups
-  return c === 83 || c === 82 || c === 85 || c === 75 || c === 81 || (c === 78 && ix.items.has(key));
+  return ids.isMadeBox(key) || (ids.isNode(key) && ix.items.has(key));
 }
 
 /** Ancestors of `key`, nearest first (excluding the key itself). */

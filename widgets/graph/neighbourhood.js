@@ -12,7 +12,7 @@
  * (scene, layout, renderers, search, selection, details) works on it unchanged.
  */
 import { h } from "../ui/dom.js";
-import { gKey, nKey } from "./model.js";
+import * as ids from "./ids.js";
 
 /** Most eqns in a neighbourhood (the banner says when the set was cut). */
 export const HOOD_CAP = 400;
@@ -23,16 +23,16 @@ const cache = new WeakMap(); // ix -> {adj, pos, ownerOf}
 /** The element standing for a port on the eqn level: the owner eqn of its group, or null. */
 function portOwner(ix, key) {
   let gid = null;
-  if (key.startsWith("P:")) {
-    const v = ix.vars.get(key.slice(2));
+  if (ids.isPort(key)) {
+    const v = ix.vars.get(ids.body(key));
     gid = v && v.group;
-  } else if (key.startsWith("O:")) gid = key.slice(2, key.lastIndexOf(":"));
+  } else if (ids.isOutput(key)) gid = ids.splitOutput(key)[0];
   const g = gid != null ? ix.groups.get(gid) : null;
-  return g && g.node != null && ix.nodes.has(g.node) ? nKey(g.node) : null;
+  return g && g.node != null && ix.nodes.has(g.node) ? ids.node(g.node) : null;
 }
 
 /** Eqn-level endpoint of an edge end: nodes as is, ports as their owner eqn. */
-const eqnEnd = (ix, key) => (key.startsWith("N:") ? key : portOwner(ix, key));
+const eqnEnd = (ix, key) => (ids.isNode(key) ? key : portOwner(ix, key));
 
 /** Undirected eqn adjacency (def-use, through ports), built once per index. */
 function tables(ix) {
@@ -48,7 +48,7 @@ function tables(ix) {
   };
   for (const e of ix.edges) link(eqnEnd(ix, e.from), eqnEnd(ix, e.to));
   const pos = new Map();
-  (ix.fn.nodes || []).forEach((n, i) => pos.set(nKey(n.id), i));
+  (ix.fn.nodes || []).forEach((n, i) => pos.set(ids.node(n.id), i));
   t = { adj, pos };
   cache.set(ix, t);
   return t;
@@ -89,7 +89,7 @@ export function neighbourhood(ix, key, depth, cap = HOOD_CAP) {
 export function neighbourhoodIndex(ix, key, depth, cap = HOOD_CAP) {
   const { keys, capped } = neighbourhood(ix, key, depth, cap);
   const set = new Set(keys);
-  const root = gKey(ix.fn.root);
+  const root = ids.group(ix.fn.root);
   const parent = new Map(keys.map((k) => [k, root]));
   const count = new Map(keys.map((k) => [k, 1]));
   count.set(root, keys.length);
@@ -107,7 +107,7 @@ export function neighbourhoodIndex(ix, key, depth, cap = HOOD_CAP) {
     fn: ix.fn, groups: ix.groups, nodes: ix.nodes, vars: ix.vars,
     parent, items: new Map([[root, keys]]), ports: new Map([[root, { ins: [], consts: [], outs: [] }]]),
     scopes: new Map(), count, virt: new Map(), labels: new Map(),
-    lines: ix.lines.filter((l) => set.has(nKey(l.id))),
+    lines: ix.lines.filter((l) => set.has(ids.node(l.id))),
     root, edges,
     hood: { center: key, depth, size: keys.length, capped, cap },
   };
@@ -115,7 +115,7 @@ export function neighbourhoodIndex(ix, key, depth, cap = HOOD_CAP) {
 
 /** Banner text: "Neighbourhood of dot_general (depth 2): 37 eqns". */
 export function hoodText(ix, hood) {
-  const n = ix.nodes.get(hood.center.slice(2));
+  const n = ix.nodes.get(ids.body(hood.center));
   return `Neighbourhood of ${n ? n.prim : hood.center} (depth ${hood.depth}): ${hood.size} eqns` +
     (hood.capped ? ` (capped at ${hood.cap}: the nearest)` : "");
 }
@@ -149,7 +149,7 @@ export function createHood(ctx) {
     const st = ctx.state();
     const base = st.hoodSaved || st;
     // Around the selected eqn; inside a neighbourhood with nothing selected, its centre.
-    const isEqn = (k) => !!k && k.startsWith("N:") && base.ix.parent.has(k);
+    const isEqn = (k) => !!k && ids.isNode(k) && base.ix.parent.has(k);
     const key = isEqn(st.selected) ? st.selected : st.hoodSaved ? st.ix.hood.center : null;
     if (!isEqn(key)) {
       show("Select an eqn first: the neighbourhood is drawn around it.", false);

@@ -11,6 +11,7 @@
  */
 import { h } from "../ui/dom.js";
 import { si } from "./format.js";
+import * as ids from "./ids.js";
 
 export const METRICS = {
   flops: { label: "FLOPs", unit: "FLOP", field: "flops" },
@@ -42,7 +43,7 @@ export function costTable(ix, metric) {
       const cv = visit(c);
       if (cv != null) sum = (sum || 0) + cv;
     }
-    const mine = k.startsWith("N:") ? own(ix.nodes.get(k.slice(2)), field) : null;
+    const mine = ids.isNode(k) ? own(ix.nodes.get(ids.body(k)), field) : null;
     const v = mine != null ? mine : sum;
     out.set(k, v);
     return v;

@@ -11,7 +11,8 @@
  * whose StableHLO is never opened costs nothing for it.
  */
 import { h, clear } from "../ui/dom.js";
-import { nodeAtLine, nKey } from "./model.js";
+import { nodeAtLine } from "./model.js";
+import * as ids from "./ids.js";
 import { createTextPane, eqnSpan, lineIndex } from "./textpane.js";
 import { levelsStatus } from "./deferred.js";
 
@@ -38,12 +39,12 @@ export function paneText(fn, name) {
 /** Node records of `key`: the node itself, or every eqn inside a container (in order). */
 export function nodesUnder(ix, key, cap = MAX_MARKED_EQNS) {
   if (!key) return [];
-  if (key.startsWith("N:") && !ix.items.has(key)) return [ix.nodes.get(key.slice(2))].filter(Boolean);
+  if (ids.isNode(key) && !ix.items.has(key)) return [ix.nodes.get(ids.body(key))].filter(Boolean);
   const out = [];
   const walk = (k) => {
     if (out.length >= cap) return;
-    if (k.startsWith("N:")) {
-      const n = ix.nodes.get(k.slice(2));
+    if (ids.isNode(k)) {
+      const n = ix.nodes.get(ids.body(k));
       if (n) out.push(n);
     }
     for (const c of ix.items.get(k) || []) walk(c);
@@ -56,7 +57,7 @@ export function nodesUnder(ix, key, cap = MAX_MARKED_EQNS) {
 export function ownerMap(ix, field) {
   const m = new Map();
   for (const n of ix.fn.nodes || []) {
-    if (!Array.isArray(n[field]) || !ix.parent.has(nKey(n.id))) continue;
+    if (!Array.isArray(n[field]) || !ix.parent.has(ids.node(n.id))) continue;
     for (const i of n[field]) if (Number.isInteger(i) && !m.has(i)) m.set(i, n.id);
   }
   return m;

@@ -17,6 +17,7 @@ import { s } from "../ui/dom.js";
 import { srcText } from "./model.js";
 import { curve } from "./curve.js";
 import { BASE, textW, chipW } from "./metrics.js";
+import * as ids from "./ids.js";
 
 /**
  * Sizes and baselines come from the metrics the scene was measured with (`geo.m`), so
@@ -71,7 +72,7 @@ function drawContainer(layers, c, ix, m) {
   const tr = `translate(${c.x},${c.y})`;
   let el;
   if (c.kind === "G") {
-    const gid = c.key.slice(2);
+    const gid = ids.body(c.key);
     el = s("g", { class: "jm-group" + (c.key === ix.root ? " jm-root-group" : ""), "data-group-id": gid, transform: tr }, [
       s("rect", { class: "jm-frame", width: c.w, height: c.h, rx: 8 }),
       s("g", { class: "jm-group-head" }, [
@@ -80,7 +81,7 @@ function drawContainer(layers, c, ix, m) {
       ]),
     ]);
   } else if (c.kind === "N") {
-    el = s("g", { class: "jm-owner", "data-owner-id": c.key.slice(2), transform: tr }, [
+    el = s("g", { class: "jm-owner", "data-owner-id": ids.body(c.key), transform: tr }, [
       s("rect", { class: "jm-frame", width: c.w, height: c.h, rx: 8 }),
     ]);
   } else {
@@ -106,17 +107,17 @@ function drawContainer(layers, c, ix, m) {
 function drawItem(l, ix, m) {
   const { key, x, y, w, h, face } = l;
   const tr = `translate(${x},${y})`;
-  if (key.startsWith("N:")) {
+  if (ids.isNode(key)) {
     const extra = l.open ? " jm-expanded" : ix.items.has(key) ? " jm-collapsed" : "";
-    return eqn(ix, key.slice(2), x, y, w, face, extra, m);
+    return eqn(ix, ids.body(key), x, y, w, face, extra, m);
   }
-  if (key.startsWith("P:") || key.startsWith("O:")) {
+  if (ids.isPort(key) || ids.isOutput(key)) {
     return s("g", { class: `jm-port jm-port-${face.kind}`, "data-port-id": key, "data-var-id": face.varId ?? false, transform: tr }, [
       s("rect", { class: "jm-box", width: w, height: h, rx: h / 2 }),
       s("text", { x: m.PORT_TX, y: h / 2 + m.PORT_TY, class: "jm-port-label" }, face.text),
     ]);
   }
-  if (key.startsWith("Q:")) {
+  if (ids.isBundle(key)) {
     // Port bundle: a pill in the port column; its header toggles it, open or not.
     const open = face.title.startsWith("▾");
     return s("g", {
@@ -127,7 +128,7 @@ function drawItem(l, ix, m) {
       s("text", { x: m.PORT_TX, y: h / 2 + m.PORT_TY, class: "jm-prim jm-toggle" }, face.title),
     ]));
   }
-  const attrs = key.startsWith("S:")
+  const attrs = ids.isScope(key)
     ? { class: "jm-scope jm-collapsed", "data-scope-id": key, "data-scope-path": ix.scopes.get(key).path.join("/") }
     : { class: `jm-cbox jm-cbox-${key[0]} jm-collapsed`, "data-box-id": key, "data-box-kind": key[0] };
   return s("g", { ...attrs, transform: tr }, [

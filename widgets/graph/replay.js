@@ -21,6 +21,7 @@
  * Position -1 (a host's "not started yet") fades everything.
  */
 import { s } from "../ui/dom.js";
+import * as ids from "./ids.js";
 
 /** Distance (px) the step just taken keeps from the edges of the view when followed. */
 const FOLLOW_MARGIN = 40;
@@ -47,7 +48,7 @@ export function createReplay(stage) {
     const stepOf = new Map(story.keys.map((k, i) => [k, i + 1]));
     const groupOf = (k) => {
       let g = ix.parent.get(k);
-      while (g && !g.startsWith("G:")) g = ix.parent.get(g);
+      while (g && !ids.isGroup(g)) g = ix.parent.get(g);
       return g;
     };
     const contAt = (k) => (k === ix.root ? 0 : clamp(story.first.has(k) ? story.first.get(k) : 0));
@@ -64,9 +65,9 @@ export function createReplay(stage) {
       let a = 0;
       if (stepOf.has(k)) a = stepOf.get(k);
       else if (l.open) a = contAt(k);
-      else if (k.startsWith("P:")) a = portAt(k, false);
-      else if (k.startsWith("O:")) a = portAt(k, true);
-      else if (k.startsWith("Q:")) a = portAt(k, (ix.virt.get(k) || {}).side === "out");
+      else if (ids.isPort(k)) a = portAt(k, false);
+      else if (ids.isOutput(k)) a = portAt(k, true);
+      else if (ids.isBundle(k)) a = portAt(k, (ix.virt.get(k) || {}).side === "out");
       app.set(k, a);
     }
     const edgeApp = new Int32Array(geo.edges.length);

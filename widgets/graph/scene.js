@@ -22,6 +22,7 @@
 import { isCollapsible, visibleRep } from "./model.js";
 import { numbering, boundaryOf, edgesTouching } from "./boundary.js";
 import { eqnFace, scopeFace, boxFace, bundleFace, portFace, headText, textW, BASE } from "./metrics.js";
+import * as ids from "./ids.js";
 
 /** Prefixes of virtual entry/exit items (followed by a var id, or "@" and an item key). */
 export const VIN = "<in>";
@@ -72,7 +73,7 @@ export function buildScene(ix, expanded, prefix = "", { labelOf = null, update =
   if (last && last.prefix === prefix && last.labelOf === labelOf && last.scene.m === m) diff = toggledKeys(last.expanded, expanded);
   // A port bundle changes the items of its group itself, not a box inside it: the
   // group's segments cannot be kept, so such a toggle builds afresh.
-  if (diff && diff.some((k) => k.startsWith("Q:"))) diff = null;
+  if (diff && diff.some((k) => ids.isBundle(k))) diff = null;
   const scene = diff && !diff.length ? last.scene : construct(ix, expanded, prefix, labelOf, diff ? last.scene : null, diff, m);
   lastScene.set(ix, { prefix, labelOf, expanded: new Set(expanded), scene });
   return scene;
@@ -117,7 +118,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
   const make = (key) => {
     const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: mt.BOX_PAD };
     containers.set(key, c);
-    if (key.startsWith("G:")) {
+    if (ids.isGroup(key)) {
       const ht = headText(ix, key);
       faces.set(key, ht);
       c.head = mt.HEAD_G;
@@ -128,7 +129,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
       for (const pk of b.in || [...p.consts, ...p.ins]) portItems(c, pk, "in");
       for (const k of ix.items.get(key) || []) c.items.push(item(k));
       for (const pk of b.out || p.outs) portItems(c, pk, "out");
-    } else if (!key.startsWith("N:")) {
+    } else if (!ids.isNode(key)) {
       // Scope, repeat, unit or chunk box: a header and its items.
       const ht = headText(ix, key);
       faces.set(key, ht);
@@ -137,7 +138,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
       for (const k of ix.items.get(key) || []) c.items.push(item(k));
     } else {
       // Open owner eqn: its face is the box header; sub-groups stack below it.
-      const face = eqnFace(ix, ix.nodes.get(key.slice(2)), { expanded: true, m: mt });
+      const face = eqnFace(ix, ix.nodes.get(ids.body(key)), { expanded: true, m: mt });
       faces.set(key, face);
       c.head = face.h + 4;
       c.pad = 8;
@@ -164,7 +165,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
   };
   /** A port, or a port bundle ("Q:") followed by its ports when open. */
   const portItems = (c, pk, side) => {
-    if (!pk.startsWith("Q:")) return void c.items.push(portItem(pk, side));
+    if (!ids.isBundle(pk)) return void c.items.push(portItem(pk, side));
     const was = prev && faces.get(pk); // a bundle's face depends on the index and whether it is open
     const f = was && was.open === open(pk) ? was : bundleFace(ix, pk, open(pk), mt);
     faces.set(pk, f);
@@ -175,15 +176,15 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
     (c.openBundles ||= []).push(pk); // part of the cache key: the ports change the layout
   };
   const item = (k) => {
-    if (k.startsWith("G:") || open(k)) {
+    if (ids.isGroup(k) || open(k)) {
       const was = prev && prev.containers.get(k);
       const child = was && !touched(k) ? reuse(was) : make(k);
       return { id: k, role: "box", w: 0, h: 0, child };
     }
     if (isCollapsible(ix, k)) closed.push(k);
-    const f = k.startsWith("N:")
-      ? eqnFace(ix, ix.nodes.get(k.slice(2)), { collapsed: isCollapsible(ix, k), m: mt })
-      : k.startsWith("S:") ? scopeFace(ix, ix.scopes.get(k), mt) : boxFace(ix, k, mt);
+    const f = ids.isNode(k)
+      ? eqnFace(ix, ix.nodes.get(ids.body(k)), { collapsed: isCollapsible(ix, k), m: mt })
+      : ids.isScope(k) ? scopeFace(ix, ix.scopes.get(k), mt) : boxFace(ix, k, mt);
     faces.set(k, f);
     return { id: k, role: "node", w: f.w, h: f.h };
   };
@@ -232,7 +233,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
   // open, or the port would not be drawn): the bundle is no container on its way.
   const inQ = (k) => {
     const p = P.get(k);
-    return p !== undefined && p.charCodeAt(0) === 81 && p.charCodeAt(1) === 58; // "Q:"
+    return ids.isBundle(p);
   };
   const par = (k) => (inQ(k) ? P.get(P.get(k)) : P.get(k));
   const dep = (k) => (depth.has(k) ? depth.get(k) - (inQ(k) ? 1 : 0) : null);

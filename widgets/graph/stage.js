@@ -19,7 +19,8 @@
  */
 import { h, s, clear } from "../ui/dom.js";
 import { createPanZoom } from "../ui/panzoom.js";
-import { visibleRep, nKey, srcText } from "./model.js";
+import { visibleRep, srcText } from "./model.js";
+import * as ids from "./ids.js";
 import { placeScene } from "./place.js";
 import { drawSvg } from "./render.js";
 import { createCanvasRenderer } from "./canvas.js";
@@ -304,7 +305,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
         const r = client(l);
         if (r.x + r.w < b.left || r.y + r.h < b.top || r.x > b.right || r.y > b.bottom) continue;
         const canOpen = !l.open && !(l.face && l.face.title && l.face.title.startsWith("▾")) &&
-          (/^[SRUKQ]:/.test(l.key) || (l.key.startsWith("N:") && ix.items.has(l.key)));
+          (ids.isMadeBox(l.key) || (ids.isNode(l.key) && ix.items.has(l.key)));
         out.push({ key: l.key, canOpen, ...r });
       }
       return out;
@@ -331,7 +332,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
 
   const svgHit = (t) => {
     const keyOf = (el) => {
-      if (el.hasAttribute("data-node-id")) return nKey(el.getAttribute("data-node-id"));
+      if (el.hasAttribute("data-node-id")) return ids.node(el.getAttribute("data-node-id"));
       return el.getAttribute("data-scope-id") || el.getAttribute("data-box-id");
     };
     const mark = t.closest(".jm-toggle, .jm-scope-head, .jm-cbox-head, .jm-scope.jm-collapsed, .jm-cbox.jm-collapsed");
@@ -340,7 +341,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
       return o ? { key: keyOf(o), part: "toggle" } : null;
     }
     const gh = t.closest(".jm-group-head");
-    if (gh) return { key: "G:" + gh.parentNode.getAttribute("data-group-id"), part: "grouphead" };
+    if (gh) return { key: ids.group(gh.parentNode.getAttribute("data-group-id")), part: "grouphead" };
     const node = t.closest(".jm-eqn");
     if (node) return { key: keyOf(node), part: "body" };
     const port = t.closest(".jm-port");
@@ -362,7 +363,7 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
   const onDbl = (e) => {
     if (!geo) return;
     const hit = hitOf(e);
-    if (hit && hit.part === "body" && hit.key.startsWith("N:")) onToggle(hit.key);
+    if (hit && hit.part === "body" && ids.isNode(hit.key)) onToggle(hit.key);
   };
   // Canvas mode: the tooltip follows the element under the pointer.
   let hoverPending = false, lastEv = null;
@@ -387,11 +388,11 @@ export function createStage(root, uid, { onSelect, onToggle, mirrored = false })
     const l = geo.boxes.get(key);
     const f = l && l.face;
     if (!f) return "";
-    if (key.startsWith("N:")) {
-      const n = ix.nodes.get(key.slice(2));
+    if (ids.isNode(key)) {
+      const n = ix.nodes.get(ids.body(key));
       return [n.prim, srcText(n.src), n.src && n.src.code, f.tip].filter(Boolean).join("\n");
     }
-    if (key.startsWith("P:") || key.startsWith("O:")) return f.text;
+    if (ids.isPort(key) || ids.isOutput(key)) return f.text;
     return f.tip ? f.tip + "\n— click to expand" : f.title || "";
   };
   svg.addEventListener("click", onClick);

@@ -12,6 +12,7 @@
 import { isCollapsible, srcText } from "./model.js";
 import { containerName } from "./metrics.js";
 import { valueSummary } from "./format.js";
+import * as ids from "./ids.js";
 
 /**
  * The steps of the drawing of `ix` with `expanded` open: `{keys, first, last}`. `keys`
@@ -25,7 +26,7 @@ export function storySteps(ix, expanded) {
     first.set(k, keys.length + 1);
     for (const c of ix.items.get(k) || []) {
       // An open owner holds its sub-groups; a sub-group is always open with its owner.
-      if (c.startsWith("G:") || (isCollapsible(ix, c) && expanded.has(c))) walk(c);
+      if (ids.isGroup(c) || (isCollapsible(ix, c) && expanded.has(c))) walk(c);
       else keys.push(c);
     }
     last.set(k, keys.length);
@@ -38,7 +39,7 @@ export function storySteps(ix, expanded) {
 export function nodesUnder(ix, key) {
   const out = [];
   const walk = (k) => {
-    if (k.startsWith("N:")) out.push(k.slice(2));
+    if (ids.isNode(k)) out.push(ids.body(k));
     for (const c of ix.items.get(k) || []) walk(c);
   };
   walk(key);
@@ -205,8 +206,8 @@ function linesOfBox(ix, key) {
  * `values` (forward mode: the function's recorded values) adds the first output's summary.
  */
 export function stepText(ix, key, { values = null } = {}) {
-  if (key.startsWith("N:")) {
-    const n = ix.nodes.get(key.slice(2));
+  if (ids.isNode(key)) {
+    const n = ix.nodes.get(ids.body(key));
     if (!n) return key;
     const inner = isCollapsible(ix, key) ? ` (${(ix.count.get(key) || 1) - 1} eqns inside)` : "";
     const parts = [eqnText(ix, n) + inner, lineText(ix, n.src)];
@@ -221,7 +222,7 @@ export function stepText(ix, key, { values = null } = {}) {
 
 /** Where playback starts: the function's inputs. */
 export function startText(ix, n) {
-  const g = ix.groups.get(ix.root ? ix.root.slice(2) : "");
+  const g = ix.groups.get(ix.root ? ids.body(ix.root) : "");
   const ins = g ? (g.invars || []).map((v) => binder(ix, v)) : [];
   const name = String(ix.fn.name ?? "function");
   return `0 of ${n} · ${cut(`${name}(${ins.join(", ")})`, 90)} · ${n} step${n === 1 ? "" : "s"} to play`;

@@ -13,7 +13,8 @@
 import { h, s, clear, download } from "../ui/dom.js";
 import { search, step, countText } from "../ui/search.js";
 import { docHeader } from "../ui/header.js";
-import { indexFunction, isCollapsible, visibleRep, nKey } from "./model.js";
+import { indexFunction, isCollapsible, visibleRep } from "./model.js";
+import * as ids from "./ids.js";
 import { defaultExpansion, allCollapsibles, visibleEqnCount, reveal } from "./expansion.js";
 import { buildScene } from "./scene.js";
 import { createStage } from "./stage.js";
@@ -161,7 +162,7 @@ export function graphView(root, doc, engine, opts = {}) {
       states.set(i, {
         ix, expanded: timed("expansion", () => defaultExpansion(ix)), selected: null, query: "", matches: [], matchIdx: -1, marks: new Map(),
         // the element a finding is about (an embedding view names its own: setKey)
-        key: ((id) => (id && !compact ? nKey(id) : null))(firstBadNode(ix.fn) || findingNode(doc, ix.fn)),
+        key: ((id) => (id && !compact ? ids.node(id) : null))(firstBadNode(ix.fn) || findingNode(doc, ix.fn)),
         records: null, transform: null, prefix: `${uid}:${i}:`, // records: on the first search
       });
     }
@@ -343,7 +344,7 @@ export function graphView(root, doc, engine, opts = {}) {
     const i = fns.findIndex((fn) => fn && fn.id === f.fn);
     if (i < 0) return;
     if (i !== current) show(i);
-    if (f.node != null) onceDrawn(() => focus(nKey(String(f.node))));
+    if (f.node != null) onceDrawn(() => focus(ids.node(String(f.node))));
   };
 
   // ---- search ------------------------------------------------------------------
@@ -511,7 +512,7 @@ export function graphView(root, doc, engine, opts = {}) {
   /** A click on line `line` of text pane `name`: select the node owning it, else mark the line. */
   const onPaneLine = (name, line) => {
     const id = panes.ownerOf(name, line);
-    if (id) focus(nKey(id));
+    if (id) focus(ids.node(id));
     else {
       select(null);
       panes.markLine(name, line);
