@@ -200,7 +200,7 @@ def cell_number(file: str | None, names: dict | None = None) -> int | None:
     if not file:
         return None
     found = (names if names is not None else (_filename_map() or {})).get(file)
-    if isinstance(found, int) and not isinstance(found, bool):
+    if isinstance(found, int) and not isinstance(found, bool) and found >= 0:
         return found
     match = _INPUT_NUMBER.match(file)
     return int(match.group(1)) if match else None
@@ -223,15 +223,19 @@ def cell_names(files: Iterable[str]) -> dict[str, int]:
 def where_text(file: str | None, line: int | None, names: dict | None = None) -> str:
     """`cell [3], line 7` for a line of a notebook cell (`line 7` when the cell's number is unknown),
     `train.py:12` elsewhere (the file's name, not its path): how notes and findings point at code.
-    `names` is a document's `cells` ({file: execution count}); without it, this session's IPython is
-    asked. The same rule as the widgets' (widgets/ui/source-text.js)."""
+    Without a line, the place alone: `cell [3]`, `train.py`, or '' for a cell whose number is
+    unknown. `names` is a document's `cells` ({file: execution count}); without it, this session's
+    IPython is asked. The one Python home of the rule; the widgets' twin is
+    widgets/ui/source-text.js `shortWhere`, held to the same answers by tests/fixtures/format-cases.json."""
+    has_line = line is not None and line != ""
     if not file or is_cell_file(file):
-        if line is None:
-            return "?"
         number = cell_number(file, names)
-        return f"cell [{number}], line {line}" if number is not None else f"line {line}"
+        cell = f"cell [{number}]" if number is not None else ""
+        if not has_line:
+            return cell
+        return f"{cell}, line {line}" if cell else f"line {line}"
     name = _file_name(file)
-    return f"{name}:{line}" if line is not None else name
+    return f"{name}:{line}" if has_line else name
 
 
 def _file_name(file: str) -> str:
@@ -239,17 +243,27 @@ def _file_name(file: str) -> str:
     return re.split(r"[\\/]", file)[-1]
 
 
-def lines_where(file: str | None, lines: Iterable[int], names: dict | None = None) -> str:
+def lines_where(file: str | None, lines: Iterable[Any], names: dict | None = None) -> str | None:
     """Several lines of one place: `cell [3], lines 44–45`, `lines 44–45` (a cell whose number is
-    unknown), `train.py:12–14`; one line as `where_text` says it (widgets/ui/source-text.js `linesWhere`)."""
-    found = sorted({line for line in lines if isinstance(line, int)})
-    if len(found) <= 1:
-        return where_text(file, found[0] if found else None, names)
+    unknown), `train.py:12–14`; one line as `where_text` says it; None without a line
+    (widgets/ui/source-text.js `linesWhere`, the same rule)."""
+    found = sorted({line for line in lines if _is_number(line)})
+    if not found:
+        return None
+    if len(found) == 1:
+        return where_text(file, found[0], names)
     span = f"{found[0]}–{found[-1]}"
     if not file or is_cell_file(file):
         number = cell_number(file, names)
         return f"cell [{number}], lines {span}" if number is not None else f"lines {span}"
     return f"{_file_name(file)}:{span}"
+
+
+def _is_number(value: Any) -> bool:
+    """A line number as a JSON document may hold one: a finite number, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return value == value and value not in (float("inf"), float("-inf"))
 
 
 # Where wrappers keep the function they wrap: functools.wraps (`__wrapped__`), bound methods,

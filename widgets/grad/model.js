@@ -10,14 +10,9 @@
 import { nKey, pKey, oKey, srcText } from "../graph/model.js";
 import { num } from "../graph/format.js";
 
-/** '48 bytes', '1.5 KB', '2.0 MB' (binary units, as jaxmagic/units.py writes them in titles). */
-export function bytesText(n) {
-  const v = Number(n) || 0;
-  for (const [unit, scale] of [["GB", 2 ** 30], ["MB", 2 ** 20], ["KB", 2 ** 10]]) {
-    if (v >= scale) return `${(v / scale).toFixed(1)} ${unit}`;
-  }
-  return `${v} bytes`;
-}
+/** '48 bytes', '1.5 KB', '2.0 MB': widgets/ui/format.js, the rule jaxmagic/units.py shares. */
+export { bytesText } from "../ui/format.js";
+import { bytesText } from "../ui/format.js";
 
 /** "1 call", "3 calls". */
 export { plural } from "../ui/words.js";

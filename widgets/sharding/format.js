@@ -5,18 +5,11 @@
  */
 import { shortWhere } from "../ui/source-text.js";
 
-/** `1 byte`, `48 bytes`, `1.5 KB`, `2.0 MB` (binary units, as jaxmagic/units.py `bytes_text`). */
-export function bytesText(n) {
-  if (typeof n !== "number" || !Number.isFinite(n)) return "?";
-  for (const [unit, scale] of [["GB", 2 ** 30], ["MB", 2 ** 20], ["KB", 2 ** 10]]) {
-    if (n >= scale) return `${(n / scale).toFixed(1)} ${unit}`;
-  }
-  return plural(n, "byte");
-}
+/** `1 byte`, `48 bytes`, `1.5 KB`, `2.0 MB`: widgets/ui/format.js, the rule jaxmagic/units.py shares. */
+export { bytesText } from "../ui/format.js";
 
 /** `3 arrays`, `1 array`. */
 export { plural } from "../ui/words.js";
-import { plural } from "../ui/words.js";
 
 /** `f32[512,512]`; `f32[]` for a scalar. */
 export const avalText = (dtype, shape) => `${dtype}[${(shape || []).join(",")}]`;

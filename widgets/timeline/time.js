@@ -1,17 +1,12 @@
 /**
  * Durations and time-axis ticks for the timeline. Documents count integer µs; people
- * read µs, ms or s with few digits, so every time shown goes through `fmtUs` and the
+ * read µs, ms or s with few digits, so every time shown goes through `fmtUs` (the one
+ * rule of widgets/ui/format.js `durationText`, which the Python side shares) and the
  * axis picks 1-2-5 steps whose labels share one unit and one precision.
  */
 
-/** `750 µs`, `1.25 ms`, `2.5 s`, `—` for a missing figure; three significant digits. */
-export function fmtUs(us) {
-  if (typeof us !== "number" || !Number.isFinite(us)) return "—";
-  const a = Math.abs(us);
-  if (a < 1000) return `${+us.toPrecision(3)} µs`;
-  if (a < 1e6) return `${+(us / 1000).toPrecision(3)} ms`;
-  return `${+(us / 1e6).toPrecision(3)} s`;
-}
+/** `750 µs`, `1.25 ms`, `2.5 s`, `—` for a missing figure: widgets/ui/format.js `durationText`. */
+export { durationText as fmtUs } from "../ui/format.js";
 
 /** A 1-2-5 step (µs) near `raw`, never below 1 µs. */
 export function niceStep(raw) {
