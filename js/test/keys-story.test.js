@@ -8,7 +8,8 @@ import { fixture } from "./helpers.js";
 import { docBuilder, longRun, manyRoots, wideSplit } from "./keys-helpers.js";
 import { readKeys } from "../../widgets/keys/model.js";
 import { buildTree, initialUi, toggle } from "../../widgets/keys/tree.js";
-import { keyEvents, keyStory, lineText } from "../../widgets/keys/story.js";
+import { keyEvents } from "../../widgets/keys/events.js";
+import { keyStory, lineText } from "../../widgets/keys/story.js";
 
 const storyOf = (doc, ui = initialUi()) => {
   const m = readKeys(doc);
@@ -27,7 +28,7 @@ function expectEndIsStatic({ t, story }) {
     expect(story.stateAt(it.key, end), it.key).toBe(it.state);
     expect(story.appearAt.get(it.key), it.key).toBeLessThanOrEqual(end);
   }
-  expect(story.stage(end)).toBe(null);
+  expect(story.stepMarks(end)).toBe(null);
 }
 
 describe("lineText", () => {
@@ -95,8 +96,8 @@ describe("keys story: steps on the drawn tree", () => {
     it(`${name}: the last step is the ordinary view; before the first step nothing is shown`, () => {
       const s = storyOf(make());
       expectEndIsStatic(s);
-      const stage0 = s.story.stage(0);
-      for (const it of s.t.items) expect(stage0.state(it)).toBe(null);
+      const marks0 = s.story.stepMarks(0);
+      for (const it of s.t.items) expect(marks0.state(it)).toBe(null);
       expect(s.story.label(0)).toMatch(/^Before the first key: \d+ steps/);
       expect(s.story.steps.every((st) => st.label && st.items.size > 0)).toBe(true);
     });
