@@ -49,15 +49,18 @@ export function unionBox(boxes) {
 /**
  * Frame `box` (the drawing's bounding box at zoom 1) in a pane `paneW` wide.
  *
- * @param o.box      {x, y, w, h} drawing box, content px
+ * @param {object} o
+ * @param o.box      the drawing box `{x, y, w, h}`, content px
  * @param o.paneW    pane width, CSS px
- * @param o.maxH     tallest the pane may be; o.minH: shortest (toolbars, a one-node graph)
- * @param o.fixedH   a height the reader chose (dragged): the pane keeps it
+ * @param o.maxH     tallest the pane may be
+ * @param [o.minH]   shortest (toolbars, a one-node graph)
+ * @param [o.margin] room kept around the drawing, CSS px (MARGIN)
+ * @param [o.fixedH]  a height the reader chose (dragged): the pane keeps it
  * @param o.labelPx  smallest label font size at zoom 1
- * @param o.present  presentation mode (floor PRESENT_PX, else LEGIBLE_PX)
- * @param o.anchors  boxes that matter, most important first (selection, finding)
- * @param o.startY   where the computation starts (inputs), for a part without anchors
- * @param o.anchorTop a part puts its anchor near the pane's top rather than its middle:
+ * @param [o.present] presentation mode (floor PRESENT_PX, else LEGIBLE_PX)
+ * @param [o.anchors] boxes that matter, most important first (selection, finding)
+ * @param [o.startY]  where the computation starts (inputs), for a part without anchors
+ * @param [o.anchorTop] a part puts its anchor near the pane's top rather than its middle:
  *                   a pane lower on the page than the screen is tall then still shows the
  *                   anchor once the view's top is on screen
  * @returns {{scale, tx, ty, framed: "whole"|"part", paneHeight, textPx}}

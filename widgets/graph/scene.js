@@ -57,11 +57,12 @@ const lastScene = new WeakMap();
  * @param expanded Set of expanded keys
  * @param prefix  cache namespace (document + function + label mode): keeps worker
  *                caches apart, and a new label mode (new label widths) re-lays out
- * @param opts.labelOf  edge label provider (varIds) -> text; default avalLabel(ix)
- * @param opts.update   false: build from scratch even when the last scene is close
- * @param opts.m        the sizes to measure boxes and labels with (metrics.js: BASE,
+ * @param {object} [opts]
+ * @param [opts.labelOf] edge label provider (varIds) -> text; default avalLabel(ix)
+ * @param [opts.update] false: build from scratch even when the last scene is close
+ * @param [opts.m]      the sizes to measure boxes and labels with (metrics.js: BASE,
  *                      or PRESENT in presentation mode); the scene carries it as `m`
- * @returns {root, faces, chains, labels, containers, m}: `root` the layout tree;
+ * @returns `{root, faces, chains, labels, containers, m}`: `root` the layout tree;
  *   `containers` id -> container; `faces` element key -> face; `labels` container
  *   id -> Map(segment id -> text); `chains` the drawn edges as segment chains
  *   {id, segs, vars: Map(var -> edges), from, to, lca}. Treat all of it as read-only:

@@ -35,7 +35,10 @@ export const CANVAS_THRESHOLD = 1500;
 /**
  * @param root  the widget root (owner document for new elements)
  * @param uid   page-unique id prefix (the SVG arrow marker id)
- * @param on    {onSelect(key|null), onToggle(key), mirrored: flip the drawing left-right}
+ * @param {object} on
+ * @param on.onSelect  called with the key a click selects (null: the background)
+ * @param on.onToggle  called with the key a click expands or collapses
+ * @param [on.mirrored] flip the drawing left-right
  */
 export function createStage(root, uid, { onSelect, onToggle, mirrored = false }) {
   const layers = {

@@ -59,7 +59,8 @@ const instance = Math.random().toString(36).slice(2, 7);
  * passes a view: presentation mode, and the shared playback controls (a standalone view
  * plays its own story; an embedded one leaves the story to its host).
  *
- * @param {{run: Function}} engine layout engine (see widgets/ui/layout-client.js)
+ * @param {import("../types/documents").GraphDocument} doc a graph document in the logical form (decode.js decodes the wire form first)
+ * @param {{run: Function, threaded?: boolean}} engine layout engine (see widgets/ui/layout-client.js)
  * @returns {() => void} cleanup, carrying the controller of the view for hosts:
  *   `dispose()`, `select(key)` (reveal, select, centre; null clears), `selected()`,
  *   `highlight(keys, cls, vars)` (mark elements, and edges carrying `vars`, with class
