@@ -24,13 +24,12 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from . import api
+from . import api, kinds
 from .capture.session import CaptureSession
 from .capture.source import remember_cell
 from .magic_options import check_name, parse_options
 
-# magic name -> the view it shows (a later issue adds prng)
-MAGIC_VIEWS = {"jaxpr": "graph", "trace": "timeline", "grad_graph": "grad", "sharding": "sharding", "prng": "keys"}
+MAGIC_VIEWS = kinds.MAGIC_VIEWS  # magic name -> the kind it shows (jaxmagic/kinds.py)
 GRAD_MAGICS = frozenset({"grad_graph"})  # magics whose capture takes the exact vjp split of eager grads
 _MAGIC_LINE = re.compile(r"^%%(\w+)(?:[ \t]+(.*?))?[ \t]*$")
 
@@ -221,6 +220,8 @@ def _check_body(magic: str, cell: str) -> None:
 @magics_class
 class JaxMagics(Magics):
     """`%%jaxpr`, `%%trace`, `%%grad_graph`, `%%sharding`, `%%prng` and `%jaxmagic`."""
+
+    shell: Any  # always a shell once loaded (IPython's trait allows None only before)
 
     def __init__(self, shell: Any):
         super().__init__(shell)

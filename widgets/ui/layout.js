@@ -33,9 +33,13 @@ const BUS_GAP = 14;
 const now = () => (globalThis.performance ? performance.now() : Date.now());
 const SRC = "\u0000src", SINK = "\u0000sink";
 
-/** An LRU map for layout results (Map keeps insertion order). */
+/**
+ * An LRU map for layout results (Map keeps insertion order), with a second map of results by shape.
+ * @typedef {Map<any, any> & {shapes: Map<string, any>}} LayoutCache
+ * @returns {LayoutCache}
+ */
 export function createCache() {
-  const c = new Map();
+  const c = /** @type {LayoutCache} */ (new Map());
   c.shapes = new Map(); // shape signature -> result by item / edge position
   return c;
 }

@@ -48,6 +48,11 @@ export function createRequester(model, { slowMs = 8000, timeoutMs = 120000, why 
   const live = !!(model && typeof model.send === "function" && typeof model.on === "function");
   if (live) model.on("msg:custom", onMessage);
 
+  /**
+   * @param {string} what
+   * @param {object} [args]
+   * @param {{onWaiting?: Function}} [options] `onWaiting` runs when the kernel is slow to answer
+   */
   function request(what, args = {}, { onWaiting } = {}) {
     if (!live) return Promise.reject(new Error(why));
     return new Promise((resolve, reject) => {
