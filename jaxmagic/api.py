@@ -10,20 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from . import kinds
 from .capture.quiet_gc import paused_gc
 from .capture.record import Capture
 
-VIEW_ALIASES = {
-    "graph": "graph",
-    "jaxpr": "graph",
-    "timeline": "timeline",
-    "trace": "timeline",
-    "grad": "grad",
-    "grad_graph": "grad",
-    "sharding": "sharding",
-    "keys": "keys",
-    "prng": "keys",
-}
+VIEW_ALIASES = kinds.VIEW_ALIASES  # view name -> document kind (jaxmagic/kinds.py)
 
 
 def _builder(view: str) -> Any:

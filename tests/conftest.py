@@ -4,6 +4,8 @@ import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Strict mode (jaxmagic/strict.py): silent fallbacks raise, every document is checked against its declaration.
+os.environ.setdefault("JAXMAGIC_STRICT", "1")
 
 
 import pytest

@@ -1,6 +1,8 @@
-"""Capture -> JSON documents (docs/schema.md). Pure functions, tested without a browser."""
+"""Capture -> JSON documents (declared in jaxmagic/schema/). Pure functions, tested without a browser."""
 
+from .. import kinds
 from .captions import caption, captioned
+from .document import checked
 from .grad import grad_document
 from .graph import derive_edges, function_graph, graph_document
 from .keys import keys_document
@@ -8,20 +10,10 @@ from .sharding import sharding_document
 from .timeline import timeline_document
 
 # Every document leaves here with its "what to look at" caption (model/captions.py), so
-# jaxmagic.document(), widgets, static views and exported pages all carry the same sentences.
-DOCUMENT_BUILDERS = {
-    kind: captioned(build)
-    for kind, build in (
-        ("graph", graph_document),
-        ("timeline", timeline_document),
-        ("grad", grad_document),
-        ("sharding", sharding_document),
-        ("keys", keys_document),
-    )
-}
-DRAWN_KINDS = frozenset(
-    {"graph", "timeline", "grad", "sharding", "keys"}
-)  # kinds the widget and the static views can draw
+# jaxmagic.document(), widgets, static views and exported pages all carry the same sentences;
+# under strict mode (the test suite) each is checked against its declaration (jaxmagic/schema/).
+DOCUMENT_BUILDERS = {kind.name: checked(captioned(kind.build())) for kind in kinds.KINDS}
+DRAWN_KINDS = frozenset(kinds.NAMES)  # kinds the widget and the static views can draw
 
 __all__ = [
     "DOCUMENT_BUILDERS",

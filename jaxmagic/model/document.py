@@ -1,15 +1,16 @@
-"""The envelope every JSON document shares (see docs/schema.md)."""
+"""The envelope every JSON document shares (declared in jaxmagic/schema/common.py)."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .. import strict
 from ..capture import source as capture_source
 from ..capture.record import Capture, SourceLocation
-
-SCHEMA = "jaxmagic"
+from ..schema import SCHEMA
 
 
 def source_json(loc: SourceLocation | None) -> dict | None:
@@ -119,3 +120,20 @@ def guarded(what: str, build: Callable[[], T], notes: list[str]) -> T | None:
     except Exception as exc:  # our failure is never the user's
         notes.append(f"jaxmagic could not draw {what}: {type(exc).__name__}: {exc} ({OWN_FAILURE_HINT})")
         return None
+
+
+def checked(build: Callable[..., dict]) -> Callable[..., dict]:
+    """A document builder whose documents are checked against their declaration (jaxmagic/schema/)
+    under strict mode (the test suite): a misspelt, missing or mistyped field fails there. Never
+    outside it: users' cells do not pay for the check (about 0.1 s for a 10,000-eqn graph)."""
+
+    @functools.wraps(build)
+    def build_and_check(*args: Any, **kwargs: Any) -> dict:
+        doc = build(*args, **kwargs)
+        if strict.enabled():
+            from ..schema.validate import check
+
+            check(doc)
+        return doc
+
+    return build_and_check

@@ -24,13 +24,13 @@ import jax
 from ..capture import jax_compat, source
 from ..capture.grads.stacks import GradRegions, grad_regions
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
+from ..schema.grad import VERSION
 from ..units import bytes_text, plural
 from . import findings
 from .document import envelope, guarded, source_json
 from .grad_findings import grad_findings
 from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
 
-VERSION = 1
 CUSTOM_RULE_PRIMS = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
 
 Path = tuple[int, ...]

@@ -16,6 +16,7 @@ from typing import Any
 from ..capture import jax_compat
 from ..capture import source as capture_source
 from ..capture.record import Artifacts, Capture, JitCall
+from ..schema.graph import VERSION  # 2: optional levels, cost, repeats, values, batch
 from ..units import plural
 from . import findings, folding
 from .cost import estimate_nodes, program_cost
@@ -26,7 +27,6 @@ from .levels import link_levels
 from .on_demand import OnDemand
 from .repeats import find_repeats
 
-VERSION = 2  # 2: optional levels, cost, repeats, values, batch (docs/schema.md)
 MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
 MAX_PARAM_CHARS = 240
 MAX_LEVEL_TEXT_BYTES = 4_000_000  # a StableHLO/HLO text above this stays in the capture, not the view

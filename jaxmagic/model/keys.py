@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..capture.record import Capture, KeyRecord, KeyUse
+from ..schema.keys import VERSION
 from ..units import plural
 from .document import envelope, source_json
 
-VERSION = 1
 RUN_MIN = 4  # identical steps before a chain is folded into a run
 MAX_NODES = 20_000  # nodes a document carries; the rest are counted in a note
 

@@ -22,12 +22,12 @@ from ..capture import jax_compat
 from ..capture.record import Capture, JitCall
 from ..capture.sharding import arrays as placement
 from ..capture.sharding import collectives as hlo
+from ..schema.sharding import VERSION
 from ..units import bytes_text, plural
 from . import findings, folding
 from .document import envelope, source_json
 from .graph import _function_entries
 
-VERSION = 1
 REPLICATED_BYTES = 1 << 20  # a fully replicated array this big on several devices is a finding
 ALL_GATHER_BYTES = 1 << 20  # an all-gather producing this much per device is a finding
 MAX_CALLS = 1_000  # functions (per signature) a document details; the rest are counted in a note

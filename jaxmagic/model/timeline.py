@@ -17,13 +17,13 @@ from typing import Any
 
 from ..capture.jit.monitoring import top_level
 from ..capture.record import Capture, Event, Finding
+from ..schema.timeline import VERSION
 from ..units import plural
 from . import findings
 from .document import envelope, source_json
 from .findings import STORM_THRESHOLD
 from .findings import lane_key as _lane_key
 
-VERSION = 1
 _JIT_NAME = re.compile(r"^(?:jit|pjit)\((.*)\)$")
 _PHASES = ("trace", "lower", "compile")
 

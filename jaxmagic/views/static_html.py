@@ -11,15 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..kinds import KINDS, resolve
 from ..model.captions.words import cells_of
 from ..units import plural
 from .html_parts import caption_html, caption_text, error_html, error_text, findings_html, svg_img
 from .html_parts import esc as _esc
-from .static_grad import grad_html, grad_text
-from .static_keys import keys_html, keys_text
-from .static_sharding import sharding_html, sharding_text
 from .static_svg import function_svg
-from .static_timeline import timeline_html, timeline_text
 from .wire import safe_wire
 
 # Every kind's views: a page loads it once whatever kinds it mixes (a widget loads its kind's own: widget.py).
@@ -28,12 +25,12 @@ MAX_TEXT_LINES = 400  # of each function's jaxpr in text/plain
 MAX_TOTAL_TEXT_LINES = 4_000  # of all functions' jaxprs together
 MAX_PICTURES = 12  # functions drawn as pictures in text/html
 MAX_LISTED_ROWS = 200  # functions listed without graphs, one line each, in either fallback
+# kind -> (html, text), for the kinds drawn by a module of their own (graphs are drawn here)
 STATIC_VIEWS = {
-    "timeline": (timeline_html, timeline_text),
-    "grad": (grad_html, grad_text),
-    "sharding": (sharding_html, sharding_text),
-    "keys": (keys_html, keys_text),
-}  # kind -> (html, text)
+    kind.name: (resolve(kind.static_html), resolve(kind.static_text))
+    for kind in KINDS
+    if kind.static_html and kind.static_text
+}
 
 
 def _counts(fn: dict) -> str:

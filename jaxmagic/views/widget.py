@@ -26,21 +26,21 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from .. import kinds
 from .requests import Handler, serve
 from .static_html import BUNDLE, fallback_html, text_summary
 from .wire import safe_wire
 
-KIND_BUNDLE_PREFIX = "jaxmagic-"
 # The kinds with a bundle of their own (one per widgets/entries/<kind>.js; tests/test_bundles.py
 # checks the two agree). Listed, not globbed: a stray jaxmagic-*.js in the folder is no widget class.
-KINDS = ("graph", "grad", "timeline", "sharding", "keys")
+KINDS = kinds.NAMES
 LOADER = BUNDLE.parent / "packed-loader.js"
 PACKED_PLACEHOLDER = '"__JAXMAGIC_PACKED__"'
 
 
 def kind_bundles() -> dict[str, Path]:
     """kind -> its bundle, for the kinds whose bundle the build wrote."""
-    paths = {kind: BUNDLE.parent / f"{KIND_BUNDLE_PREFIX}{kind}.js" for kind in KINDS}
+    paths = {kind.name: BUNDLE.parent / kind.bundle for kind in kinds.KINDS}
     return {kind: path for kind, path in paths.items() if path.is_file()}
 
 

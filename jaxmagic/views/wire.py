@@ -18,7 +18,9 @@ import gzip
 import json
 from typing import Any
 
-ENCODING = "columnar"
+from .. import kinds
+
+ENCODING = "columnar"  # jaxmagic/schema/wire.py declares the form
 PACK_ABOVE_BYTES = 256 * 1024  # functions above this (as wire JSON) travel gzip+base64
 DEF_CODES = {"in": -1, "const": -2, "free": -3}
 # Function fields that travel as they are (small, or already plain text).
@@ -212,12 +214,7 @@ def _pack(block: Any) -> tuple[Any, bool]:
     return {"packed": "gzip+base64", "data": packed, "bytes": len(data)}, scrubbed
 
 
-PACKED_FIELDS = {
-    "timeline": ("calls", "spans", "misses", "signatures"),
-    "grad": ("entries",),
-    "sharding": ("arrays", "calls"),
-    "keys": ("nodes",),
-}  # large blocks, per document kind
+PACKED_FIELDS = kinds.PACKED_FIELDS  # large blocks, per document kind (jaxmagic/kinds.py)
 
 
 def encode_document(doc: dict, compress: bool = True) -> dict:

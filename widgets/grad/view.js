@@ -31,6 +31,7 @@ const ENTRY_VIEWS = { split: splitEntry, jit: jitEntry, tangent: tangentEntry };
  * Mount the grad view of `doc` into `root`; returns the cleanup. `options` (widgets/mount.js):
  * `playback`, the shared controls the selected entry plays its story on (play.js), and
  * `present` (presentation mode: the embedded graphs see it on the root's class).
+ * @param {import("../types/documents").GradDocument} doc a grad document
  */
 export function gradView(root, doc, engine, options = {}) {
   const entries = (Array.isArray(doc.entries) ? doc.entries : []).filter((e) => e && (e.origin === "split" ? e.forward && e.backward : e.program));

@@ -40,7 +40,11 @@ export async function inflate(b64) {
   return JSON.parse(await gunzipText(bytes));
 }
 
-/** `[flops, bytes, transcendentals, note]` -> the node's `cost` (zeros and nulls left out as Python does). */
+/**
+ * `[flops, bytes, transcendentals, note]` -> the node's `cost` (zeros and nulls left out as Python does).
+ * @param {Exclude<import("../types/documents").WireCost, 0>} cost a node's estimate (0, none, never reaches here)
+ * @param {(i: number) => string | null} str
+ */
 function decodeCost([flops, bytes, transcendentals, note], str) {
   const cost = { flops, bytes, estimate: true };
   if (transcendentals) cost.transcendentals = transcendentals;
@@ -48,7 +52,10 @@ function decodeCost([flops, bytes, transcendentals, note], str) {
   return cost;
 }
 
-/** One wire Function -> logical Function (docs/schema.md). */
+/**
+ * One wire Function -> logical Function (docs/schema.md).
+ * @param {import("../types/documents").WireFunction} w
+ */
 export function decodeFunction(w) {
   const S = w.strings || [];
   const str = (i) => (i == null || i < 0 ? null : S[i]);

@@ -61,6 +61,7 @@ const HINT = "Click a device or block to light what it holds (again: a replicate
  * Mount a sharding view for `doc` into `root`. `options` (widgets/mount.js): `present` draws
  * at presentation sizes; `playback` receives the story (story.js, stage.js). Both are absent
  * when a test mounts the view directly.
+ * @param {import("../types/documents").ShardingDocument} doc a sharding document (its packed blocks already inflated)
  * @returns {() => void} cleanup
  */
 export function shardingView(root, doc, engine, options = {}) {

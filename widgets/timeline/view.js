@@ -46,6 +46,7 @@ export const statusLine = (tl, a, b) => `${statusText(tl)} · ${windowText(tl, a
 /**
  * Mount a timeline view for `doc` into `root`; `options` = {present, playback} from
  * widgets/mount.js (undefined when a test mounts the view directly).
+ * @param {import("../types/documents").TimelineDocument} doc a timeline document (its packed blocks already inflated)
  * @returns {() => void} cleanup
  */
 export function timelineView(root, doc, engine, options) {
