@@ -258,11 +258,12 @@ export interface Spans {
   start: number[];
   end: number[];
 }
+/** What changed in one argument; `before`/`after` null where it was absent (a keyword added). */
 export interface Change {
   path: string;
   kind: string;
-  before: string;
-  after: string;
+  before: string | null;
+  after: string | null;
 }
 export type MissKind = "first" | "shape" | "dtype" | "weak_type" | "static" | "pytree" | "sharding" | "donation" | "new_function" | "new_wrapper" | "context" | "unknown";
 export interface Miss {
@@ -553,7 +554,8 @@ export type Spec = (string | string[] | null)[] | null;
 export interface Device {
   id: number;
   platform: string;
-  kind: string;
+  kind: string | null;
+  color?: string;
 }
 export interface Mesh {
   id: string;
@@ -670,6 +672,7 @@ export interface CallPlacement {
   name: string;
   signature: string;
   calls: number;
+  wrappers?: number;
   source: Source | null;
   call_site: Source | null;
   inputs: InputLeaf[];
