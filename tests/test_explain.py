@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxmagic.capture.jit.explain import KIND_ORDER, main_kind, parse_explanation, type_change_kind
+from jaxmagic.capture.jax_compat.explain import KIND_ORDER, main_kind, parse_explanation, type_change_kind
 
 RECORDED = [  # (label, text, param_names, static_argnums, function, call_site, kind, changes, hint, cost_ms)
     (

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxmagic
-from jaxmagic.capture.jit.explain import parse_explanation
+from jaxmagic.capture.jax_compat.explain import parse_explanation
 from jaxmagic.model.timeline import timeline_document
 from tests.test_explain import RECORDED, explaining
 

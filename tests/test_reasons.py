@@ -12,7 +12,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxmagic.capture import jax_compat
-from jaxmagic.capture.jit.explain import KIND_ORDER, parse_explanation
+from jaxmagic.capture.jax_compat.explain import KIND_ORDER, parse_explanation
 from jaxmagic.capture.jit.signature import diff_signatures, signature_of
 from jaxmagic.capture.record import Change
 from jaxmagic.model.reasons import FIXES, MAX_CHANGES, change_words, miss_json

@@ -320,7 +320,7 @@ class Capture:
 class Change:
     """One difference that made a call miss the cache: which argument, what, from what to what.
 
-    Parsed from JAX's `jax_explain_cache_misses` text (capture/jit/explain.py) or found by
+    Parsed from JAX's `jax_explain_cache_misses` text (capture/jax_compat/explain.py) or found by
     comparing two `Signature`s (capture/jit/signature.py); both use these same kinds so the
     model can tell whether they agree.
     """

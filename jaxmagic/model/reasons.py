@@ -1,7 +1,7 @@
 """Why a call missed the cache, as the timeline's `Miss` object (docs/schema.md).
 
 Two sources tell the story. JAX's own explanation (`jax_explain_cache_misses`, parsed by
-capture/jit/explain.py) knows its tracing cache, but compares the call with the entry it finds
+capture/jax_compat/explain.py) knows its tracing cache, but compares the call with the entry it finds
 *closest* (by severity, then by the number of differences), which need not be the
 previous call, and it says nothing about changes that only recompile (sharding on an Auto
 mesh, donation, a committed device). Our diff (capture/jit/signature.py) compares the call
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..capture.jit.explain import Explanation, main_kind
+from ..capture.jax_compat.explain import Explanation, main_kind
 from ..capture.record import Change
 
 MAX_CHANGES = 16  # per miss in the document: a 1000-leaf structure change must not make a 1000-entry list

@@ -30,7 +30,7 @@ from jaxmagic.capture import jax_compat
 # (which would only mislink, never fail) practically impossible.
 _TAG = "\u00b7jm-grad\u00b7"
 
-_REMAT_SCOPE = "rematted_computation"  # jax/_src/ad_checkpoint.py names the recomputation so
+_REMAT_SCOPE = jax_compat.REMAT_SCOPE  # the scope JAX names a checkpoint's recomputation by
 _REMAT_PRIMITIVES = ("remat2", "checkpoint")
 
 UserPath = tuple[int, ...]

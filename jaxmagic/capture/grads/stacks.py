@@ -35,8 +35,8 @@ EqnKey = tuple  # (int, str, int, str, ..., int): see the module docstring
 FORWARD, BACKWARD, OTHER, UNKNOWN = "forward", "backward", "other", "unknown"
 _AD_TRANSFORMS = frozenset({"jvp", "transpose"})
 # JAX evaluates the saved-nothing part of a checkpointed function again under this scope
-# (ad_checkpoint.py) while transposing it: these are the recomputed forward eqns.
-_REMAT_SCOPE = "rematted_computation"
+# (`jax_compat.REMAT_SCOPE`) while transposing it: these are the recomputed forward eqns.
+_REMAT_SCOPE = jax_compat.REMAT_SCOPE
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,9 +8,8 @@ handler, so when the user did not ask for these messages, returning False keeps 
 off their stderr (JAX's own handler on `jax` on some versions, Python's last-resort
 printer on others) and the cell's output is what it would be without the magic.
 
-Logger names and wording differ between JAX versions (`jax._src.pjit` up to 0.8,
-`jax._src.interpreters.partial_eval` from 0.9), so records are recognised by content.
-A handler on the `jax` logger also sees records from emitters not listed here (a
+Logger names and wording differ between JAX versions, so records are recognised by content
+(the emitters and first words: `jax_compat.logs`). A handler on the `jax` logger also sees records from emitters not listed here (a
 future JAX), which are then recorded too. Being a handler, it would stop Python's last-resort
 printer (unconfigured logging prints WARNING and up to stderr only where no handler is found),
 so where it is the only handler on a record's way it prints the record as that printer would.
@@ -31,17 +30,8 @@ from dataclasses import dataclass
 import jax
 
 from .. import jax_compat
+from ..jax_compat.logs import EMITTERS, kind_of
 
-# Modules that emit the records, across JAX 0.4.30–0.10 (see docs/design.md, "Recompiles").
-EMITTERS = (
-    "jax._src.interpreters.partial_eval",
-    "jax._src.pjit",
-    "jax._src.compiler",
-    "jax._src.compilation_cache",
-    "jax._src.dispatch",
-)
-MISS_PREFIX = "TRACING CACHE MISS"
-_PERSISTENT = ("PERSISTENT COMPILATION CACHE MISS", "Persistent compilation cache hit")
 EXPLAIN_LIMIT = 100  # misses of one function before the explain flag goes off again
 
 
@@ -52,16 +42,6 @@ class LogRecord:
     kind: str  # "miss" (tracing cache) | "persistent_miss" | "persistent_hit"
     text: str
     time: float
-
-
-def kind_of(message: str) -> str | None:
-    if message.startswith(MISS_PREFIX):
-        return "miss"
-    if message.startswith(_PERSISTENT[0]):
-        return "persistent_miss"
-    if message.startswith(_PERSISTENT[1]):
-        return "persistent_hit"
-    return None
 
 
 class CacheLog:

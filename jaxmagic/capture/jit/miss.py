@@ -52,7 +52,7 @@ def _static_argnums(fn: Any) -> tuple[int, ...]:
 
 def _pick(explanations: tuple[str, ...], name: str, names: list[str] | None, static: tuple[int, ...]) -> Any:
     """The record about this function: inner jits traced inside it log their own records first."""
-    from .explain import parse_explanation
+    from ..jax_compat.explain import parse_explanation
 
     parsed = [
         e for e in (parse_explanation(text, names, static_argnums=static) for text in explanations) if e is not None

@@ -14,33 +14,8 @@ from typing import Any
 
 import jax.monitoring as monitoring
 
-
-def phase_of(event_name: str) -> str:
-    """Map JAX's event names (which differ between versions) to our phases."""
-    name = event_name.lower()
-    if "compilation_cache" in name:
-        return "cache"
-    if "trace" in name or "tracing" in name:
-        return "trace"
-    if "mlir" in name or "lower" in name:
-        return "lower"
-    if "backend_compile" in name or name.endswith("compile_duration"):
-        return "compile"
-    return "other"
-
-
-def unregister(kind: str) -> Callable[[Callable], None] | None:
-    """JAX's `unregister_{kind}_listener` (`kind`: "event", "event_duration"), or its private
-    form on versions without a public one (0.4); None when neither exists."""
-    public = getattr(monitoring, f"unregister_{kind}_listener", None)
-    if public is not None:
-        return public
-    try:
-        from jax._src import monitoring as private
-
-        return getattr(private, f"_unregister_{kind}_listener_by_callback")
-    except Exception:
-        return None
+from ..jax_compat.monitoring import phase_of as phase_of  # the session's name for it
+from ..jax_compat.monitoring import unregister
 
 
 def listen(

@@ -14,8 +14,8 @@ from typing import Any
 import jax
 
 from .. import jax_compat
+from ..jax_compat.explain import type_change_kind
 from ..record import ArgSpec, Change, Signature
-from .explain import type_change_kind
 
 _MAX_STATIC_REPR = 60
 

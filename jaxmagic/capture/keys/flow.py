@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import jax_compat, source
+from ..jax_compat import random as jax_random
 from ..record import SourceLocation
 
 # Public jax.random functions that draw numbers (first argument a key); derivations are not samplers.
@@ -84,12 +85,6 @@ _CALLS = frozenset(
     }
 )
 _PICK = frozenset({"dynamic_slice", "gather", "dynamic_index_in_dim"})
-_RANDOM_FILES = ("jax/_src/random.py", "jax/_src/random/")  # 0.4-0.9 module; 0.10 package
-
-
-def _is_random_file(file: str) -> bool:
-    file = file.replace("\\", "/")
-    return file.endswith(_RANDOM_FILES[0]) or _RANDOM_FILES[1] in file
 
 
 @dataclass
@@ -200,7 +195,7 @@ def origin(source_info: Any) -> tuple[SourceLocation | None, str | None, str | N
 
     The user line is the innermost frame in the user's own files; `via` the innermost
     library frame below it that is not JAX (Flax's Dropout, say); the function is the
-    outermost frame in jax/_src/random.py (the public call the user or library made).
+    outermost frame in JAX's random module (the public call the user or library made).
     """
     try:
         traceback = source_info.traceback
@@ -215,7 +210,7 @@ def origin(source_info: Any) -> tuple[SourceLocation | None, str | None, str | N
         file = code.co_filename
         if file.startswith(source.PACKAGE_DIR):
             continue  # our own stand-ins (key_patch.py)
-        if _is_random_file(file):
+        if jax_random.is_random_file(file):
             if api is None:
                 api = code.co_name
             continue
@@ -225,11 +220,11 @@ def origin(source_info: Any) -> tuple[SourceLocation | None, str | None, str | N
             via = (code, lasti)  # the innermost library frame before JAX's random module
     loc = None
     if user is not None:
-        file, line, function = jax_compat._frame_line(*user)
+        file, line, function = jax_compat.frame_line(*user)
         loc = source.location(file, line, None, function)
     via_text = None
     if via is not None:
-        file, line, function = jax_compat._frame_line(*via)
+        file, line, function = jax_compat.frame_line(*via)
         via_text = f"{_short_path(file)}:{line} ({function})"
     return loc, via_text, api
 

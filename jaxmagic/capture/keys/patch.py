@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import jax
 
 from .. import aliases, jax_compat, source
+from ..jax_compat import random as jax_random
 from ..patches import replace_attribute
 
 MAKERS = {"key": "seed", "PRNGKey": "seed", "wrap_key_data": "wrap"}  # make a key from a seed or data
@@ -158,16 +159,13 @@ def patch_eager_transforms(stack: ExitStack) -> None:
     sampler jit, the scan) with concrete key arguments; that bind is recorded as a one-eqn
     program (capture/keys/flow.py). Binds made by our own stand-ins are theirs, and jitted
     functions called from Python (a `cache_miss` of the C++ dispatch) are recorded per call
-    by the session, or not at all, never here. Private API (`jax._src.core`), behind a feature
-    check: without it eager transforms go unseen, as before.
+    by the session, or not at all, never here. JAX's internals (`jax_compat.random`), behind a
+    feature check: without them eager transforms go unseen, as before.
     """
-    try:
-        from jax._src import core
-
-        eval_trace = core.EvalTrace
-        original = eval_trace.__dict__["process_primitive"]
-    except Exception:
+    eval_trace = jax_random.eval_trace_class()
+    if eval_trace is None:
         return
+    original = eval_trace.__dict__["process_primitive"]
     if getattr(original, "_jaxmagic_original", None) is not None:
         return
 
@@ -200,18 +198,7 @@ def patch_eager_transforms(stack: ExitStack) -> None:
 
 
 def _from_jit_dispatch() -> bool:
-    """True when the bind comes straight from a jitted function's own dispatch (`cache_miss`, no
-    transformation's `process_primitive` in between): such calls are the session's to record, on
-    a JAX version that binds them here (0.10 calls the program directly). False when a
-    transformation (a vmap, jvp or partial-eval trace) bound it on its way down to evaluation."""
-    frame = sys._getframe(2)  # above this function and the process_primitive stand-in
-    for _ in range(12):
-        if frame is None:
-            return False
-        name = frame.f_code.co_name
-        if name == "process_primitive":
-            return False
-        if name == "cache_miss":
-            return True
-        frame = frame.f_back
-    return False
+    """True when the bind comes straight from a jitted function's own dispatch: such calls are the
+    session's to record, on a JAX version that binds them here (0.10 calls the program directly).
+    False when a transformation (a vmap, jvp or partial-eval trace) bound it on its way down."""
+    return jax_random.from_jit_dispatch(sys._getframe(2))  # above this function and the stand-in

@@ -668,9 +668,6 @@ def _finding(
     return Finding(kind=kind, message=message, source=where, severity="bug", call=entry.call, function=entry.function)
 
 
-_JAX_STOPPED = re.compile(r"invalid value \((nan|inf)\) encountered in (\S+)", re.IGNORECASE)
-
-
 def debug_findings(capture: Capture) -> list[Finding]:
     """What the user's `jax_debug_nans`/`jax_debug_infs` stopped at: JAX's FloatingPointError, from a
     recorded call, a differentiation, or the cell itself; one finding per (op, line)."""
@@ -678,10 +675,10 @@ def debug_findings(capture: Capture) -> list[Finding]:
     seen: set = set()
 
     def add(text: str | None, where: SourceLocation | None, call: int | None, function: str | None) -> None:
-        match = _JAX_STOPPED.search(text or "")
-        if match is None:
+        stopped = jax_compat.debug_check_stop(text or "")
+        if stopped is None:
             return
-        kind, primitive = match.group(1).lower(), match.group(2)
+        kind, primitive = stopped
         key = (kind, primitive, where and (where.file, where.line))
         if key in seen:
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ...capture.jit.explain import split_top_level
+from ...capture.jax_compat.explain import split_top_level
 from .words import (
     MAX_CHAIN,
     MAX_LISTED,

@@ -1,0 +1,203 @@
+"""Jaxprs and what they hold: types, avals and literals as the printer writes them, the printer,
+jaxprs rebuilt with other parts, and the one walker over the sub-jaxprs of an eqn.
+
+Each private name is reached behind a feature check; where it is missing the function says what
+the caller gets instead (tests/test_jax_probes.py checks each on the installed JAX).
+
+`sub_jaxprs` reads an eqn's params by type: a `cond` keeps its branches in a tuple param, a
+`while` its `cond_jaxpr` and `body_jaxpr`, a `pjit` its `jaxpr`, a `custom_vjp_call` its
+`call_jaxpr` (or `fun_jaxpr`), a `shard_map` an open `Jaxpr` where the others keep a
+`ClosedJaxpr`; which params hold jaxprs, and whether closed or open, changes between JAX
+releases (JAX's own `jaxprs_in_params` reads them the same way).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+import numpy as np
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def short_aval(aval: Any) -> str:
+    """`f32[3,4]`, as JAX's jaxpr printer writes types."""
+    try:
+        return aval.str_short(short_dtypes=True)
+    except TypeError:
+        return aval.str_short()
+    except Exception:
+        return str(aval)
+
+
+_SHORT_DTYPES: dict[Any, str] = {}
+
+
+def short_dtype(dtype: Any) -> str:
+    """`f32`, `bf16`, `key<fry>`: a dtype as the jaxpr printer writes it in types.
+
+    Kept per dtype: making the aval goes through `jax.core`'s deprecated-name lookup, ~0.1 ms a
+    call, and `%%sharding` asks once per array (0.12 s for a 560-array train step's outputs)."""
+    try:
+        return _SHORT_DTYPES[dtype]
+    except (KeyError, TypeError):  # not seen yet, or an unhashable stand-in
+        pass
+    try:
+        text = short_aval(jax.core.ShapedArray((), dtype))
+    except Exception:
+        return str(dtype)
+    text = text[:-2] if text.endswith("[]") else text
+    try:
+        _SHORT_DTYPES[dtype] = text
+    except TypeError:
+        pass
+    return text
+
+
+def with_vars(closed: Any, invars: list | None = None, outvars: list | None = None) -> Any:
+    """`closed` with its jaxpr's inputs or outputs replaced (the same eqns).
+
+    JAX checks a jaxpr's debug info (argument names, result paths) against its inputs and
+    outputs; where they no longer match, the debug info is left out.
+    """
+    jaxpr = closed.jaxpr
+    changes = {k: v for k, v in (("invars", invars), ("outvars", outvars)) if v is not None}
+    try:
+        return closed.replace(jaxpr=jaxpr.replace(**changes))
+    except AssertionError:
+        return closed.replace(jaxpr=jaxpr.replace(**changes, debug_info=None))
+
+
+def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
+    """A printer returning (text, {Var: printed name}) or None if the private API moved.
+
+    The names let the graph label variables exactly as the jaxpr text does, and let
+    us find the text line of each eqn.
+    """
+    try:
+        from jax._src import core
+
+        core.JaxprPpContext, core.JaxprPpSettings, core.pp_jaxpr  # noqa: B018 - feature check
+    except Exception:
+        return None
+
+    def print_jaxpr(jaxpr: Any) -> tuple[str, dict]:
+        context = core.JaxprPpContext()
+        doc = core.pp_jaxpr(jaxpr, context, core.JaxprPpSettings())
+        try:  # inside a kernel JAX would colour the text with ANSI codes
+            text = doc.format(use_color=False)
+        except TypeError:
+            text = _ANSI.sub("", doc.format())
+        return text, dict(context.var_names)
+
+    return print_jaxpr
+
+
+_WRAPPED_CONSTANTS = ("TypedNdArray", "LiteralArray")  # JAX 0.8's wrapper; JAX 0.7's (jax._src.literals)
+
+
+def constant_value(value: Any) -> Any:
+    """A jaxpr constant as the array it holds.
+
+    JAX 0.8 wraps numpy constants in a `TypedNdArray` (JAX 0.7 in a `LiteralArray`) that is
+    not an ndarray and keeps the array in `.val`; later versions made it an ndarray subclass (a view of the
+    user's array). Either way the user's array is what comes back.
+    """
+    if type(value).__name__ in _WRAPPED_CONSTANTS and not isinstance(value, np.ndarray):
+        inner = getattr(value, "val", None)
+        if isinstance(inner, np.ndarray):
+            return inner
+    return value
+
+
+def literal_value(atom: Any) -> Any:
+    """The Python value of a jaxpr Literal, or None for a Var."""
+    return constant_value(getattr(atom, "val", None)) if type(atom).__name__ == "Literal" else None
+
+
+def is_literal(atom: Any) -> bool:
+    return type(atom).__name__ == "Literal"
+
+
+def is_dropvar(var: Any) -> bool:
+    return type(var).__name__ == "DropVar"
+
+
+_jaxpr_types: tuple[type, type] | None = None
+
+
+def argument_paths(jaxpr: Any) -> tuple[str, ...] | None:
+    """The pytree path of each input of a traced function's jaxpr (`params['layers'][0]['w']`), as
+    JAX's own debug info names them; None when this JAX keeps none, or they do not line up (a jaxpr
+    built by hand, or one whose inputs were pruned after tracing)."""
+    names = getattr(getattr(jaxpr, "debug_info", None), "arg_names", None)
+    if not names or len(names) != len(jaxpr.invars) or not all(isinstance(n, str) for n in names):
+        return None
+    return tuple(names)
+
+
+def jaxpr_types() -> tuple[type, type]:
+    """(ClosedJaxpr, Jaxpr) classes, wherever this JAX keeps them.
+
+    `jax._src.core` is loaded with jax; `jax.extend` (the public home) costs ~16 ms to import.
+    """
+    global _jaxpr_types
+    if _jaxpr_types is None:
+        try:
+            from jax._src import core
+
+            _jaxpr_types = (core.ClosedJaxpr, core.Jaxpr)
+        except Exception:
+            from jax import extend
+
+            _jaxpr_types = (extend.core.ClosedJaxpr, extend.core.Jaxpr)
+    return _jaxpr_types
+
+
+def closed_jaxpr_with(closed: Any, jaxpr: Any, consts: list) -> Any:
+    """A new ClosedJaxpr of `closed`'s type around `jaxpr` and `consts`."""
+    return type(closed)(jaxpr, consts)
+
+
+def jaxpr_with_eqns(jaxpr: Any, eqns: list) -> Any:
+    """`jaxpr` with other eqns (same invars, outvars, effects and debug info)."""
+    return jaxpr.replace(eqns=eqns)
+
+
+def eqn_with_params(eqn: Any, params: dict) -> Any:
+    """`eqn` with other params (same vars, primitive and source info)."""
+    return eqn.replace(params=params)
+
+
+# -- the sub-jaxprs of an eqn -----------------------------------------------------------------
+
+
+def sub_jaxprs(eqn: Any, *, ordered: bool = True, opened: bool = False) -> Iterator[tuple[str, Any]]:
+    """(label, jaxpr) for each jaxpr held in `eqn.params`; not recursive.
+
+    The label is the param's name, with the index for one item of a tuple or list param
+    (`branches[1]`). `ordered`: params by sorted name, the order JAX prints them in (a graph's
+    groups and the eqn paths of a split follow it); otherwise the params' own order, which is
+    cheaper and is the order of JAX's `jaxprs_in_params`. `opened`: a `ClosedJaxpr` is given as
+    its open `Jaxpr` (its consts left out); by default each is given as the param holds it.
+    """
+    closed_type, open_type = _jaxpr_types or jaxpr_types()
+    params = eqn.params
+    for key in sorted(params) if ordered else params:
+        value = params[key]
+        if isinstance(value, (closed_type, open_type)):
+            yield key, (value.jaxpr if opened and isinstance(value, closed_type) else value)
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                if isinstance(item, (closed_type, open_type)):
+                    yield f"{key}[{i}]", (item.jaxpr if opened and isinstance(item, closed_type) else item)
+
+
+def has_sub_jaxprs(eqn: Any) -> bool:
+    """True when some param of `eqn` holds a jaxpr (a control-flow or call eqn)."""
+    for _ in sub_jaxprs(eqn, ordered=False):
+        return True
+    return False
