@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// Playback of the timeline view (widgets/timeline/story.js, stage.js): the steps of a real
+// Playback of the timeline view (widgets/timeline/story.js, playback.js): the steps of a real
 // %%trace capture (fixtures/timeline-real.json, recorded by dev/timeline_fixtures.py) in
 // wall-clock order, their labels against what JAX answered, the counters so far, the mounted
 // view stepping and coming back to its ordinary state, and the time of one step.
@@ -9,7 +9,7 @@ import { useMounting, click } from "./mounting.js";
 import { bigTimeline, useRecordingCanvas } from "./timeline-helpers.js";
 import { readTimeline, laneRows } from "../../widgets/timeline/model.js";
 import { timelineStory, stepLabel, stepState, stepCalls, stepSpans, STEP, HIT_RUN, missReason } from "../../widgets/timeline/story.js";
-import { timelinePlayback } from "../../widgets/timeline/stage.js";
+import { timelinePlayback } from "../../widgets/timeline/playback.js";
 import { rowsSoFar } from "../../widgets/timeline/sofar.js";
 
 useRecordingCanvas();

@@ -250,53 +250,34 @@ export function overviewAgg(tl, width, missesOnly) {
   return sum;
 }
 
-/**
- * Draw one frame.
- * @param ctx  a 2D context (or a recording stand-in)
- * @param tl   readTimeline(doc)
- * @param v    {w, h, dpr, t0, t1, rows: lane positions top to bottom, focus: lane|null, k: scale (1)}
- * @param st   {selected: call|-1, brush: [a, b]|null, pick: [a, b]|null (a window being
- *             chosen on the overview), missesOnly, playback: null | {now, marks: [{lane, t0, t1}],
- *             counts: per-lane rows so far (model.js laneRows) | null}}
- * @param pal  readPalette(...)
- * @param cache object kept between frames (aggregate buffers, the overview)
- * @returns {{agg, rects: number}} the aggregate drawn and the rectangles filled
- */
-export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
-  const z = sizes(v.k || 1), { k, band: B, font: F } = z;
-  const L = frameLayout(v.w, v.rows.length, k);
-  const { plotX, plotW, rowsY, rowH } = L;
-  const span = Math.max(1e-9, v.t1 - v.t0);
-  const xOf = (t) => plotX + ((t - v.t0) / span) * plotW;
-  const dpr = v.dpr || 1;
-  const line = (pal.stroke || 1) * Math.max(1, k * 0.75);
-  const pb = st.playback || null;
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, v.w, v.h);
-  ctx.lineWidth = Math.max(1, k * 0.75); // grid lines stay thin: structure, not data
-
-  // Row backgrounds: stripes, the focused lane.
+/** Row backgrounds: stripes, the focused lane. */
+function rowBackgrounds(f) {
+  const { ctx, v, pal, L } = f;
   v.rows.forEach((l, r) => {
-    const y = rowsY + r * rowH;
+    const y = L.rowsY + r * L.rowH;
     if (l === v.focus) {
       ctx.globalAlpha = 0.1;
       ctx.fillStyle = pal.brand;
-      ctx.fillRect(0, y, v.w, rowH);
+      ctx.fillRect(0, y, v.w, L.rowH);
     } else if (r % 2) {
       ctx.globalAlpha = 0.5;
       ctx.fillStyle = pal.bg2;
-      ctx.fillRect(0, y, v.w, rowH);
+      ctx.fillRect(0, y, v.w, L.rowH);
     }
     ctx.globalAlpha = 1;
   });
+}
 
-  // Axis: tick labels on top, grid lines through the rows.
+/** Axis: tick labels on top, grid lines through the rows. */
+function drawAxis(f) {
+  const { ctx, v, pal, L, xOf } = f, { k, font: F } = f.z;
+  const { plotX, rowsY } = L;
   ctx.font = `${F.small}px ${pal.sans}`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "center";
   ctx.strokeStyle = pal.border2;
   ctx.beginPath();
-  const tk = ticks(v.t0, v.t1, plotW, 90 * k);
+  const tk = ticks(v.t0, v.t1, L.plotW, 90 * k);
   for (const t of tk) {
     const x = Math.round(xOf(t.t)) + 0.5;
     ctx.moveTo(x, rowsY - 4 * k);
@@ -309,11 +290,14 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
   ctx.stroke();
   ctx.fillStyle = pal.fg2;
   for (const t of tk) ctx.fillText(t.label, xOf(t.t), rowsY / 2);
+}
 
-  // Lane labels; during playback the counts so far, and lanes with nothing yet faded.
+/** Lane labels; during playback the counts so far, and lanes with nothing yet faded. */
+function laneLabels(f) {
+  const { ctx, tl, v, pal, L, z, pb } = f, { k, font: F } = z;
   ctx.textAlign = "left";
   v.rows.forEach((l, r) => {
-    const lane = tl.lanes[l], y = rowsY + r * rowH;
+    const lane = tl.lanes[l], y = L.rowsY + r * L.rowH;
     const so = pb && pb.counts ? pb.counts[l] : null;
     const idle = so && !so.calls && !so.traces && !so.compiles;
     ctx.globalAlpha = idle ? 0.35 : 1;
@@ -328,22 +312,21 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
     ctx.fillText(fitText(ctx, sub, z.geo.labelW - 16 * k, F.small), 8 * k, y + 27 * k);
     ctx.globalAlpha = 1;
   });
+}
 
-  // Bars, ticks and markers of the visible lanes, clipped to the plot.
-  ctx.save();
-  ctx.beginPath();
-  ctx.rect(plotX, rowsY, plotW, L.rowsH);
-  ctx.clip();
-  const agg = aggregate(tl, v.rows, v.t0, v.t1, plotW, { bucketPx: 1, missesOnly: st.missesOnly, reuse: cache.agg });
+/** Stacked phase bars, hit ticks, miss markers and counts of the rows shown (clipped by the caller). */
+function laneMarks(f, cache) {
+  const { ctx, tl, v, st, pal, L, z } = f, { band: B, font: F } = z;
+  const agg = aggregate(tl, v.rows, v.t0, v.t1, L.plotW, { bucketPx: 1, missesOnly: st.missesOnly, reuse: cache.agg });
   cache.agg = agg;
-  const bw = plotW / agg.nb;
+  const bw = L.plotW / agg.nb;
   const bars = batches(), tickB = batches(), heights = new Float64Array(STACK.length);
   const missPts = [], stormPts = [];
   let labels = [];
   for (let r = 0; r < v.rows.length; r++) {
-    const y = rowsY + r * rowH;
-    rowBars(agg, r, plotX, bw, y + B.barY + B.barH, B.barH, bars, heights, z.minH);
-    labels = labels.concat(rowMarks(agg, r, plotX, bw, y, tickB, missPts, stormPts, z));
+    const y = L.rowsY + r * L.rowH;
+    rowBars(agg, r, L.plotX, bw, y + B.barY + B.barH, B.barH, bars, heights, z.minH);
+    labels = labels.concat(rowMarks(agg, r, L.plotX, bw, y, tickB, missPts, stormPts, z));
   }
   let rects = bars.fill(ctx, (i) => [pal[STACK[i][1]], STACK[i][2]]);
   rects += tickB.fill(ctx, () => [pal.teal, 1]);
@@ -354,27 +337,68 @@ export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
   ctx.textBaseline = "alphabetic";
   ctx.fillStyle = pal.fg2;
   for (const q of labels) ctx.fillText(q.text, q.x, q.y);
+  return { agg, rects, labels: labels.length };
+}
 
-  if (pb) drawPresent(ctx, tl, L, v, pb, pal, xOf, z, line);
-
-  // The brushed range and the selected call.
+/** The brushed range and the selected call. */
+function drawSelection(f) {
+  const { ctx, tl, v, st, pal, L, xOf, z, line } = f;
   if (st.brush) {
     const a = xOf(st.brush[0]), b = xOf(st.brush[1]);
     ctx.globalAlpha = 0.13;
     ctx.fillStyle = pal.brand;
-    ctx.fillRect(a, rowsY, Math.max(1, b - a), L.rowsH);
+    ctx.fillRect(a, L.rowsY, Math.max(1, b - a), L.rowsH);
     ctx.globalAlpha = 1;
     ctx.strokeStyle = pal.brand;
-    ctx.strokeRect(a, rowsY + 0.5, Math.max(1, b - a), L.rowsH - 1);
+    ctx.strokeRect(a, L.rowsY + 0.5, Math.max(1, b - a), L.rowsH - 1);
   }
   if (st.selected >= 0 && st.selected < tl.calls.n) {
     const c = st.selected, r = v.rows.indexOf(tl.calls.lane[c]);
-    if (r >= 0) frameCall(ctx, xOf(tl.calls.start[c]), xOf(tl.effEnd[c]), rowsY + r * rowH, z, pal.brand, 2 * line);
+    if (r >= 0) frameCall(ctx, xOf(tl.calls.start[c]), xOf(tl.effEnd[c]), L.rowsY + r * L.rowH, z, pal.brand, 2 * line);
   }
-  ctx.restore();
+}
 
-  rects += drawOverview(ctx, tl, L, v, st, pal, cache, z);
-  return { agg, rects, labels: labels.length };
+/**
+ * Draw one frame.
+ * @param ctx  a 2D context (or a recording stand-in)
+ * @param tl   readTimeline(doc)
+ * @param v    `{w, h, dpr, t0, t1, rows, focus, k}`: rows are lane positions top to bottom,
+ *             focus a lane or null, k the scale (1)
+ * @param st   `{selected, brush, pick, missesOnly, playback}`: selected a call or -1, brush
+ *             [a, b] or null, pick [a, b] or null (a window being chosen on the overview),
+ *             playback null or `{now, marks: [{lane, t0, t1}], counts}` (counts: per-lane rows
+ *             so far, model.js laneRows, or null)
+ * @param pal  readPalette(...)
+ * @param cache object kept between frames (aggregate buffers, the overview)
+ * @returns {{agg: any, rects: number, labels: number}} the aggregate drawn, the rectangles
+ *   filled and the count labels written
+ */
+export function drawFrame(ctx, tl, v, st, pal, cache = {}) {
+  const z = sizes(v.k || 1), k = z.k;
+  const L = frameLayout(v.w, v.rows.length, k);
+  const span = Math.max(1e-9, v.t1 - v.t0);
+  const xOf = (t) => L.plotX + ((t - v.t0) / span) * L.plotW;
+  const dpr = v.dpr || 1;
+  const line = (pal.stroke || 1) * Math.max(1, k * 0.75);
+  const pb = st.playback || null;
+  const f = { ctx, tl, v, st, pal, z, L, xOf, line, pb };
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, v.w, v.h);
+  ctx.lineWidth = Math.max(1, k * 0.75); // grid lines stay thin: structure, not data
+  rowBackgrounds(f);
+  drawAxis(f);
+  laneLabels(f);
+  // Bars, ticks and markers of the visible lanes, clipped to the plot.
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(L.plotX, L.rowsY, L.plotW, L.rowsH);
+  ctx.clip();
+  const drawn = laneMarks(f, cache);
+  if (pb) drawPresent(ctx, tl, L, v, pb, pal, xOf, z, line);
+  drawSelection(f);
+  ctx.restore();
+  drawn.rects += drawOverview(ctx, tl, L, v, st, pal, cache, z);
+  return drawn;
 }
 
 /** A frame around the extent [a, b] (px) of one row whose top is `y`: at least 5 px wide. */

@@ -68,17 +68,11 @@ function firstTrue(lo, hi, f) {
   return lo;
 }
 
-/**
- * Read a timeline document into the indexed form every other module uses.
- * Never throws on a malformed field: what is missing reads as empty.
- */
-export function readTimeline(doc) {
-  // Lanes as the document has them (figures shown as given), plus their position.
-  const lanes = arr(doc.lanes).map((l, i) => ({ ...l, pos: i, name: str(l && l.name, "?"), origin: l && l.origin === "events" ? "events" : "call" }));
-  const L = lanes.length;
+/** The calls' columns (typed arrays, missing values filled). */
+function readCalls(doc) {
   const C = (doc.calls && typeof doc.calls === "object") ? doc.calls : {};
   const n = arr(C.lane).length;
-  const calls = {
+  return {
     n,
     lane: column(C.lane, n, Int32Array, -1),
     start: column(C.start, n, Float64Array, 0),
@@ -90,7 +84,10 @@ export function readTimeline(doc) {
     site: column(C.site, n, Int32Array, -1),
     errors: C.errors && typeof C.errors === "object" ? C.errors : {},
   };
+}
 
+/** The spans' columns; an unknown phase reads as compile, a call out of range as none. */
+function readSpans(doc, n) {
   const S = (doc.spans && typeof doc.spans === "object") ? doc.spans : {};
   const ns = arr(S.lane).length;
   const spans = {
@@ -106,54 +103,80 @@ export function readTimeline(doc) {
     spans.phase[i] = PHASE_ID[ph[i]] ?? 2; // an unknown phase draws as compile (it cost compile-like time)
     if (spans.call[i] >= n) spans.call[i] = -1;
   }
+  return spans;
+}
 
-  // Per lane: calls and spans in start order; calls' effective end includes `ready`.
-  const effEnd = new Float64Array(n);
-  for (let i = 0; i < n; i++) effEnd[i] = Math.max(calls.end[i], calls.ready[i] || 0);
+/** Per lane: calls, spans and misses in start order, each with its running maximum end (calls' includes `ready`). */
+function laneIndex(calls, spans, L, effEnd) {
+  const n = calls.n, ns = spans.n;
   const byLaneCalls = groupBy(calls.lane, calls.start, n, L);
   const byLaneSpans = groupBy(spans.lane, spans.start, ns, L);
   const missLane = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) if (!calls.hit[i]) missLane[i] = calls.lane[i];
   const byLaneMisses = groupBy(missLane, calls.start, n, L);
+  const laneOf = (g, l) => g.idx.subarray(g.off[l], g.off[l + 1]);
+  return Array.from({ length: L }, (_, l) => {
+    const c = laneOf(byLaneCalls, l), s = laneOf(byLaneSpans, l), m = laneOf(byLaneMisses, l);
+    return { calls: c, callMax: prefixMax(c, effEnd), spans: s, spanMax: prefixMax(s, spans.end), misses: m, missMax: prefixMax(m, effEnd) };
+  });
+}
 
-  // Spans of each call (CSR over calls): the timing breakdown of one call.
+/** Spans of each call (CSR over calls): the timing breakdown of one call. */
+function callSpans(n, spans) {
+  const ns = spans.n;
   const callSpanOff = new Int32Array(n + 1);
   for (let i = 0; i < ns; i++) if (spans.call[i] >= 0) callSpanOff[spans.call[i] + 1]++;
   for (let i = 0; i < n; i++) callSpanOff[i + 1] += callSpanOff[i];
   const callSpanIdx = new Int32Array(callSpanOff[n]);
   const cur = callSpanOff.slice(0, n);
   for (let i = 0; i < ns; i++) if (spans.call[i] >= 0) callSpanIdx[cur[spans.call[i]]++] = i;
+  return { callSpanOff, callSpanIdx };
+}
 
-  // Calls named by a recompile-storm finding: their misses are drawn red.
-  const findings = arr(doc.findings).filter((f) => f && typeof f === "object");
+/** Calls named by a recompile-storm finding: their misses are drawn red. */
+function stormCalls(findings, n) {
   const storm = new Uint8Array(n);
   for (const f of findings) {
     if (f.kind !== "recompile_storm") continue;
     for (const c of arr(f.calls)) if (c >= 0 && c < n) storm[c] = 1;
   }
-  // Every miss in call order (n / p step through them).
-  const missCalls = [];
-  for (let i = 0; i < n; i++) if (!calls.hit[i] && calls.lane[i] >= 0 && calls.lane[i] < L) missCalls.push(i);
+  return storm;
+}
 
-  let compiles = 0;
-  for (const l of lanes) compiles += num(l.compiles);
-  const laneOf = (off, idx, l) => idx.subarray(off[l], off[l + 1]);
-  const perLane = lanes.map((_, l) => {
-    const c = laneOf(byLaneCalls.off, byLaneCalls.idx, l);
-    const s = laneOf(byLaneSpans.off, byLaneSpans.idx, l);
-    const m = laneOf(byLaneMisses.off, byLaneMisses.idx, l);
-    return { calls: c, callMax: prefixMax(c, effEnd), spans: s, spanMax: prefixMax(s, spans.end), misses: m, missMax: prefixMax(m, effEnd) };
-  });
+/** Hits, and the capture's duration: the document's, or the last end of a call or span when later. */
+function totalsOf(doc, calls, spans, effEnd) {
   let hits = 0, duration = num(doc.duration_us);
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < calls.n; i++) {
     hits += calls.hit[i];
     if (effEnd[i] > duration) duration = effEnd[i];
   }
-  for (let i = 0; i < ns; i++) if (spans.end[i] > duration) duration = spans.end[i];
+  for (let i = 0; i < spans.n; i++) if (spans.end[i] > duration) duration = spans.end[i];
+  return { hits, duration };
+}
+
+/**
+ * Read a timeline document into the indexed form every other module uses.
+ * Never throws on a malformed field: what is missing reads as empty.
+ */
+export function readTimeline(doc) {
+  // Lanes as the document has them (figures shown as given), plus their position.
+  const lanes = arr(doc.lanes).map((l, i) => ({ ...l, pos: i, name: str(l && l.name, "?"), origin: l && l.origin === "events" ? "events" : "call" }));
+  const L = lanes.length;
+  const calls = readCalls(doc), n = calls.n;
+  const spans = readSpans(doc, n);
+  const effEnd = new Float64Array(n);
+  for (let i = 0; i < n; i++) effEnd[i] = Math.max(calls.end[i], calls.ready[i] || 0);
+  const findings = arr(doc.findings).filter((f) => f && typeof f === "object");
+  // Every miss in call order (n / p step through them).
+  const missCalls = [];
+  for (let i = 0; i < n; i++) if (!calls.hit[i] && calls.lane[i] >= 0 && calls.lane[i] < L) missCalls.push(i);
+  let compiles = 0;
+  for (const l of lanes) compiles += num(l.compiles);
+  const { hits, duration } = totalsOf(doc, calls, spans, effEnd);
   return {
-    lanes, calls, spans, misses: arr(doc.misses), findings, perLane, storm, effEnd,
+    lanes, calls, spans, misses: arr(doc.misses), findings, perLane: laneIndex(calls, spans, L, effEnd), storm: stormCalls(findings, n), effEnd,
     missCalls: Int32Array.from(missCalls),
-    callSpanOff, callSpanIdx,
+    ...callSpans(n, spans),
     signatures: arr(doc.signatures), sites: arr(doc.sites),
     cache: doc.cache && typeof doc.cache === "object" ? doc.cache : null,
     options: doc.options && typeof doc.options === "object" ? doc.options : {},

@@ -29,7 +29,12 @@ const DONE = { trace: "traced", lower: "lowered", compile: "compiled" };
 
 import { plural } from "../ui/words.js";
 
-/** Indices 0..n-1 ordered by `start` (ties: index order), without sorting when already in order. */
+/**
+ * Indices 0..n-1 ordered by `start` (ties: index order), without sorting when already in order.
+ * @param {number} n
+ * @param {ArrayLike<number>} start
+ * @param {(i: number) => boolean} [keep]  which indices to take (all by default)
+ */
 function byStart(n, start, keep = () => true) {
   const idx = [];
   let sorted = true;

@@ -19,8 +19,10 @@ export function niceStep(raw) {
 /**
  * Unit from the biggest time on the axis (`ref`), decimals from the step, so that
  * every multiple of `step` prints exactly: [divisor, suffix, decimals].
+ * @returns {[number, string, number]}
  */
 function unitFor(step, ref) {
+  /** @type {[number, string]} */
   const [div, suf] = ref >= 1e6 ? [1e6, "s"] : ref >= 1000 ? [1000, "ms"] : [1, "µs"];
   const d = Math.max(0, -Math.floor(Math.log10(step / div) + 1e-9));
   return [div, suf, d];

@@ -18,8 +18,8 @@ export const SWEEP_MS = 420;
 
 /**
  * @param tl   readTimeline(doc)
- * @param o    {plot: createPlot(...), onStep(state | null): the view follows (details, table),
- *             animate(): false to show steps at once (reduced motion)}
+ * @param o    `{plot, onStep, animate}`: `plot` from createPlot(...), `onStep(state | null)` the
+ *             view follows (details, table), `animate()` false to show steps at once (reduced motion)
  * @returns {{story, spec}} the story (story.js) and the spec for `playback.set`
  */
 export function timelinePlayback(tl, { plot, onStep, animate = () => true }) {

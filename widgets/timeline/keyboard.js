@@ -32,7 +32,7 @@ export const helpPanel = (ref) => h("div", { class: "jm-help", role: "dialog", "
   h("table", null, HELP.map(([k, d]) => h("tr", null, [h("td", null, h("kbd", null, k, ref), ref), h("td", null, d, ref)], ref)), ref), ref);
 
 /** Listen for shortcuts on `root`; `run(action)`. Returns the unbind function. */
-export function bindKeys(root, run) {
+export function bindKeyboard(root, run) {
   const onKey = (e) => {
     const a = keyAction(e);
     if (!a) return;
