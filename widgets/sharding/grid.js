@@ -132,6 +132,48 @@ function domGrid(ref, lay, o) {
   };
 }
 
+/** One cell on the canvas: its holders' colours side by side (dimmed unless lit), an outline, its tag. */
+function paintCell(ctx, it, cs, v) {
+  ctx.globalAlpha = v === true || typeof v === "string" ? 1 : DIM;
+  const bw = it.w / Math.max(1, cs.length);
+  cs.forEach((c, k) => {
+    ctx.fillStyle = c;
+    ctx.fillRect(it.x + k * bw, it.y, bw, it.h);
+  });
+  ctx.globalAlpha = 1;
+  if (it.w > 2 && it.h > 2) {
+    ctx.strokeStyle = "rgba(0,0,0,0.25)";
+    ctx.lineWidth = 0.5;
+    ctx.strokeRect(it.x, it.y, it.w, it.h);
+  }
+  if (typeof v === "string" && v && it.w >= 14) {
+    ctx.fillStyle = "#111";
+    ctx.fillText(v, it.x + 1, it.y + 1);
+  }
+}
+
+/** Draw a canvas grid `G` (`{canvas, lay, dpr, colors, fn, ring, cursor}`): labels, cells, the ringed and the cursor's cell. */
+function paintGrid(G) {
+  const { canvas, lay, dpr } = G;
+  const ctx = canvas.getContext("2d");
+  if (!ctx) return;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, lay.width, lay.height);
+  ctx.font = "10px sans-serif";
+  ctx.textBaseline = "top";
+  ctx.fillStyle = "#888";
+  for (const l of lay.labels) ctx.fillText(l.text, l.x, l.y + 2);
+  lay.items.forEach((it, i) => paintCell(ctx, it, G.colors[i], G.fn ? G.fn(it) : true));
+  for (const i of [lay.items.findIndex((it) => G.ring != null && it.device === G.ring), G.cursor]) {
+    const it = lay.items[i];
+    if (!it) continue;
+    ctx.strokeStyle = "#111";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(it.x + 1, it.y + 1, Math.max(1, it.w - 2), Math.max(1, it.h - 2));
+  }
+  canvas.setAttribute("data-draws", String(Number(canvas.getAttribute("data-draws") || 0) + 1));
+}
+
 function canvasGrid(ref, lay, o) {
   const dpr = (ref.ownerDocument.defaultView || globalThis).devicePixelRatio || 1;
   const canvas = h("canvas", {
@@ -140,47 +182,8 @@ function canvasGrid(ref, lay, o) {
     "aria-label": `${o.label}: ${lay.items.length} cells on a canvas; arrow keys move, Enter selects`,
   }, null, ref);
   const el = h("div", { class: "jm-sh-grid", style: `width:${px(lay.width)};height:${px(lay.height)}` }, canvas, ref);
-  const colors = lay.items.map((it) => sampleColors(o.colors(it)));
-  let fn = null, ring = null, cursor = -1;
-
-  function draw() {
-    const ctx = canvas.getContext("2d");
-    if (!ctx) return;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, lay.width, lay.height);
-    ctx.font = "10px sans-serif";
-    ctx.textBaseline = "top";
-    ctx.fillStyle = "#888";
-    for (const l of lay.labels) ctx.fillText(l.text, l.x, l.y + 2);
-    lay.items.forEach((it, i) => {
-      const v = fn ? fn(it) : true;
-      ctx.globalAlpha = v === true || typeof v === "string" ? 1 : DIM;
-      const cs = colors[i];
-      const bw = it.w / Math.max(1, cs.length);
-      cs.forEach((c, k) => {
-        ctx.fillStyle = c;
-        ctx.fillRect(it.x + k * bw, it.y, bw, it.h);
-      });
-      ctx.globalAlpha = 1;
-      if (it.w > 2 && it.h > 2) {
-        ctx.strokeStyle = "rgba(0,0,0,0.25)";
-        ctx.lineWidth = 0.5;
-        ctx.strokeRect(it.x, it.y, it.w, it.h);
-      }
-      if (typeof v === "string" && v && it.w >= 14) {
-        ctx.fillStyle = "#111";
-        ctx.fillText(v, it.x + 1, it.y + 1);
-      }
-    });
-    for (const i of [lay.items.findIndex((it) => ring != null && it.device === ring), cursor]) {
-      const it = lay.items[i];
-      if (!it) continue;
-      ctx.strokeStyle = "#111";
-      ctx.lineWidth = 2;
-      ctx.strokeRect(it.x + 1, it.y + 1, Math.max(1, it.w - 2), Math.max(1, it.h - 2));
-    }
-    canvas.setAttribute("data-draws", String(Number(canvas.getAttribute("data-draws") || 0) + 1));
-  }
+  const G = { canvas, lay, dpr, colors: lay.items.map((it) => sampleColors(o.colors(it))), fn: null, ring: null, cursor: -1 };
+  const draw = () => paintGrid(G);
 
   const at = (e) => {
     const r = canvas.getBoundingClientRect();
@@ -198,7 +201,7 @@ function canvasGrid(ref, lay, o) {
   });
   canvas.addEventListener("mouseleave", () => o.tip(null));
   const moveTo = (j) => {
-    cursor = j;
+    G.cursor = j;
     draw();
     o.tip(lay.items[j], rectOf(j));
   };
@@ -209,14 +212,14 @@ function canvasGrid(ref, lay, o) {
     pointing = false;
     const i = at(e);
     if (i < 0) return;
-    cursor = i;
+    G.cursor = i;
     o.pick(lay.items[i]);
   });
-  canvas.addEventListener("focus", () => pointing || moveTo(Math.max(0, cursor)));
+  canvas.addEventListener("focus", () => pointing || moveTo(Math.max(0, G.cursor)));
   canvas.addEventListener("blur", () => o.tip(null));
-  roving(canvas, lay.items, () => Math.max(0, cursor), moveTo, o.pick);
+  roving(canvas, lay.items, () => Math.max(0, G.cursor), moveTo, o.pick);
   // Probe for tests and tools: where cell i is drawn, in canvas px.
-  canvas.jmProbe = { item: (i) => lay.items[i], count: lay.items.length };
+  /** @type {any} */ (canvas).jmProbe = { item: (i) => lay.items[i], count: lay.items.length };
   draw();
   return {
     el,
@@ -224,8 +227,8 @@ function canvasGrid(ref, lay, o) {
     items: lay.items,
     rect: rectOf,
     mark(f, r = null) {
-      fn = f;
-      ring = r;
+      G.fn = f;
+      G.ring = r;
       draw();
     },
   };

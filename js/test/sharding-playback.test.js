@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// Playback and presentation mode of the mounted sharding view (widgets/sharding/stage.js
+// Playback and presentation mode of the mounted sharding view (widgets/sharding/playback.js
 // through widgets/mount.js, with the shared controls): what each step shows against the
 // document, random access, the last position equal to the static view, the selection dropped
 // by a step, presentation sizes, and the time of one step in a 1,000-step story (printed).

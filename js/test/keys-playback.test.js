@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// The keys view on stage: its story given to the playback controller (widgets/ui/playback.js),
+// Playback of the keys view (widgets/keys/playback.js): its story given to the playback controller (widgets/ui/playback.js),
 // each step drawn on the same layout (keys not made yet faded with their edges, the step's items
 // marked, a reuse red and flashing at its step), the last step equal to the drawing before
 // playback, the overview of a big tree, the story made again when the drawn tree changes,
@@ -44,7 +44,7 @@ const keydown = (node, k) => {
   return e;
 };
 
-describe("keys view on stage", () => {
+describe("keys view playback", () => {
   it("gives a story; step 0 fades every key and edge; the last step restores the drawing exactly", () => {
     viewSize(4000, 20000);
     const doc = fixture("keys-small");
@@ -167,7 +167,7 @@ describe("keys view on stage", () => {
     const t1 = performance.now();
     for (let p = 0; p <= n; p++) pb.spec.show(p, p - 1);
     const per = (performance.now() - t1) / (n + 1);
-    console.log(`[keys stage] 5,000 keys: mount with story ${mounted.toFixed(0)} ms; ${n} steps, ${per.toFixed(2)} ms per step (jsdom)`);
+    console.log(`[keys playback] 5,000 keys: mount with story ${mounted.toFixed(0)} ms; ${n} steps, ${per.toFixed(2)} ms per step (jsdom)`);
     expect(el.querySelectorAll(".jm-k-svg [data-key].jm-pb-future").length).toBe(0);
     expect(el.querySelector(".jm-k-edges.jm-pb-future").getAttribute("d")).toBe("");
   });
