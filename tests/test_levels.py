@@ -1,4 +1,4 @@
-"""Eqn -> StableHLO / HLO line links (jaxmagic/model/levels.py) checked against what the lines say.
+"""Eqn -> StableHLO / HLO line links (jaxmagic/model/levels/) checked against what the lines say.
 
 The oracle is the text itself: a line linked to an eqn of primitive p must hold an op that p
 lowers to (the table below), and an HLO line must carry metadata naming p.
@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxmagic.model.graph import function_graph
-from jaxmagic.model.levels import _collect_eqns, _norm, _StableHLO, link_levels
+from jaxmagic.model.levels import link_levels
+from jaxmagic.model.levels.eqns import collect_eqns
+from jaxmagic.model.levels.ops import norm_name, op_table
 from tests.jax_versions import CALLEE_AT_CALL_SITE, locates_callee_ops_at_call_site
 
 from .programs import PROGRAMS
@@ -115,13 +117,13 @@ def _link(fn, args, kwargs=None):
 
 def check_links(jaxpr, links, require_all: bool = True) -> None:
     """The oracle: every linked line says the eqn's primitive; no line serves two primitives."""
-    eqns = _collect_eqns(jaxpr)[1:]
+    eqns = collect_eqns(jaxpr)[1:]
     assert len(links.shlo) == len(links.hlo) == len(links.hlo_comp) == len(eqns)
     shlo = links.stablehlo_text.split("\n")
     hlo = links.hlo_text.split("\n")
     computations = set(re.findall(r"^(?:ENTRY )?%([^\s(]+) ", links.hlo_text, re.M))
     claimed: dict[int, str] = {}
-    module = _StableHLO(links.stablehlo_text)
+    module = op_table(links.stablehlo_text)
     op_names = {
         start: name for starts, names in zip(module.start, module.norm) for start, name in zip(starts, names) if name
     }
@@ -139,7 +141,7 @@ def check_links(jaxpr, links, require_all: bool = True) -> None:
             for line in links.hlo[i]:
                 m = re.search(r'op_name="([^"]*)"', hlo[line])
                 if m:
-                    tails.add(_norm(m.group(1))[1])
+                    tails.add(norm_name(m.group(1))[1])
             # the primitive, or what the eqn's own StableHLO ops are named (integer_pow with y > 3: `mul`)
             own = {op_names[line].rsplit("/", 1)[-1] for line in links.shlo[i] if line in op_names}
             assert tails & ({eqn.prim} | HLO_EQUIVALENT.get(eqn.prim, set()) | own), (i, eqn.prim, tails)
@@ -195,7 +197,7 @@ def test_transformer_every_live_eqn_linked():
     fn, args, kwargs = PROGRAMS["small_transformer"]()
     jaxpr, links = _link(fn, args, kwargs)
     check_links(jaxpr, links)
-    eqns = _collect_eqns(jaxpr)[1:]
+    eqns = collect_eqns(jaxpr)[1:]
     assert sum(1 for e, lines in zip(eqns, links.shlo) if lines) >= 0.85 * len(eqns)
     assert any("transpose(jvp(" in e.rel for e, lines in zip(eqns, links.shlo) if lines)
 
@@ -204,7 +206,7 @@ def test_nested_jit_shares_stablehlo_but_not_hlo():
     """One func.func for both calls of `inner`; XLA inlines it twice under each caller's name."""
     fn, args, kwargs = PROGRAMS["nested_jit_and_scopes"]()
     jaxpr, links = _link(fn, args, kwargs)
-    eqns = _collect_eqns(jaxpr)[1:]
+    eqns = collect_eqns(jaxpr)[1:]
     muls = [i for i, e in enumerate(eqns) if e.prim == "mul"]
     assert len(muls) == 2 and links.shlo[muls[0]] == links.shlo[muls[1]] != []
     hlo = links.hlo_text.split("\n")
@@ -241,7 +243,7 @@ def test_twins_resolved_in_order_of_appearance():
     fn, args, kwargs = loop_twins()
     jaxpr, links = _link(fn, args, kwargs)
     check_links(jaxpr, links)
-    eqns = _collect_eqns(jaxpr)[1:]
+    eqns = collect_eqns(jaxpr)[1:]
     shlo = links.stablehlo_text.split("\n")
     sines = [links.shlo[i] for i, e in enumerate(eqns) if e.prim == "sin"]
     assert [len(s) for s in sines] == [1, 1, 1] and sines[0] < sines[1] < sines[2]
@@ -289,7 +291,7 @@ def test_bodies_in_functions_and_regions(program):
         check_links(jaxpr, links, require_all=False)  # linked lines are still right; not all are linked
         pytest.xfail("a differentiated scan's body inlined as `jvp(while)/body/...` ops (JAX 0.4) is not linked")
     check_links(jaxpr, links)
-    eqns = _collect_eqns(jaxpr)[1:]
+    eqns = collect_eqns(jaxpr)[1:]
     shlo = links.stablehlo_text.split("\n")
     sines = [i for i, e in enumerate(eqns) if e.prim == "sin"]
     for i in sines:  # a nested jit inside a scan body: two function calls deep
@@ -384,12 +386,12 @@ def test_random_programs_never_link_a_wrong_op(ops):
     fn = jax.jit(build(ops))
     jaxpr, links = _link(fn, (jnp.linspace(-1.0, 1.0, 12).reshape(3, 4), jnp.eye(4)))
     check_links(jaxpr, links, require_all=False)
-    eqns = _collect_eqns(jaxpr)[1:]
+    eqns = collect_eqns(jaxpr)[1:]
     # JAX writes some primitives through others (integer_pow with y > 3 or y < -1 as multiplies named
     # `mul`): an eqn is expected to be linked when some location carries its own name and no twin
     # (same name and source position) competes for it; twins have their own test above
     keys = Counter((e.rel, e.frame) for e in eqns if e.live)
-    module = _StableHLO(links.stablehlo_text)
+    module = op_table(links.stablehlo_text)
     named = [
         i
         for i, e in enumerate(eqns)
