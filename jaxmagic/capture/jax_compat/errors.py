@@ -84,9 +84,11 @@ def is_deleted(x: Any) -> bool:
 
 # JAX's warning when a dtype is requested that the x64 setting does not allow (`dtypes.py`,
 # `check_user_dtype_supported`): "Explicitly requested dtype float64 [requested in zeros] is not
-# available, and will be truncated to dtype float32. ..."
+# available, and will be truncated to dtype float32. ..." (JAX 0.4 writes a dtype class as
+# `<class 'jax.numpy.float64'>`: read as its last name).
 _TRUNCATED = re.compile(
-    r"Explicitly requested dtype (?P<requested>\S+?)(?: requested in (?P<where>\S+?))? "
+    r"Explicitly requested dtype (?:<class '(?:[\w]+\.)*(?P<class>\w+)'>|(?P<requested>\S+?))"
+    r"(?: requested in (?P<where>\S+?))? "
     r"is not available, and will be truncated to dtype (?P<given>[\w.]+?)\.(?:\s|$)"
 )
 
@@ -97,12 +99,14 @@ def dtype_truncation(message: str) -> dict | None:
     match = _TRUNCATED.match(message)
     if match is None:
         return None
-    return {"requested": match.group("requested"), "given": match.group("given"), "where": match.group("where")}
+    requested = match.group("requested") or match.group("class")
+    return {"requested": requested, "given": match.group("given"), "where": match.group("where")}
 
 
 # What JAX's `jax_debug_nans` / `jax_debug_infs` check raises (a FloatingPointError) when it stops a
-# program: "invalid value (nan) encountered in log" (the primitive's name; "jit(f)" for a compiled call).
-_DEBUG_STOP = re.compile(r"invalid value \((nan|inf)\) encountered in (\S+)", re.IGNORECASE)
+# program: "invalid value (nan) encountered in log" (the primitive's name; "jit(f)" for a compiled
+# call; JAX 0.4 ends the sentence with a full stop, which is not part of the name).
+_DEBUG_STOP = re.compile(r"invalid value \((nan|inf)\) encountered in (\S+?)\.?(?:\s|$)", re.IGNORECASE)
 
 
 def debug_check_stop(message: str) -> tuple[str, str] | None:
