@@ -8,6 +8,8 @@ from typing import Any
 
 import jax
 
+from ... import strict
+
 
 def backends_are_initialized() -> bool:
     """Whether JAX has started a backend yet (asking never starts one). True where this JAX cannot
@@ -16,7 +18,8 @@ def backends_are_initialized() -> bool:
         from jax._src import xla_bridge
 
         return bool(xla_bridge.backends_are_initialized())
-    except Exception:
+    except (ImportError, AttributeError) as exc:
+        strict.fallback("devices left unasked before a backend starts", exc)
         return True
 
 
@@ -41,8 +44,8 @@ def debug_checks_off() -> Iterator[None]:
                 try:
                     jax.config.update(name, False)
                     switched.append(name)
-                except Exception:
-                    pass
+                except Exception as exc:  # the replay then stops where the user's check would
+                    strict.fallback(f"{name} switched off for jaxmagic's own replay", exc)
         yield
     finally:
         for name in switched:

@@ -20,6 +20,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from ... import strict
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -29,7 +31,7 @@ def short_aval(aval: Any) -> str:
         return aval.str_short(short_dtypes=True)
     except TypeError:
         return aval.str_short()
-    except Exception:
+    except Exception:  # boundary: an aval-like stand-in (a user's pytree leaf, a custom type)
         return str(aval)
 
 
@@ -47,7 +49,7 @@ def short_dtype(dtype: Any) -> str:
         pass
     try:
         text = short_aval(jax.core.ShapedArray((), dtype))
-    except Exception:
+    except Exception:  # boundary: a dtype JAX cannot make an aval of (a user's extension type)
         return str(dtype)
     text = text[:-2] if text.endswith("[]") else text
     try:
@@ -81,7 +83,8 @@ def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
         from jax._src import core
 
         core.JaxprPpContext, core.JaxprPpSettings, core.pp_jaxpr  # noqa: B018 - feature check
-    except Exception:
+    except (ImportError, AttributeError) as exc:
+        strict.fallback("the jaxpr text with the graph's names", exc)
         return None
 
     def print_jaxpr(jaxpr: Any) -> tuple[str, dict]:
@@ -150,7 +153,7 @@ def jaxpr_types() -> tuple[type, type]:
             from jax._src import core
 
             _jaxpr_types = (core.ClosedJaxpr, core.Jaxpr)
-        except Exception:
+        except (ImportError, AttributeError):
             from jax import extend
 
             _jaxpr_types = (extend.core.ClosedJaxpr, extend.core.Jaxpr)

@@ -77,7 +77,7 @@ def explaining_is_safe() -> bool | None:
 
         jax.make_jaxpr(twice)(np.zeros(1, np.float32), np.zeros(2, np.float32))  # traced only: nothing compiles
         _explain_safe = True
-    except Exception:
+    except Exception:  # the probe's purpose: whatever JAX raises here, explaining breaks programs
         _explain_safe = False
     finally:
         explaining.off()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import strict
+
 
 def dce_jaxpr(jaxpr: Any) -> Any:
     """`jaxpr` after the dead-code elimination `jit` applies before lowering, or None if unavailable.
@@ -15,7 +17,8 @@ def dce_jaxpr(jaxpr: Any) -> Any:
         from jax._src.interpreters import partial_eval as pe
 
         return pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))[0]
-    except Exception:
+    except Exception as exc:
+        strict.fallback("dead eqns told from live twins when linking StableHLO lines", exc)
         return None
 
 

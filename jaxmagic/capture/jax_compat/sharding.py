@@ -6,6 +6,8 @@ from typing import Any
 
 import jax
 
+from ... import strict
+
 
 def context_meshes() -> list[Any]:
     """The meshes in context now: the concrete one `jax.set_mesh` / `use_mesh` set (as a global or a
@@ -15,7 +17,10 @@ def context_meshes() -> list[Any]:
     for getter in ("get_mesh", "get_abstract_mesh"):
         try:
             mesh = getattr(jax.sharding, getter)()
-        except Exception:
+        except AttributeError:  # older JAX: no mesh context
+            continue
+        except Exception as exc:
+            strict.fallback("the mesh set in context", exc)
             continue
         if mesh is not None and getattr(mesh, "axis_names", None):  # the empty mesh means none is set
             out.append(mesh)
@@ -38,7 +43,7 @@ def axis_types(mesh: Any) -> tuple[Any, ...]:
             }
             return tuple(by_name[name] for name in mesh.axis_names if name in by_name)
         return tuple(types)
-    except Exception:
+    except Exception:  # boundary: `mesh` is the user's (any object with axis names)
         return ()
 
 

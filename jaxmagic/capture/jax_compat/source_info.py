@@ -8,6 +8,8 @@ from typing import Any
 
 import jax
 
+from ... import strict
+
 # The scope JAX's checkpoint (remat) puts around the recomputation it adds to a backward pass.
 REMAT_SCOPE = "rematted_computation"
 
@@ -16,16 +18,17 @@ def user_frame(source_info: Any) -> Any:
     """The innermost user frame of an eqn's source_info (file, function, line, column)."""
     try:
         source_info_util = _source_info_util()  # once: an import statement per eqn costs ~1 µs
-    except Exception:
+    except (ImportError, AttributeError) as exc:
+        strict.fallback("the user's line of each eqn", exc)
         return None
     try:  # JAX 0.5 and later take the traceback
         return source_info_util.user_frame(source_info.traceback)
     except AttributeError:  # JAX 0.4 takes the SourceInfo itself (and reads its `.traceback`)
         try:
             return source_info_util.user_frame(source_info)
-        except Exception:
+        except Exception:  # boundary: `source_info` may be None or a stand-in (an eqn built by hand)
             return None
-    except Exception:
+    except Exception:  # boundary: as above
         return None
 
 
@@ -78,7 +81,7 @@ def user_stack(source_info: Any) -> tuple[tuple[str, int, str], ...]:
             elif frames and code.co_name in _TRACE_ENTRIES:
                 break  # JAX 0.4: the frames outside the traced function (where it was traced from) follow
         return tuple(reversed(frames))
-    except Exception:
+    except (AttributeError, TypeError, ValueError):  # no traceback to walk: the innermost frame, if any
         frame = user_frame(source_info)
         return () if frame is None else ((frame.file_name, frame.start_line, frame.function_name),)
 
@@ -104,10 +107,10 @@ def name_stack_text(source_info: Any) -> str:
             else:
                 scope.append(str(entry.name))
         return "/".join(reversed(scope))
-    except Exception:
+    except (AttributeError, TypeError):  # no name stack entries: JAX's own text, or none
         try:
             return str(source_info.name_stack)
-        except Exception:
+        except AttributeError:
             return ""
 
 
@@ -124,7 +127,7 @@ def name_stack_path(source_info: Any) -> list[str]:
         if _TRANSFORM is None:
             raise TypeError("no name stack entries on this JAX")
         return [f"{entry.name}(\u2026)" if entry.__class__ is _TRANSFORM else str(entry.name) for entry in stack]
-    except Exception:
+    except (AttributeError, TypeError):
         text = name_stack_text(source_info)
         return [part for part in text.split("/") if part] if text else []
 
@@ -137,7 +140,7 @@ def lowered_name_stack_text(source_info: Any) -> str:
     """
     try:
         return str(source_info.name_stack)
-    except Exception:
+    except AttributeError:
         return name_stack_text(source_info)
 
 
@@ -147,8 +150,8 @@ def hide_from_jax(path: str) -> None:
         try:
             module = __import__(f"jax._src.{module_name}", fromlist=["register_exclusion"])
             module.register_exclusion(path)
-        except Exception:
-            pass  # frames of ours may show in tracebacks; nothing else changes
+        except (ImportError, AttributeError) as exc:  # frames of ours may show in tracebacks; nothing else changes
+            strict.fallback("jaxmagic's frames kept out of JAX's tracebacks and eqn lines", exc)
 
 
 def _transform_type() -> type | None:
@@ -156,7 +159,8 @@ def _transform_type() -> type | None:
         from jax._src.source_info_util import Transform
 
         return Transform
-    except Exception:
+    except ImportError as exc:
+        strict.fallback("transforms told from scopes in name stacks", exc)
         return None
 
 
@@ -173,7 +177,7 @@ def has_transform(source_info: Any, name: str) -> bool:
             if entry.__class__ is _TRANSFORM and entry.name == name:
                 return True
         return False
-    except Exception:
+    except (AttributeError, TypeError):
         return f"{name}(" in name_stack_text(source_info)
 
 
@@ -202,7 +206,7 @@ def transform_depth(source_info: Any, name: str) -> int:
     try:
         stack = _without_replayed_prefix(list(source_info.name_stack.stack))
         return sum(entry.__class__ is _TRANSFORM and entry.name == name for entry in stack)
-    except Exception:
+    except (AttributeError, TypeError):
         return name_stack_text(source_info).count(f"{name}(")
 
 
@@ -218,7 +222,8 @@ def scoped_user_context(source_info: Any, scope: str) -> Any:
 
         stack = source_info_util.current_name_stack() + source_info.name_stack.extend(scope)
         return source_info_util.user_context(source_info.traceback, name_stack=stack)
-    except Exception:
+    except (ImportError, AttributeError, TypeError) as exc:
+        strict.fallback("the user's line and scopes on the ops of a split gradient", exc)
         return jax.named_scope(scope)
 
 
@@ -226,7 +231,7 @@ def name_stack_entries(source_info: Any) -> tuple[tuple[bool, str], ...]:
     """(is_transform, name) for each entry of an eqn's name stack, outermost first."""
     try:
         return tuple((entry.__class__ is _TRANSFORM, entry.name) for entry in source_info.name_stack.stack)
-    except Exception:
+    except (AttributeError, TypeError):  # no source info (an eqn built by hand)
         return ()
 
 
@@ -238,7 +243,7 @@ def drop_scopes(source_info: Any, drop: Callable[[str], bool]) -> Any:
         if len(kept) == len(stack.stack):
             return source_info
         return source_info.replace(name_stack=type(stack)(kept))
-    except Exception:
+    except (AttributeError, TypeError):  # no name stack to filter
         return source_info
 
 
@@ -248,5 +253,6 @@ def source_info_now() -> Any:
         from jax._src import source_info_util
 
         return source_info_util.current()
-    except Exception:
+    except (ImportError, AttributeError) as exc:
+        strict.fallback("the line of eager key operations", exc)
         return None

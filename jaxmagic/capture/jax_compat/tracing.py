@@ -15,10 +15,10 @@ from typing import Any
 import jax
 import numpy as np
 
-try:  # present in every JAX version we support; C++ PjitFunction type
-    PJIT_FUNCTION_TYPE: type | None = type(jax.jit(lambda x: x))
-except Exception:  # pragma: no cover - defensive
-    PJIT_FUNCTION_TYPE = None
+from ... import strict
+
+# The C++ PjitFunction type, in every JAX version we support.
+PJIT_FUNCTION_TYPE: type | None = type(jax.jit(lambda x: x))
 
 
 def is_jitted_function(obj: Any) -> bool:
@@ -42,7 +42,10 @@ def jit_info(fn: Any) -> Any:
         fallback = inspect.unwrap(fn._cache_miss)
         cells = dict(zip(fallback.__code__.co_freevars, fallback.__closure__ or ()))
         return cells["jit_info"].cell_contents
-    except Exception:
+    except AttributeError:  # not a jitted function (no `_cache_miss`)
+        return None
+    except (KeyError, TypeError, ValueError) as exc:
+        strict.fallback("static and donated arguments of jitted functions", exc)
         return None
 
 
@@ -63,7 +66,8 @@ def _make_trace_state_clean() -> Callable[[], bool]:
         probe = core.trace_state_clean
         probe()
         return probe
-    except Exception:  # unknown: assume no trace is running and let the caller check args
+    except (ImportError, AttributeError) as exc:  # unknown: assume no trace is running and let the caller check args
+        strict.fallback("knowing whether a JAX trace is running", exc)
         return lambda: True
 
 
@@ -94,7 +98,7 @@ def current_trace_probe() -> tuple[Any, Any]:
         holder, top = core.trace_state_strong_ref, core.eval_trace
         if (holder.value is top) == trace_state_clean():
             return holder, top
-    except Exception:  # older JAX: no such variable
+    except (ImportError, AttributeError):  # older JAX: no such variable
         pass
     probe = _CleanProbe()
     return probe, probe.TOP
@@ -137,7 +141,8 @@ def tracer_vars() -> bool:
     make_jaxpr = getattr(jax.make_jaxpr, "_jaxmagic_original", jax.make_jaxpr)
     try:
         closed = make_jaxpr(double)(np.float32(1.0))
-    except Exception:
+    except Exception as exc:  # JAX failing a one-op trace: a moved internal, not the user's program
+        strict.fallback("gradient leaves linked to the jaxpr's Vars", exc)
         return False
     return bool(seen) and seen[0] is not None and any(v is seen[0] for v in closed.jaxpr.outvars)
 
@@ -148,7 +153,8 @@ def primitive_names() -> frozenset[str]:
         from jax.extend.core import primitives
 
         return frozenset(getattr(primitives, n).name for n in dir(primitives) if n.endswith("_p"))
-    except Exception:
+    except (ImportError, AttributeError) as exc:
+        strict.fallback("eager ops' compiles told from the user's functions", exc)
         return frozenset()
 
 
@@ -208,7 +214,7 @@ def vmap_spec(fn: Any) -> dict | None:
             if len(inner) != 1:
                 return None
             fn = inner[0]
-    except Exception:
+    except Exception:  # boundary: `fn` is any object of the user's (a cell may be empty, a closure odd)
         return None
     return None
 
@@ -218,7 +224,8 @@ def _no_axis_name() -> Any:
         from jax._src import core
 
         return core.no_axis_name
-    except Exception:
+    except (ImportError, AttributeError) as exc:
+        strict.fallback("vmap's axis name read as unnamed", exc)
         return None
 
 
