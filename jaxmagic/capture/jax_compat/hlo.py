@@ -39,6 +39,44 @@ def compiled_text(compiled: Any) -> tuple[str | None, str | None]:
         return None, f"no HLO: {type(exc).__name__}: {exc}"
 
 
+def cost_analysis(compiled: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """XLA's whole-program cost figures ({name: number}), or None; and why it failed, if it did.
+
+    None with no failure: the backend gives none. Some versions give one dict per computation or
+    device: the first is the program's.
+    """
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception as exc:
+        return None, f"cost_analysis() failed: {type(exc).__name__}: {exc}"
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else None
+    if not isinstance(analysis, dict):
+        return None, None
+    return {str(k): v for k, v in analysis.items() if _is_number(v)}, None
+
+
+def memory_analysis(compiled: Any) -> tuple[dict[str, int] | None, str | None]:
+    """XLA's memory figures of a compiled program ({`*_in_bytes` name: bytes}), or None; and why it
+    failed, if it did (None with no failure: the backend gives none)."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception as exc:
+        return None, f"memory_analysis() failed: {type(exc).__name__}: {exc}"
+    if stats is None:
+        return None, None
+    memory = {
+        name: int(getattr(stats, name))
+        for name in dir(stats)
+        if name.endswith("_in_bytes") and not name.startswith("_") and _is_number(getattr(stats, name, None))
+    }
+    return memory or None, None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 class HloModule:
     """HLO instructions grouped by (op_name, rest of metadata), with their computations."""
 

@@ -24,8 +24,6 @@ class Eqn:
 
 def collect_eqns(closed_jaxpr: Any) -> list[Eqn]:
     """Index 0 is a pseudo-eqn whose single sub-jaxpr is the root; eqn i of graph order is index i+1."""
-    from ..graph import sub_jaxprs  # here, not at the top: graph.py imports this package
-
     canon = file_canonicaliser()
     root = Eqn("", "", "", None, [])
     eqns = [root]
@@ -47,8 +45,8 @@ def collect_eqns(closed_jaxpr: Any) -> list[Eqn]:
             info = Eqn(prim, ns, f"{ns}/{prim}" if ns else prim, frame, [], own is not None, alive, eqn)
             ids.append(len(eqns))
             eqns.append(info)
-            for _, sub in sub_jaxprs(eqn):
-                info.subs.append(walk(getattr(sub, "jaxpr", sub), frame, alive))
+            for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+                info.subs.append(walk(sub, frame, alive))
         return ids
 
     root.subs.append(walk(jaxpr, None, True))
@@ -73,8 +71,6 @@ def _kept(jaxpr: Any) -> set[int] | None:
     The eliminated program keeps the surviving eqn objects; an owner whose sub-jaxpr shrank is
     a new eqn but keeps its output vars, hence both.
     """
-    from ..graph import sub_jaxprs
-
     pruned = jax_compat.dce_jaxpr(jaxpr)
     if pruned is None:
         return None
@@ -84,8 +80,8 @@ def _kept(jaxpr: Any) -> set[int] | None:
         for eqn in jaxpr.eqns:
             kept.add(id(eqn))
             kept.update(id(v) for v in eqn.outvars)
-            for _, sub in sub_jaxprs(eqn):
-                walk(getattr(sub, "jaxpr", sub))
+            for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+                walk(sub)
 
     walk(pruned)
     return kept
