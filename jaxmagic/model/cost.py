@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from ..capture.jax_compat import hlo
 from ..units import plural
 
 # one flop per output element
@@ -354,32 +355,15 @@ def program_cost(compiled: Any) -> dict:
     """XLA's whole-program figures as plain JSON numbers: the function's `cost` field."""
     if compiled is None:
         return {"program": None, "memory": None, "note": "not compiled: no XLA cost figures"}
-    notes = []
-    program = None
-    try:
-        analysis = compiled.cost_analysis()
-    except Exception as exc:
-        analysis = None
-        notes.append(f"cost_analysis() failed: {type(exc).__name__}: {exc}")
-    if isinstance(analysis, (list, tuple)):  # some versions: one dict per computation/device
-        analysis = analysis[0] if analysis else None
-    if isinstance(analysis, dict):
-        program = {str(k): _number(v) for k, v in analysis.items() if _is_number(v)}
+    program, failure = hlo.cost_analysis(compiled)  # XLA's analyses are read on the capture side
+    notes = [failure] if failure else []
+    if program is not None:
+        program = {name: _number(value) for name, value in program.items()}
     elif not notes:
         notes.append("this backend gives no cost analysis")
-    memory = None
-    try:
-        stats = compiled.memory_analysis()
-    except Exception as exc:
-        stats = None
-        notes.append(f"memory_analysis() failed: {type(exc).__name__}: {exc}")
-    if stats is not None:
-        memory = {
-            name: int(getattr(stats, name))
-            for name in dir(stats)
-            if name.endswith("_in_bytes") and not name.startswith("_") and _is_number(getattr(stats, name, None))
-        }
-        memory = memory or None
+    memory, failure = hlo.memory_analysis(compiled)
+    if failure:
+        notes.append(failure)
     if memory is None and not any("memory" in n for n in notes):
         notes.append("this backend gives no memory analysis")
     return {"program": program, "memory": memory, "note": "; ".join(notes) or None}
@@ -546,10 +530,6 @@ def _manual_devices(eqn: Any) -> int | None:
         return int(prod(shape[a] for a in axes))
     except Exception:
         return None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _number(value: Any) -> Any:
