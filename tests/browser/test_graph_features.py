@@ -61,7 +61,7 @@ def _nan(x: Any) -> Any:
 
 def _complete(doc: dict, fn_args: list[tuple[Any, tuple]], filled: dict[str, list[str]]) -> dict:
     """Add levels and cost where the document lacks them, from the model's own linker
-    (jaxmagic/model/levels.py) and estimates (cost.py), so the page shows what a newer
+    (jaxmagic/model/levels/) and estimates (cost.py), so the page shows what a newer
     document would; values and batch come from the capture itself (values=True, vmap=True)."""
     for fn, (jitted, args) in zip(doc["functions"], fn_args):
         if "levels" in fn and "cost" in fn and any("cost" in n for n in fn["nodes"]):
