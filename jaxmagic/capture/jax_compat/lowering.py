@@ -11,7 +11,7 @@ def dce_jaxpr(jaxpr: Any) -> Any:
     """`jaxpr` after the dead-code elimination `jit` applies before lowering, or None if unavailable.
 
     Eqns whose outputs are unused lower to nothing; knowing them keeps a dead eqn from taking
-    the ops of a live twin when eqns are linked to StableHLO lines (model/levels.py).
+    the ops of a live twin when eqns are linked to StableHLO lines (model/levels/).
     """
     try:
         from jax._src.interpreters import partial_eval as pe
