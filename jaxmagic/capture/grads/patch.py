@@ -51,7 +51,7 @@ SPLIT_OFF_NOTE = (
     "so it is taken only when asked: %%grad_graph, or jaxmagic.capture(grads=True)"
 )
 
-_CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # the probe `CaptureSession.record` uses
+_CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # the probe `JitRecorder.record` uses
 _clock = time.perf_counter
 
 
@@ -203,9 +203,9 @@ def patch_grads(stack: ExitStack, namespace: dict) -> None:
 class GradLog:
     """Appends one `GradCall` per differentiation to a session's capture.
 
-    `owner` is the capture session: its `capture` receives the records and its `_collecting`
-    flag is set while the split is traced, so JAX events and nested differentiations of our
-    own tracing are not recorded as the user's. `recording_call(frame)` gives the index of the
+    `owner` is the capture's jit recorder (capture/jit/recorder.py): its `capture` receives the
+    records and its `_collecting` flag is set while the split is traced, so JAX events and nested
+    differentiations of our own tracing are not recorded as the user's. `recording_call(frame)` gives the index of the
     recorded jitted call a frame runs inside.
     """
 

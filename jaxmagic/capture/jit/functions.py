@@ -1,0 +1,210 @@
+"""The jitted functions a capture has seen: one state each, found by id on every call.
+
+A state is made once per function (not per call): its name, its definition's source, its calls
+and misses, its artefacts per signature. Jitted functions JAX treats as one (`jax.jit(f)` made
+anew each iteration: the same Python function and options, so JAX's own call cache serves
+them all) share a state, counted in `wrappers`. Ids are reused when an object dies, so the
+table keeps every function it names alive until the capture stops, or forgets it by a weak
+reference when it dies (`keep_id`); JAX's own jitted functions (`jnp.where`) are remembered by
+identity and never recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import jax_compat, source
+from ..record import Artifacts, Signature, SourceLocation
+
+# Cache hits get a signature (and a graph, for functions compiled before the capture)
+# for this many calls per function; after that only misses do. Flattening the
+# arguments of every call would cost more than JAX's own dispatch.
+SIGNATURE_BUDGET_PER_FUNCTION = 8
+
+
+@dataclass
+class FunctionState:
+    """What is known of one jitted function during a capture (computed once, not per call)."""
+
+    name: str
+    source: SourceLocation | None
+    calls: int = 0
+    misses: int = 0
+    function_id: int = 0  # id() of the jitted function, as JitCall.function_id
+    artifacts: dict[tuple, Artifacts] = field(default_factory=dict)
+    last_signature: Signature | None = None  # of the latest call with one: what a miss is compared with
+    key_program: Any = None  # keys.flow.ProgramKeys of its latest program that handles PRNG keys
+    wrappers: int = 1  # jitted functions JAX treats as this one (`jax.jit(f)` made anew for the same `f`)
+
+    @classmethod
+    def of(cls, fn: Any) -> FunctionState:
+        return cls(name=function_name(fn), source=source.function_location(fn), function_id=id(fn))
+
+
+def definition_key(fn: Any) -> tuple | None:
+    """(Python function, jit's options): equal for two jitted functions JAX's call cache treats as one
+    (it keys on the function and the options; the key here takes every option, so it is if anything
+    stricter); None when either is unknown or unhashable (the function then stands alone)."""
+    target = jax_compat.python_function(fn)
+    options = jax_compat.jit_options(fn)
+    if target is None or options is None:
+        return None
+    key = (target, options)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable option: the function stands alone, as documented
+        return None
+    return key
+
+
+def definition_site(fn: Any) -> tuple | None:
+    """Where the jitted Python function's code is: functions made anew from one `lambda` share it."""
+    code = getattr(jax_compat.python_function(fn), "__code__", None)
+    return None if code is None else (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def function_name(fn: Any) -> str:
+    """The jitted function's name; a jitted bound method by its object's class (`MLP.apply` for
+    `jax.jit(model.apply)`, where the method's own name says `Module.apply`)."""
+    target = getattr(fn, "__wrapped__", fn)
+    owner = getattr(target, "__self__", None)
+    name = getattr(target, "__name__", None)
+    if owner is not None and name and not isinstance(owner, (type, types.ModuleType)):
+        return f"{type(owner).__name__}.{name}"
+    return getattr(target, "__qualname__", None) or getattr(fn, "__name__", "<jitted>")
+
+
+class FunctionTable:
+    """Every jitted function seen in one capture, by id, and which of them are hot.
+
+    `hot`: functions past the signature budget (their cache hits are recorded without a
+    signature); `fast`: the hot ones whose cache hits need only a row, which the jitted type's
+    routed call records itself (capture/jit/patch.py `FastPath`); `jax_own`: jitted functions
+    JAX itself defines, passed through unrecorded. The recorder reads these dicts directly.
+    """
+
+    def __init__(self) -> None:
+        self.functions: dict[int, FunctionState] = {}
+        self.hot: dict[int, FunctionState] = {}
+        self.fast: dict[int, FunctionState] = {}
+        self.jax_own: dict[int, Any] = {}
+        # One state per definition as JAX's own call cache keys it (the Python function and jit's
+        # options): a `jax.jit(f)` made anew each iteration is one function called many times.
+        self.by_definition: dict[tuple, FunctionState] = {}
+        self._definitions: dict[tuple, set[int]] = {}  # definition site -> ids of jitted functions made there
+        self._alive: list = []  # every recorded jitted function, until `release`: their ids stay theirs
+        # ... except the further wrappers of a hot definition (`hot_definition`): those are forgotten
+        # by id when they die (a weak reference each), so a loop of `jax.jit(f)(x)` keeps none alive.
+        self._wrapper_refs: dict[int, weakref.ref] = {}
+        self._user_targets: dict[int, Any] = {}  # the user's Python functions behind jitted ones, by id
+
+    def name_of(self, fn: Any) -> str | None:
+        state = self.functions.get(id(fn))
+        return state.name if state is not None else None
+
+    def state_of(self, fn: Any) -> tuple[FunctionState, bool]:
+        """The state of a jitted function seen for the first time, and whether it is new: shared with
+        an earlier jitted function of the same Python function and jit options (what JAX's own call
+        cache keys on, so the earlier one's compiled program serves both), counted in `wrappers`."""
+        key = definition_key(fn)
+        state = self.by_definition.get(key) if key is not None else None
+        if state is not None:
+            state.wrappers += 1
+        else:
+            state = FunctionState.of(fn)
+            if key is not None:
+                self.by_definition[key] = state
+        self.functions[id(fn)] = state
+        self._alive.append(fn)
+        return state, state.wrappers == 1
+
+    def count_call(self, fn: Any, state: FunctionState) -> None:
+        """One more call of `fn`; past the signature budget its cache hits take the fast paths."""
+        state.calls += 1
+        if state.calls >= SIGNATURE_BUDGET_PER_FUNCTION:
+            self.hot[id(fn)] = state  # later cache hits take the recorder's short path
+            if state.key_program is None:  # ... or the routed call's (not when a program handles keys)
+                self.fast[id(fn)] = state
+
+    def hot_definition(self, fn: Any) -> FunctionState | None:
+        """The state of a hot function when `fn`, seen for the first time, is another jitted function
+        of its definition (`jax.jit(f)` made anew each iteration): `fn` is then hot too."""
+        if id(fn) in self.functions or not self.by_definition:
+            return None
+        state = self.by_definition.get(definition_key(fn))
+        if state is None or state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
+            return None
+        state.wrappers += 1
+        self.functions[id(fn)] = self.hot[id(fn)] = state
+        self.keep_id(fn)
+        if state.key_program is None:
+            self.fast[id(fn)] = state
+        return state
+
+    def keep_id(self, fn: Any) -> None:
+        """Make sure `fn`'s id means `fn` for the rest of the capture, without keeping `fn` alive.
+
+        A `jax.jit(f)` made anew each iteration is called once and dropped: kept alive until the
+        capture stops, thousands of them (and JAX's objects behind each) made Python's garbage
+        collector walk them again and again (+30% on each call). A weak reference drops its id from
+        the tables when it dies, before another object can take that id; where JAX's type takes
+        no weak reference, the function stays alive as any other recorded one.
+        """
+        key = id(fn)
+        try:
+            self._wrapper_refs[key] = weakref.ref(fn, functools.partial(self._forget_wrapper, key))
+        except TypeError:  # no weak reference to this type: kept alive instead, as documented
+            self._alive.append(fn)
+
+    def _forget_wrapper(self, key: int, ref: weakref.ref) -> None:
+        """A wrapper registered by `keep_id` died: its id no longer names it (weakref callback)."""
+        if self._wrapper_refs.get(key) is ref:
+            del self._wrapper_refs[key]
+            self.functions.pop(key, None)
+            self.hot.pop(key, None)
+            self.fast.pop(key, None)
+
+    def is_jax_own(self, fn: Any) -> bool:
+        """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
+        known = self.jax_own.get(id(fn))
+        if known is not None:
+            if known is fn:
+                return True
+            del self.jax_own[id(fn)]  # that function is gone and its id taken by another
+        traced = jax_compat.python_function(fn)
+        if traced is not None and self._user_targets.get(id(traced)) is traced:
+            return False  # `jax.jit(f)` made anew for an `f` already known to be the user's
+        # No Python function at all: JAX's eager dispatch of a primitive or a `jit_p` bind
+        # (`_pjit_call_impl` makes such C++ jitted callables itself).
+        if traced is not None and not source.is_jax_function(traced):
+            self._user_targets[id(traced)] = traced
+            return False
+        self.jax_own[id(fn)] = fn  # JAX's own, module-level and alive anyway
+        return True
+
+    def seen_definition_before(self, fn: Any) -> bool:
+        """True when another jitted function made from the same `def`/`lambda` was called before."""
+        code = getattr(jax_compat.python_function(fn), "__code__", None)
+        if code is None:
+            return False
+        ids = self._definitions.setdefault((code.co_filename, code.co_firstlineno, code.co_name), set())
+        seen = bool(ids - {id(fn)})
+        ids.add(id(fn))
+        return seen
+
+    def wrapper_counts(self) -> dict[int, int]:
+        """{function_id: jitted functions JAX treats as it} for the definitions made more than once."""
+        return {state.function_id: state.wrappers for state in self.by_definition.values() if state.wrappers > 1}
+
+    def release(self) -> None:
+        """Let go of the cell's jitted functions (they live as long as the cell keeps them) and of
+        JAX's own helpers (`_pjit_call_impl`'s hold programs with constants)."""
+        self._alive.clear()
+        self._wrapper_refs.clear()
+        self.by_definition.clear()
+        self._user_targets.clear()
+        self.jax_own.clear()

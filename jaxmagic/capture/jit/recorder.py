@@ -1,0 +1,639 @@
+"""The jit recorder: what every jitted call of a capture reports to (capture/jit/patch.py routes them here).
+
+One row per call, in order. The common case, a cache hit of a function already seen a few
+times, costs a row appended by the routed call itself (`FastPath`) or, here, a trace check, two
+clock reads and three list appends. A miss or one of a function's first calls is recorded in
+full (`_finish`): its compile events, its signature (the user's names for its leaves), why it
+missed, and for each new signature its artefacts (capture/jit/artifacts.py). The recorder also
+receives JAX's monitoring events (`on_duration`, `on_event`), which give each call its phases.
+
+Hot-path code here is written for speed (locals for attributes, positional constructors): see
+bench/trace.py before changing it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from .. import jax_compat, source, tasks
+from ..findings.donation import DonationLog
+from ..findings.recorder import ProgramFindings
+from ..keys.recorder import KeyRecorder
+from ..quiet_gc import paused_gc
+from ..record import Artifacts, Capture, Event, JitCall, Signature, SourceLocation
+from ..sharding.recorder import PlacementRecorder
+from ..values.recorder import NanRecorder
+from . import cache_log, miss, monitoring, readiness, user_names
+from . import patch as jit_patch
+from .artifacts import CompileFromCache, collect
+from .functions import SIGNATURE_BUDGET_PER_FUNCTION, FunctionState, FunctionTable, definition_site
+from .signature import concrete_key, signature_of
+
+# A call recorded while another is being recorded is jaxmagic's own work (see `_finish`): with
+# the jit recorder off during recording none should arrive; past this depth one is not recorded.
+MAX_RECORDING_DEPTH = 1
+
+_CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
+_clock = time.perf_counter
+_thread = threading.get_ident  # a capture records the thread that runs the cell (about 40 ns a check)
+
+
+def call_plain(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a call when jitted calls are not routed (the namespace-wrapper fallback)."""
+    __tracebackhide__ = True
+    return fn(*args, **kwargs)
+
+
+def recording_call(frame: Any) -> int | None:
+    """The index of the recorded call `frame` runs inside (a `JitRecorder.record` frame above it)."""
+    code = JitRecorder.record.__code__
+    while frame is not None:
+        if frame.f_code is code:
+            return frame.f_locals.get("index")
+        frame = frame.f_back
+    return None
+
+
+def _in_user_code(where: SourceLocation | None) -> bool:
+    return where is not None and source.is_user_file(where.file)
+
+
+class JitRecorder:
+    """Records the jitted calls and JAX compile events of one capture into `capture`.
+
+    The other recorders it feeds per call are the session's: `keys` (programs that handle PRNG
+    keys), `placement` (`%%sharding`), `nans` (outputs checked at `stop`), `donations` (arrays
+    handed to donating calls). `values`, `vmap` and `grads` say which artefacts a new signature
+    gets; `sync` waits for each sampled call's outputs. `_collecting` is set while jaxmagic
+    traces for itself (artefacts here, grad splits in capture/grads/patch.py `GradLog`): JAX
+    events and differentiations meanwhile are not the user's.
+    """
+
+    def __init__(
+        self,
+        capture: Capture,
+        namespace: dict,
+        *,
+        values: bool,
+        vmap: bool,
+        sync: bool,
+        grads: bool,
+        keys: KeyRecorder | None,
+        placement: PlacementRecorder | None,
+        nans: NanRecorder,
+        donations: DonationLog,
+    ):
+        self.capture = capture
+        self.namespace = namespace
+        self.values, self.vmap, self.sync, self.grads = values, vmap, sync, grads
+        self.keys, self.placement, self.nans, self.donations = keys, placement, nans, donations
+        self.table = FunctionTable()
+        self.findings = ProgramFindings(capture, self.table.name_of)
+        self._hot = self.table.hot  # functions past the signature budget, by id
+        self._fast = self.table.fast  # hot functions whose cache hits `jit_patch._routed_call` records itself
+        self.fast_path: jit_patch.FastPath | None = None
+        self.running = False
+        self.run_jitted: Any = call_plain  # how `record` runs a jitted call (the session picks it)
+        self._collecting = False  # our own artefact tracing: its events are not the user's
+        self._finishing = 0  # depth of `_finish`: above 0, jaxmagic is recording a call (its own JAX work)
+        self._nested_noted = False
+        self._compile = CompileFromCache(capture.notes)
+        # One row per call, in order: a JitCall, or the function's state for a fast-path cache
+        # hit, turned into a JitCall when the capture stops (saves ~0.5 us per call); the hits'
+        # start and end times go, in the same order, to `_times` (floats, which Python's garbage
+        # collector does not track: a tuple per call made it walk every row of a long loop).
+        self._rows: list[Any] = []
+        self._times: list[float] = []
+        self._times_used = 0  # floats of `_times` already turned into JitCalls
+        self._events = capture.events
+        self._logs: list[cache_log.LogRecord] = []  # JAX's cache records, in order
+        self.cache_log = cache_log.CacheLog(self._logs.append)
+        self._ready = readiness.ReadyWatch(_clock)
+        self._next_sample = [0.0]  # clock time of the next call whose readiness is sampled (shared with jit_patch)
+        self._explain_stopped = False
+        self._site_misses: dict[Any, int] = {}  # misses of jitted functions by their code's definition site
+        # id(state) -> (concrete_key, Signature) of its latest signature taken (`_raw_signature`); the
+        # key holds jit's options of the user's function: dropped at `release`.
+        self._raw_signatures: dict[int, tuple[tuple, Signature]] = {}
+        self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
+        self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
+        self._other_threads = 0
+        self._earlier_tasks: frozenset = frozenset()  # asyncio tasks an earlier cell left running (tasks.py)
+        self._other_tasks = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Take the cell's thread and the tasks earlier cells left running; make the fast path."""
+        self._thread = _thread()
+        self._earlier_tasks = tasks.earlier_tasks()
+        if self.placement is None and not self._earlier_tasks:  # those read every call's arguments or task
+            self.fast_path = jit_patch.FastPath(
+                hot=self._fast,
+                rows=self._rows,
+                times=self._times,
+                events=self._events,
+                next_sample=self._next_sample,
+                thread=self._thread,
+                passthrough=self.table.jax_own,
+            )
+
+    @property
+    def thread(self) -> int:
+        """The cell's thread (`start`): calls and events from any other are not recorded."""
+        return self._thread
+
+    def own_work(self) -> bool:
+        """True while jaxmagic traces or records for itself: the user's code or JAX runs again."""
+        return self._collecting or self._finishing > 0
+
+    def poll(self) -> None:
+        """Device times of the calls whose outputs are ready by now."""
+        self._ready.poll()
+
+    def copy_logs(self) -> None:
+        self.capture.logs = [(r.kind, r.text, r.time) for r in self._logs]
+
+    def note_strays(self) -> None:
+        """Say how many calls came from other threads or earlier cells' tasks (not recorded)."""
+        if self._other_threads:
+            self.capture.notes.append(
+                f"{self._other_threads} jitted calls and compile events came from other threads while the cell ran; "
+                "only the cell's own thread is recorded"
+            )
+            self._other_threads = 0
+        if self._other_tasks:
+            self.capture.notes.append(
+                f"{self._other_tasks} jitted calls came from asyncio tasks that earlier cells started; "
+                "only the cell's own code (and tasks it starts) is recorded"
+            )
+            self._other_tasks = 0
+
+    def release(self) -> None:
+        """After `stop`: the capture keeps no jitted function, option or array a program closed over."""
+        self.capture.wrappers.update(self.table.wrapper_counts())
+        self.table.release()
+        self._raw_signatures.clear()
+
+    # -- monitoring ------------------------------------------------------------------------
+    def on_duration(self, name: str, duration: float, kwargs: dict) -> None:
+        """A JAX phase (trace, lower, compile) ended: an event of the cell's, unless it is ours."""
+        if _thread() != self._thread:  # another thread's compile is not this cell's
+            self._other_threads += 1
+            return
+        if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:  # nor an earlier cell's task's
+            return
+        if self._collecting:
+            self._compile.own_compiles += monitoring.phase_of(name) == "compile"
+            return
+        if not self.running:
+            return
+        end = time.perf_counter()
+        self.capture.events.append(
+            Event(
+                name=name,
+                phase=monitoring.phase_of(name),
+                fun_name=kwargs.get("fun_name"),
+                start=end - duration,
+                end=end,
+                call_index=None,
+            )
+        )
+
+    def on_event(self, name: str, kwargs: dict) -> None:
+        """A JAX event without a duration (a cache hit or miss of the persistent cache, ...)."""
+        if self._collecting or not self.running or _thread() != self._thread:
+            return
+        if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:
+            return
+        now = time.perf_counter()
+        self.capture.events.append(
+            Event(
+                name=name,
+                phase=monitoring.phase_of(name),
+                fun_name=kwargs.get("fun_name"),
+                start=now,
+                end=now,
+                call_index=None,
+            )
+        )
+
+    # -- calls -------------------------------------------------------------------------------
+    def record(self, fn: Any, args: tuple, kwargs: dict) -> Any:
+        """Run one call of jitted `fn` and record it. Called for every jitted call during the capture
+        (`jit_patch`: the jitted type's routed call, or the namespace wrappers where it cannot be routed).
+
+        The common case, a cache hit of a function already seen a few times, is recorded before
+        it gets here, in `jit_patch._routed_call` (`fast_path`); here it costs a trace check, two
+        clock reads and three list appends (about 1.2 us in all, bench/trace.py): calls due a readiness
+        sample, and hot functions whose programs handle keys or whose inputs `%%sharding` notes.
+        Signatures and artefacts are taken only on misses and on the first calls of each function.
+        """
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+        if _CURRENT_TRACE.value is not _NO_TRACE or _thread() != self._thread:
+            # Under a JAX trace: a call nested in a recorded call's tracing, a call under
+            # grad/vmap, or our own artefact tracing; it is part of that computation. Or a
+            # call from another thread (a data loader, a server): not this cell's, passed on.
+            if _thread() != self._thread:
+                self._other_threads += 1
+            return self.run_jitted(fn, *args, **kwargs)
+        if self._earlier_tasks and tasks.current_task() in self._earlier_tasks:  # an earlier cell's task
+            self._other_tasks += 1
+            return self.run_jitted(fn, *args, **kwargs)
+        state = self._hot.get(id(fn))
+        if state is None:
+            if self.table.is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
+                return self.run_jitted(fn, *args, **kwargs)
+            state = self.table.hot_definition(fn)
+        events = self._events
+        n_events = len(events)
+        n_logs = len(self._logs)
+        rows = self._rows
+        index = len(rows)
+        start = _clock()
+        sampled = start >= self._next_sample[0]  # readiness is polled and watched once per SAMPLE_S
+        if sampled:
+            self._ready.poll(start)
+        try:
+            out = self.run_jitted(fn, *args, **kwargs)
+        except BaseException as exc:
+            end = _clock()
+            if self._finishing < MAX_RECORDING_DEPTH:
+                self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, exc)
+            raise
+        end = _clock()
+        if sampled:
+            self._watch(index, out, start, end, state)
+        if state is not None and len(events) == n_events:
+            rows.append(state)
+            times = self._times
+            times.append(start)
+            times.append(end)
+            if self.placement is not None:
+                self.placement.note_inputs(args, kwargs)
+            if self.donations.donating and self.donations.donating.get(id(state)):
+                self.donations.note(id(state), args, kwargs, index, state.name)
+            if state.key_program is not None and self.keys is not None:
+                self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
+                self._record_key_call(out)
+            return out
+        if self._finishing >= MAX_RECORDING_DEPTH:  # the backstop of `_finish`: jaxmagic's own call
+            self._note_nested(index)
+            return out
+        self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, None)
+        self._note_nans(index, fn, args, kwargs, out)
+        if self.placement is not None:
+            self.placement.note_inputs(args, kwargs)
+            self.placement.record_outputs(index, rows, out)
+        if self._key_call is not None:
+            self._record_key_call(out)
+        return out
+
+    def sampled(self, fn: Any, state: FunctionState, args: tuple, kwargs: dict, n_events: int, start: float) -> Any:
+        """A fast-path call (`jit_patch._routed_call`: hot, no trace, this thread) due a readiness sample:
+        poll, run, watch its outputs, add its row. What `record` does for it, without the checks the
+        routed call made already (a train step of 0.5 ms is sampled about every other call)."""
+        __tracebackhide__ = True
+        self._ready.poll(start)
+        try:
+            out = self.run_jitted(fn, *args, **kwargs)
+        except BaseException as exc:
+            self.fast_missed(fn, args, kwargs, None, n_events, start, _clock(), exc)
+            raise
+        end = _clock()
+        if len(self._events) != n_events:  # JAX traced or compiled: a miss, recorded in full
+            self.fast_missed(fn, args, kwargs, out, n_events, start, end, None)
+            return out
+        self._watch(len(self._rows), out, start, end, state)
+        self._rows.append(state)
+        times = self._times
+        times.append(start)
+        times.append(end)
+        return out
+
+    def fast_missed(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        out: Any,
+        n_events: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None:
+        """Record a call of a hot function that `jit_patch._routed_call` ran itself and saw JAX trace or
+        compile (a miss), or raise. Its log records are those JAX kept from `start` on (no count was
+        taken before the call: the fast path reads as little as it can)."""
+        __tracebackhide__ = True
+        logs = self._logs
+        n_logs = len(logs)
+        while n_logs and logs[n_logs - 1].time >= start:
+            n_logs -= 1
+        index = len(self._rows)
+        self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, error)
+        if error is None:
+            self._note_nans(index, fn, args, kwargs, out)
+        if error is None and self._key_call is not None:
+            self._record_key_call(out)
+
+    def _record_key_call(self, out: Any) -> None:
+        key_call, self._key_call = self._key_call, None
+        if self.keys is not None:
+            self.keys.on_call(key_call, out)
+
+    def _note_nans(self, index: int, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        """Hold a fully recorded call's float outputs and arguments weakly, to check them at `stop`."""
+        self.nans.note_call(index, self._rows, fn, args, kwargs, out)
+
+    def _watch(self, index: int, out: Any, start: float, end: float, state: FunctionState | None = None) -> None:
+        """Wait for this call's outputs (`sync`), or keep a weak reference to poll later. The
+        latest sampled cache hit of each function leaves its watched outputs to the NaN check."""
+        if self.sync:
+            self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
+        elif self._ready.watch(index, out, end - start):
+            self._next_sample[0] = start + self._ready.interval()
+            if state is not None:
+                self.nans.watch().note_sampled(id(state), index, state.name, self._ready.pending[-1][1])
+
+    def materialize_calls(self) -> None:
+        """Turn every row into its `JitCall` (a fast-path hit's row is only its function's state)."""
+        calls = self.capture.calls
+        ready = self._ready.ready.get
+        rows, times, used = self._rows, self._times, self._times_used
+        made = []
+        for index in range(len(calls), len(rows)):
+            row = rows[index]
+            if type(row) is FunctionState:  # a fast-path hit: every field positional (the cheapest call)
+                made.append(
+                    JitCall(
+                        index,
+                        row.name,
+                        row.function_id,
+                        row.source,
+                        None,
+                        None,
+                        True,
+                        times[used],
+                        times[used + 1],
+                        None,
+                        None,
+                        None,
+                        None,
+                        (),
+                        ready(index),
+                    )
+                )
+                used += 2
+            else:
+                row.ready = ready(index)
+                made.append(row)
+        calls.extend(made)
+        self._times_used = used
+
+    # -- one call recorded in full -------------------------------------------------------------
+    def _finish(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        index: int,
+        n_events: int,
+        n_logs: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None:
+        """Record one call, with every jitted call jaxmagic itself makes meanwhile passed straight through.
+
+        Recording a call runs JAX again (tracing, lowering, the `--values` evaluation). Some of
+        JAX's own primitives make and call jitted helpers when bound eagerly (`shard_map` on JAX
+        0.4 to 0.6), and those would be recorded as the user's calls, each evaluated again for
+        values, without end. So the jit recorder is off while a call is recorded (no per-call
+        cost: only this slow path changes it), and, as a backstop, a call recorded while another
+        is being recorded is run and not recorded (`record`, MAX_RECORDING_DEPTH).
+        """
+        self._finishing += 1
+        previous = jit_patch.set_recorder(None)
+        try:
+            with paused_gc():  # a first call's signature and artefacts: a burst of short-lived objects
+                self._append_call(fn, args, kwargs, index, n_events, n_logs, start, end, error)
+        except Exception as exc:  # boundary: our failure never becomes the user's
+            self.capture.notes.append(f"jaxmagic could not record call {index}: {type(exc).__name__}: {exc}")
+        finally:
+            jit_patch.set_recorder(previous)
+            self._finishing -= 1
+
+    def _note_nested(self, index: int) -> None:
+        """A jitted call made while jaxmagic recorded another is jaxmagic's own: noted once, not recorded."""
+        if not self._nested_noted:
+            self._nested_noted = True
+            self.capture.notes.append(
+                f"call {index} was made by jaxmagic itself while it recorded another call and is not recorded"
+            )
+
+    def _append_call(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        index: int,
+        n_events: int,
+        n_logs: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None:
+        """The call's row: its events and phases, and (a miss, or within the signature budget) its
+        signature, why it missed and its artefacts."""
+        state = self.table.functions.get(id(fn))
+        new_function = state is None
+        if new_function:
+            state, new_function = self.table.state_of(fn)
+        self.table.count_call(fn, state)
+        events = self.capture.events[n_events:]  # calls are synchronous: these fired during it
+        for event in events:
+            event.call_index = index
+        durations = monitoring.phase_durations(events)
+        # JAX reports every trace, lowering and compile; nothing fires on a cache hit.
+        cache_hit = error is None and not any(durations.values())
+        durations["execute"] = max(0.0, (end - start) - sum(durations.values()))
+        explanations = tuple(r.text for r in self._logs[n_logs:] if r.kind == "miss")
+        signature: Signature | None = None
+        artifacts: Artifacts | None = None
+        call_site = None
+        miss_reason = None
+        if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
+            signature, leaves, renames = self._signature(fn, args, kwargs, state)
+            call_site = source.caller_location(sys._getframe())
+            if not cache_hit:
+                miss_reason = self._miss_reason(fn, state, explanations, signature, renames, call_site, new_function)
+            state.last_signature = signature
+            # A call JAX's jax_debug_nans/infs stopped was traced and compiled: its program is still shown.
+            if error is None or isinstance(error, FloatingPointError):
+                artifacts = self._artifacts(fn, args, kwargs, index, state, signature, renames, durations["execute"])
+                self._note_key_program(fn, state, artifacts, index, leaves, call_site)
+        self._rows.append(
+            JitCall(
+                index=index,
+                name=state.name,
+                function_id=state.function_id,
+                source=state.source,
+                call_site=call_site,
+                signature=signature,
+                cache_hit=cache_hit,
+                start=start,
+                end=end,
+                phases=durations,
+                miss_reason=miss_reason,
+                artifacts=artifacts,
+                error=None if error is None else f"{type(error).__name__}: {error}",
+                explanations=explanations,
+            )
+        )
+        if error is None and self.donations.donates(id(state), fn):  # its calls' donated arrays are noted,
+            self._fast.pop(id(fn), None)  # cache hits included (`record`'s way, not the fast path)
+            self.donations.note(id(state), args, kwargs, index, state.name)
+
+    def _miss_reason(
+        self,
+        fn: Any,
+        state: FunctionState,
+        explanations: tuple[str, ...],
+        signature: Signature,
+        renames: dict[str, str],
+        call_site: SourceLocation | None,
+        new_function: bool,
+    ) -> Any:
+        """Why JAX traced or compiled this call, in the user's terms (capture/jit/miss.py)."""
+        state.misses += 1
+        reason = user_names.reason_in_user_terms(
+            miss.miss_reason(
+                fn,
+                state.name,
+                explanations,
+                state.last_signature,
+                signature,
+                redefined=new_function and self.table.seen_definition_before(fn),
+            ),
+            renames,
+            call_site,
+        )
+        self._guard_explain_cost(state, fn)
+        return reason
+
+    def _artifacts(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        index: int,
+        state: FunctionState,
+        signature: Signature,
+        renames: dict[str, str],
+        execute_s: float,
+    ) -> Artifacts:
+        """The artefacts of the call's signature: taken on its first call, shared by the later ones."""
+        artifacts = state.artifacts.get(signature.key)
+        if artifacts is not None:
+            return artifacts
+        self._collecting = True
+        try:
+            artifacts = collect(
+                fn,
+                args,
+                kwargs,
+                execute_s,
+                compile=self._compile,
+                on_jaxpr=lambda jaxpr: self.findings.note(fn, jaxpr, index),
+                vmap_namespace=self.namespace if self.vmap else None,
+                values=self.values,
+                grads=self.grads,
+            )
+        finally:
+            self._collecting = False
+        state.artifacts[signature.key] = artifacts
+        if renames:
+            artifacts.input_names = tuple(a.path for a in signature.args if not a.static)
+        return artifacts
+
+    def _note_key_program(
+        self,
+        fn: Any,
+        state: FunctionState,
+        artifacts: Artifacts,
+        index: int,
+        leaves: list,
+        call_site: SourceLocation | None,
+    ) -> None:
+        """The key flow of the call's program, when it handles PRNG keys: each of its calls is then
+        recorded for the key tree (`record`'s way, not the fast path)."""
+        if self.keys is None:
+            return
+        program = self.keys.program(artifacts)
+        state.key_program = program  # cache hits past the budget reuse it (`record`)
+        if program is not None:
+            self._fast.pop(id(fn), None)
+            self._key_call = (index, state.name, program, leaves, call_site)
+
+    def _signature(
+        self, fn: Any, args: tuple, kwargs: dict, state: FunctionState
+    ) -> tuple[Signature, list, dict[str, str]]:
+        """The call's signature and dynamic leaves, its leaves named as the user wrote them
+        (and {library's path: user's name} for those renamed: the graph and JAX's miss
+        explanation then use the same names).
+
+        When a library's wrapper (`nnx.jit`, `eqx.filter_jit`) made the jitted call, the user's
+        own call a few frames up names the arrays (`user_names`), and the function the user wrote
+        behind the wrapper gives the definition shown, where the traced function is the library's.
+        """
+        signature, leaves = self._raw_signature(fn, args, kwargs, state)
+        entry = user_names.user_entry(sys._getframe())
+        if entry is None:
+            return signature, leaves, {}
+        if entry.function is not None and state.calls == 1 and not _in_user_code(state.source):
+            state.source = source.function_location(entry.function)
+            state.name = getattr(entry.function, "__qualname__", None) or state.name
+        named = user_names.renamed(signature, user_names.leaf_names(entry, leaves))
+        renames = {a.path: b.path for a, b in zip(signature.args, named.args) if a.path != b.path}
+        return named, leaves, renames
+
+    def _raw_signature(self, fn: Any, args: tuple, kwargs: dict, state: FunctionState) -> tuple[Signature, list]:
+        """`signature_of` and the dynamic leaves; the function's previous signature again when this
+        call's `concrete_key` equals the previous one's (a loop's first calls: 8 leaves, 56 us -> 12)."""
+        quick = concrete_key(fn, args, kwargs)
+        if quick is not None:
+            known = self._raw_signatures.get(id(state))
+            if known is not None and known[0] == quick[0]:
+                return known[1], quick[1]
+        leaves: list = []
+        signature = signature_of(fn, args, kwargs, leaves)
+        if quick is not None:
+            self._raw_signatures[id(state)] = (quick[0], signature)
+        return signature, leaves
+
+    def _guard_explain_cost(self, state: FunctionState, fn: Any) -> None:
+        """JAX's explanation looks through its cached entries on each miss (~37 us each): quadratic in
+        a storm of one function's shapes, or of functions made anew from one `lambda` (each one new
+        to JAX, each compiled). Past `EXPLAIN_LIMIT` misses of either, explanations go off."""
+        if self._explain_stopped:
+            return
+        site = definition_site(fn)
+        site_misses = self._site_misses[site] = self._site_misses.get(site, 0) + 1
+        if state.misses > cache_log.EXPLAIN_LIMIT:
+            why = f"{state.name} missed the cache more than {cache_log.EXPLAIN_LIMIT} times"
+        elif site is not None and site_misses > cache_log.EXPLAIN_LIMIT:
+            why = (
+                f"more than {cache_log.EXPLAIN_LIMIT} jitted functions made from the code at "
+                f"{site[0]}:{site[1]} were compiled"
+            )
+        else:
+            return
+        self._explain_stopped = True
+        if self.cache_log.explain_off():
+            self.capture.notes.append(
+                f"{why}: JAX's own explanations were turned off for the rest of the cell (their cost grows "
+                "with every cached entry); later reasons come from jaxmagic's comparison of signatures"
+            )
