@@ -16,6 +16,7 @@ it, when it no longer finds what it looks for. One module per concern:
 * `monitoring`: `jax.monitoring` event names, removing a listener;
 * `errors`: JAX's exceptions and warnings read (concretization, deleted buffers, dtype truncation);
 * `random`: where `jax.random` lives, the eager trace's bind.
+* `stablehlo`, `hlo`: the StableHLO and compiled HLO texts, read into plain structures.
 
 Callers import the package (`from ..jax_compat import x`, `jax_compat.x`): the names below are its surface.
 """
