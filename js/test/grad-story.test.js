@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 /**
  * Playback of the grad view: the story of an entry (widgets/grad/story.js) against the
- * real grad fixtures, and what a step shows in the mounted view (play.js): the forward
+ * real grad fixtures, and what a step shows in the mounted view (playback.js): the forward
  * pass, then the backward pass, residual chips lighting up, cotangents flowing.
  */
 import { describe, it, expect } from "vitest";

@@ -7,6 +7,7 @@
  * reads. A selected residual, or nothing, get their own summaries. Text only.
  */
 import { h, clear } from "../ui/dom.js";
+import { plural } from "../ui/words.js";
 import { showDetails } from "../graph/details.js";
 import { nKey, srcPath, srcText } from "../graph/model.js";
 import { nodeOf, userOpOf, chipParts, bytesText, CUSTOM_PRIMS, shortName } from "./model.js";
@@ -98,7 +99,7 @@ export function residualDetails(panel, ctx, r) {
     ["made by", p.producer],
     r.forward_var ? ["forward var", String(r.forward_var)] : null,
     (r.backward_vars || []).length ? ["backward inputs", r.backward_vars.join(", ")] : null,
-    ["read by", `${(r.consumers || []).length} backward eqn${(r.consumers || []).length === 1 ? "" : "s"}`],
+    ["read by", plural((r.consumers || []).length, "backward eqn")],
   ]));
   if (typeof r.producer === "string") {
     panel.appendChild(sec(ref, "Producer", h("div", { class: "jm-grad-links" }, nodeButton(ref, ctx.fnOf(fwd), fwd, r.producer, ctx.go), ref)));

@@ -10,27 +10,18 @@
  */
 import { h, clear } from "../ui/dom.js";
 import { nKey, srcText } from "../graph/model.js";
-import { linkMaps, residualTargets, residualById, decorator, roleCounts, ROLE_FILL, customNodes, hasValues, bytesText, plural } from "./model.js";
+import { linkMaps, residualTargets, residualById, decorator, roleCounts, ROLE_FILL, customNodes, hasValues, plural } from "./model.js";
 import { residualChips } from "./bridge.js";
 import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend } from "./pane.js";
-import { entryPlayback } from "./play.js";
+import { entryPlayback } from "./playback.js";
 import * as elementIds from "../graph/ids.js";
 
 
-/** Mount the entry into `slot` (ctx as for splitEntry). Returns the same controller. */
-export function jitEntry(slot, entry, ctx) {
-  const ref = slot, st = ctx.state;
-  const links = linkMaps(entry);
-  const recomputed = new Set((entry.regions || []).flatMap((r) => r.recomputed || []));
-  const withValues = hasValues(entry);
-  const mode = () => (st.values && withValues ? "forward" : "trace");
-  const customs = customNodes(entry.program).length;
-
-  const graphs = h("div", { class: "jm-grad-graphs jm-grad-column" }, null, ref);
-  const details = h("div", { class: "jm-details jm-grad-details", "aria-label": "details" }, null, ref);
-  const sites = h("div", { class: "jm-grad-sites" }, [
+/** Where `grad` was called: one line per site, with its code. */
+function sitesList(ref, entry) {
+  return h("div", { class: "jm-grad-sites" }, [
     h("h4", null, `grad called (${(entry.grad_sites || []).length})`, ref),
     h("ul", { class: "jm-grad-leaves" }, (entry.grad_sites || []).map((g) => h("li", { class: "jm-grad-site" }, [
       h("span", { class: "jm-grad-path" }, `${g.kind} of ${g.name}`, ref),
@@ -38,102 +29,134 @@ export function jitEntry(slot, entry, ctx) {
       g.site && g.site.code ? h("pre", { class: "jm-d-code" }, String(g.site.code), ref) : null,
     ], ref)), ref),
   ], ref);
-  const bar = h("div", { class: "jm-toolbar jm-grad-bar" }, [
-    valuesToggle(ref, withValues, st.values, (on) => setValues(on)),
-    legendLine(ref, [
-      ...roleCounts(entry).map(([role, n]) => ({ key: role, text: `${role} ${n}`, swatch: ROLE_FILL[role] || "transparent" })),
-      ...markLegend(recomputed.size, customs),
-    ]),
-  ], ref);
-  const gradsSlot = h("div", null, null, ref);
-  const body = h("div", { class: "jm-grad-body" }, [graphs, h("div", { class: "jm-grad-aside" }, [details, gradsSlot, sites], ref)], ref);
-  slot.appendChild(h("div", { class: "jm-grad-entry", "data-origin": "jit", "data-entry-id": String(entry.id) }, [bar, body], ref));
+}
 
-  let residual = null;
-  let shown = null;
-  let ready = false; // the graph viewer reports its first (empty) selection while it is built
-  const prog = graphPane(graphs, {
-    fn: entry.program, graph: "program", engine: ctx.engine, title: "Jitted program",
-    sub: `· ${plural(entry.program.n_eqns ?? 0, "eqn")} · forward, backward and the rest of the step`,
-    opts: { onSelect: (key) => ready && onSelect(key), onStory: () => publish() },
-  });
-  const view = prog.view;
-  if (ctx.key) view.setKey(nKey(ctx.key.node), false);
-  view.setDecorations(decorator(entry.program, { roles: entry.roles || {}, recomputed }));
-  const chips = [];
-  for (const reg of entry.regions || []) {
+/** One bridge of residual chips per region, under the program. */
+function regionChips(E) {
+  const { ref, entry } = E;
+  return (entry.regions || []).map((reg) => {
     const where = reg.prefix ? `inside ${reg.prefix}` : "at the top level";
-    const c = residualChips(ref, reg.residuals, entry.program, (id) => selectResidual(id),
+    const c = residualChips(ref, reg.residuals, entry.program, (id) => selectResidual(E, id),
       `Region ${reg.index} ${where}: ${reg.n_forward} forward, ${reg.n_backward} backward eqns${reg.n_recomputed ? `, ${reg.n_recomputed} recomputed` : ""}`);
     c.el.setAttribute("data-region", String(reg.index));
-    graphs.appendChild(c.el);
-    chips.push(c);
-  }
-  // Playback (play.js): the program in order, each step saying its role.
-  const publish = entryPlayback(ctx, entry, [{ graph: "program", view }], () => chips.map((c) => c.el), { values: withValues });
-
-  const dctx = () => ({
-    entry, graph: "program", ix: view.index(), mode: mode(), links, recomputed,
-    fnOf: () => entry.program, go: (g, key) => view.select(key), pickResidual: (id) => selectResidual(id),
+    E.graphs.appendChild(c.el);
+    return c;
   });
-  const showNode = (key) => gradDetails(details, dctx(), (shown = key));
-  const linkFrom = (key) => {
-    const id = key && elementIds.isNode(key) ? elementIds.body(key) : null;
-    const role = id ? (entry.roles || {})[id] : null;
-    const ids = !id ? [] : role === "backward" ? links.toForward.get(id) || [] : links.toBackward.get(id) || [];
-    view.highlight(ids.map(nKey), "jm-linked");
-    if (ids.length) view.reveal([key, ...ids.map(nKey)]);
-  };
-  const onSelect = (key) => {
-    clearResidual(false);
-    linkFrom(key);
-    showNode(key);
-  };
-  const clearResidual = (panel = true) => {
-    if (!residual) return;
-    residual = null;
-    for (const c of chips) c.setActive(null);
-    view.highlight([], "jm-res");
-    if (panel) showNode(shown);
-  };
-  const selectResidual = (id) => {
-    if (residual === id) return clearResidual();
-    const r = residualById(entry, id);
-    if (!r) return;
-    residual = null; // a graph selection change must not clear what we set next
-    view.select(null);
-    residual = id;
-    for (const c of chips) c.setActive(id);
-    const t = residualTargets(entry, r).program;
-    view.highlight(t.keys, "jm-res", t.vars);
-    view.reveal(t.keys);
-    residualDetails(details, dctx(), r);
-  };
-  const renderGrads = () => {
-    clear(gradsSlot);
-    if ((entry.grads_of || []).length) {
-      gradsSlot.appendChild(gradList(ref, entry, { values: st.values && withValues, onPick: (row) => row.key && view.select(row.key) }));
-    }
-  };
-  const setValues = (on) => {
-    st.values = on;
-    ctx.onState();
-    view.setMode(mode());
-    renderGrads();
-    if (!residual) showNode(shown);
-  };
+}
 
+/** The context the details panel reads (details.js). */
+const detailsContext = (E) => ({
+  entry: E.entry, graph: "program", ix: E.view.index(), mode: E.mode(), links: E.links, recomputed: E.recomputed,
+  fnOf: () => E.entry.program, go: (g, key) => E.view.select(key), pickResidual: (id) => selectResidual(E, id),
+});
+
+const showNode = (E, key) => gradDetails(E.details, detailsContext(E), (E.shown = key));
+
+/** Light the nodes linked to the selection: a backward node's forward nodes, a forward node's backward ones. */
+function linkFrom(E, key) {
+  const id = key && elementIds.isNode(key) ? elementIds.body(key) : null;
+  const role = id ? (E.entry.roles || {})[id] : null;
+  const ids = !id ? [] : role === "backward" ? E.links.toForward.get(id) || [] : E.links.toBackward.get(id) || [];
+  E.view.highlight(ids.map(nKey), "jm-linked");
+  if (ids.length) E.view.reveal([key, ...ids.map(nKey)]);
+}
+
+function onSelect(E, key) {
+  clearResidual(E, false);
+  linkFrom(E, key);
+  showNode(E, key);
+}
+
+function clearResidual(E, panel = true) {
+  if (!E.residual) return;
+  E.residual = null;
+  for (const c of E.chips) c.setActive(null);
+  E.view.highlight([], "jm-res");
+  if (panel) showNode(E, E.shown);
+}
+
+/** Light residual `id` (its producer, consumers and the edges between), or clear it when it is lit. */
+function selectResidual(E, id) {
+  if (E.residual === id) return clearResidual(E);
+  const r = residualById(E.entry, id);
+  if (!r) return;
+  E.residual = null; // a graph selection change must not clear what we set next
+  E.view.select(null);
+  E.residual = id;
+  for (const c of E.chips) c.setActive(id);
+  const t = residualTargets(E.entry, r).program;
+  E.view.highlight(t.keys, "jm-res", t.vars);
+  E.view.reveal(t.keys);
+  residualDetails(E.details, detailsContext(E), r);
+}
+
+function renderGrads(E) {
+  clear(E.gradsSlot);
+  if ((E.entry.grads_of || []).length) {
+    const values = E.st.values && E.withValues;
+    E.gradsSlot.appendChild(gradList(E.ref, E.entry, { values, onPick: (row) => row.key && E.view.select(row.key) }));
+  }
+}
+
+function setValues(E, on) {
+  E.st.values = on;
+  E.ctx.onState();
+  E.view.setMode(E.mode());
+  renderGrads(E);
+  if (!E.residual) showNode(E, E.shown);
+}
+
+/** The entry's parts (toolbar, graphs column, aside) mounted into `slot`; their elements go into `E`. */
+function jitLayout(slot, E) {
+  const { ref, entry } = E;
+  E.graphs = h("div", { class: "jm-grad-graphs jm-grad-column" }, null, ref);
+  E.details = h("div", { class: "jm-details jm-grad-details", "aria-label": "details" }, null, ref);
+  const sites = sitesList(ref, entry);
+  const bar = h("div", { class: "jm-toolbar jm-grad-bar" }, [
+    valuesToggle(ref, E.withValues, E.st.values, (on) => setValues(E, on)),
+    legendLine(ref, [
+      ...roleCounts(entry).map(([role, n]) => ({ key: role, text: `${role} ${n}`, swatch: ROLE_FILL[role] || "transparent" })),
+      ...markLegend(E.recomputed.size, customNodes(entry.program).length),
+    ]),
+  ], ref);
+  E.gradsSlot = h("div", null, null, ref);
+  const body = h("div", { class: "jm-grad-body" }, [E.graphs, h("div", { class: "jm-grad-aside" }, [E.details, E.gradsSlot, sites], ref)], ref);
+  slot.appendChild(h("div", { class: "jm-grad-entry", "data-origin": "jit", "data-entry-id": String(entry.id) }, [bar, body], ref));
+}
+
+/** Mount the entry into `slot` (ctx as for splitEntry). Returns the same controller. */
+export function jitEntry(slot, entry, ctx) {
+  const st = ctx.state, withValues = hasValues(entry);
+  /** @type {any} */
+  const E = {
+    ref: slot, entry, ctx, st, withValues, links: linkMaps(entry),
+    recomputed: new Set((entry.regions || []).flatMap((r) => r.recomputed || [])),
+    mode: () => (st.values && withValues ? "forward" : "trace"),
+    residual: null, shown: null, chips: [],
+  };
+  jitLayout(slot, E);
+  let ready = false; // the graph viewer reports its first (empty) selection while it is built
+  const prog = graphPane(E.graphs, {
+    fn: entry.program, graph: "program", engine: ctx.engine, title: "Jitted program",
+    sub: `· ${plural(entry.program.n_eqns ?? 0, "eqn")} · forward, backward and the rest of the step`,
+    opts: { onSelect: (key) => ready && onSelect(E, key), onStory: () => publish() },
+  });
+  const view = (E.view = prog.view);
+  if (ctx.key) view.setKey(nKey(ctx.key.node), false);
+  view.setDecorations(decorator(entry.program, { roles: entry.roles || {}, recomputed: E.recomputed }));
+  E.chips = regionChips(E);
+  // Playback (playback.js): the program in order, each step saying its role.
+  const publish = entryPlayback(ctx, entry, [{ graph: "program", view }], () => E.chips.map((c) => c.el), { values: withValues });
   ready = true;
-  renderGrads();
+  renderGrads(E);
   if (st.values && withValues) view.setMode("forward");
-  showNode(null);
-
+  showNode(E, null);
   return {
     dispose: () => view.dispose(),
-    selectResidual: (id) => residual !== id && selectResidual(id),
+    selectResidual: (id) => E.residual !== id && selectResidual(E, id),
     selectNode: (graph, nodeId) => view.select(nKey(nodeId)),
     clear() {
-      if (residual) return clearResidual();
+      if (E.residual) return clearResidual(E);
       view.select(null);
     },
   };

@@ -44,7 +44,9 @@ export function entryTab(entry) {
 
 /** A graph document holding one Function, for the graph viewer. */
 export const graphDoc = (fn, title = "") =>
-  ({ schema: "jaxmagic", version: 2, kind: "graph", title, notes: [], error: null, functions: fn ? [fn] : [] });
+  /** @type {import("../types/documents").GraphDocument} */ ({
+    schema: "jaxmagic", version: 2, kind: "graph", title, notes: [], caption: [], error: null, functions: fn ? [fn] : [],
+  });
 
 /** Node of `fn` by id (a Map per function, built once). */
 const nodeMaps = new WeakMap();
@@ -183,7 +185,10 @@ export function roleCounts(entry) {
 /**
  * The decoration of each node of a graph (graph viewer's setDecorations): role fill
  * (jit), dashed violet stroke and "↻" badge for recomputed nodes, "custom rule" badge.
- * `roles` may be null (split graphs); `recomputed` a Set of node ids.
+ * `roles` may be null (split graphs); `recomputed` a Set of node ids; `fills`: role -> fill
+ * (ROLE_FILL, or the tangent view's primal / tangent fills).
+ * @param {any} fn
+ * @param {{roles?: any, recomputed?: Set<any>, custom?: any, fills?: Record<string, (string | null)>}} [o]
  */
 export function decorator(fn, { roles = null, recomputed = new Set(), custom = null, fills = ROLE_FILL } = {}) {
   const customs = new Set(custom || customNodes(fn));

@@ -8,9 +8,21 @@ import { graphView } from "../graph/view.js";
 import { graphDoc, RECOMPUTED_STROKE, CUSTOM_STROKE, plural } from "./model.js";
 
 /**
+ * The controller an embedded graph viewer carries on its cleanup function (graph/view.js
+ * graphView's return value): what the grad entries drive.
+ * @typedef {(() => void) & {
+ *   dispose(): void, select(key: (string | null)): void, selected(): (string | null),
+ *   highlight(keys: string[], cls: string, vars?: any): void, reveal(keys: string[]): void,
+ *   setMode(m: string): void, setDecorations(fn: Function | null): void, setKey(key: string, frame?: boolean): void,
+ *   fit(): void, index(): any, story(): any, play(p: number, from: number, how?: object): void,
+ * }} GraphViewer
+ */
+
+/**
  * `section.jm-grad-pane[data-graph]`: a title line and a focusable host with a
  * compact graph viewer of `fn` (keys typed in it go to that graph only).
  * Returns {el, view} (view: the graph viewer's controller), after mounting into `parent`.
+ * @returns {{el: HTMLElement, view: GraphViewer}}
  */
 export function graphPane(parent, { fn, graph, title, sub, engine, opts = {} }) {
   const ref = parent;
@@ -24,7 +36,7 @@ export function graphPane(parent, { fn, graph, title, sub, engine, opts = {} }) 
   ], ref);
   parent.appendChild(el);
   const pane = graph === "forward" || graph === "backward" ? graph : "graph"; // data-jm-pane
-  const view = graphView(host, graphDoc(fn, title), engine, { compact: true, label: title, pane, ...opts });
+  const view = /** @type {GraphViewer} */ (graphView(host, graphDoc(fn, title), engine, { compact: true, label: title, pane, ...opts }));
   return { el, view };
 }
 

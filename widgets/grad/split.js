@@ -21,172 +21,203 @@ import { residualChips } from "./bridge.js";
 import { gradList } from "./grads.js";
 import { gradDetails, residualDetails } from "./details.js";
 import { graphPane, valuesToggle, legendLine, markLegend, press } from "./pane.js";
-import { entryPlayback } from "./play.js";
+import { entryPlayback } from "./playback.js";
 import * as elementIds from "../graph/ids.js";
 
 
-/**
- * Mount the entry into `slot`. ctx: {engine, state: {values, arrangement}, onState(),
- * playback (the shared controls, play.js: forward pass, then backward; may be absent)}.
- * Returns {dispose, selectResidual(id), selectNode(graph, nodeId), clear()}.
- */
-export function splitEntry(slot, entry, ctx) {
-  const ref = slot, st = ctx.state;
-  const links = linkMaps(entry);
-  const recomputed = new Set(entry.recomputed || []);
-  const withValues = hasValues(entry);
-  const mode = () => (st.values && withValues ? "forward" : "trace");
-  const custom = { forward: customNodes(entry.forward, entry, "forward"), backward: customNodes(entry.backward, entry, "backward") };
-  const customs = custom.forward.length + custom.backward.length;
-
-  const graphs = h("div", { class: "jm-grad-graphs jm-grad-" + st.arrangement }, null, ref);
-  const details = h("div", { class: "jm-details jm-grad-details", "aria-label": "details" }, null, ref);
-  const gradsSlot = h("div", { class: "jm-grad-grads-slot" }, null, ref);
-  const arrButtons = [["stacked", "Stacked", "Forward above backward"], ["side", "Side by side", "Forward beside backward"]].map(([k, label, tip]) => {
+/** The entry's toolbar: the arrangement buttons, the values toggle and the legend. */
+function splitToolbar(E) {
+  const { ref, st } = E;
+  E.arrButtons = [["stacked", "Stacked", "Forward above backward"], ["side", "Side by side", "Forward beside backward"]].map(([k, label, tip]) => {
     const b = h("button", { type: "button", class: "jm-btn jm-grad-arr", "data-arr": k, title: tip }, label, ref);
     press(b, k === st.arrangement);
-    b.addEventListener("click", () => arrange(k));
+    b.addEventListener("click", () => arrange(E, k));
     return b;
   });
-  const bar = h("div", { class: "jm-toolbar jm-grad-bar" }, [
-    ...arrButtons,
-    valuesToggle(ref, withValues, st.values, (on) => setValues(on)),
+  const customs = E.custom.forward.length + E.custom.backward.length;
+  return h("div", { class: "jm-toolbar jm-grad-bar" }, [
+    ...E.arrButtons,
+    valuesToggle(ref, E.withValues, st.values, (on) => setValues(E, on)),
     legendLine(ref, [
       { key: "forward", text: "forward", line: "var(--jm-teal)" },
       { key: "backward", text: "backward (cotangents)", line: "var(--jm-grad)" },
       { key: "residual", text: "residual: saved by the forward, read by the backward", swatch: "var(--jm-bg1)" },
-      ...markLegend(recomputed.size, customs),
+      ...markLegend(E.recomputed.size, customs),
     ]),
   ], ref);
-  const body = h("div", { class: "jm-grad-body" }, [graphs, h("div", { class: "jm-grad-aside" }, [details, gradsSlot], ref)], ref);
-  slot.appendChild(h("div", { class: "jm-grad-entry", "data-origin": "split", "data-entry-id": String(entry.id) }, [bar, body], ref));
+}
 
-  let quiet = true; // while we change a graph's selection ourselves (and until both graphs exist)
-  let residual = null; // selected residual id
-  const calm = (f) => {
-    quiet = true;
-    try {
-      f();
-    } finally {
-      quiet = false;
-    }
-  };
-  const onSelect = (graph) => (key) => {
-    if (quiet) return;
-    calm(() => other(graph).select(null));
-    clearResidual(false);
-    linkFrom(graph, key);
-    showNode(graph, key);
-  };
-  const fwd = graphPane(graphs, {
+/** Run `f` while the graphs' selection changes are our own (they must not clear what we set). */
+function calm(E, f) {
+  E.quiet = true;
+  try {
+    f();
+  } finally {
+    E.quiet = false;
+  }
+}
+
+const other = (E, graph) => E.view[graph === "forward" ? "backward" : "forward"];
+
+/** A user's selection in `graph`: the other graph's selection and the residual clear; its links light up. */
+function onSelect(E, graph, key) {
+  if (E.quiet) return;
+  calm(E, () => other(E, graph).select(null));
+  clearResidual(E, false);
+  linkFrom(E, graph, key);
+  showNode(E, graph, key);
+}
+
+/** The context the details panel reads (details.js). */
+const detailsContext = (E, graph) => ({
+  entry: E.entry, graph, ix: E.view[graph].index(), mode: E.mode(), links: E.links, recomputed: E.recomputed,
+  fnOf: (g) => (g === "forward" ? E.entry.forward : E.entry.backward),
+  go: (g, key) => E.view[g].select(key),
+  pickResidual: (id) => selectResidual(E, id),
+});
+
+function showNode(E, graph, key) {
+  E.shown = [graph, key];
+  gradDetails(E.details, detailsContext(E, graph), key);
+}
+
+/** Link highlights for a selection in `graph`. */
+function linkFrom(E, graph, key) {
+  const id = key && elementIds.isNode(key) ? elementIds.body(key) : null;
+  const ids = !id ? [] : graph === "backward" ? E.links.toForward.get(id) || [] : E.links.toBackward.get(id) || [];
+  const target = other(E, graph);
+  E.view[graph].highlight([], "jm-linked");
+  target.highlight(ids.map(nKey), "jm-linked");
+  if (ids.length) target.reveal(ids.map(nKey));
+}
+
+function clearResidual(E, panel = true) {
+  if (!E.residual) return;
+  E.residual = null;
+  E.bridge.setActive(null);
+  E.view.forward.highlight([], "jm-res");
+  E.view.backward.highlight([], "jm-res");
+  if (panel) showNode(E, ...E.shown);
+}
+
+/** Light residual `id` in both graphs and bring it into view, or clear it when it is lit. */
+function selectResidual(E, id) {
+  if (E.residual === id) return clearResidual(E);
+  const r = residualById(E.entry, id);
+  if (!r) return;
+  const { forward: fwd, backward: bwd } = E.view;
+  calm(E, () => {
+    fwd.select(null);
+    bwd.select(null);
+  });
+  linkFrom(E, "forward", null);
+  linkFrom(E, "backward", null);
+  E.residual = id;
+  E.bridge.setActive(id);
+  const t = residualTargets(E.entry, r);
+  fwd.highlight(t.forward.keys, "jm-res", t.forward.vars);
+  bwd.highlight(t.backward.keys, "jm-res", t.backward.vars);
+  fwd.reveal(t.forward.keys);
+  bwd.reveal(t.backward.keys);
+  residualDetails(E.details, detailsContext(E, "forward"), r);
+}
+
+function renderGrads(E) {
+  clear(E.gradsSlot);
+  const values = E.st.values && E.withValues;
+  E.gradsSlot.appendChild(gradList(E.ref, E.entry, { values, onPick: (row) => row.key && E.view.backward.select(row.key) }));
+}
+
+function setValues(E, on) {
+  E.st.values = on;
+  E.ctx.onState();
+  for (const v of Object.values(E.view)) v.setMode(E.mode());
+  renderGrads(E);
+  if (E.residual) residualDetails(E.details, detailsContext(E, "forward"), residualById(E.entry, E.residual));
+  else showNode(E, ...E.shown);
+}
+
+function arrange(E, k) {
+  E.st.arrangement = k;
+  E.ctx.onState();
+  E.graphs.className = "jm-grad-graphs jm-grad-" + k;
+  for (const b of E.arrButtons) press(b, b.getAttribute("data-arr") === k);
+  const win = E.ref.ownerDocument.defaultView;
+  win.requestAnimationFrame(() => Object.values(E.view).forEach((v) => v.fit()));
+}
+
+/** The forward pane, the residual bridge and the mirrored backward pane, in `E.graphs`. */
+function splitGraphs(E, publish) {
+  const { entry, ctx } = E;
+  const fwd = graphPane(E.graphs, {
     fn: entry.forward, graph: "forward", engine: ctx.engine, title: "Forward pass",
     sub: `· left to right · ${plural(entry.forward.n_eqns ?? 0, "eqn")}`,
-    opts: { onSelect: onSelect("forward"), onStory: () => publish() },
+    opts: { onSelect: (key) => onSelect(E, "forward", key), onStory: () => publish() },
   });
-  const bridge = residualChips(ref, entry.residuals, entry.forward, (id) => selectResidual(id), "Residuals");
-  graphs.appendChild(bridge.el);
-  const bwd = graphPane(graphs, {
+  E.bridge = residualChips(E.ref, entry.residuals, entry.forward, (id) => selectResidual(E, id), "Residuals");
+  E.graphs.appendChild(E.bridge.el);
+  const bwd = graphPane(E.graphs, {
     fn: entry.backward, graph: "backward", engine: ctx.engine, title: "Backward pass",
     sub: `· right to left: cotangents flow back, gradients leave on the left · ${plural(entry.backward.n_eqns ?? 0, "eqn")}`,
-    opts: { onSelect: onSelect("backward"), mirrored: true, tone: "backward", onStory: () => publish() },
+    opts: { onSelect: (key) => onSelect(E, "backward", key), mirrored: true, tone: "backward", onStory: () => publish() },
   });
-  const view = { forward: fwd.view, backward: bwd.view };
-  const publish = entryPlayback(ctx, entry, [{ graph: "forward", view: fwd.view }, { graph: "backward", view: bwd.view }],
-    () => [bridge.el], { values: withValues });
-  const other = (graph) => view[graph === "forward" ? "backward" : "forward"];
-  quiet = false;
-  if (ctx.key) view[ctx.key.graph === "forward" ? "forward" : "backward"].setKey(nKey(ctx.key.node), false);
-  fwd.view.setDecorations(decorator(entry.forward, { custom: custom.forward }));
-  bwd.view.setDecorations(decorator(entry.backward, { recomputed, custom: custom.backward }));
+  E.view = { forward: fwd.view, backward: bwd.view };
+}
 
-  const dctx = (graph) => ({
-    entry, graph, ix: view[graph].index(), mode: mode(), links, recomputed,
-    fnOf: (g) => (g === "forward" ? entry.forward : entry.backward),
-    go: (g, key) => view[g].select(key),
-    pickResidual: (id) => selectResidual(id),
-  });
-  let shown = ["forward", null]; // what the details panel shows: [graph, key]
-  const showNode = (graph, key) => {
-    shown = [graph, key];
-    gradDetails(details, dctx(graph), key);
+/** The entry's state (`E`): the document's links, marks and modes, what is shown and lit. */
+function splitState(slot, entry, ctx) {
+  const st = ctx.state, withValues = hasValues(entry);
+  return {
+    ref: slot, entry, ctx, st, withValues, links: linkMaps(entry),
+    recomputed: new Set(entry.recomputed || []),
+    mode: () => (st.values && withValues ? "forward" : "trace"),
+    custom: { forward: customNodes(entry.forward, entry, "forward"), backward: customNodes(entry.backward, entry, "backward") },
+    quiet: true, // while we change a graph's selection ourselves (and until both graphs exist)
+    residual: null, // selected residual id
+    shown: ["forward", null], // what the details panel shows: [graph, key]
+    view: null, bridge: null, graphs: null, details: null, gradsSlot: null, arrButtons: [],
   };
+}
 
-  /** Link highlights for a selection in `graph`. */
-  const linkFrom = (graph, key) => {
-    const id = key && elementIds.isNode(key) ? elementIds.body(key) : null;
-    const ids = !id ? [] : graph === "backward" ? links.toForward.get(id) || [] : links.toBackward.get(id) || [];
-    const target = other(graph);
-    view[graph].highlight([], "jm-linked");
-    target.highlight(ids.map(nKey), "jm-linked");
-    if (ids.length) target.reveal(ids.map(nKey));
-  };
-
-  const clearResidual = (panel = true) => {
-    if (!residual) return;
-    residual = null;
-    bridge.setActive(null);
-    fwd.view.highlight([], "jm-res");
-    bwd.view.highlight([], "jm-res");
-    if (panel) showNode(...shown);
-  };
-  const selectResidual = (id) => {
-    if (residual === id) return clearResidual();
-    const r = residualById(entry, id);
-    if (!r) return;
-    calm(() => {
-      fwd.view.select(null);
-      bwd.view.select(null);
-    });
-    linkFrom("forward", null);
-    linkFrom("backward", null);
-    residual = id;
-    bridge.setActive(id);
-    const t = residualTargets(entry, r);
-    fwd.view.highlight(t.forward.keys, "jm-res", t.forward.vars);
-    bwd.view.highlight(t.backward.keys, "jm-res", t.backward.vars);
-    fwd.view.reveal(t.forward.keys);
-    bwd.view.reveal(t.backward.keys);
-    residualDetails(details, dctx("forward"), r);
-  };
-
-  const renderGrads = () => {
-    clear(gradsSlot);
-    gradsSlot.appendChild(gradList(ref, entry, { values: st.values && withValues, onPick: (row) => row.key && bwd.view.select(row.key) }));
-  };
-  const setValues = (on) => {
-    st.values = on;
-    ctx.onState();
-    for (const v of Object.values(view)) v.setMode(mode());
-    renderGrads();
-    if (residual) residualDetails(details, dctx("forward"), residualById(entry, residual));
-    else showNode(...shown);
-  };
-  const arrange = (k) => {
-    st.arrangement = k;
-    ctx.onState();
-    graphs.className = "jm-grad-graphs jm-grad-" + k;
-    for (const b of arrButtons) press(b, b.getAttribute("data-arr") === k);
-    const win = slot.ownerDocument.defaultView;
-    win.requestAnimationFrame(() => Object.values(view).forEach((v) => v.fit()));
-  };
-
-  if (st.values && withValues) for (const v of Object.values(view)) v.setMode("forward");
-  renderGrads();
-  showNode("forward", null);
-
+/**
+ * Mount the entry into `slot`. ctx: {engine, state: {values, arrangement}, onState(),
+ * playback (the shared controls, playback.js: forward pass, then backward; may be absent)}.
+ * Returns {dispose, selectResidual(id), selectNode(graph, nodeId), clear()}.
+ */
+export function splitEntry(slot, entry, ctx) {
+  const ref = slot;
+  /** @type {any} */
+  const E = splitState(slot, entry, ctx);
+  E.graphs = h("div", { class: "jm-grad-graphs jm-grad-" + E.st.arrangement }, null, ref);
+  E.details = h("div", { class: "jm-details jm-grad-details", "aria-label": "details" }, null, ref);
+  E.gradsSlot = h("div", { class: "jm-grad-grads-slot" }, null, ref);
+  const bar = splitToolbar(E);
+  const body = h("div", { class: "jm-grad-body" }, [E.graphs, h("div", { class: "jm-grad-aside" }, [E.details, E.gradsSlot], ref)], ref);
+  slot.appendChild(h("div", { class: "jm-grad-entry", "data-origin": "split", "data-entry-id": String(entry.id) }, [bar, body], ref));
+  splitGraphs(E, () => publish());
+  const { forward: fwd, backward: bwd } = E.view;
+  const publish = entryPlayback(ctx, entry, [{ graph: "forward", view: fwd }, { graph: "backward", view: bwd }],
+    () => [E.bridge.el], { values: E.withValues });
+  E.quiet = false;
+  if (ctx.key) E.view[ctx.key.graph === "forward" ? "forward" : "backward"].setKey(nKey(ctx.key.node), false);
+  fwd.setDecorations(decorator(entry.forward, { custom: E.custom.forward }));
+  bwd.setDecorations(decorator(entry.backward, { recomputed: E.recomputed, custom: E.custom.backward }));
+  if (E.st.values && E.withValues) for (const v of Object.values(E.view)) v.setMode("forward");
+  renderGrads(E);
+  showNode(E, "forward", null);
   return {
     dispose() {
-      fwd.view.dispose();
-      bwd.view.dispose();
+      fwd.dispose();
+      bwd.dispose();
     },
-    selectResidual: (id) => residual !== id && selectResidual(id),
-    selectNode: (graph, nodeId) => view[graph === "forward" ? "forward" : "backward"].select(nKey(nodeId)),
+    selectResidual: (id) => E.residual !== id && selectResidual(E, id),
+    selectNode: (graph, nodeId) => E.view[graph === "forward" ? "forward" : "backward"].select(nKey(nodeId)),
     clear() {
-      if (residual) return clearResidual();
-      calm(() => Object.values(view).forEach((v) => v.select(null)));
-      linkFrom("forward", null);
-      linkFrom("backward", null);
-      showNode("forward", null);
+      if (E.residual) return clearResidual(E);
+      calm(E, () => Object.values(E.view).forEach((v) => v.select(null)));
+      linkFrom(E, "forward", null);
+      linkFrom(E, "backward", null);
+      showNode(E, "forward", null);
     },
   };
 }

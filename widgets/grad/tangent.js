@@ -11,7 +11,7 @@ import { showDetails } from "../graph/details.js";
 import { nKey, pKey } from "../graph/model.js";
 import { decorator, plural } from "./model.js";
 import { graphPane, legendLine } from "./pane.js";
-import { entryPlayback } from "./play.js";
+import { entryPlayback } from "./playback.js";
 import * as elementIds from "../graph/ids.js";
 
 /** Fill of each role: the forward and backward fills of the reverse-mode views. */
@@ -62,7 +62,7 @@ export function tangentEntry(slot, entry, ctx) {
     sub: `· ${plural(entry.program.n_eqns ?? 0, "eqn")} · outputs and their tangents in one pass`,
     opts: { onSelect: (key) => ready && show(key), onStory: () => publish() },
   });
-  // Playback (play.js): the program in order, each step primal or tangent; nothing is saved.
+  // Playback (playback.js): the program in order, each step primal or tangent; nothing is saved.
   const publish = entryPlayback(ctx, entry, [{ graph: "program", view }], () => [],
     { values: !!(entry.program && entry.program.values) });
   view.setDecorations(decorator(entry.program, { roles, fills: TANGENT_FILL }));

@@ -29,7 +29,7 @@ const ENTRY_VIEWS = { split: splitEntry, jit: jitEntry, tangent: tangentEntry };
 
 /**
  * Mount the grad view of `doc` into `root`; returns the cleanup. `options` (widgets/mount.js):
- * `playback`, the shared controls the selected entry plays its story on (play.js), and
+ * `playback`, the shared controls the selected entry plays its story on (playback.js), and
  * `present` (presentation mode: the embedded graphs see it on the root's class).
  * @param {import("../types/documents").GradDocument} doc a grad document
  */
