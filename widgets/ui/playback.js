@@ -58,121 +58,124 @@ export function openingLine(steps) {
   return `${plural(steps, "step")} · ▶ or space plays them from the start`;
 }
 
-/**
- * Create the controls in `bar` (an element the caller places) and bind the keyboard on `root`.
- * Returns `{set(spec), clear(), position(), playing(), dispose()}`; `set` replaces the story
- * (a view switching tabs gives the new tab's) and leaves the view at its complete state.
- */
-export function createPlayback(root, bar, { timers = globalThis } = {}) {
-  let spec = null;
-  let pos = 0;
-  let speed = 1;
-  let timer = null;
-  // True from `set` until the first move: the view shows its whole picture, not "the last step".
-  let opened = false;
-  const ref = root;
-
+/** The controls: ⏮ ◀ ▶/❚❚ ▶ ⏭, the slider, the step counter, the speed, and the step line below. */
+function playbackControls(ref, on) {
   const btn = (name, title, onClick) => {
-    const b = h("button", { type: "button", class: `jm-pb-btn jm-pb-${name}`, title, "aria-label": title }, icon(name, ref), ref);
+    const b = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: `jm-pb-btn jm-pb-${name}`, title, "aria-label": title }, icon(name, ref), ref));
     b.addEventListener("click", onClick);
     return b;
   };
-  const first = btn("first", "back to the start (Home)", () => go(0));
-  const back = btn("back", "step back (←)", () => go(pos - 1));
-  const play = btn("play", "play (space)", () => toggle());
-  const fwd = btn("fwd", "step forward (→)", () => go(pos + 1));
-  const last = btn("last", "to the end (End)", () => go(spec ? spec.steps : 0));
-  const playIcon = (name, title) => {
-    clear(play).appendChild(icon(name, ref));
-    play.setAttribute("title", title);
-    play.setAttribute("aria-label", title);
-  };
-  const slider = h("input", { type: "range", class: "jm-pb-slider", min: "0", max: "0", value: "0", step: "1",
-    "aria-label": "playback position" }, null, ref);
-  slider.addEventListener("input", () => go(Number(slider.value)));
-  const speedSel = h("select", { class: "jm-pb-speed", "aria-label": "playback speed", title: "speed" },
-    SPEEDS.map((v) => h("option", { value: String(v), selected: v === 1 }, `${v}×`, ref)), ref);
-  speedSel.addEventListener("change", () => {
-    speed = Number(speedSel.value) || 1;
-    if (timer) restartClock();
-  });
+  const first = btn("first", "back to the start (Home)", on.first);
+  const back = btn("back", "step back (←)", on.back);
+  const play = btn("play", "play (space)", on.toggle);
+  const fwd = btn("fwd", "step forward (→)", on.fwd);
+  const last = btn("last", "to the end (End)", on.last);
+  const slider = /** @type {HTMLInputElement} */ (h("input", { type: "range", class: "jm-pb-slider", min: "0", max: "0", value: "0", step: "1",
+    "aria-label": "playback position" }, null, ref));
+  slider.addEventListener("input", () => on.seek(Number(slider.value)));
+  const speedSel = /** @type {HTMLSelectElement} */ (h("select", { class: "jm-pb-speed", "aria-label": "playback speed", title: "speed" },
+    SPEEDS.map((v) => h("option", { value: String(v), selected: v === 1 }, `${v}×`, ref)), ref));
+  speedSel.addEventListener("change", () => on.speed(Number(speedSel.value) || 1));
   const counter = h("span", { class: "jm-pb-count", "aria-live": "off" }, "", ref);
   const line = h("div", { class: "jm-pb-label", role: "status", "aria-live": "polite" }, "", ref);
   const controls = h("div", { class: "jm-pb-controls", role: "group", "aria-label": "playback" },
     [first, back, play, fwd, last, slider, counter, speedSel], ref);
-  bar.appendChild(h("div", { class: "jm-pb" }, [controls, line], ref));
-  bar.hidden = true;
+  return { el: h("div", { class: "jm-pb" }, [controls, line], ref), first, back, play, fwd, last, slider, counter, line };
+}
 
-  function stopClock() {
-    if (timer) timers.clearInterval(timer);
-    timer = null;
-    playIcon("play", "play (space)");
-    root.classList.remove("jm-playing");
+/**
+ * @typedef {object} PlaybackState  the controller's state
+ * @property {HTMLElement} root
+ * @property {any} timers           setInterval / clearInterval (tests pass fake ones)
+ * @property {{steps: number, show(p: number, from: number): void, label?(p: number): string} | null} spec
+ * @property {number} pos           the position shown
+ * @property {number} speed
+ * @property {any} timer            the running clock, or null
+ * @property {boolean} opened       from `set` until the first move: the view shows its whole picture, not "the last step"
+ * @property {ReturnType<typeof playbackControls>} ui
+ */
+
+function playIcon(P, name, title) {
+  const play = P.ui.play;
+  clear(play).appendChild(icon(name, P.root));
+  play.setAttribute("title", title);
+  play.setAttribute("aria-label", title);
+}
+
+function stopClock(P) {
+  if (P.timer) P.timers.clearInterval(P.timer);
+  P.timer = null;
+  playIcon(P, "play", "play (space)");
+  P.root.classList.remove("jm-playing");
+}
+
+function restartClock(P) {
+  if (P.timer) P.timers.clearInterval(P.timer);
+  P.timer = P.timers.setInterval(() => {
+    if (!P.spec || P.pos >= P.spec.steps) return stopClock(P);
+    go(P, P.pos + 1, true);
+    if (P.pos >= P.spec.steps) stopClock(P);
+  }, BASE_INTERVAL_MS / P.speed);
+}
+
+function labelOf(P, p) {
+  try {
+    return P.spec && P.spec.label ? String(P.spec.label(p) ?? "") : "";
+  } catch (err) {
+    return "";
   }
+}
 
-  function restartClock() {
-    if (timer) timers.clearInterval(timer);
-    timer = timers.setInterval(() => {
-      if (!spec || pos >= spec.steps) return stopClock();
-      go(pos + 1, true);
-      if (pos >= spec.steps) stopClock();
-    }, BASE_INTERVAL_MS / speed);
+/** The controls and the step line for the position shown. */
+function refresh(P) {
+  const { ui, pos, spec } = P;
+  const n = spec ? spec.steps : 0;
+  ui.slider.max = String(n);
+  ui.slider.value = String(pos);
+  ui.counter.textContent = `${pos} / ${n}`;
+  ui.first.disabled = ui.back.disabled = pos <= 0;
+  ui.fwd.disabled = ui.last.disabled = pos >= n;
+  P.root.classList.toggle("jm-pb-active", !!spec && pos < n);
+  const opening = P.opened && !!spec && pos >= n;
+  ui.line.textContent = opening ? openingLine(n) : labelOf(P, pos);
+  ui.line.classList.toggle("jm-pb-opening", opening);
+}
+
+/** Show position `p` (clamped). `fromClock` keeps the clock running; any other move pauses. */
+function go(P, p, fromClock = false) {
+  if (!P.spec) return;
+  P.opened = false;
+  if (!fromClock) stopClock(P);
+  const next = Math.max(0, Math.min(P.spec.steps, Math.round(p)));
+  const from = P.pos;
+  P.pos = next;
+  try {
+    P.spec.show(next, from);
+  } finally {
+    refresh(P);
   }
+}
 
-  function refresh() {
-    const n = spec ? spec.steps : 0;
-    slider.max = String(n);
-    slider.value = String(pos);
-    counter.textContent = `${pos} / ${n}`;
-    first.disabled = back.disabled = pos <= 0;
-    fwd.disabled = last.disabled = pos >= n;
-    root.classList.toggle("jm-pb-active", !!spec && pos < n);
-    const opening = opened && !!spec && pos >= n;
-    line.textContent = opening ? openingLine(n) : labelOf(pos);
-    line.classList.toggle("jm-pb-opening", opening);
-  }
+function toggle(P) {
+  if (!P.spec || !P.spec.steps) return;
+  if (P.timer) return stopClock(P);
+  if (P.pos >= P.spec.steps) go(P, 0);
+  playIcon(P, "pause", "pause (space)");
+  P.root.classList.add("jm-playing");
+  restartClock(P);
+}
 
-  function labelOf(p) {
-    try {
-      return spec && spec.label ? String(spec.label(p) ?? "") : "";
-    } catch (err) {
-      return "";
-    }
-  }
-
-  /** Show position `p` (clamped). `fromClock` keeps the clock running; any other move pauses. */
-  function go(p, fromClock = false) {
-    if (!spec) return;
-    opened = false;
-    if (!fromClock) stopClock();
-    const next = Math.max(0, Math.min(spec.steps, Math.round(p)));
-    const from = pos;
-    pos = next;
-    try {
-      spec.show(next, from);
-    } finally {
-      refresh();
-    }
-  }
-
-  function toggle() {
-    if (!spec || !spec.steps) return;
-    if (timer) return stopClock();
-    if (pos >= spec.steps) go(0);
-    playIcon("pause", "pause (space)");
-    root.classList.add("jm-playing");
-    restartClock();
-  }
-
+/** The keyboard: space plays / pauses, ← → step, Home End jump; keys of a control or with a modifier are left alone. */
+function keyHandler(P) {
   const KEYS = {
-    " ": () => toggle(),
-    ArrowRight: () => go(pos + 1),
-    ArrowLeft: () => go(pos - 1),
-    Home: () => go(0),
-    End: () => go(spec.steps),
+    " ": () => toggle(P),
+    ArrowRight: () => go(P, P.pos + 1),
+    ArrowLeft: () => go(P, P.pos - 1),
+    Home: () => go(P, 0),
+    End: () => go(P, P.spec.steps),
   };
-  const onKey = (e) => {
-    if (!spec || !spec.steps || e.defaultPrevented) return;
+  return (e) => {
+    if (!P.spec || !P.spec.steps || e.defaultPrevented) return;
     if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || ownedByControl(e)) return;
     const act = KEYS[e.key];
     if (!act) return;
@@ -180,28 +183,53 @@ export function createPlayback(root, bar, { timers = globalThis } = {}) {
     e.stopPropagation(); // keep Jupyter's command-mode keys out of it
     act();
   };
+}
+
+/**
+ * Create the controls in `bar` (an element the caller places) and bind the keyboard on `root`.
+ * Returns `{set(spec), clear(), position(), playing(), dispose()}`; `set` replaces the story
+ * (a view switching tabs gives the new tab's) and leaves the view at its complete state.
+ */
+export function createPlayback(root, bar, { timers = globalThis } = {}) {
+  /** @type {PlaybackState} */
+  const P = { root, timers, spec: null, pos: 0, speed: 1, timer: null, opened: false, ui: null };
+  P.ui = playbackControls(root, {
+    first: () => go(P, 0),
+    back: () => go(P, P.pos - 1),
+    toggle: () => toggle(P),
+    fwd: () => go(P, P.pos + 1),
+    last: () => go(P, P.spec ? P.spec.steps : 0),
+    seek: (p) => go(P, p),
+    speed: (v) => {
+      P.speed = v;
+      if (P.timer) restartClock(P);
+    },
+  });
+  bar.appendChild(P.ui.el);
+  bar.hidden = true;
+  const onKey = keyHandler(P);
   root.addEventListener("keydown", onKey);
 
   return {
     set(next) {
-      stopClock();
-      spec = next && next.steps > 0 ? next : null;
-      pos = spec ? spec.steps : 0;
-      opened = true;
-      bar.hidden = !spec;
-      refresh();
+      stopClock(P);
+      P.spec = next && next.steps > 0 ? next : null;
+      P.pos = P.spec ? P.spec.steps : 0;
+      P.opened = true;
+      bar.hidden = !P.spec;
+      refresh(P);
     },
     clear() {
       this.set(null);
     },
-    position: () => pos,
-    playing: () => !!timer,
+    position: () => P.pos,
+    playing: () => !!P.timer,
     /** Programmatic control, for tests and for `--play`. */
-    go,
-    toggle,
+    go: (p, fromClock = false) => go(P, p, fromClock),
+    toggle: () => toggle(P),
     dispose() {
-      stopClock();
-      spec = null;
+      stopClock(P);
+      P.spec = null;
       root.removeEventListener("keydown", onKey);
     },
   };
