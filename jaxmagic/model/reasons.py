@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from ..capture.jax_compat.explain import Explanation, main_kind
 from ..capture.record import Change
+from ..units import plural
 
 MAX_CHANGES = 16  # per miss in the document: a 1000-leaf structure change must not make a 1000-entry list
 _SENTENCES = 3  # changes put in words; the rest are counted
@@ -132,7 +133,7 @@ def _listed(changes: Sequence[Change]) -> str:
     words = "; ".join(change_words(c) for c in changes[:_SENTENCES])
     more = len(changes) - _SENTENCES
     if more > 0:
-        words += f"; and {more} more change{'s' * (more != 1)}"
+        words += f"; and {plural(more, 'more change')}"
     return words
 
 

@@ -25,6 +25,7 @@ from ..capture.sharding import collectives as hlo
 from ..schema.sharding import VERSION
 from ..units import bytes_text, plural
 from . import findings, folding
+from .device_colors import device_colors
 from .document import envelope, source_json
 from .graph import _function_entries
 
@@ -87,13 +88,16 @@ def sharding_document(capture: Capture) -> dict:
     else:
         title = "%%sharding: no arrays and no jitted calls were recorded in this cell"
     info = {int(d[0]): {"id": int(d[0]), "platform": d[1], "kind": d[2]} for d in capture.devices}
+    colors = device_colors(meshes.records, devices)  # one colour per device for every view
     return envelope(
         "sharding",
         VERSION,
         title,
         capture,
         notes,
-        devices=[info.get(d, {"id": d, "platform": capture.backend, "kind": None}) for d in devices],
+        devices=[
+            {**info.get(d, {"id": d, "platform": capture.backend, "kind": None}), "color": colors[d]} for d in devices
+        ],
         meshes=meshes.records,
         arrays=arrays,
         calls=calls,
@@ -323,14 +327,14 @@ def _is_sharding(x: Any) -> bool:
 def _replicated(sharding: Any) -> bool:
     try:
         return bool(sharding.is_fully_replicated)
-    except Exception:
+    except Exception:  # boundary: a sharding of the user's (or over an abstract mesh) that cannot say
         return False
 
 
 def _single(sharding: Any) -> bool:
     try:
         return len(sharding.device_set) == 1
-    except Exception:
+    except Exception:  # boundary: as above
         return False
 
 
@@ -348,7 +352,7 @@ def _device_order(compiled: Any) -> list[int] | None:
     """
     try:
         return [int(d.id) for d in compiled.runtime_executable().local_devices()]
-    except Exception:
+    except Exception:  # boundary: a backend or executable that does not list its devices: ids stand for positions
         return None
 
 

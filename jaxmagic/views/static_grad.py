@@ -131,7 +131,7 @@ def _residual_rows(entry: dict) -> list[tuple]:
         else:
             made = "an input or constant" if r.get("origin") != "forward" else "?"
         count = len(r.get("consumers", []))
-        rows.append((r["aval"], bytes_text(r["bytes"]), made, f"{count} backward eqn{'s' * (count != 1)}"))
+        rows.append((r["aval"], bytes_text(r["bytes"]), made, plural(count, "backward eqn")))
     return rows
 
 

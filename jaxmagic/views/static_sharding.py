@@ -14,7 +14,7 @@ cell's arrays, and last the arrays earlier cells left as one closed
 
 from __future__ import annotations
 
-import colorsys
+import re
 
 from ..units import bytes_text, plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
@@ -32,10 +32,19 @@ LEGEND = (
 )
 
 
-def device_colour(device: int, n: int) -> str:
-    """A colour per device, evenly spaced in hue (the widget uses the same rule)."""
-    r, g, b = colorsys.hls_to_rgb((device % max(n, 1)) / max(n, 1), 0.62, 0.55)
-    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+NO_DEVICE = "#9e9e9e"  # a device the document gives no colour (the widget's NO_DEVICE)
+_HEX = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def device_colors(doc: dict) -> dict[int, str]:
+    """{device id: `#rrggbb`} as the document says (model/device_colors.py decided them; the widget
+    reads the same field, so each device is one colour in both). Anything but a colour is left out."""
+    out = {}
+    for d in doc.get("devices") or []:
+        color = d.get("color") if isinstance(d, dict) else None
+        if isinstance(color, str) and _HEX.fullmatch(color):
+            out[d.get("id")] = color
+    return out
 
 
 def _spec_text(spec: list | None, kind: str, unreduced: list | None = None) -> str:
@@ -55,7 +64,7 @@ def _array_spec(a: dict) -> str:
     return _spec_text(s["spec"], s["kind"], s.get("unreduced"))
 
 
-def mesh_svg(mesh: dict, n: int) -> str:
+def mesh_svg(mesh: dict, colors: dict[int, str]) -> str:
     shape = mesh["shape"] if len(mesh["shape"]) >= 2 else [1, *mesh["shape"]]
     rows, cols = shape[0], int(len(mesh["devices"] or []) / max(shape[0], 1)) or shape[-1]
     w, h = cols * CELL + 2, rows * CELL + 2
@@ -64,7 +73,7 @@ def mesh_svg(mesh: dict, n: int) -> str:
         r, c = divmod(k, cols)
         parts.append(
             f'<rect x="{1 + c * CELL}" y="{1 + r * CELL}" width="{CELL - 1}" height="{CELL - 1}" '
-            f'fill="{device_colour(device, n)}"/>'
+            f'fill="{colors.get(device, NO_DEVICE)}"/>'
         )
         if cols <= 32:
             parts.append(
@@ -74,7 +83,7 @@ def mesh_svg(mesh: dict, n: int) -> str:
     return "".join(parts)
 
 
-def array_svg(array: dict, n: int) -> str:
+def array_svg(array: dict, colors: dict[int, str]) -> str:
     shape = array["shape"] or [1]
     dims = shape[-2:] if len(shape) >= 2 else [1, shape[0]]
     scale = SIDE / max(dims[0], dims[1], 1)
@@ -86,7 +95,7 @@ def array_svg(array: dict, n: int) -> str:
         if any(r[0] != 0 for r in index[:-2]):
             continue  # rank 3+: the first slice only
         (r0, r1), (c0, c1) = (index[-2], index[-1]) if len(index) >= 2 else ([0, 1], index[0])
-        colour = device_colour(block["devices"][0], n) if block["devices"] else "#ccc"
+        colour = colors.get(block["devices"][0], NO_DEVICE) if block["devices"] else "#ccc"
         title = ""
         if len(array["blocks"]) <= MAX_TITLED:
             text = f"[{', '.join(f'{a}:{b}' for a, b in index)}] on devices {', '.join(map(str, block['devices']))}"
@@ -154,6 +163,7 @@ def _array_table(arrays: list[dict]) -> str:
 
 def sharding_html(doc: dict) -> str:
     n = len(doc.get("devices", []))
+    colors = device_colors(doc)
     parts = [
         f"<div><p><b>{esc(doc.get('title', 'jaxmagic'))}</b></p>",
         caption_html(doc),
@@ -165,7 +175,7 @@ def sharding_html(doc: dict) -> str:
     for mesh in doc.get("meshes", []):
         parts.append(f"<p>{esc(_mesh_line(mesh))}</p>")
         if mesh["devices"]:
-            parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, n), mesh_title(mesh)))
+            parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, colors), mesh_title(mesh)))
     for c in doc.get("calls", []):
         parts.append(f"<p><b>{esc(c['name'])}({esc(c['signature'])})</b></p><ul>")
         parts.extend(f"<li>{esc(line)}</li>" for line in _call_lines(c))
@@ -178,7 +188,7 @@ def sharding_html(doc: dict) -> str:
     for a in own[:MAX_ARRAYS]:
         note = " (first 2-D slice)" if len(a["shape"]) > 2 else ""
         parts.append(f"<p>{esc(a['name'] or a['id'])}{esc(note)}</p>")
-        parts.append(svg_img(lambda a=a: array_svg(a, n), f"blocks of {a['name'] or a['id']}"))
+        parts.append(svg_img(lambda a=a: array_svg(a, colors), f"blocks of {a['name'] or a['id']}"))
         if a.get("note"):
             parts.append(f"<p><i>{esc(a['note'])}</i></p>")
     if earlier:

@@ -7,7 +7,7 @@ picture aggregates calls into at most `COLUMNS` time columns per lane, so a cell
 
 from __future__ import annotations
 
-from ..units import plural
+from ..units import duration_text, plural
 from .html_parts import caption_html, caption_text, error_html, error_text, findings_html, svg_img
 from .html_parts import esc as _esc
 
@@ -20,14 +20,8 @@ FONT = "ui-sans-serif, system-ui, sans-serif"
 
 
 def fmt_us(us: float | None) -> str:
-    """12 µs, 3.4 ms, 1.25 s."""
-    if us is None:
-        return "unknown"
-    if us < 1000:
-        return f"{us:.0f} µs"
-    if us < 1_000_000:
-        return f"{us / 1000:.3g} ms"
-    return f"{us / 1e6:.3g} s"
+    """12 µs, 3.4 ms, 1.25 s (units.duration_text); `unknown` for a figure not measured."""
+    return "unknown" if us is None else duration_text(us)
 
 
 def _lane_rows(doc: dict) -> list[dict]:
@@ -106,7 +100,7 @@ def persistent_cache_line(doc: dict) -> str | None:
     if not cache.get("enabled"):
         return None
     hits, misses = cache.get("hits", 0), cache.get("misses", 0)
-    line = f"Persistent compilation cache: {hits} hit{'s' * (hits != 1)}, {misses} miss{'es' * (misses != 1)}"
+    line = f"Persistent compilation cache: {plural(hits, 'hit')}, {plural(misses, 'miss')}"
     if cache.get("saved_us") is not None:
         line += f", saved {fmt_us(cache['saved_us'])}"
     return line

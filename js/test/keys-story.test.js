@@ -202,8 +202,8 @@ describe("keys story: steps on the drawn tree", () => {
     expectEndIsStatic(wide);
     expect(wide.story.steps.map((s) => s.label)).toEqual([
       "line 1 · k = key(0) makes root key key(0)",
-      "line 2 · x = jax.random.split(k) splits key(0) into split 5000 ([0], [1], [2], [3], … 5000 keys)",
-      "line 3 · x = jax.random.normal(k) consumes 5000 keys of split 5000 (5000 uses)",
+      "line 2 · x = jax.random.split(k) splits key(0) into split 5000 ([0], [1], [2], [3], … 5,000 keys)",
+      "line 3 · x = jax.random.normal(k) consumes 5,000 keys of split 5000 (5,000 uses)",
     ]);
 
     const many = storyOf(manyRoots(20, 12, 4));

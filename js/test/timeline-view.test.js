@@ -272,7 +272,7 @@ describe("timeline view", () => {
     const el = render(d);
     const ms = performance.now() - t;
     expect(ms).toBeLessThan(3000); // generous: readTimeline ~80 ms, first frame ~10 ms in node
-    expect(el.querySelector(".jm-status").textContent).toMatch(/^100000 calls, \d+ hits, \d+ misses/);
+    expect(el.querySelector(".jm-status").textContent).toMatch(/^100,000 calls, \d{1,3}(,\d{3})* hits, \d{1,3}(,\d{3})* misses/); // counts grouped, as Python writes them
     expect(el.querySelectorAll(".jm-tl-table tr[data-lane]").length).toBe(4);
     expect(el.querySelector(".jm-tl-plot").getAttribute("data-draws")).toBe("1");
     const ctx = canvasOf(el).__ctx;

@@ -25,7 +25,9 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxmagic
+from jaxmagic.views.static_sharding import sharding_html
 
+from ..test_device_colors import static_mesh_colours
 from .harness import GuardedPage, poll
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -96,6 +98,9 @@ def test_blocks_colours_and_device_selection(guarded_page: GuardedPage, tmp_path
                 assert c["bg"] == colour[holders[0]], (a["name"], c, holders)
             else:
                 assert "repeating-linear-gradient" in c["bg"], (a["name"], c)
+    # each device in the colour the text/html fallback of this capture gives it (one field decides both)
+    rgb = lambda h: f"rgb({int(h[1:3], 16)}, {int(h[3:5], 16)}, {int(h[5:7], 16)})"
+    assert {d: rgb(c) for d, c in static_mesh_colours(sharding_html(doc)).items()} == colour
 
     # (b) a device lights exactly the blocks it holds, the rest dimmed; again a device; Esc clears
     for device in (0, 6):

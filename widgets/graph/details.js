@@ -9,6 +9,7 @@
  * (boundary.js), which is what a collapsed box stands for.
  */
 import { h, clear } from "../ui/dom.js";
+import { plural } from "../ui/words.js";
 import { operandText, srcPath, srcText } from "./model.js";
 import { portFace } from "./metrics.js";
 import { si, num, valueSummary, batchAval } from "./format.js";
@@ -185,7 +186,7 @@ function functionSummary(panel, fn, opts = {}) {
   title(panel, String(fn.name ?? fn.id ?? "function"), `(${fn.signature ?? ""})`);
   const calls = Number(fn.calls) || 0, hits = Number(fn.cache_hits) || 0;
   const rows = [
-    ["calls", `${calls} (${hits} cache hit${hits === 1 ? "" : "s"})`],
+    ["calls", `${calls} (${plural(hits, "cache hit")})`],
     ["eqns", `${fn.n_eqns ?? (fn.nodes || []).length}${fn.truncated ? " (truncated)" : ""}`],
   ];
   if (Number(fn.wrappers) > 1) rows.push(["jit wrappers", `× ${fn.wrappers} (one definition, signature and program: folded into one entry)`]);

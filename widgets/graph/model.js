@@ -17,6 +17,7 @@
  * bundles of at most CAP ports, each opening in place in the port column.
  */
 import { fullWhere, shortWhere } from "../ui/source-text.js";
+import { plural } from "../ui/words.js";
 import * as ids from "./ids.js";
 
 /** Most items one container holds (and one layout lays out), ports aside. */
@@ -237,7 +238,7 @@ function labelContainers(ix) {
     v.name = v.single
       ? (ids.isScope(a) ? `${itemName(ix, a)} … ${itemName(ix, z)}` : itemName(ix, a))
       : `blocks ${itemName(ix, items.get(a)[0])} … ${itemName(ix, lastLeaf(ix, items.get(a).at(-1)))}`;
-    labels.set(k, `×${v.n} ${v.name} (identical, ${per} eqn${per === 1 ? "" : "s"} each)`);
+    labels.set(k, `×${v.n} ${v.name} (identical, ${plural(per, "eqn")} each)`);
   }
   const fmt = (n) => n.toLocaleString("en-US");
   const chunks = (ck, off) => {

@@ -12,6 +12,7 @@
 import { isCollapsible, srcText } from "./model.js";
 import { containerName } from "./metrics.js";
 import { valueSummary } from "./format.js";
+import { plural } from "../ui/words.js";
 import * as ids from "./ids.js";
 
 /**
@@ -217,7 +218,7 @@ export function stepText(ix, key, { values = null } = {}) {
     return parts.filter(Boolean).join(" · ");
   }
   const count = ix.count.get(key) || 0;
-  return [`${containerName(ix, key)} (${count} eqn${count === 1 ? "" : "s"})`, linesOfBox(ix, key)].filter(Boolean).join(" · ");
+  return [`${containerName(ix, key)} (${plural(count, "eqn")})`, linesOfBox(ix, key)].filter(Boolean).join(" · ");
 }
 
 /** Where playback starts: the function's inputs. */
@@ -225,7 +226,7 @@ export function startText(ix, n) {
   const g = ix.groups.get(ix.root ? ids.body(ix.root) : "");
   const ins = g ? (g.invars || []).map((v) => binder(ix, v)) : [];
   const name = String(ix.fn.name ?? "function");
-  return `0 of ${n} · ${cut(`${name}(${ins.join(", ")})`, 90)} · ${n} step${n === 1 ? "" : "s"} to play`;
+  return `0 of ${n} · ${cut(`${name}(${ins.join(", ")})`, 90)} · ${plural(n, "step")} to play`;
 }
 
 /** The label of position `p` of a story of `keys` (playback.js `label`). */

@@ -12,6 +12,7 @@
  *   see the schema; the lane's `device_us` sums it over its `device_calls`); drawn as
  *   a lighter extension from `end` to `ready`.
  */
+import { plural } from "../ui/words.js";
 
 export const PHASES = ["trace", "lower", "compile"];
 const PHASE_ID = { trace: 0, lower: 1, compile: 2 };
@@ -402,7 +403,7 @@ export function persistentIn(tl, l, t0, t1) {
     else if (e.kind === "miss") miss++;
   }
   if (hit + miss === 1) return hit ? "hit: the executable was loaded from the cache directory" : "miss";
-  return [hit && `${hit} hit${hit > 1 ? "s" : ""}`, miss && `${miss} miss${miss > 1 ? "es" : ""}`].filter(Boolean).join(", ");
+  return [hit && plural(hit, "hit"), miss && plural(miss, "miss")].filter(Boolean).join(", ");
 }
 
 /** 1-based position of call `c` among its lane's calls ("call 12 of f"). */

@@ -8,6 +8,7 @@
  * locations whose line is equal and whose path contains the file part; a query
  * that looks like a path (has `.`, `/` or `\`) matches locations whose path contains it.
  */
+import { plural } from "./words.js";
 
 /** Compile a query into a predicate over records; null for an empty query. */
 export function matcher(query) {
@@ -44,5 +45,5 @@ export function step(i, n, dir) {
 /** "1 match", "3 matches", "" for no query. */
 export function countText(n, query) {
   if (!String(query || "").trim()) return "";
-  return `${n} match${n === 1 ? "" : "es"}`;
+  return plural(n, "match");
 }

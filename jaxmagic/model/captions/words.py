@@ -8,8 +8,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from ...capture.source import where_text
+from ...units import duration_text as duration_text  # captions read them from here
 from ...units import plural as units_plural
-from ...units import times_word as times_word  # captions read it from here
+from ...units import times_word as times_word
 
 MAX_CHARS = 159  # every sentence stays under 160 characters
 NAME_CHARS = 40  # a user's name longer than this is cut with "…" so the sentence keeps its figures
@@ -90,14 +91,6 @@ def at_line(src: dict | None) -> str:
 
 def aval_text(dtype: str, shape: Iterable[int]) -> str:
     return f"{dtype}[{','.join(str(d) for d in shape)}]"
-
-
-def duration_text(us: float) -> str:
-    if us < 1000:
-        return f"{us:.0f} µs"
-    if us < 1_000_000:
-        return f"{us / 1000:.3g} ms"
-    return f"{us / 1e6:.3g} s"
 
 
 def first_clause(message: str) -> str:
