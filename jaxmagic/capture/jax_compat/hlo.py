@@ -103,12 +103,12 @@ class HloModule:
     def _lines_of(self, positions: list[int]) -> list[int]:
         return np.searchsorted(self._newlines, np.asarray(positions, dtype=np.int64)).tolist()
 
-    def _metadata_groups(self) -> dict[tuple[bytes, bytes], list[int]]:
+    def _metadata_groups(self) -> dict[tuple, list[int]]:
         """(op_name, rest of metadata) -> lines of the instructions carrying it."""
         found = [(m.start(), m.group(1, 2)) for m in _META.finditer(self._data)]
         positions = np.fromiter((p for p, _ in found), dtype=np.int64, count=len(found))
         lines = np.searchsorted(self._newlines, positions).tolist()
-        groups: dict[tuple[bytes, bytes], list[int]] = {}
+        groups: dict[tuple, list[int]] = {}
         for (_, key), line in zip(found, lines):
             group = groups.get(key)
             if group is None:

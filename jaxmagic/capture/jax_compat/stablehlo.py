@@ -31,6 +31,9 @@ _FUNC = re.compile(r'^func\.func (?:\w+ )*@("(?:[^"\\]|\\.)*"|[\w.$\-]+)\(')
 _ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2}|\\|\")")
 _SSA = re.compile(r"%[\w$.\-]+(?:[:#]\d+)?")
 _CONSTANT = re.compile(r"%c(?:st)?(?:_\d+)?$")  # MLIR's names for constants: %cst, %c, %cst_3
+# JAX's (public) flags that shape the locations it writes
+_CANONICALIZATION_FLAG = "jax_hlo_source_file_canonicalization_regex"
+_FULL_TRACEBACKS_FLAG = "jax_include_full_tracebacks_in_locations"
 
 
 def lowered_text(lowered: Any) -> tuple[str | None, str | None]:
@@ -60,7 +63,7 @@ def unescape(text: str) -> str:
 def file_canonicaliser() -> Any:
     """JAX rewrites file names in locations with this (public) config regex: a function doing the same."""
     try:
-        pattern = jax.config.jax_hlo_source_file_canonicalization_regex
+        pattern = getattr(jax.config, _CANONICALIZATION_FLAG)
     except Exception:
         pattern = None
     if not pattern:
@@ -71,7 +74,7 @@ def file_canonicaliser() -> Any:
 
 def _full_tracebacks() -> bool:
     try:
-        return bool(jax.config.jax_include_full_tracebacks_in_locations)
+        return bool(getattr(jax.config, _FULL_TRACEBACKS_FLAG))
     except Exception:
         return False
 
@@ -114,6 +117,8 @@ class LocTable:
             return self._parse_named(s, i)
         if s.startswith("#loc", i):
             m = _ALIAS.match(s, i)
+            if m is None:
+                raise ValueError(s[i : i + 40])
             return ("r", m.group()), m.end()
         if s.startswith("unknown", i):
             return ("u",), i + 7
@@ -137,6 +142,8 @@ class LocTable:
     def _parse_named(self, s: str, i: int) -> tuple[Any, int]:
         """A quoted location: a name around a child (`"name"(child)`), a file position, or a bare name."""
         m = _STRING.match(s, i)
+        if m is None:  # an unterminated string
+            raise ValueError(s[i : i + 40])
         text = unescape(m.group(1))
         i = m.end()
         if s.startswith("(", i):

@@ -24,15 +24,12 @@ class _Span:
     cur: int  # where the next eqn's ops may start
     starts: dict[int, int] = field(default_factory=dict)  # eqn -> its first op
     chunks: dict[int, list[int]] = field(default_factory=dict)  # twins' ops, shared out by twins.split
-    proxies: dict[int, int] = field(
-        default_factory=dict
-    )  # owners placed by their body's first op (they claim nothing there)
-    placed: set[tuple] = field(
-        default_factory=set
-    )  # (name, frame) of eqns placed so far and their bodies': no evidence
-    placed_names: set[str] = field(
-        default_factory=set
-    )  # op names (as written) of placed eqns: further such ops are theirs
+    # owners placed by their body's first op (they claim nothing there)
+    proxies: dict[int, int] = field(default_factory=dict)
+    # (name, frame) of eqns placed so far and their bodies': no evidence
+    placed: set[tuple] = field(default_factory=set)
+    # op names (as written) of placed eqns: further such ops are theirs
+    placed_names: set[str | None] = field(default_factory=set)
     regions: set[int] = field(default_factory=set)  # placed ops: what lies in their regions is their eqns' bodies
     earlier: set = field(default_factory=set)  # source positions of the eqns (and bodies) before the current one
     pending: tuple[list[int], int] | None = None  # a run of twins placed at an op, its end not yet known
@@ -64,8 +61,7 @@ class Aligner(Neighbours):
                     span.earlier.update(frame_key(f) for f in frames)
             if not self._place_internals(span, run):
                 self._place(span, run, position[run[0]])
-        if span.pending is not None:
-            self._split_pending(span, hi)
+        self._split_pending(span, hi)
         self._claim_placed(span)
 
     def _runs(self, ids: list[int]) -> list[list[int]]:
@@ -79,6 +75,8 @@ class Aligner(Neighbours):
         return runs
 
     def _split_pending(self, span: _Span, bound: int) -> None:
+        if span.pending is None:
+            return
         run, p = span.pending
         twins.split(self, run, p, bound, span.func, span.claimed, span.starts, span.chunks)
         span.pending = None
@@ -101,8 +99,7 @@ class Aligner(Neighbours):
         )
         if not inner:
             return False
-        if span.pending is not None:
-            self._split_pending(span, inner[0])
+        self._split_pending(span, inner[0])
         if len(run) == 1:
             span.starts[e], span.chunks[e] = inner[0], inner
         else:
@@ -138,8 +135,7 @@ class Aligner(Neighbours):
                     span.placed.update(self.descendant_keys(e))
                     span.cur = q + 1
             return
-        if span.pending is not None:
-            self._split_pending(span, p)
+        self._split_pending(span, p)
         span.pending = (run, p) if len(run) > 1 else None
         span.starts[e] = p
         span.regions.add(p)
@@ -183,6 +179,7 @@ class Aligner(Neighbours):
         norms = self.m.norm[func]
         rel = self.eqns[e].rel
         name = norms[p]
+        assert name is not None  # a placed op is one named for the eqn
         if e in span.chunks:
             for q in span.chunks[e]:
                 self.claim(e, span.fi, claimed, q)

@@ -76,6 +76,8 @@ def _options(
         if p in claimed or not aligner.same_frame(s, func, p):
             continue
         n = m.norm[func][p]
+        if n is None:  # never for a candidate: the index holds named ops only
+            continue
         if n == rel:
             x = ""
         elif n.endswith("/" + rel):

@@ -40,7 +40,7 @@ class Neighbours(OpSearch):
         lo: int,
         p: int,
         placed: set[tuple],
-        placed_names: set[str],
+        placed_names: set[str | None],
         regions: set[int],
     ) -> bool:
         """True if one of the next few eqns has an op before p.
@@ -72,7 +72,7 @@ class Neighbours(OpSearch):
         ctx: str | None,
         lo: int,
         hi: int,
-        exclude: set[str],
+        exclude: set[str | None],
         ambiguous: set[tuple] | None = None,
         blocked: set[int] | None = None,
     ) -> int | None:
@@ -90,7 +90,7 @@ class Neighbours(OpSearch):
                 if ambiguous is not None and (self.eqns[b].rel, self.eqns[b].frame) in ambiguous:
                     continue
                 q = self.first(b, func, claimed, None, lo, hi, exclude, blocked)
-                if q is not None and (head is None or self.m.norm[func][q].startswith(head)):
+                if q is not None and (head is None or (self.m.norm[func][q] or "").startswith(head)):
                     return q
                 if self.eqns[b].subs:
                     q = self.proxy(b, func, claimed, kmin, lo, hi, exclude, ambiguous, blocked)
@@ -103,7 +103,7 @@ class Neighbours(OpSearch):
         e: int,
         func: int,
         claimed: dict,
-        head: str,
+        head: str | None,
         lo: int,
         hi: int,
         regions: set[int],
@@ -138,7 +138,7 @@ class Neighbours(OpSearch):
                 or last in others
                 or (last != info.prim and last not in helpers)
             ):
-                if not found and frames[p] is not None and frames[p][:3] in before:
+                if not found and frames[p] is not None and frame_key(frames[p]) in before:
                     continue
                 break
             foreign = foreign or last != info.prim

@@ -135,7 +135,7 @@ class OpTable:
                 name = name[len(own) :] if name.startswith(own) else name
                 self.name[func][p] = name
                 self.norm[func][p] = norm_name(name)[0]
-            if self.norm[func][p] is not None:
+            if self.norm[func][p] is not None and name is not None:
                 index.setdefault(_index_key(norm_name(name)[1], self.frame[func][p]), []).append(p)
         self.index[func] = index
 

@@ -71,7 +71,7 @@ class OpSearch:
         ctx: str | None,
         lo: int,
         hi: int,
-        exclude: set[str] | None = None,
+        exclude: set[str | None] | None = None,
         blocked: set[int] | None = None,
     ) -> int | None:
         """The first unclaimed op in [lo, hi) named for eqn e: exactly `ctx/rel`, or (ctx None) any `.../rel`.
@@ -92,6 +92,8 @@ class OpSearch:
             if p in claimed or not self.same_frame(e, func, p):
                 continue
             n = norms[p]
+            if n is None:  # never for a candidate: the index holds named ops only
+                continue
             if (
                 (n == want if want is not None else (n == rel or n.endswith("/" + rel)))
                 and (exclude is None or self.m.name[func][p] not in exclude)
@@ -121,6 +123,8 @@ class OpSearch:
     def foreign(self, func: int, p: int, unmatched: set) -> bool:
         """An op that may belong to a sibling eqn we could not place: never claim it for another."""
         norm = self.m.norm[func][p]
+        if norm is None:
+            return False
         frame = self.m.frame[func][p]
         last = norm[norm.rfind("/") + 1 :]
         return any(prim == last and (f is None or frame is None or f[:3] == frame[:3]) for prim, f in unmatched)
@@ -133,7 +137,8 @@ class OpSearch:
             for o, info in enumerate(self.eqns):
                 if info.subs and info.live:
                     self._owners_at.setdefault(info.frame[:3] if info.frame else None, []).append(o)
-        frame = self.eqns[e].frame[:3] if self.eqns[e].frame else None
+        frame = self.eqns[e].frame
+        frame = frame[:3] if frame else None
         prims: set[str] = set()
         for o in self._owners_at.get(frame, ()):
             if o != e:
