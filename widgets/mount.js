@@ -47,111 +47,85 @@ function styleOf(kinds) {
   return [theme, ...new Set(kinds.flatMap((k) => k.css))].join("\n");
 }
 
+/** The document as an object: a model may carry it as JSON text (unreadable text: null). */
+function parsed(doc) {
+  if (typeof doc !== "string") return doc;
+  try {
+    return JSON.parse(doc);
+  } catch (err) {
+    return null;
+  }
+}
+
+/** Why `doc` cannot be shown by these kinds (not a jaxmagic document, unknown kind or version), or null. */
+function refusal(doc, kind) {
+  if (!doc || typeof doc !== "object" || doc.schema !== "jaxmagic") return "jaxmagic: nothing to show (not a jaxmagic document).";
+  if (!kind) return `This jaxmagic version cannot show kind "${String(doc.kind)}". Update the jaxmagic package to view it.`;
+  const known = kind.versions;
+  if (!known.includes(doc.version)) {
+    return `This jaxmagic version cannot show ${doc.kind} documents of version ${String(doc.version)} (it knows version${known.length > 1 ? "s" : ""} ${known.join(", ")}).`;
+  }
+  return null;
+}
+
 /**
- * The front end for `kinds`: `{mount, mountAll, widget}` (widget is the anywidget
- * default export). When the page set `window.__jaxmagic_static = true` before loading
- * the bundle, every embedded document is mounted once the page has loaded.
+ * The drawing of one mounted document: `draw(logical)` (re)draws the view of the decoded
+ * document under its stage bar (the bar's presentation toggle draws it again), `stop()` removes
+ * what the last drawing set up. `M`: `{el, root, kind, css, engine, request, present, disposed}`.
  */
-export function frontEnd(kinds) {
-  const byKind = new Map(kinds.map((k) => [k.kind, k]));
-  const css = styleOf(kinds);
-
-  /**
-   * Render `doc` into `el`; returns a cleanup function. Safe to call repeatedly on
-   * the same element (the previous content is removed).
-   */
-  function mount(el, doc, { request } = {}) {
-    clear(el);
-    if (typeof doc === "string") {
-      try {
-        doc = JSON.parse(doc); // a model may carry the document as JSON text
-      } catch (err) {
-        doc = null;
-      }
-    }
-    const root = h("div", { class: "jm-root", tabindex: "0" }, null, el); // focus: keyboard control
+function drawer(M) {
+  let stop = () => {};
+  let shown = null; // the decoded document last drawn
+  const { el, root, kind, css } = M;
+  const draw = (logical) => {
+    if (M.disposed) return;
+    stop();
+    stop = () => {};
+    shown = logical;
+    clear(root);
+    root.classList.toggle("jm-present", M.present);
     root.appendChild(h("style", null, css, el));
-    el.appendChild(root);
-    if (!doc || typeof doc !== "object" || doc.schema !== "jaxmagic") {
-      return messageBox(root, "jaxmagic: nothing to show (not a jaxmagic document).");
-    }
-    const kind = byKind.get(doc.kind);
-    if (!kind) {
-      return messageBox(root, `This jaxmagic version cannot show kind "${String(doc.kind)}". Update the jaxmagic package to view it.`);
-    }
-    const known = kind.versions;
-    if (!known.includes(doc.version)) {
-      return messageBox(root, `This jaxmagic version cannot show ${doc.kind} documents of version ${String(doc.version)} (it knows version${known.length > 1 ? "s" : ""} ${known.join(", ")}).`);
-    }
-    rememberCells(doc.cells); // which notebook cell each source file is: `cell [3], line 7` (widgets/ui/source-text.js)
-    const unwatch = watchWidth(root);
-    const unguard = guardHostKeys(el, root); // typed and handled keys never reach the notebook (widgets/ui/host-keys.js)
-    const engine = kind.layout ? kind.layout() : null; // only graphs are laid out (starts a worker)
-    let stop = () => {};
-    let disposed = false;
-    let present = doc.present === true; // `--present` asks for it; the bar's toggle flips it
-    let shown = null; // the decoded document last drawn
-    const draw = (logical) => {
-      if (disposed) return;
-      stop();
-      stop = () => {};
-      shown = logical;
-      clear(root);
-      root.classList.toggle("jm-present", present);
-      root.appendChild(h("style", null, css, el));
-      const bar = stageBar(root, logical, { present, onPresent: (next) => {
-        present = next;
-        draw(shown);
-        root.focus({ preventScroll: true });
-      } });
-      try {
-        const cleanup = kind.view(root, logical, engine, { present, playback: bar.playback, request });
-        placeStageBar(root, bar.el);
-        stop = () => {
-          bar.dispose();
-          if (typeof cleanup === "function") cleanup();
-        };
-      } catch (err) {
+    const bar = stageBar(root, logical, { present: M.present, onPresent: (next) => {
+      M.present = next;
+      draw(shown);
+      root.focus({ preventScroll: true });
+    } });
+    try {
+      const cleanup = kind.view(root, logical, M.engine, { present: M.present, playback: bar.playback, request: M.request });
+      placeStageBar(root, bar.el);
+      stop = () => {
         bar.dispose();
-        messageBox(root, `jaxmagic could not draw this document: ${err && err.message}`);
-      }
-    };
-    if (doc.encoding) {
-      // Large documents travel compressed: inflate off the critical path, then draw.
-      messageBox(root, "jaxmagic: loading…", "jm-loading");
-      decodeDocument(doc).then(draw, (err) => {
-        if (!disposed) messageBox(root, `jaxmagic could not read this document: ${err && err.message}`);
-      });
-    } else draw(doc);
-    return () => {
-      disposed = true;
-      stop();
-      unwatch();
-      unguard();
-      if (engine) engine.release();
-      clear(el);
-    };
-  }
-
-  /** Mount every embedded document of a static page (each once). */
-  function mountAll(doc = globalThis.document) {
-    for (const script of doc.querySelectorAll('script[type="application/json"][data-jaxmagic-doc]')) {
-      if (script.hasAttribute("data-jaxmagic-mounted")) continue;
-      script.setAttribute("data-jaxmagic-mounted", "");
-      const div = doc.createElement("div");
-      div.className = "jaxmagic-view";
-      script.after(div);
-      let data;
-      try {
-        data = JSON.parse(script.textContent);
-      } catch (err) {
-        data = null;
-      }
-      mount(div, data);
+        if (typeof cleanup === "function") cleanup();
+      };
+    } catch (err) {
+      bar.dispose();
+      messageBox(root, `jaxmagic could not draw this document: ${err && err.message}`);
     }
-  }
+  };
+  return { draw, stop: () => stop() };
+}
 
-  const widget = {
+/** Mount every embedded document of a static page (each once) with `mount`. */
+function mountEmbedded(mount, doc) {
+  for (const script of doc.querySelectorAll('script[type="application/json"][data-jaxmagic-doc]')) {
+    if (script.hasAttribute("data-jaxmagic-mounted")) continue;
+    script.setAttribute("data-jaxmagic-mounted", "");
+    const div = doc.createElement("div");
+    div.className = "jaxmagic-view";
+    script.after(div);
+    let data;
+    try {
+      data = JSON.parse(script.textContent);
+    } catch (err) {
+      data = null;
+    }
+    mount(div, data);
+  }
+}
+
+/** The anywidget default export: draws the model's `doc`, again when it changes. */
+function anywidget(mount) {
+  return {
     render({ model, el }) {
       // What the document left out (`deferred`) is asked of the kernel (widgets/ui/requests.js).
       const requester = createRequester(model);
@@ -169,7 +143,60 @@ export function frontEnd(kinds) {
       };
     },
   };
+}
 
+/**
+ * The front end for `kinds`: `{mount, mountAll, widget}` (widget is the anywidget
+ * default export). When the page set `window.__jaxmagic_static = true` before loading
+ * the bundle, every embedded document is mounted once the page has loaded.
+ */
+export function frontEnd(kinds) {
+  const byKind = new Map(kinds.map((k) => [k.kind, k]));
+  const css = styleOf(kinds);
+
+  /**
+   * Render `doc` into `el`; returns a cleanup function. Safe to call repeatedly on
+   * the same element (the previous content is removed).
+   * @param {HTMLElement} el
+   * @param {any} doc  a document, or its JSON text
+   * @param {{request?: Function}} [options]  `request(what, args)` asks the kernel (widgets/ui/requests.js)
+   */
+  function mount(el, doc, { request } = {}) {
+    clear(el);
+    doc = parsed(doc);
+    const root = h("div", { class: "jm-root", tabindex: "0" }, null, el); // focus: keyboard control
+    root.appendChild(h("style", null, css, el));
+    el.appendChild(root);
+    const kind = doc && typeof doc === "object" ? byKind.get(doc.kind) : undefined;
+    const refused = refusal(doc, kind);
+    if (refused) return messageBox(root, refused);
+    rememberCells(doc.cells); // which notebook cell each source file is: `cell [3], line 7` (widgets/ui/source-text.js)
+    const unwatch = watchWidth(root);
+    const unguard = guardHostKeys(el, root); // typed and handled keys never reach the notebook (widgets/ui/host-keys.js)
+    const engine = kind.layout ? kind.layout() : null; // only graphs are laid out (starts a worker)
+    // `--present` asks for presentation mode; the bar's toggle flips it
+    const M = { el, root, kind, css, engine, request, present: doc.present === true, disposed: false };
+    const { draw, stop } = drawer(M);
+    if (doc.encoding) {
+      // Large documents travel compressed: inflate off the critical path, then draw.
+      messageBox(root, "jaxmagic: loading…", "jm-loading");
+      decodeDocument(doc).then(draw, (err) => {
+        if (!M.disposed) messageBox(root, `jaxmagic could not read this document: ${err && err.message}`);
+      });
+    } else draw(doc);
+    return () => {
+      M.disposed = true;
+      stop();
+      unwatch();
+      unguard();
+      if (engine) engine.release();
+      clear(el);
+    };
+  }
+
+  /** Mount every embedded document of a static page (each once). */
+  const mountAll = (doc = globalThis.document) => mountEmbedded(mount, doc);
+  const widget = anywidget(mount);
   if (globalThis.__jaxmagic_static && globalThis.document) {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => mountAll());
     else mountAll();
