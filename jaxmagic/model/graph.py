@@ -17,7 +17,7 @@ from ..capture import jax_compat
 from ..capture import source as capture_source
 from ..capture.record import Artifacts, Capture, JitCall
 from ..schema.graph import VERSION  # 2: optional levels, cost, repeats, values, batch
-from ..units import plural
+from ..units import bytes_text, plural
 from . import findings, folding
 from .cost import estimate_nodes, program_cost
 from .document import envelope, guarded, source_json
@@ -315,7 +315,7 @@ def level_data(name: str, closed_jaxpr: Any, artifacts: Artifacts, n_nodes: int)
             levels[level] = {
                 "text": None,
                 "note": (
-                    f"the {what} is {len(text) / 1e6:.1f} MB ({text.count(chr(10)) + 1:,} lines), more than a "
+                    f"the {what} is {bytes_text(len(text))} ({text.count(chr(10)) + 1:,} lines), more than a "
                     f"view should carry; read it from the capture: cap.calls[i].{where}"
                 ),
             }

@@ -12,6 +12,7 @@
  * (scene, layout, renderers, search, selection, details) works on it unchanged.
  */
 import { h } from "../ui/dom.js";
+import { plural } from "../ui/words.js";
 import * as ids from "./ids.js";
 
 /** Most eqns in a neighbourhood (the banner says when the set was cut). */
@@ -116,7 +117,7 @@ export function neighbourhoodIndex(ix, key, depth, cap = HOOD_CAP) {
 /** Banner text: "Neighbourhood of dot_general (depth 2): 37 eqns". */
 export function hoodText(ix, hood) {
   const n = ix.nodes.get(ids.body(hood.center));
-  return `Neighbourhood of ${n ? n.prim : hood.center} (depth ${hood.depth}): ${hood.size} eqns` +
+  return `Neighbourhood of ${n ? n.prim : hood.center} (depth ${hood.depth}): ${plural(hood.size, "eqn")}` +
     (hood.capped ? ` (capped at ${hood.cap}: the nearest)` : "");
 }
 

@@ -8,6 +8,7 @@
 import { plural } from "./words.js";
 
 const finite = (x) => (typeof x === "number" && Number.isFinite(x) ? x : null);
+/** @type {[string, number][]} */
 const BYTE_UNITS = [["GB", 2 ** 30], ["MB", 2 ** 20], ["KB", 2 ** 10]];
 
 /** `1 byte`, `48 bytes`, `1,000 bytes`, `1.5 KB`, `2.0 MB`, `1.1 GB` (binary units); `?` for a bad size. */
