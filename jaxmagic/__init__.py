@@ -41,7 +41,7 @@ def jax_problem() -> str | None:
     """Why jaxmagic cannot work with the JAX in this environment, or None when it can."""
     try:
         import jax
-    except Exception as exc:
+    except Exception as exc:  # boundary: whatever breaks JAX's import is what the user must hear
         return f"jaxmagic needs JAX, which could not be imported ({type(exc).__name__}: {exc}): pip install jax"
     try:
         version = tuple(int(part) for part in jax.__version__.split(".")[:3])

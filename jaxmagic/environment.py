@@ -33,7 +33,7 @@ def environment_report(magics: list[str]) -> str:
             lines.append(f"  {device.id}: {device.device_kind} ({device.platform})")
         if len(devices) > 16:
             lines.append(f"  … and {len(devices) - 16} more")
-    except Exception as exc:
+    except Exception as exc:  # boundary: a report on the environment says what failed
         lines.append(f"backend: unavailable ({type(exc).__name__}: {exc})")
     lines.append("config:")
     for flag in CONFIG_FLAGS:

@@ -331,7 +331,7 @@ class JaxMagics(Magics):
             else:
                 try:
                     capture = session.stop(error)
-                except Exception as exc:
+                except Exception as exc:  # boundary: our failure is said below the cell, never raised
                     _close_quietly(session)
                     _report_own_failure(magic, "finish recording", exc)
                 else:
@@ -460,7 +460,7 @@ class JaxMagics(Magics):
             _close_quietly(pending.session)
             _report_interrupted(pending.magic)
             return
-        except Exception as exc:
+        except Exception as exc:  # boundary: our failure is said below the cell, never raised
             _close_quietly(pending.session)
             _report_own_failure(pending.magic, "finish recording", exc)
             return
@@ -482,7 +482,7 @@ class JaxMagics(Magics):
                 api.show(capture, view, present=args.present, **options)
         except KeyboardInterrupt:
             _report_interrupted(magic)
-        except Exception as exc:
+        except Exception as exc:  # boundary: our failure is said below the cell, never raised
             _report_own_failure(magic, "build the view", exc)
 
 
@@ -496,7 +496,7 @@ def _show_note(text: str) -> None:
         display(
             {"text/plain": text, "text/html": f'<div style="font-size:13px;color:#555">{esc(text)}</div>'}, raw=True
         )
-    except Exception:
+    except Exception:  # boundary: a front end that cannot display: one line on stderr
         import sys
 
         print(text, file=sys.stderr)
@@ -506,7 +506,7 @@ def _close_quietly(session: CaptureSession) -> None:
     """Undo a session's hooks after its `stop` failed; an undo that fails too is the last word."""
     try:
         session.close()
-    except Exception:
+    except Exception:  # boundary: the failure that brought us here is reported already
         pass
 
 
@@ -530,7 +530,7 @@ def _remember_cell(shell: Any, raw: str, number: Any) -> None:
     (capture/source.py) where IPython keeps no map (before 8): the shell's own compiler names it."""
     try:
         file = shell.compile.get_code_name(raw, raw, number)
-    except Exception:
+    except Exception:  # boundary: an IPython whose compiler names cells otherwise: lines go without cells
         return
     if isinstance(file, str) and isinstance(number, int):
         remember_cell(file, number)

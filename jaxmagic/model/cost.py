@@ -528,7 +528,7 @@ def _manual_devices(eqn: Any) -> int | None:
         if axes is None:
             return int(prod(shape.values()))
         return int(prod(shape[a] for a in axes))
-    except Exception:
+    except Exception:  # boundary: a mesh-like object of the user's, or an axis it lacks
         return None
 
 

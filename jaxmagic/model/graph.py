@@ -71,7 +71,7 @@ def _param_text(value: Any, group_ids: dict[int, str], memo: dict[int, tuple[Any
             return hit[1]
     try:
         text = _short(str(value))
-    except Exception:
+    except Exception:  # boundary: a user's value whose str raises
         text = f"<{type(value).__name__}>"
     if memo is not None:
         memo[id(value)] = (value, text)
@@ -284,7 +284,7 @@ def function_graph(
     for what, attach in extras:
         try:
             attach()
-        except Exception as exc:
+        except Exception as exc:  # boundary: one extra left out is said in a note; the graph stays
             notes.append(f"{name}: {what} left out: {type(exc).__name__}: {exc}")
     return fn
 

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from .. import strict
 from ..capture import jax_compat
 
 # Jaxpr -> {max_eqns: (text, names, lines)}. JAX hands the same Jaxpr object to every call that
@@ -62,7 +63,8 @@ class JaxprText:
         if printer is not None:
             try:
                 self.text, self.names = printer(jaxpr)
-            except Exception:
+            except Exception as exc:  # JAX's own text, without the names that link it to the graph
+                strict.fallback("the jaxpr text with the graph's names", exc)
                 self.text = str(closed_jaxpr) if not self.cut else f"(the jaxpr has {len(jaxpr.eqns)} eqns)"
         elif not self.cut:
             self.text = str(closed_jaxpr)

@@ -38,7 +38,7 @@ def show_failure(magic: str, what: str, exc: BaseException, version: str) -> Non
         from IPython.display import display
 
         display(failure_bundle(magic, what, exc, version), raw=True)
-    except Exception:
+    except Exception:  # boundary: the last resort must not fail in turn
         import sys
 
         print(failure_text(magic, what, exc, version), file=sys.stderr)

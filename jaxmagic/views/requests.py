@@ -49,7 +49,7 @@ def answer(handlers: dict[str, Handler], content: Any) -> tuple[dict, list[bytes
         )
     except KeyboardInterrupt:
         return {"jm": REPLY, "id": request_id, "ok": False, "error": "interrupted in the kernel: ask again"}, []
-    except Exception as exc:
+    except Exception as exc:  # boundary: the front end's request is answered with the reason
         return {
             "jm": REPLY,
             "id": request_id,

@@ -91,7 +91,7 @@ def _small(value: Any) -> np.ndarray | None:
     value = jax_compat.constant_value(value)
     try:
         arr = np.asarray(value)
-    except Exception:
+    except Exception:  # boundary: a constant of any type (a key array, a user's object)
         return None
     if arr.size > MAX_ELEMENTS or arr.dtype.kind not in "iub":
         return None
@@ -163,7 +163,7 @@ class _Walk:
     def _fold(self, eqn: Any, name: str, ins: list, values: dict, written: dict) -> None:
         try:
             out = np.asarray(_FOLD[name](eqn.params, *ins))
-        except Exception:
+        except Exception:  # boundary: an op of the user's program numpy cannot fold stays unknown
             return
         if out.size > MAX_ELEMENTS:
             return
@@ -178,7 +178,7 @@ class _Walk:
             carried = [written.get(a, v) if not jax_compat.is_literal(a) else v for a, v in zip(eqn.invars, ins)]
             try:
                 written[var] = np.asarray(_FOLD[name](eqn.params, *carried))
-            except Exception:
+            except Exception:  # boundary: as above, for a carried write
                 pass
 
     def _check(self, eqn: Any, name: str, outer: SourceLocation | None, ins: list, shown: list) -> None:

@@ -176,7 +176,7 @@ class _Reach:
             return
         try:
             leaves, _ = jax.tree_util.tree_flatten_with_path(value)
-        except Exception:
+        except Exception:  # boundary: a user's object JAX cannot flatten: its attributes are still read
             leaves = []
         if len(leaves) <= MAX_CONTAINER_LEAVES:
             for path, leaf in leaves:
@@ -283,7 +283,7 @@ def _refine(eqn: Any, var: Any, depth: int = 0) -> Any:
 def _canonical_dtype(dtype: Any) -> Any:
     try:
         return jax.dtypes.canonicalize_dtype(dtype)
-    except Exception:
+    except Exception:  # boundary: a dtype of the user's JAX cannot canonicalize stays as given
         return dtype
 
 
@@ -320,7 +320,7 @@ def _match(value: Any, reach: _Reach) -> tuple[str, str] | None:
 def _nbytes(value: Any) -> int:
     try:
         return int(value.nbytes)
-    except Exception:
+    except Exception:  # boundary: any value of the user's
         return 0
 
 
@@ -333,7 +333,7 @@ def _scalar_key(value: Any) -> tuple[float, float] | None:
     """A scalar at float32 precision, the precision a literal keeps; None for NaN."""
     try:
         z = complex(np.asarray(value).item())
-    except Exception:
+    except Exception:  # boundary: any value of the user's
         return None
     if math.isnan(z.real) or math.isnan(z.imag):
         return None
@@ -848,6 +848,6 @@ def jaxpr_findings(
     for what in kinds:
         try:
             findings.extend(analyses[what]())
-        except Exception as exc:
+        except Exception as exc:  # boundary: one analysis failing is said in a note; the others still run
             notes.append(f"{_function_name(fn)}: {what} not checked: {type(exc).__name__}: {exc}")
     return findings, notes

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
+from ... import strict
 from .. import aliases
 from ..record import SourceLocation
 
@@ -44,8 +45,8 @@ def patch_print(
                 index = recording_call(frame)
                 if index is not None:
                     on_print(index, locate(frame))
-        except Exception:  # noting it must never stop the user's print
-            pass
+        except Exception as exc:  # noting it must never stop the user's print
+            strict.fallback("the finding of a print run while tracing", exc)
         return original(*args, **kwargs)
 
     print.__wrapped__ = original  # type: ignore[attr-defined]

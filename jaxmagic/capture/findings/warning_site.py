@@ -32,6 +32,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any, Protocol
 
+from ... import strict
 from .. import source
 from ..patches import replace_attribute
 
@@ -80,8 +81,8 @@ def _warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any =
     if listener is not None:  # after CPython: a warning the filters turn into an error raised above
         try:
             listener.on_warning(message, category, frame)
-        except Exception:
-            pass
+        except Exception as exc:  # the user's warning is issued already; only its finding is lost
+            strict.fallback("the finding of a warning", exc)
 
 
 _warn._jaxmagic_original = warnings.warn  # type: ignore[attr-defined]

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
+from ... import strict
 from .. import aliases, jax_compat, source
 from ..jit import user_names
 from ..jit.signature import _leaf_spec, _static_repr
@@ -263,7 +264,8 @@ class GradLog:
         if rec.traced and rec.call is not None and what.kind in ("grad", "value_and_grad"):
             try:
                 rec.gradient_vars = gradient_vars(what, rec.args, primals, out)
-            except Exception:
+            except Exception as exc:  # the gradient leaves then go unlinked
+                strict.fallback("gradient leaves linked to the program's Vars", exc)
                 rec.gradient_vars = ()
         return out
 
@@ -310,7 +312,7 @@ class GradLog:
                 rec.tangent, rec.error, _ = self._trace_once(rec, what, primals, primal_kwargs, _gradient_tangents)
             else:  # forward mode has no backward pass: the one program pushing tangents forward
                 rec.tangent, rec.error, _ = self._trace_once(rec, what, primals, primal_kwargs, grads.tangent_program)
-        except Exception as exc:
+        except Exception as exc:  # boundary: said in a note; the user's differentiation has run already
             self._owner.capture.notes.append(
                 f"jaxmagic could not record differentiation {rec.index} ({rec.name}): {type(exc).__name__}: {exc}"
             )
@@ -343,7 +345,7 @@ class GradLog:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 fn = retrace() if retrace is not None else what.fn
                 split = make(fn, abstract[0], abstract[1], what.argnums, what.has_aux)
-        except Exception as exc:
+        except Exception as exc:  # boundary: tracing the user's function again may fail: said in a note
             error = f"{type(exc).__name__}: {exc}"
             owner.capture.notes.append(f"no graph of {what.kind} of {rec.name}: {error}")
         finally:

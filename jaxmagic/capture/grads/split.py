@@ -26,6 +26,8 @@ import numpy as np
 
 from jaxmagic.capture import jax_compat
 
+from ... import strict
+
 # A scope no user writes: the middle dot and the word make a collision with a real scope name
 # (which would only mislink, never fail) practically impossible.
 _TAG = "\u00b7jm-grad\u00b7"
@@ -340,7 +342,8 @@ def _retagged_body(eqn: Any, path: UserPath) -> Any:
             jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=getattr(a, "weak_type", False)) for a in closed.in_avals
         ]
         retraced = jax.make_jaxpr(lambda *xs: _tagged_eval(closed, list(xs), path))(*shapes)
-    except Exception:
+    except Exception as exc:  # the sub-program's eqns then keep JAX's scopes, untagged
+        strict.fallback("the eqn paths of a sub-program in a split gradient", exc)
         return eqn
     if retraced.consts or retraced.in_avals != closed.in_avals or retraced.out_avals != closed.out_avals:
         return eqn

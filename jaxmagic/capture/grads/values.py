@@ -48,7 +48,7 @@ def split_values(kind: str, split: Any, primals: tuple, primal_kwargs: dict) -> 
         return GradValues(None, None, VJP_NOTE, VJP_NOTE, None)
     try:
         return _split_values(split, primals, primal_kwargs)
-    except Exception as exc:
+    except Exception as exc:  # boundary: the reason is said where the values would be
         why = f"gradient values could not be computed: {type(exc).__name__}: {exc}"
         return GradValues(None, None, why, why, None)
 

@@ -109,7 +109,7 @@ def _text(key: str, value: Any) -> str:
             if isinstance(value, tuple) and value and all(isinstance(kv, tuple) and len(kv) == 2 for kv in value)
             else repr(value)
         )
-    except Exception:
+    except Exception:  # boundary: a user's value whose repr raises
         text = f"<{type(value).__name__}>"
     return text if len(text) <= MAX_OPTION_TEXT else text[: MAX_OPTION_TEXT - 1] + "…"
 

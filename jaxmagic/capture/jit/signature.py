@@ -23,7 +23,7 @@ _MAX_STATIC_REPR = 60
 def _static_repr(value: Any) -> str:
     try:
         text = repr(value)
-    except Exception:
+    except Exception:  # boundary: a user's value whose repr raises
         text = f"<{type(value).__name__}>"
     return text if len(text) <= _MAX_STATIC_REPR else text[: _MAX_STATIC_REPR - 1] + "…"
 
@@ -79,7 +79,7 @@ def _aval_text(aval: Any) -> str:
 def _leaf_spec(path: str, leaf: Any, donated: bool) -> ArgSpec:
     try:
         aval = jax_compat.aval_of(leaf)
-    except Exception:
+    except Exception:  # boundary: a leaf JAX cannot trace (JAX itself says so when the call runs)
         return ArgSpec(path=path, aval=f"<{type(leaf).__name__}>", donated=donated)
     return ArgSpec(
         path=path,

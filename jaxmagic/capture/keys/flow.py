@@ -167,7 +167,7 @@ def _is_key_dtype(dtype: Any) -> bool:
         import jax
 
         return bool(jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key))
-    except Exception:
+    except (TypeError, ValueError):  # a dtype JAX does not know
         return False
 
 
@@ -200,7 +200,7 @@ def origin(source_info: Any) -> tuple[SourceLocation | None, str | None, str | N
     try:
         traceback = source_info.traceback
         codes, lastis = traceback.raw_frames()
-    except Exception:
+    except AttributeError:  # no traceback kept (an eqn built by hand): the innermost user frame
         frame = jax_compat.user_frame(source_info)
         if frame is None:
             return None, None, None
@@ -635,7 +635,7 @@ def _literal_int(atom: Any) -> int | None:
     try:
         if value is not None and np.ndim(value) == 0:
             return int(value)
-    except Exception:
+    except (TypeError, ValueError, OverflowError):  # not an integer literal
         pass
     return None
 
@@ -664,7 +664,7 @@ def key_words(value: Any) -> tuple[str | None, np.ndarray | None]:
             return impl, data
         if dtype is not None and str(dtype) == "uint32" and np.ndim(value) >= 1 and np.shape(value)[-1] in (2, 4):
             return None, np.asarray(value)
-    except Exception:
+    except Exception:  # boundary: any value of the user's program
         pass
     return None, None
 

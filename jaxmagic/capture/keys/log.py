@@ -50,7 +50,7 @@ def _concrete_int(value: Any) -> int | None:
     try:
         if np.ndim(value) == 0 and not hasattr(value, "aval") or type(value).__name__ == "ArrayImpl":
             return int(value)
-    except Exception:
+    except Exception:  # boundary: any value of the user's
         pass
     return None
 
@@ -220,7 +220,7 @@ class KeyLog:
             try:
                 made = jax.random.key(seed, impl=impl) if impl else jax.random.key(seed)
                 self._seed_words[key] = key_flow.key_words(made)[1]
-            except Exception:
+            except Exception:  # boundary: a seed or key implementation of the user's JAX will not make
                 self._seed_words[key] = None
         return self._seed_words[key]
 

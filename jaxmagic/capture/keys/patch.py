@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import jax
 
+from ... import strict
 from .. import aliases, jax_compat, source
 from ..jax_compat import random as jax_random
 from ..patches import replace_attribute
@@ -117,8 +118,8 @@ def _patched(name: str, kind: str, original: Callable) -> Callable:
             _inside[0] -= 1
         try:
             recorder.on_random(name, kind, args, kwargs, out, sys._getframe(1))
-        except Exception:  # our failure never becomes the user's
-            pass
+        except Exception as exc:  # our failure never becomes the user's: the operation goes unrecorded
+            strict.fallback("a key operation in the keys view", exc)
         return out
 
     random_call._jaxmagic_original = original  # type: ignore[attr-defined]
@@ -189,8 +190,8 @@ def patch_eager_transforms(stack: ExitStack) -> None:
             _inside[0] -= 1
         try:
             recorder.on_eval(primitive, tuple(args), params, out)
-        except Exception:  # our failure never becomes the user's
-            pass
+        except Exception as exc:  # our failure never becomes the user's: the operation goes unrecorded
+            strict.fallback("a key operation in the keys view", exc)
         return out
 
     process_primitive._jaxmagic_original = original  # type: ignore[attr-defined]

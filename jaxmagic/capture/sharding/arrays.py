@@ -112,7 +112,7 @@ def mesh_record(mesh: Any) -> MeshRecord | None:
     try:
         names = tuple(str(n) for n in mesh.axis_names)
         shape = tuple(int(n) for n in (mesh.axis_sizes if hasattr(mesh, "axis_sizes") else mesh.devices.shape))
-    except Exception:
+    except Exception:  # boundary: any object of the user's that is not a mesh
         return None
     types = tuple(_axis_type_name(t) for t in jax_compat.axis_types(mesh))
     if not names:
@@ -159,11 +159,11 @@ def sharding_record(sharding: Any, shape: tuple[int, ...]) -> ShardingRecord:
         kind = "single_device"
     try:
         device_ids = tuple(sorted(int(d.id) for d in sharding.device_set))
-    except Exception:
+    except Exception:  # boundary: a sharding over an abstract mesh (or a user's own) has no devices
         device_ids = ()
     try:
         replicated = bool(sharding.is_fully_replicated)
-    except Exception:
+    except Exception:  # boundary: as above
         replicated = False
     return ShardingRecord(
         kind=kind,
@@ -182,7 +182,7 @@ def _axes(spec: Any, which: str) -> tuple[str, ...]:
     """A spec's `unreduced` or `reduced` mesh axes, sorted (none on a JAX without them)."""
     try:
         return tuple(sorted(str(a) for a in getattr(spec, which, None) or ()))
-    except Exception:
+    except Exception:  # boundary: a user's spec-like object
         return ()
 
 
@@ -265,7 +265,7 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
             blocks=blocks,
             addressable=addressable,
         )
-    except Exception:
+    except Exception:  # boundary: a user's array freed, donated or odd while it is read
         return None
 
 
@@ -783,7 +783,7 @@ def _uneven(shape: tuple[int, ...], spec: Any, mesh: Any) -> tuple[tuple[int, in
     """Dimensions a spec splits into pieces that do not divide them: XLA pads those."""
     try:
         sizes = dict(zip(mesh.axis_names, mesh.axis_sizes if hasattr(mesh, "axis_sizes") else mesh.devices.shape))
-    except Exception:
+    except Exception:  # boundary: any object of the user's that is not a mesh
         return ()
     out = []
     for dim, (size, entry) in enumerate(zip(shape, _spec(spec))):

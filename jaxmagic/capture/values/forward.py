@@ -109,7 +109,7 @@ def summarize(aval: Any, value: Any) -> dict:
 def _is_ml_float(dtype: np.dtype) -> bool:
     try:
         return bool(jax.dtypes.issubdtype(dtype, np.floating))
-    except Exception:
+    except (TypeError, ValueError):  # a dtype JAX does not know
         return False
 
 
@@ -189,7 +189,7 @@ class _Interpreter:
     def _summarize(self, var: Any, value: Any) -> None:
         try:
             self.values[var] = summarize(var.aval, value)
-        except Exception:
+        except Exception:  # boundary: a value of the user's program we cannot summarize is counted and said
             self.unsummarized += 1
 
 
@@ -245,7 +245,7 @@ def _call_body(eqn: Any) -> tuple[Any, Sequence[Any]] | None:
 def _deleted(leaf: Any) -> bool:
     try:
         return bool(leaf.is_deleted())
-    except Exception:
+    except Exception:  # boundary: any leaf of the user's arguments
         return False
 
 
@@ -260,7 +260,7 @@ def call_values(
     """Values of one call `jitted(*args, **kwargs)` whose `jax.stages.Traced` is `traced`."""
     try:
         flat_args = call_arguments(jitted, traced, args, kwargs)
-    except Exception as exc:
+    except Exception as exc:  # boundary: the reason is said where the values would be
         flat_args, why = None, f"{type(exc).__name__}: {exc}"
     else:
         why = "they do not match the traced inputs"
@@ -328,7 +328,7 @@ def evaluate(
                 MAX_EQNS if max_eqns is None else max_eqns,
                 MAX_ARG_ELEMENTS if max_arg_elements is None else max_arg_elements,
             )
-    except Exception as exc:
+    except Exception as exc:  # boundary: the reason is said where the values would be
         return None, f"values could not be computed: {type(exc).__name__}: {exc}", None
 
 
@@ -379,7 +379,7 @@ def _evaluate(
             outputs = interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
     except _Stop as stop:
         notes.append(f"values are partial: {stop}")
-    except Exception as exc:
+    except Exception as exc:  # boundary: the user's program, evaluated again, may fail: said in a note
         notes.append(
             f"values are partial: evaluation failed after {plural(interpreter.bound, 'eqn')}: "
             f"{type(exc).__name__}: {exc}"

@@ -33,6 +33,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ... import strict
 from ...units import bytes_text, plural
 from .. import jax_compat, source
 from ..keys import patch as key_patch
@@ -65,7 +66,7 @@ def _is_float(dtype: Any) -> bool:
     """True for floating and complex dtypes, bfloat16 and float8 included: what can hold NaN/Inf."""
     try:
         return np.dtype(dtype).kind in _FLOAT_KINDS or bool(jax.dtypes.issubdtype(dtype, np.inexact))
-    except Exception:
+    except (TypeError, ValueError):  # an extended dtype (keys) numpy cannot read
         return False
 
 
@@ -226,7 +227,7 @@ class NanWatch:
             for position, array in arrays:
                 if array is not None and not array.is_deleted() and array.is_ready():
                     entry.early[position] = host_counts(array)
-        except Exception:
+        except Exception:  # boundary: an output freed or donated meanwhile is read at stop, if at all
             entry.early.clear()
 
     def note_sampled(self, key: Any, index: int, name: str, refs: tuple) -> None:
@@ -291,7 +292,7 @@ class NanWatch:
         self.watched, self.latest = [], {}
         try:
             _check(entries, capture, self.dropped, bound)
-        except Exception as exc:
+        except Exception as exc:  # boundary: said in a note, never raised into the cell
             capture.notes.append(f"outputs not checked for NaN/Inf: {type(exc).__name__}: {exc}")
 
 
@@ -329,7 +330,7 @@ def bound_arrays(namespace: dict, before: dict[str, Any]) -> list[tuple[str, Any
         elif isinstance(value, (tuple, list, dict)):
             try:
                 leaves = jax.tree_util.tree_flatten_with_path(value)[0][:MAX_BOUND_LEAVES]
-            except Exception:
+            except Exception:  # boundary: a user's container JAX cannot flatten is not read
                 continue
             found.extend(
                 (name + jax.tree_util.keystr(path), leaf) for path, leaf in leaves if isinstance(leaf, jax.Array)
@@ -345,7 +346,7 @@ def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
         if not array.is_ready():
             budget[2] += 1
             return None
-    except Exception:
+    except Exception:  # boundary: a user's array-like whose state cannot be read is not checked
         return None
     nbytes = int(getattr(array, "nbytes", 0))
     if nbytes > budget[0]:
@@ -459,8 +460,8 @@ def _out_path(entry: _Watched, position: int | None) -> str:
         for path, leaf in jax.tree_util.tree_flatten_with_path(marked)[0]:
             if leaf == position:
                 return jax.tree_util.keystr(path)
-    except Exception:
-        pass
+    except Exception as exc:  # the finding names the whole output instead
+        strict.fallback("the output path of a NaN/Inf finding", exc)
     return ""
 
 
@@ -492,7 +493,7 @@ def _locate(entry: _Watched, kind: str) -> tuple[_Origin | None, str | None]:
             if entry.split is not None:
                 return _locate_grad(entry.split, leaves, kind)
             return _locate_call(entry, leaves, kind)
-    except Exception as exc:
+    except Exception as exc:  # boundary: the user's program, evaluated again, may fail: the reason says so
         return None, f"evaluating the program again failed: {type(exc).__name__}: {exc}"
 
 
