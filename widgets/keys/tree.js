@@ -39,6 +39,101 @@ export function countsText(m, ids) {
 
 const worstOf = (m, ids) => worstState(ids.map((i) => stateOf(m.nodes[i])));
 
+/** A node's own item. */
+const nodeItem = (B, id) => ({ key: `n${id}`, type: "node", id, state: stateOf(B.m.nodes[id]), label: String(B.m.nodes[id].label ?? `key ${id}`) });
+
+/** Record that `item` stands in for the nodes `ids`. */
+function hide(B, ids, item) {
+  for (const i of ids) B.hiddenBy.set(i, item);
+}
+
+/** The "+N more" item after the first `shown` of `list` (it hides the rest; `step` more a click). */
+function moreItem(B, owner, list, shown, step) {
+  const rest = list.slice(shown);
+  const item = { key: `more:${owner.key}`, type: "more", id: -1, state: worstOf(B.m, rest), label: `+${rest.length} more`,
+    owner, list, shown, step, collapsible: false, expanded: false };
+  hide(B, rest, item);
+  return item;
+}
+
+/** The stand-in of a run: folded (its exits below it), or unfolded a page at a time (its first member below it). */
+function runItem(B, run) {
+  const { m, ui, pass } = B;
+  const members = run.members.filter(pass);
+  const item = { key: `run${run.id}`, type: "run", id: -1, run, state: worstOf(m, members), collapsible: true,
+    label: `×${run.length} ${run.label ?? ""}`.trim() };
+  item.expanded = ui.runs.has(run.id);
+  if (!item.expanded) {
+    hide(B, members, item);
+    item.kids = run.exits.filter(pass).map((e) => nodeItem(B, e));
+    return item;
+  }
+  const shown = Math.max(1, ui.runs.get(run.id) || RUN_PAGE);
+  const visible = new Set(members.slice(0, shown));
+  const more = members.length > shown ? moreItem(B, item, members, shown, RUN_PAGE) : null;
+  if (more) more.kids = run.exits.filter((e) => pass(e) && !visible.has(m.parent[e])).map((e) => nodeItem(B, e));
+  B.runCtx.set(run.id, { visible, more, moreParent: more ? m.parent[members[shown]] : -1 });
+  item.kids = [nodeItem(B, run.first)];
+  return item;
+}
+
+/** Past AGG_OVER rows, node p's rows become one aggregate item (paged when open) where the first row was. */
+function aggregateRows(B, p, out, rows) {
+  if (rows.length <= AGG_OVER) return out;
+  const { m, ui } = B;
+  const ids = rows.map((r) => r.id);
+  const agg = { key: `agg${p}`, type: "agg", id: -1, of: p, rows: ids, state: worstOf(m, ids), collapsible: true,
+    label: countsText(m, ids), expanded: ui.aggs.has(p) };
+  if (agg.expanded) {
+    const shown = Math.max(1, ui.aggs.get(p) || AGG_PAGE);
+    agg.kids = rows.slice(0, shown);
+    if (ids.length > shown) agg.kids.push(moreItem(B, agg, ids, shown, AGG_PAGE));
+  } else {
+    hide(B, ids, agg);
+    agg.kids = [];
+  }
+  const first = out.indexOf(rows[0]);
+  const rowSet = new Set(rows);
+  const rest = out.filter((x) => !rowSet.has(x));
+  rest.splice(first, 0, agg);
+  return rest;
+}
+
+/** The child items of node item `item`; nodes they hide are recorded in hiddenBy. */
+function childrenOfNode(B, item) {
+  const { m, ui, pass } = B;
+  const p = item.id;
+  const kids = m.children[p].filter(pass);
+  item.collapsible = kids.length > 0;
+  item.expanded = item.collapsible && !ui.collapsed.has(p);
+  if (!item.expanded) {
+    hide(B, kids, item);
+    return [];
+  }
+  const out = [];
+  const rows = [];
+  const inRun = m.runOf[p];
+  for (const k of kids) {
+    const r = m.runOf[k];
+    if (r >= 0 && r !== inRun) {
+      out.push(runItem(B, m.runs.get(r))); // entering a run: its stand-in
+      continue;
+    }
+    if (r >= 0) {
+      const ctx = B.runCtx.get(r);
+      if (ctx && !ctx.visible.has(k)) continue; // past the unfolded run's page (hidden by its more item)
+    }
+    const n = nodeItem(B, k);
+    if (m.nodes[k].how === "row") rows.push(n);
+    out.push(n);
+  }
+  if (inRun >= 0) {
+    const ctx = B.runCtx.get(inRun);
+    if (ctx && ctx.more && ctx.moreParent === p) out.push(ctx.more);
+  }
+  return aggregateRows(B, p, out, rows);
+}
+
 /**
  * The visible forest: `{roots, items (preorder), byNode (node id -> item), hiddenBy, keep, hidden}`.
  * Item: `{key, type, id, state, label, parent, children, depth, index, collapsible, expanded}`
@@ -46,94 +141,10 @@ const worstOf = (m, ids) => worstState(ids.map((i) => stateOf(m.nodes[i])));
  * `hidden` counts the nodes the filter hides (0 without it).
  */
 export function buildTree(m, ui, keep = ui.filter ? reuseSet(m) : null) {
-  const pass = keep ? (i) => keep.has(i) : () => true;
+  const B = { m, ui, pass: keep ? (i) => keep.has(i) : () => true, hiddenBy: new Map(), runCtx: new Map() };
   const byNode = new Map();
-  const hiddenBy = new Map();
-  const runCtx = new Map();
   const items = [];
-
-  const nodeItem = (id) => ({ key: `n${id}`, type: "node", id, state: stateOf(m.nodes[id]), label: String(m.nodes[id].label ?? `key ${id}`) });
-  const hide = (ids, item) => {
-    for (const i of ids) hiddenBy.set(i, item);
-  };
-  const moreItem = (owner, list, shown, step) => {
-    const rest = list.slice(shown);
-    const item = { key: `more:${owner.key}`, type: "more", id: -1, state: worstOf(m, rest), label: `+${rest.length} more`,
-      owner, list, shown, step, collapsible: false, expanded: false };
-    hide(rest, item);
-    return item;
-  };
-
-  function runItem(run) {
-    const members = run.members.filter(pass);
-    const item = { key: `run${run.id}`, type: "run", id: -1, run, state: worstOf(m, members), collapsible: true,
-      label: `×${run.length} ${run.label ?? ""}`.trim() };
-    item.expanded = ui.runs.has(run.id);
-    if (!item.expanded) {
-      hide(members, item);
-      item.kids = run.exits.filter(pass).map(nodeItem);
-      return item;
-    }
-    const shown = Math.max(1, ui.runs.get(run.id) || RUN_PAGE);
-    const visible = new Set(members.slice(0, shown));
-    const more = members.length > shown ? moreItem(item, members, shown, RUN_PAGE) : null;
-    if (more) more.kids = run.exits.filter((e) => pass(e) && !visible.has(m.parent[e])).map(nodeItem);
-    runCtx.set(run.id, { visible, more, moreParent: more ? m.parent[members[shown]] : -1 });
-    item.kids = [nodeItem(run.first)];
-    return item;
-  }
-
-  /** The child items of node item `item`; nodes they hide are recorded in hiddenBy. */
-  function childrenOfNode(item) {
-    const p = item.id;
-    const kids = m.children[p].filter(pass);
-    item.collapsible = kids.length > 0;
-    item.expanded = item.collapsible && !ui.collapsed.has(p);
-    if (!item.expanded) {
-      hide(kids, item);
-      return [];
-    }
-    const out = [];
-    const rows = [];
-    const inRun = m.runOf[p];
-    for (const k of kids) {
-      const r = m.runOf[k];
-      if (r >= 0 && r !== inRun) {
-        out.push(runItem(m.runs.get(r))); // entering a run: its stand-in
-        continue;
-      }
-      if (r >= 0) {
-        const ctx = runCtx.get(r);
-        if (ctx && !ctx.visible.has(k)) continue; // past the unfolded run's page (hidden by its more item)
-      }
-      const n = nodeItem(k);
-      if (m.nodes[k].how === "row") rows.push(n);
-      out.push(n);
-    }
-    if (inRun >= 0) {
-      const ctx = runCtx.get(inRun);
-      if (ctx && ctx.more && ctx.moreParent === p) out.push(ctx.more);
-    }
-    if (rows.length <= AGG_OVER) return out;
-    const ids = rows.map((r) => r.id);
-    const agg = { key: `agg${p}`, type: "agg", id: -1, of: p, rows: ids, state: worstOf(m, ids), collapsible: true,
-      label: countsText(m, ids), expanded: ui.aggs.has(p) };
-    if (agg.expanded) {
-      const shown = Math.max(1, ui.aggs.get(p) || AGG_PAGE);
-      agg.kids = rows.slice(0, shown);
-      if (ids.length > shown) agg.kids.push(moreItem(agg, ids, shown, AGG_PAGE));
-    } else {
-      hide(ids, agg);
-      agg.kids = [];
-    }
-    const first = out.indexOf(rows[0]);
-    const rowSet = new Set(rows);
-    const rest = out.filter((x) => !rowSet.has(x));
-    rest.splice(first, 0, agg);
-    return rest;
-  }
-
-  const roots = m.roots.filter(pass).map((r) => (m.runOf[r] >= 0 ? runItem(m.runs.get(m.runOf[r])) : nodeItem(r)));
+  const roots = m.roots.filter(B.pass).map((r) => (m.runOf[r] >= 0 ? runItem(B, m.runs.get(m.runOf[r])) : nodeItem(B, r)));
   const stack = [...roots].reverse();
   for (const r of roots) {
     r.parent = null;
@@ -144,7 +155,7 @@ export function buildTree(m, ui, keep = ui.filter ? reuseSet(m) : null) {
     item.index = items.length;
     items.push(item);
     if (item.type === "node") byNode.set(item.id, item);
-    const kids = item.type === "node" ? childrenOfNode(item) : item.kids || [];
+    const kids = item.type === "node" ? childrenOfNode(B, item) : item.kids || [];
     delete item.kids;
     if (item.collapsible == null) item.collapsible = kids.length > 0;
     if (item.expanded == null) item.expanded = kids.length > 0;
@@ -155,7 +166,7 @@ export function buildTree(m, ui, keep = ui.filter ? reuseSet(m) : null) {
       stack.push(kids[i]);
     }
   }
-  return { roots, items, byNode, hiddenBy, keep, hidden: keep ? m.nodes.length - keep.size : 0 };
+  return { roots, items, byNode, hiddenBy: B.hiddenBy, keep, hidden: keep ? m.nodes.length - keep.size : 0 };
 }
 
 /**
