@@ -16,6 +16,7 @@ import pytest
 import jaxmagic
 from jaxmagic.capture import session
 from jaxmagic.capture.grads import patch as grad_patch
+from jaxmagic.capture.jit import call_signatures
 from jaxmagic.capture.jit import patch as jit_patch
 from jaxmagic.capture.jit import recorder as jit_recorder
 from jaxmagic.capture.keys import patch as key_patch
@@ -101,7 +102,7 @@ def test_a_failure_in_a_stage_is_a_box_and_the_cell_is_untouched(
 
 
 def test_failures_inside_recording_are_notes_and_the_view_is_drawn(magic_shell, monkeypatch, shown):
-    monkeypatch.setattr(jit_recorder, "signature_of", _boom)  # every call's signature
+    monkeypatch.setattr(call_signatures, "signature_of", _boom)  # every call's signature
     monkeypatch.setattr(jit_recorder.JitRecorder, "materialize_calls", _boom)  # finishing the calls
     result = _run(magic_shell)
     assert result.success and result.result == EXPECTED

@@ -26,11 +26,11 @@ from ..quiet_gc import paused_gc
 from ..record import Artifacts, Capture, Event, JitCall, Signature, SourceLocation
 from ..sharding.recorder import PlacementRecorder
 from ..values.recorder import NanRecorder
-from . import cache_log, miss, monitoring, readiness, user_names
+from . import cache_log, monitoring, readiness
 from . import patch as jit_patch
 from .artifacts import CompileFromCache, collect
-from .functions import SIGNATURE_BUDGET_PER_FUNCTION, FunctionState, FunctionTable, definition_site
-from .signature import concrete_key, signature_of
+from .call_signatures import CallSignatures
+from .functions import SIGNATURE_BUDGET_PER_FUNCTION, FunctionState, FunctionTable
 
 # A call recorded while another is being recorded is jaxmagic's own work (see `_finish`): with
 # the jit recorder off during recording none should arrive; past this depth one is not recorded.
@@ -55,10 +55,6 @@ def recording_call(frame: Any) -> int | None:
             return frame.f_locals.get("index")
         frame = frame.f_back
     return None
-
-
-def _in_user_code(where: SourceLocation | None) -> bool:
-    return where is not None and source.is_user_file(where.file)
 
 
 class JitRecorder:
@@ -113,11 +109,7 @@ class JitRecorder:
         self.cache_log = cache_log.CacheLog(self._logs.append)
         self._ready = readiness.ReadyWatch(_clock)
         self._next_sample = [0.0]  # clock time of the next call whose readiness is sampled (shared with jit_patch)
-        self._explain_stopped = False
-        self._site_misses: dict[Any, int] = {}  # misses of jitted functions by their code's definition site
-        # id(state) -> (concrete_key, Signature) of its latest signature taken (`_raw_signature`); the
-        # key holds jit's options of the user's function: dropped at `release`.
-        self._raw_signatures: dict[int, tuple[tuple, Signature]] = {}
+        self.signatures = CallSignatures(self.table, self.cache_log, capture.notes)
         self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
         self._other_threads = 0
@@ -175,7 +167,7 @@ class JitRecorder:
         """After `stop`: the capture keeps no jitted function, option or array a program closed over."""
         self.capture.wrappers.update(self.table.wrapper_counts())
         self.table.release()
-        self._raw_signatures.clear()
+        self.signatures.release()
 
     # -- monitoring ------------------------------------------------------------------------
     def on_duration(self, name: str, duration: float, kwargs: dict) -> None:
@@ -466,10 +458,12 @@ class JitRecorder:
         call_site = None
         miss_reason = None
         if not cache_hit or state.calls <= SIGNATURE_BUDGET_PER_FUNCTION:
-            signature, leaves, renames = self._signature(fn, args, kwargs, state)
+            signature, leaves, renames = self.signatures.of_call(fn, args, kwargs, state)
             call_site = source.caller_location(sys._getframe())
             if not cache_hit:
-                miss_reason = self._miss_reason(fn, state, explanations, signature, renames, call_site, new_function)
+                miss_reason = self.signatures.miss_reason(
+                    fn, state, explanations, signature, renames, call_site, new_function
+                )
             state.last_signature = signature
             # A call JAX's jax_debug_nans/infs stopped was traced and compiled: its program is still shown.
             if error is None or isinstance(error, FloatingPointError):
@@ -496,33 +490,6 @@ class JitRecorder:
         if error is None and self.donations.donates(id(state), fn):  # its calls' donated arrays are noted,
             self._fast.pop(id(fn), None)  # cache hits included (`record`'s way, not the fast path)
             self.donations.note(id(state), args, kwargs, index, state.name)
-
-    def _miss_reason(
-        self,
-        fn: Any,
-        state: FunctionState,
-        explanations: tuple[str, ...],
-        signature: Signature,
-        renames: dict[str, str],
-        call_site: SourceLocation | None,
-        new_function: bool,
-    ) -> Any:
-        """Why JAX traced or compiled this call, in the user's terms (capture/jit/miss.py)."""
-        state.misses += 1
-        reason = user_names.reason_in_user_terms(
-            miss.miss_reason(
-                fn,
-                state.name,
-                explanations,
-                state.last_signature,
-                signature,
-                redefined=new_function and self.table.seen_definition_before(fn),
-            ),
-            renames,
-            call_site,
-        )
-        self._guard_explain_cost(state, fn)
-        return reason
 
     def _artifacts(
         self,
@@ -577,63 +544,3 @@ class JitRecorder:
         if program is not None:
             self._fast.pop(id(fn), None)
             self._key_call = (index, state.name, program, leaves, call_site)
-
-    def _signature(
-        self, fn: Any, args: tuple, kwargs: dict, state: FunctionState
-    ) -> tuple[Signature, list, dict[str, str]]:
-        """The call's signature and dynamic leaves, its leaves named as the user wrote them
-        (and {library's path: user's name} for those renamed: the graph and JAX's miss
-        explanation then use the same names).
-
-        When a library's wrapper (`nnx.jit`, `eqx.filter_jit`) made the jitted call, the user's
-        own call a few frames up names the arrays (`user_names`), and the function the user wrote
-        behind the wrapper gives the definition shown, where the traced function is the library's.
-        """
-        signature, leaves = self._raw_signature(fn, args, kwargs, state)
-        entry = user_names.user_entry(sys._getframe())
-        if entry is None:
-            return signature, leaves, {}
-        if entry.function is not None and state.calls == 1 and not _in_user_code(state.source):
-            state.source = source.function_location(entry.function)
-            state.name = getattr(entry.function, "__qualname__", None) or state.name
-        named = user_names.renamed(signature, user_names.leaf_names(entry, leaves))
-        renames = {a.path: b.path for a, b in zip(signature.args, named.args) if a.path != b.path}
-        return named, leaves, renames
-
-    def _raw_signature(self, fn: Any, args: tuple, kwargs: dict, state: FunctionState) -> tuple[Signature, list]:
-        """`signature_of` and the dynamic leaves; the function's previous signature again when this
-        call's `concrete_key` equals the previous one's (a loop's first calls: 8 leaves, 56 us -> 12)."""
-        quick = concrete_key(fn, args, kwargs)
-        if quick is not None:
-            known = self._raw_signatures.get(id(state))
-            if known is not None and known[0] == quick[0]:
-                return known[1], quick[1]
-        leaves: list = []
-        signature = signature_of(fn, args, kwargs, leaves)
-        if quick is not None:
-            self._raw_signatures[id(state)] = (quick[0], signature)
-        return signature, leaves
-
-    def _guard_explain_cost(self, state: FunctionState, fn: Any) -> None:
-        """JAX's explanation looks through its cached entries on each miss (~37 us each): quadratic in
-        a storm of one function's shapes, or of functions made anew from one `lambda` (each one new
-        to JAX, each compiled). Past `EXPLAIN_LIMIT` misses of either, explanations go off."""
-        if self._explain_stopped:
-            return
-        site = definition_site(fn)
-        site_misses = self._site_misses[site] = self._site_misses.get(site, 0) + 1
-        if state.misses > cache_log.EXPLAIN_LIMIT:
-            why = f"{state.name} missed the cache more than {cache_log.EXPLAIN_LIMIT} times"
-        elif site is not None and site_misses > cache_log.EXPLAIN_LIMIT:
-            why = (
-                f"more than {cache_log.EXPLAIN_LIMIT} jitted functions made from the code at "
-                f"{site[0]}:{site[1]} were compiled"
-            )
-        else:
-            return
-        self._explain_stopped = True
-        if self.cache_log.explain_off():
-            self.capture.notes.append(
-                f"{why}: JAX's own explanations were turned off for the rest of the cell (their cost grows "
-                "with every cached entry); later reasons come from jaxmagic's comparison of signatures"
-            )
