@@ -64,50 +64,67 @@ function canvasOf(doc, w, h) {
   return cv;
 }
 
-/**
- * @param host   the graph area (.jm-canvas)
- * @param pan    (worldX, worldY) => void: centre the main view on that point
- */
-export function createMinimap(host, pan, ref) {
-  const cv = h("canvas", { class: "jm-minimap", "aria-label": "overview: click or drag to pan", hidden: true }, null, ref);
-  let ctx = null; // asked for on first use: jsdom has no canvas and says so loudly
-  const doc = host.ownerDocument;
-  let image = null, frame = null, bbox = null, view = null, pending = 0, scene = null;
-  const win = doc.defaultView;
-  const raf = win.requestAnimationFrame ? (f) => win.requestAnimationFrame(f) : (f) => setTimeout(f, 16);
+/** Copy the offscreen image and outline the part of the drawing on screen (once per animation frame). */
+function paint(mm) {
+  mm.pending = 0;
+  const { ctx, image, cv, frame, bbox, view } = mm;
+  if (!ctx || !image || cv.hidden) return;
+  const dpr = mm.win.devicePixelRatio || 1;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, frame.w, frame.h);
+  ctx.drawImage(image, 0, 0, frame.w, frame.h);
+  if (!view) return;
+  // The viewport in layout coordinates, clipped to the minimap.
+  const { x, y, k, w, h: vh } = view;
+  const rx = (-x / k - bbox.x) * frame.s, ry = (-y / k - bbox.y) * frame.s;
+  const rw = (w / k) * frame.s, rh = (vh / k) * frame.s;
+  ctx.lineWidth = 1.5;
+  ctx.strokeStyle = getComputedStyle(cv).color || "#1976d2";
+  ctx.fillStyle = "rgba(25,118,210,0.08)";
+  ctx.beginPath();
+  ctx.rect(Math.max(0, rx), Math.max(0, ry), Math.min(frame.w, rx + rw) - Math.max(0, rx), Math.min(frame.h, ry + rh) - Math.max(0, ry));
+  ctx.fill();
+  ctx.stroke();
+}
 
-  const paint = () => {
-    pending = 0;
-    if (!ctx || !image || cv.hidden) return;
-    const dpr = win.devicePixelRatio || 1;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, frame.w, frame.h);
-    ctx.drawImage(image, 0, 0, frame.w, frame.h);
-    if (!view) return;
-    // The viewport in layout coordinates, clipped to the minimap.
-    const { x, y, k, w, h: vh } = view;
-    const rx = (-x / k - bbox.x) * frame.s, ry = (-y / k - bbox.y) * frame.s;
-    const rw = (w / k) * frame.s, rh = (vh / k) * frame.s;
-    ctx.lineWidth = 1.5;
-    ctx.strokeStyle = getComputedStyle(cv).color || "#1976d2";
-    ctx.fillStyle = "rgba(25,118,210,0.08)";
-    ctx.beginPath();
-    ctx.rect(Math.max(0, rx), Math.max(0, ry), Math.min(frame.w, rx + rw) - Math.max(0, rx), Math.min(frame.h, ry + rh) - Math.max(0, ry));
-    ctx.fill();
-    ctx.stroke();
-  };
-  const schedule = () => {
-    if (!pending) pending = raf(paint);
-  };
+/** Every box of `geo`, once, into the offscreen image a pan copies. */
+function drawImage(mm, geo) {
+  const { cv, doc, bbox } = mm;
+  const frame = (mm.frame = minimapFrame(bbox));
+  const dpr = mm.win.devicePixelRatio || 1;
+  cv.width = Math.round(frame.w * dpr);
+  cv.height = Math.round(frame.h * dpr);
+  cv.style.width = frame.w + "px";
+  cv.style.height = frame.h + "px";
+  const image = (mm.image = doc.createElement("canvas"));
+  image.width = cv.width;
+  image.height = cv.height;
+  const ic = image.getContext("2d");
+  const cs = getComputedStyle(cv);
+  ic.setTransform(dpr * frame.s, 0, 0, dpr * frame.s, -dpr * frame.s * bbox.x, -dpr * frame.s * bbox.y);
+  const px = 1 / frame.s; // one minimap pixel in layout units
+  ic.fillStyle = cs.getPropertyValue("--jm-mm-frame").trim() || "rgba(0,0,0,0.05)";
+  for (const c of geo.conts) ic.fillRect(c.x, c.y, c.w, c.h);
+  const boxColour = cs.getPropertyValue("--jm-mm-box").trim() || "rgba(0,0,0,0.45)";
+  if (geo.leaves.length > RASTER_LEAVES) {
+    ic.setTransform(1, 0, 0, 1, 0, 0);
+    ic.drawImage(coverage(doc, geo.leaves, bbox, dpr * frame.s, image.width, image.height, rgbaOf(doc, boxColour)), 0, 0);
+  } else {
+    ic.fillStyle = boxColour;
+    for (const l of geo.leaves) ic.fillRect(l.x, l.y, Math.max(l.w, px), Math.max(l.h, px));
+  }
+}
 
-  // Click or drag: pan the main view to the point under the pointer.
+/** Click or drag: pan the main view to the point under the pointer. Returns [event, listener] pairs. */
+function pointerListeners(mm, pan) {
+  const { cv } = mm;
   let dragging = false;
   const toWorld = (e) => {
     const r = cv.getBoundingClientRect();
-    return [bbox.x + (e.clientX - r.left) / frame.s, bbox.y + (e.clientY - r.top) / frame.s];
+    return [mm.bbox.x + (e.clientX - r.left) / mm.frame.s, mm.bbox.y + (e.clientY - r.top) / mm.frame.s];
   };
   const onDown = (e) => {
-    if (!bbox || e.button !== 0) return;
+    if (!mm.bbox || e.button !== 0) return;
     e.stopPropagation(); // the main view must not start a pan of its own
     e.preventDefault();
     dragging = true;
@@ -125,34 +142,27 @@ export function createMinimap(host, pan, ref) {
     dragging = false;
   };
   const stop = (e) => e.stopPropagation(); // no select / toggle / zoom behind the minimap
-  /** Every box of `geo`, once, into the offscreen image a pan copies. */
-  const drawImage = (geo) => {
-    frame = minimapFrame(bbox);
-    const dpr = win.devicePixelRatio || 1;
-    cv.width = Math.round(frame.w * dpr);
-    cv.height = Math.round(frame.h * dpr);
-    cv.style.width = frame.w + "px";
-    cv.style.height = frame.h + "px";
-    image = doc.createElement("canvas");
-    image.width = cv.width;
-    image.height = cv.height;
-    const ic = image.getContext("2d");
-    const cs = getComputedStyle(cv);
-    ic.setTransform(dpr * frame.s, 0, 0, dpr * frame.s, -dpr * frame.s * bbox.x, -dpr * frame.s * bbox.y);
-    const px = 1 / frame.s; // one minimap pixel in layout units
-    ic.fillStyle = cs.getPropertyValue("--jm-mm-frame").trim() || "rgba(0,0,0,0.05)";
-    for (const c of geo.conts) ic.fillRect(c.x, c.y, c.w, c.h);
-    const boxColour = cs.getPropertyValue("--jm-mm-box").trim() || "rgba(0,0,0,0.45)";
-    if (geo.leaves.length > RASTER_LEAVES) {
-      ic.setTransform(1, 0, 0, 1, 0, 0);
-      ic.drawImage(coverage(doc, geo.leaves, bbox, dpr * frame.s, image.width, image.height, rgbaOf(doc, boxColour)), 0, 0);
-    } else {
-      ic.fillStyle = boxColour;
-      for (const l of geo.leaves) ic.fillRect(l.x, l.y, Math.max(l.w, px), Math.max(l.h, px));
-    }
-  };
-  const listeners = [["pointerdown", onDown], ["pointermove", onMove], ["pointerup", onUp], ["pointercancel", onUp],
+  return [["pointerdown", onDown], ["pointermove", onMove], ["pointerup", onUp], ["pointercancel", onUp],
     ["click", stop], ["dblclick", stop], ["wheel", stop]];
+}
+
+/**
+ * @param host   the graph area (.jm-canvas)
+ * @param pan    (worldX, worldY) => void: centre the main view on that point
+ */
+export function createMinimap(host, pan, ref) {
+  const doc = host.ownerDocument, win = doc.defaultView;
+  /** The minimap's state; `ctx` is asked for on first use: jsdom has no canvas and says so loudly. */
+  const mm = {
+    cv: h("canvas", { class: "jm-minimap", "aria-label": "overview: click or drag to pan", hidden: true }, null, ref),
+    ctx: null, doc, win, image: null, frame: null, bbox: null, view: null, pending: 0, scene: null,
+  };
+  const { cv } = mm;
+  const raf = win.requestAnimationFrame ? (f) => win.requestAnimationFrame(f) : (f) => setTimeout(f, 16);
+  const schedule = () => {
+    if (!mm.pending) mm.pending = raf(() => paint(mm));
+  };
+  const listeners = pointerListeners(mm, pan);
   for (const [ev, fn] of listeners) cv.addEventListener(ev, fn);
 
   /**
@@ -160,10 +170,10 @@ export function createMinimap(host, pan, ref) {
    * so the reader sees where that part is. Draws every box once per layout.
    */
   const show = (on) => {
-    if (on && !ctx && bbox) ctx = cv.getContext("2d");
-    cv.hidden = !on || !ctx || !bbox || !bbox.w;
-    if (cv.hidden || image) return;
-    drawImage(scene);
+    if (on && !mm.ctx && mm.bbox) mm.ctx = cv.getContext("2d");
+    cv.hidden = !on || !mm.ctx || !mm.bbox || !mm.bbox.w;
+    if (cv.hidden || mm.image) return;
+    drawImage(mm, mm.scene);
     schedule();
   };
 
@@ -171,20 +181,20 @@ export function createMinimap(host, pan, ref) {
     el: cv,
     /** New layout: kept, and drawn offscreen once it is shown (`show`). */
     setScene(geo, on = !cv.hidden) {
-      scene = geo;
-      bbox = geo.bbox;
-      image = null;
+      mm.scene = geo;
+      mm.bbox = geo.bbox;
+      mm.image = null;
       show(on);
     },
     show,
     setView(t, w, hh) {
-      view = { ...t, w, h: hh };
+      mm.view = { ...t, w, h: hh };
       schedule();
     },
     clear() {
-      bbox = null;
-      image = null;
-      scene = null;
+      mm.bbox = null;
+      mm.image = null;
+      mm.scene = null;
       cv.hidden = true;
     },
     dispose() {

@@ -74,18 +74,13 @@ export function marksFor(nodes, jaxprLines) {
   return out;
 }
 
-/**
- * Build the pane block. `onLine(name, i)` reports a click on line i of pane `name`;
- * `onTab(name)` a click on a pane's tab (the view loads deferred texts then, deferred.js).
- * Returns {el, setFunction(fn, ix), refresh(), highlight(key), markLine(name, i),
- * ownerOf(name, i), show(name), active, dispose()}.
- */
-export function createPanes(ref, onLine, onTab = null) {
+/** Tabs, bodies and note of the pane block; a tab click shows its pane (`show`) and tells `onTab`. */
+function paneElements(ref, show, onTab) {
   const tabs = new Map(), bodies = new Map();
   for (const p of PANES) {
     const t = h("button", { type: "button", class: "jm-pane-tab", role: "tab", "data-pane": p.name }, p.label, ref);
     t.addEventListener("click", () => {
-      api.show(p.name);
+      show(p.name);
       if (onTab) onTab(p.name);
     });
     tabs.set(p.name, t);
@@ -99,108 +94,125 @@ export function createPanes(ref, onLine, onTab = null) {
     note,
     ...bodies.values(),
   ], ref);
+  return { tabs, bodies, note, el };
+}
 
-  let fn = null, ix = null;
-  let panes = new Map(); // name -> text pane (or null: no text) for the current function
-  let marks = { jaxpr: [], stablehlo: [], hlo: [] };
-  const linesCache = new WeakMap(); // fn -> {name: lineIndex}
-  const ownersCache = new WeakMap(); // ix -> {field: Map}
-
-  const linesOf = (name) => {
-    if (!linesCache.has(fn)) linesCache.set(fn, {});
-    const c = linesCache.get(fn);
-    if (!(name in c)) {
-      const t = paneText(fn, name);
-      c[name] = t.text != null ? lineIndex(t.text) : null;
-    }
-    return c[name];
-  };
-
-  /** Create pane `name` for the current function if it does not exist yet. */
-  const build = (name) => {
-    if (panes.has(name)) return panes.get(name);
-    const body = bodies.get(name);
-    clear(body);
+/** Line index of pane `name`'s text for the current function (cached per function). */
+function linesOf(ps, name) {
+  const { fn, linesCache } = ps;
+  if (!linesCache.has(fn)) linesCache.set(fn, {});
+  const c = linesCache.get(fn);
+  if (!(name in c)) {
     const t = paneText(fn, name);
-    let pane = null;
-    if (t.text == null) body.appendChild(h("div", { class: "jm-pane-note" }, t.why, ref));
-    else {
-      pane = createTextPane(body, linesOf(name), (i) => onLine(name, i));
-      pane.mark(marks[name], true);
-    }
-    panes.set(name, pane);
-    return pane;
-  };
+    c[name] = t.text != null ? lineIndex(t.text) : null;
+  }
+  return c[name];
+}
 
-  const counts = () => {
-    for (const p of PANES) {
-      const k = p.name === "jaxpr" ? 0 : new Set(marks[p.name]).size;
-      tabs.get(p.name).textContent = k ? `${p.label} · ${k}` : p.label;
-    }
-  };
+/** Create pane `name` for the current function if it does not exist yet. */
+function build(ps, name) {
+  if (ps.panes.has(name)) return ps.panes.get(name);
+  const body = ps.bodies.get(name);
+  clear(body);
+  const t = paneText(ps.fn, name);
+  let pane = null;
+  if (t.text == null) body.appendChild(h("div", { class: "jm-pane-note" }, t.why, ps.ref));
+  else {
+    pane = createTextPane(body, linesOf(ps, name), (i) => ps.onLine(name, i));
+    pane.mark(ps.marks[name], true);
+  }
+  ps.panes.set(name, pane);
+  return pane;
+}
 
+/** Each tab says how many lines its pane marks. */
+function counts(ps) {
+  for (const p of PANES) {
+    const k = p.name === "jaxpr" ? 0 : new Set(ps.marks[p.name]).size;
+    ps.tabs.get(p.name).textContent = k ? `${p.label} · ${k}` : p.label;
+  }
+}
+
+/** Show pane `name` (its tab active, its note, its text built and scrolled to the marks). */
+function show(ps, api, name) {
+  const { bodies, tabs, note } = ps;
+  if (!bodies.has(name)) return;
+  api.active = name;
+  for (const p of PANES) {
+    const on = p.name === name;
+    tabs.get(p.name).classList.toggle("jm-active", on);
+    tabs.get(p.name).setAttribute("aria-selected", on ? "true" : "false");
+    bodies.get(p.name).hidden = !on;
+  }
+  if (!ps.fn) return;
+  const t = paneText(ps.fn, name);
+  note.textContent = t.text != null && t.note ? t.note : "";
+  note.hidden = !note.textContent;
+  const pane = build(ps, name);
+  if (pane) pane.reveal();
+}
+
+/** Id of the node owning line i of pane `name` (jaxpr: the eqn starting at or above it). */
+function ownerOf(ps, name, i) {
+  const { ix, ownersCache } = ps;
+  if (!ix) return null;
+  if (name === "jaxpr") return nodeAtLine(ix, i);
+  const field = PANES.find((p) => p.name === name).field;
+  if (!ownersCache.has(ix)) ownersCache.set(ix, {});
+  const c = ownersCache.get(ix);
+  if (!c[field]) c[field] = ownerMap(ix, field);
+  return c[field].get(i) ?? null;
+}
+
+/**
+ * Build the pane block. `onLine(name, i)` reports a click on line i of pane `name`;
+ * `onTab(name)` a click on a pane's tab (the view loads deferred texts then, deferred.js).
+ * Returns {el, setFunction(fn, ix), refresh(), highlight(key), markLine(name, i),
+ * ownerOf(name, i), show(name), active, dispose()}.
+ */
+export function createPanes(ref, onLine, onTab = null) {
+  const dom = paneElements(ref, (name) => api.show(name), onTab);
+  /** The panes' state: the current function, its panes (name -> text pane, or null: no text) and marks. */
+  const ps = {
+    ...dom, ref, onLine, fn: null, ix: null, panes: new Map(), marks: { jaxpr: [], stablehlo: [], hlo: [] },
+    linesCache: new WeakMap(), // fn -> {name: lineIndex}
+    ownersCache: new WeakMap(), // ix -> {field: Map}
+  };
   const api = {
-    el,
+    el: dom.el,
     active: "jaxpr",
     setFunction(f, index) {
-      for (const p of panes.values()) if (p) p.dispose();
-      panes = new Map();
-      fn = f;
-      ix = index;
-      marks = { jaxpr: [], stablehlo: [], hlo: [] };
-      for (const b of bodies.values()) clear(b);
-      counts();
+      for (const p of ps.panes.values()) if (p) p.dispose();
+      Object.assign(ps, { panes: new Map(), fn: f, ix: index, marks: { jaxpr: [], stablehlo: [], hlo: [] } });
+      for (const b of ps.bodies.values()) clear(b);
+      counts(ps);
       api.show(api.active);
     },
     /** The function's texts or links changed (deferred levels arrived or failed): build its panes again. */
     refresh() {
-      if (!fn) return;
-      linesCache.delete(fn);
-      if (ix) ownersCache.delete(ix);
-      api.setFunction(fn, ix);
+      if (!ps.fn) return;
+      ps.linesCache.delete(ps.fn);
+      if (ps.ix) ps.ownersCache.delete(ps.ix);
+      api.setFunction(ps.fn, ps.ix);
     },
-    show(name) {
-      if (!bodies.has(name)) return;
-      api.active = name;
-      for (const p of PANES) {
-        const on = p.name === name;
-        tabs.get(p.name).classList.toggle("jm-active", on);
-        tabs.get(p.name).setAttribute("aria-selected", on ? "true" : "false");
-        bodies.get(p.name).hidden = !on;
-      }
-      if (!fn) return;
-      const t = paneText(fn, name);
-      note.textContent = t.text != null && t.note ? t.note : "";
-      note.hidden = !note.textContent;
-      const pane = build(name);
-      if (pane) pane.reveal();
-    },
+    show: (name) => show(ps, api, name),
     /** Mark the lines of element `key` (node, container, or null) in every pane. */
     highlight(key) {
-      if (!fn) return;
-      const nodes = key ? nodesUnder(ix, key) : [];
-      marks = marksFor(nodes, nodes.some((n) => Number.isInteger(n.line)) ? linesOf("jaxpr") : null);
-      for (const [name, pane] of panes) if (pane) pane.mark(marks[name], true);
-      counts();
+      if (!ps.fn) return;
+      const nodes = key ? nodesUnder(ps.ix, key) : [];
+      ps.marks = marksFor(nodes, nodes.some((n) => Number.isInteger(n.line)) ? linesOf(ps, "jaxpr") : null);
+      for (const [name, pane] of ps.panes) if (pane) pane.mark(ps.marks[name], true);
+      counts(ps);
     },
     /** Mark one clicked line that no node owns. */
     markLine(name, i) {
-      marks[name] = [i];
-      const pane = panes.get(name);
+      ps.marks[name] = [i];
+      const pane = ps.panes.get(name);
       if (pane) pane.mark([i], false);
     },
-    /** Id of the node owning line i of pane `name` (jaxpr: the eqn starting at or above it). */
-    ownerOf(name, i) {
-      if (!ix) return null;
-      if (name === "jaxpr") return nodeAtLine(ix, i);
-      const field = PANES.find((p) => p.name === name).field;
-      if (!ownersCache.has(ix)) ownersCache.set(ix, {});
-      const c = ownersCache.get(ix);
-      if (!c[field]) c[field] = ownerMap(ix, field);
-      return c[field].get(i) ?? null;
-    },
+    ownerOf: (name, i) => ownerOf(ps, name, i),
     dispose() {
-      for (const p of panes.values()) if (p) p.dispose();
+      for (const p of ps.panes.values()) if (p) p.dispose();
     },
   };
   return api;
