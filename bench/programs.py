@@ -98,7 +98,7 @@ def transformer_step(
 
 def eqn_count(closed_jaxpr: Any) -> int:
     """Recursive eqn count, as the graph document counts them."""
-    from jaxmagic.model.graph import sub_jaxprs
+    from jaxmagic.capture.jax_compat import sub_jaxprs
 
     def count(jaxpr: Any) -> int:
         return sum(1 + sum(count(getattr(s, "jaxpr", s)) for _, s in sub_jaxprs(e)) for e in jaxpr.eqns)

@@ -216,7 +216,7 @@ def test_transformer_total_near_xla():
 
 def _graph_eqns(closed_jaxpr):
     """Top-level eqns in graph order, None for eqns nested in sub-jaxprs (their owner counts them)."""
-    from jaxmagic.model.graph import sub_jaxprs
+    from jaxmagic.capture.jax_compat import sub_jaxprs
 
     out = []
 

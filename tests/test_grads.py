@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jaxmagic.capture.grads.split import GradSplit, grad_split
-from jaxmagic.capture.grads.split import _sub_jaxprs as _sub
+from jaxmagic.capture.grads.split import _open_subs as _sub
 from tests.grad_programs import block_args as transformer_args
 from tests.grad_programs import block_loss as transformer_loss
 from tests.grad_programs import remat_loss, stacked_blocks

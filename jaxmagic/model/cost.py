@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from ..capture.jax_compat import hlo
+from ..capture.jax_compat import hlo, sub_jaxprs
 from ..units import plural
 
 # one flop per output element
@@ -312,8 +312,6 @@ def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
 
     `limit`: stop after that many (the graph of a huge program keeps only its first eqns).
     """
-    from .graph import sub_jaxprs  # here: graph.py may import this module
-
     out: list[Cost] = []
     sizes: dict[int, tuple[Any, int, int]] = {}
 
@@ -324,7 +322,7 @@ def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
                 break
             index = len(out)
             out.append(Cost(None, None))  # placeholder: the owner's slot precedes its body's eqns
-            subs = [walk(getattr(sub, "jaxpr", sub)) for _, sub in sub_jaxprs(eqn)]
+            subs = [walk(sub) for _, sub in sub_jaxprs(eqn, opened=True)]
             cost = owner_cost(eqn, subs) if subs else eqn_cost(eqn, sizes)
             out[index] = cost
             top.append(cost)

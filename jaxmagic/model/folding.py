@@ -71,15 +71,12 @@ def definition(call: JitCall) -> tuple:
 
 def count_eqns(closed_jaxpr: Any, limit: int) -> int:
     """Eqns of a jaxpr and every sub-jaxpr, counted up to a little past `limit` (cheap: no printing)."""
-    closed_type, open_type = jax_compat.jaxpr_types()
     stack, total = [closed_jaxpr], 0
     while stack and total <= limit:
         item = stack.pop()
         for eqn in getattr(getattr(item, "jaxpr", item), "eqns", ()):
             total += 1
-            for value in eqn.params.values():
-                items = value if isinstance(value, (tuple, list)) else (value,)
-                stack.extend(v for v in items if isinstance(v, (closed_type, open_type)))
+            stack.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False))
     return total
 
 

@@ -29,7 +29,7 @@ from ..units import bytes_text, plural
 from . import findings
 from .document import envelope, guarded, source_json
 from .grad_findings import grad_findings
-from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph, sub_jaxprs
+from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph
 
 CUSTOM_RULE_PRIMS = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
 
@@ -442,8 +442,8 @@ def _node_paths(closed: Any, limit: int) -> list[Path]:
             if len(out) >= limit:
                 return
             out.append((*prefix, i))
-            for k, (_, sub) in enumerate(sub_jaxprs(eqn)):
-                walk(_open(sub), (*prefix, i, k))
+            for k, (_, sub) in enumerate(jax_compat.sub_jaxprs(eqn, opened=True)):
+                walk(sub, (*prefix, i, k))
 
     walk(_open(closed), ())
     return out

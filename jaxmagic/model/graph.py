@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from ..capture import jax_compat
@@ -30,20 +29,6 @@ from .repeats import find_repeats
 MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
 MAX_PARAM_CHARS = 240
 MAX_LEVEL_TEXT_BYTES = 4_000_000  # a StableHLO/HLO text above this stays in the capture, not the view
-
-
-def sub_jaxprs(eqn: Any) -> Iterator[tuple[str, Any]]:
-    """(label, Jaxpr) for each jaxpr in the eqn's params, in the order JAX prints them."""
-    types = jax_compat.jaxpr_types()
-    params = eqn.params
-    for key in sorted(params):
-        value = params[key]
-        if isinstance(value, types):
-            yield key, value
-        elif isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                if isinstance(item, types):
-                    yield f"{key}[{i}]", item
 
 
 def _open(jaxpr: Any) -> Any:
@@ -219,7 +204,7 @@ class _FunctionBuilder:
         node["src"] = _eqn_source(eqn, self._sources)
         group_ids: dict[int, str] = {}
         subgroups = []
-        for label, sub in sub_jaxprs(eqn):
+        for label, sub in jax_compat.sub_jaxprs(eqn):
             sub_gid = self._group(_open(sub), owner=nid, label=label)
             group_ids[id(sub)] = sub_gid
             subgroups.append(sub_gid)

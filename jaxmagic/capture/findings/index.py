@@ -118,15 +118,9 @@ class _Walk:
         values: dict = dict(consts)
         values.update({jaxpr.invars[i]: v for i, v in known.items() if i < len(jaxpr.invars)})
         written: dict = {}
-        types_ = jax_compat.jaxpr_types()
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
-            subs = [
-                item
-                for value in eqn.params.values()
-                for item in (value if type(value) in (tuple, list) else (value,))
-                if isinstance(item, types_)
-            ]
+            subs = [sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False)]
             if name not in _FOLD and name not in _CHECKS and not subs:
                 continue  # most eqns: nothing to fold, check or enter
             ins = [_atom(a, values) for a in eqn.invars]

@@ -56,15 +56,6 @@ _TRIVIAL_SCALARS = frozenset({0.0, 1.0, -1.0})  # as literals these are everywhe
 # -- jaxpr walking --------------------------------------------------------------------------
 
 
-def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
-    """Each jaxpr (closed or open) in an eqn's params."""
-    types_ = jax_compat.jaxpr_types()
-    for value in eqn.params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, types_):
-                yield item
-
-
 def _walk(closed_jaxpr: Any) -> list[tuple[Any, tuple]]:
     """(open jaxpr, its consts) for the root and each distinct sub-jaxpr, each once.
 
@@ -85,7 +76,7 @@ def _walk(closed_jaxpr: Any) -> list[tuple[Any, tuple]]:
             (jaxpr, tuple(jax_compat.constant_value(c) for c in item.consts) if isinstance(item, closed_type) else ())
         )
         for eqn in jaxpr.eqns:
-            todo.extend(_sub_jaxprs(eqn))
+            todo.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False))
     return found
 
 
@@ -267,8 +258,7 @@ def _refine(eqn: Any, var: Any, depth: int = 0) -> Any:
     """
     if depth >= 8:
         return eqn
-    for sub in _sub_jaxprs(eqn):
-        inner = getattr(sub, "jaxpr", sub)
+    for _, inner in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True):
         if len(inner.invars) == len(eqn.invars):
             position = next(i for i, v in enumerate(eqn.invars) if v is var)
             inner_var = inner.invars[position]
@@ -588,7 +578,7 @@ def _loops_in(jaxpr: Any, sizes: dict[int, int], min_repeats: int, max_checks: i
     for i, (eqn, stack) in enumerate(zip(jaxpr.eqns, stacks)):
         if len(stack) < first_depth:
             continue
-        size = 1 + sum(_size(sub, sizes) for sub in _sub_jaxprs(eqn))
+        size = 1 + sum(_size(sub, sizes) for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False))
         prim = eqn.primitive.name
         for d in range(first_depth, len(stack) + 1):
             key = stack[:d]
@@ -670,7 +660,9 @@ def _size(jaxpr: Any, sizes: dict[int, int]) -> int:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     n = sizes.get(id(inner))
     if n is None:
-        n = sum(1 + sum(_size(sub, sizes) for sub in _sub_jaxprs(eqn)) for eqn in inner.eqns)
+        n = sum(
+            1 + sum(_size(sub, sizes) for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False)) for eqn in inner.eqns
+        )
         sizes[id(inner)] = n
     return n
 

@@ -355,16 +355,9 @@ def _retagged_body(eqn: Any, path: UserPath) -> Any:
 # Reading the tags back, and removing them.
 
 
-def _sub_jaxprs(eqn: Any) -> Iterator[Any]:
+def _open_subs(eqn: Any) -> Iterator[Any]:
     """Open jaxprs held in an eqn's params, in sorted param-name order (as the printer walks them)."""
-    closed_type, open_type = jax_compat.jaxpr_types()
-    for key in sorted(eqn.params):
-        value = eqn.params[key]
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, closed_type):
-                yield item.jaxpr
-            elif isinstance(item, open_type):
-                yield item
+    return (sub for _, sub in jax_compat.sub_jaxprs(eqn, opened=True))
 
 
 def _own_path(eqn: Any) -> UserPath | None:
@@ -391,14 +384,14 @@ def _top_paths(jaxpr: Any, side: str, nested: dict) -> list[UserPath | None]:
             )
             if path is not None:
                 nested[(side, (*where, i))] = path
-            for k, sub in enumerate(_sub_jaxprs(eqn)):
+            for k, sub in enumerate(_open_subs(eqn)):
                 walk(sub, (*where, i, k), path)
 
     paths: list[UserPath | None] = []
     for i, eqn in enumerate(jaxpr.eqns):
         path = _own_path(eqn)
         paths.append(path)
-        for k, sub in enumerate(_sub_jaxprs(eqn)):
+        for k, sub in enumerate(_open_subs(eqn)):
             walk(sub, (i, k), path)
     return paths
 
@@ -422,7 +415,7 @@ def _recomputed(jaxpr: Any, where: tuple[int, ...], state: str = "top") -> Itera
             again = any(not t and name == _REMAT_SCOPE for t, name in entries)
         else:
             again = state == "recompute"
-        subs = list(_sub_jaxprs(eqn))
+        subs = list(_open_subs(eqn))
         if again and not subs:
             yield (*where, i)
         inner = "recompute" if again else "remat" if eqn.primitive.name in _REMAT_PRIMITIVES else "linear"

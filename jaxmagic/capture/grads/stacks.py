@@ -23,7 +23,6 @@ one of the same wrapper starts the next occurrence: two `grad` calls in one step
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -173,19 +172,6 @@ class GradRegions:
         }
 
 
-def _sub_jaxprs(eqn: Any) -> Iterator[tuple[str, Any]]:
-    """(label, open Jaxpr) of each jaxpr in an eqn's params, in sorted key order (as JAX prints)."""
-    closed_type, open_type = jax_compat.jaxpr_types()
-    for name in sorted(eqn.params):
-        value = eqn.params[name]
-        if isinstance(value, (closed_type, open_type)):
-            yield name, getattr(value, "jaxpr", value)
-        elif isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                if isinstance(item, (closed_type, open_type)):
-                    yield f"{name}[{i}]", getattr(item, "jaxpr", item)
-
-
 def _stack_text(entries: tuple[tuple[bool, str], ...]) -> str:
     """A name stack as JAX prints it: a transform wraps the entry after it (`transpose(jvp(a))/b`)."""
     parts: list[str] = []
@@ -272,7 +258,7 @@ def _classify(state: _Walk, jaxpr: Any, path: tuple, inherited: tuple, owner: Eq
         state.positions[key] = position
         state.eqns[key] = EqnRole(key, eqn.primitive.name, role, region, recomputed, scope, source, text)
         if eqn.params:
-            for label, sub in _sub_jaxprs(eqn):
+            for label, sub in jax_compat.sub_jaxprs(eqn, opened=True):
                 _classify(state, sub, (*key, label), stack, key)
 
 

@@ -236,14 +236,10 @@ def _mentions_keys(closed_jaxpr: Any) -> bool:
 
 
 def _has_random_primitive(jaxpr: Any) -> bool:
-    closed_type, open_type = jax_compat.jaxpr_types()
     for eqn in jaxpr.eqns:
         if eqn.primitive.name.startswith("random_"):
             return True
-        for value in eqn.params.values():
-            for item in value if isinstance(value, (tuple, list)) else (value,):
-                if isinstance(item, closed_type):
-                    item = item.jaxpr
-                if isinstance(item, open_type) and _has_random_primitive(item):
-                    return True
+        for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True):
+            if _has_random_primitive(sub):
+                return True
     return False

@@ -707,7 +707,7 @@ def shard_maps(closed_jaxpr: Any) -> list[ShardMapRecord]:
 
     def walk(jaxpr: Any, path: tuple[int, ...]) -> None:
         for i, eqn in enumerate(jaxpr.eqns):
-            subs = [getattr(v, "jaxpr", v) for v in _sub_jaxprs(eqn)]
+            subs = [sub for _, sub in jax_compat.sub_jaxprs(eqn, opened=True)]
             if eqn.primitive.name == "shard_map" and subs:
                 body = subs[0]
                 in_specs, out_specs = jax_compat.shard_map_specs(eqn)
@@ -744,17 +744,8 @@ def _explicit(jaxpr: Any) -> Iterable[ExplicitCollective]:
                 params=", ".join(f"{k}={v}" for k, v in rest.items())[:200],
                 source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
             )
-        for sub in _sub_jaxprs(eqn):
-            yield from _explicit(getattr(sub, "jaxpr", sub))
-
-
-def _sub_jaxprs(eqn: Any):
-    types = jax_compat.jaxpr_types()
-    for key in sorted(eqn.params):
-        value = eqn.params[key]
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, types):
-                yield item
+        for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+            yield from _explicit(sub)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -833,8 +824,8 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
                     )
                 )
             if name != "shard_map":
-                for sub in _sub_jaxprs(eqn):
-                    walk(getattr(sub, "jaxpr", sub), (*path, i))
+                for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+                    walk(sub, (*path, i))
 
     walk(closed_jaxpr.jaxpr, ())
     return out, extra

@@ -345,7 +345,8 @@ class _Aligner:
                 self.outside += 1
             for x, y in zip(a.outvars, b.outvars):
                 self._pair(x, y)
-            subs_a, subs_b = list(_sub_jaxprs(a)), list(_sub_jaxprs(b))
+            subs_a = [sub for _, sub in jax_compat.sub_jaxprs(a)]
+            subs_b = [sub for _, sub in jax_compat.sub_jaxprs(b)]
             if len(subs_a) != len(subs_b):
                 raise _Mismatch(f"{a.primitive.name} has other sub-jaxprs")
             for sa, sb in zip(subs_a, subs_b):
@@ -412,20 +413,6 @@ def _in_scope(eqn: Any, scope: str) -> bool:
     return scope in jax_compat.name_stack_text(eqn.source_info)
 
 
-def _sub_jaxprs(eqn: Any, ordered: bool = True) -> Iterator[Any]:
-    """Sub-jaxprs in param order (sorted keys, as JAX prints them) unless `ordered` is False."""
-    params = eqn.params
-    types = jax_compat.jaxpr_types()
-    for key in sorted(params) if ordered else params:
-        value = params[key]
-        if isinstance(value, types):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, types):
-                    yield item
-
-
 def _count(jaxpr: Any) -> tuple[int, int]:
     """(eqns, eqns traced under vmap), recursive over sub-jaxprs."""
     n = vmapped = 0
@@ -435,7 +422,7 @@ def _count(jaxpr: Any) -> tuple[int, int]:
         for eqn in current.eqns:
             n += 1
             vmapped += jax_compat.has_transform(eqn.source_info, "vmap")
-            stack.extend(getattr(sub, "jaxpr", sub) for sub in _sub_jaxprs(eqn, ordered=False))
+            stack.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True))
     return n, vmapped
 
 
@@ -448,5 +435,5 @@ def _has_nested_vmap(jaxpr: Any) -> bool:
             count = jax_compat.transform_depth(eqn.source_info, "vmap")
             if count >= 2:
                 return True
-            stack.extend(getattr(sub, "jaxpr", sub) for sub in _sub_jaxprs(eqn, ordered=False))
+            stack.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True))
     return False

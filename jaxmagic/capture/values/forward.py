@@ -163,7 +163,7 @@ class _Interpreter:
                     raise _Stop(f"stopped after {plural(self.bound, 'eqn')} (limit {self.max_eqns})")
                 if time.perf_counter() > self.deadline:
                     raise _Stop(f"stopped after {plural(self.bound, 'eqn')}: the {self.budget_s:g} s budget ran out")
-                if any(True for _ in _sub_jaxprs(eqn)):
+                if jax_compat.has_sub_jaxprs(eqn):
                     self.whole[eqn.primitive.name] += 1
                 outs = jax_compat.bind_eqn(eqn, invals)
                 self.bound += 1
@@ -199,8 +199,8 @@ def _bound_vars(jaxpr: Any):
     yield from jaxpr.invars
     for eqn in jaxpr.eqns:
         yield from eqn.outvars
-        for sub in _sub_jaxprs(eqn):
-            yield from _bound_vars(getattr(sub, "jaxpr", sub))
+        for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True):
+            yield from _bound_vars(sub)
 
 
 def _last_uses(jaxpr: Any) -> dict[Any, int]:
@@ -214,14 +214,6 @@ def _last_uses(jaxpr: Any) -> dict[Any, int]:
         if not jax_compat.is_literal(atom):
             last[atom] = len(jaxpr.eqns)
     return last
-
-
-def _sub_jaxprs(eqn: Any):
-    types = jax_compat.jaxpr_types()
-    for value in eqn.params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, types):
-                yield item
 
 
 def _call_body(eqn: Any) -> tuple[Any, Sequence[Any]] | None:

@@ -584,8 +584,8 @@ def _producer(jaxpr: Any, var: Any, chain: tuple) -> tuple[Any, tuple] | None:
     for eqn in jaxpr.eqns:
         if any(out is var for out in eqn.outvars):
             return eqn, chain
-        for sub in values._sub_jaxprs(eqn):
-            found = _producer(getattr(sub, "jaxpr", sub), var, (*chain, eqn))
+        for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True):
+            found = _producer(sub, var, (*chain, eqn))
             if found is not None:
                 return found
     return None
