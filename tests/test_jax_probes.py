@@ -565,3 +565,10 @@ def test_eager_trace_bind_is_reachable():
     probe(all(from_jit for _, from_jit in seen), "from_jit_dispatch (a jitted call's own bind)", seen)
     dispatch = getattr(inspect.unwrap(getattr(jax.jit(abs), "_cache_miss", abs)), "__code__", None)
     probe(dispatch is not None and dispatch.co_name == "cache_miss", "from_jit_dispatch: jit's dispatch name", dispatch)
+
+
+def test_key_data_reads_the_words_without_a_dispatch():
+    keys = jax.random.split(jax.random.key(3), 4)
+    found = jax_random.key_data(keys)
+    probe(np.array_equal(found, np.asarray(jax.random.key_data(keys))), "random.key_data", found)
+    probe(getattr(keys, "_base_array", None) is not None, "random.key_data (a key array's _base_array)", type(keys))

@@ -1,4 +1,4 @@
-"""JAX internals the key capture reads: where `jax.random` lives, and eager evaluation's bind.
+"""JAX internals the key capture reads: where `jax.random` lives, a key array's words, eager evaluation's bind.
 
 `capture/keys/flow.py` names the `jax.random` function an eqn came from by the outermost frame in
 JAX's random module; `capture/keys/patch.py` wraps the eager trace's `process_primitive` to see
@@ -8,6 +8,10 @@ the key operations an eager transform binds.
 from __future__ import annotations
 
 from types import FrameType
+from typing import Any
+
+import jax
+import numpy as np
 
 # JAX's random module: one file on 0.4-0.9, a package on 0.10.
 _RANDOM_FILES = ("jax/_src/random.py", "jax/_src/random/")
@@ -46,3 +50,14 @@ def from_jit_dispatch(frame: FrameType | None) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def key_data(keys: Any) -> np.ndarray:
+    """The uint32 words of a typed key array (keys on the leading axes), as numpy.
+
+    A key array keeps them as its private `_base_array`, read without a dispatch (~0.1 µs against
+    ~25 µs for `jax.random.key_data`, which every key of a long loop would pay); where that
+    attribute is gone, the public call gives the same words.
+    """
+    base = getattr(keys, "_base_array", None)
+    return np.asarray(base if base is not None else jax.random.key_data(keys))
