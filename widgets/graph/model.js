@@ -64,73 +64,105 @@ export function indexFunction(fn) {
   const groups = new Map((fn.groups || []).map((g) => [g.id, g]));
   const nodes = new Map((fn.nodes || []).map((n) => [n.id, n]));
   const vars = new Map((fn.vars || []).map((v) => [v.id, v]));
-  const parent = new Map();
-  const items = new Map(); // container key -> ordered child keys (nodes/scopes/groups)
-  const ports = new Map(); // group key -> {ins, consts, outs}
-  const scopes = new Map(); // "S:i" -> {key, group, path, name}
-  const count = new Map(); // element key -> eqns inside (recursive); nodes count themselves
-  const first = new Map(); // item key -> index in fn.nodes of its first node (for repeats)
+  const t = elementTree(fn, groups, vars);
+  const { parent, items, ports, scopes, first } = t;
+  const virt = new Map(); // "R:"/"U:"/"K:"/"Q:" key -> {kind, ...} (labels filled in below)
+  applyRepeats(fn, { items, parent, first, scopes, virt });
+  bundlePorts(ports, parent, virt);
+  chunkContainers(items, parent, virt);
+  const count = eqnCounts(items, t.rootKey);
+  const lines = (fn.nodes || [])
+    .filter((n) => Number.isInteger(n.line) && parent.has(ids.node(n.id)))
+    .map((n) => ({ line: n.line, id: n.id }))
+    .sort((a, b) => a.line - b.line);
+
+  const ix = {
+    fn, groups, nodes, vars, parent, items, ports, scopes, count, lines, virt,
+    labels: new Map(), // R/U/K key -> one-line label (breadcrumbs, details, tooltips)
+    root: t.rootKey,
+    edges: deriveEdges(fn).filter((e) => parent.has(e.from) && parent.has(e.to)),
+  };
+  labelContainers(ix);
+  return ix;
+}
+
+/**
+ * The tree of groups, scope boxes and eqns below the root group, each group once:
+ * `parent`, `items` (container key -> ordered child keys: nodes/scopes/groups),
+ * `ports` (group key -> {ins, consts, outs}), `scopes` ("S:i" -> {key, group, path,
+ * name}), `first` (item key -> index in fn.nodes of its first node, for repeats), `rootKey`.
+ */
+function elementTree(fn, groups, vars) {
   const byGroup = new Map();
   (fn.nodes || []).forEach((n, i) => {
     if (!byGroup.has(n.group)) byGroup.set(n.group, []);
     byGroup.get(n.group).push([n, i]);
   });
-
-  let scopeCounter = 0;
-  const seen = new Set();
-  /** Walk a group (reachable from the root only, each once) and its sub-groups. */
-  const visitGroup = (gid, parentKey) => {
-    const g = groups.get(gid);
-    if (!g || seen.has(gid)) return null;
-    seen.add(gid);
-    const gk = ids.group(gid);
-    if (parentKey) parent.set(gk, parentKey);
-    const p = {
-      ins: (g.invars || []).filter((v) => vars.has(v)).map(ids.port),
-      consts: (g.constvars || []).filter((v) => vars.has(v)).map(ids.port),
-      outs: (g.outvars || []).map((_, i) => ids.output(gid, i)),
-    };
-    for (const k of [...p.ins, ...p.consts, ...p.outs]) parent.set(k, gk);
-    ports.set(gk, p);
-    items.set(gk, []);
-    // A scope box is one contiguous run of eqns under a name: a name entered again after
-    // other items (the `vmap(…)` of the next block's einsum) is a new box, so blocks stay whole.
-    const containerFor = (path, at) => {
-      let cur = gk;
-      for (let i = 0; i < path.length; i++) {
-        const siblings = items.get(cur);
-        const tail = siblings[siblings.length - 1];
-        let sk = tail && ids.isScope(tail) && scopes.get(tail).name === String(path[i]) ? tail : null;
-        if (!sk) {
-          sk = ids.scope(scopeCounter++);
-          scopes.set(sk, { key: sk, group: gid, path: path.slice(0, i + 1), name: String(path[i]) });
-          parent.set(sk, cur);
-          first.set(sk, at);
-          siblings.push(sk);
-          items.set(sk, []);
-        }
-        cur = sk;
-      }
-      return cur;
-    };
-    for (const [n, at] of byGroup.get(gid) || []) {
-      const path = Array.isArray(n.scope) ? n.scope : [];
-      const ck = path.length ? containerFor(path, at) : gk;
-      const nk = ids.node(n.id);
-      parent.set(nk, ck);
-      first.set(nk, at);
-      items.get(ck).push(nk);
-      const subs = [];
-      for (const sg of n.subgroups || []) if (visitGroup(sg, nk)) subs.push(ids.group(sg));
-      if (subs.length) items.set(nk, subs);
-    }
-    return gk;
+  const t = {
+    groups, vars, byGroup, parent: new Map(), items: new Map(), ports: new Map(), scopes: new Map(), first: new Map(),
+    seen: new Set(), scopeCounter: 0, rootKey: null,
   };
-  const rootKey = visitGroup(fn.root, null);
+  t.rootKey = visitGroup(t, fn.root, null);
+  return t;
+}
 
-  const virt = new Map(); // "R:"/"U:"/"K:"/"Q:" key -> {kind, ...} (labels filled in below)
-  applyRepeats(fn, { items, parent, first, scopes, virt });
-  bundlePorts(ports, parent, virt);
+/** Walk a group (reachable from the root only, each once) and its sub-groups. */
+function visitGroup(t, gid, parentKey) {
+  const { parent, items, first } = t;
+  const g = t.groups.get(gid);
+  if (!g || t.seen.has(gid)) return null;
+  t.seen.add(gid);
+  const gk = ids.group(gid);
+  if (parentKey) parent.set(gk, parentKey);
+  const p = {
+    ins: (g.invars || []).filter((v) => t.vars.has(v)).map(ids.port),
+    consts: (g.constvars || []).filter((v) => t.vars.has(v)).map(ids.port),
+    outs: (g.outvars || []).map((_, i) => ids.output(gid, i)),
+  };
+  for (const k of [...p.ins, ...p.consts, ...p.outs]) parent.set(k, gk);
+  t.ports.set(gk, p);
+  items.set(gk, []);
+  for (const [n, at] of t.byGroup.get(gid) || []) {
+    const path = Array.isArray(n.scope) ? n.scope : [];
+    const ck = path.length ? containerFor(t, gid, gk, path, at) : gk;
+    const nk = ids.node(n.id);
+    parent.set(nk, ck);
+    first.set(nk, at);
+    items.get(ck).push(nk);
+    const subs = [];
+    for (const sg of n.subgroups || []) if (visitGroup(t, sg, nk)) subs.push(ids.group(sg));
+    if (subs.length) items.set(nk, subs);
+  }
+  return gk;
+}
+
+/**
+ * The scope box of group `gk` for an eqn with scope `path` at node index `at`. A scope
+ * box is one contiguous run of eqns under a name: a name entered again after other
+ * items (the `vmap(…)` of the next block's einsum) is a new box, so blocks stay whole.
+ */
+function containerFor(t, gid, gk, path, at) {
+  const { items, scopes } = t;
+  let cur = gk;
+  for (let i = 0; i < path.length; i++) {
+    const siblings = items.get(cur);
+    const tail = siblings[siblings.length - 1];
+    let sk = tail && ids.isScope(tail) && scopes.get(tail).name === String(path[i]) ? tail : null;
+    if (!sk) {
+      sk = ids.scope(t.scopeCounter++);
+      scopes.set(sk, { key: sk, group: gid, path: path.slice(0, i + 1), name: String(path[i]) });
+      t.parent.set(sk, cur);
+      t.first.set(sk, at);
+      siblings.push(sk);
+      items.set(sk, []);
+    }
+    cur = sk;
+  }
+  return cur;
+}
+
+/** Cut every item list over CAP into consecutive "K:" chunks, recursively. */
+function chunkContainers(items, parent, virt) {
   let chunkCounter = 0;
   for (const ck of [...items.keys()]) {
     if (ids.isNode(ck)) continue; // an owner holds its few sub-groups
@@ -152,8 +184,11 @@ export function indexFunction(fn) {
     for (const x of list) parent.set(x, ck);
     items.set(ck, list);
   }
+}
 
-  // Recursive eqn counts, bottom-up over the tree.
+/** Recursive eqn counts, bottom-up over the tree: element key -> eqns inside; nodes count themselves. */
+function eqnCounts(items, rootKey) {
+  const count = new Map();
   const countOf = (k) => {
     if (count.has(k)) return count.get(k);
     let c = ids.isNode(k) ? 1 : 0;
@@ -162,20 +197,7 @@ export function indexFunction(fn) {
     return c;
   };
   if (rootKey) countOf(rootKey);
-
-  const lines = (fn.nodes || [])
-    .filter((n) => Number.isInteger(n.line) && parent.has(ids.node(n.id)))
-    .map((n) => ({ line: n.line, id: n.id }))
-    .sort((a, b) => a.line - b.line);
-
-  const ix = {
-    fn, groups, nodes, vars, parent, items, ports, scopes, count, lines, virt,
-    labels: new Map(), // R/U/K key -> one-line label (breadcrumbs, details, tooltips)
-    root: rootKey,
-    edges: deriveEdges(fn).filter((e) => parent.has(e.from) && parent.has(e.to)),
-  };
-  labelContainers(ix);
-  return ix;
+  return count;
 }
 
 /**
