@@ -24,9 +24,9 @@ def environment_report(magics: list[str]) -> str:
 
     lines = [f"jaxmagic {__version__}", f"JAX {jax.__version__}"]
     try:
-        import jaxlib
+        from jaxlib.version import __version__ as jaxlib_version
 
-        lines[-1] += f" (jaxlib {jaxlib.__version__})"
+        lines[-1] += f" (jaxlib {jaxlib_version})"
         devices = jax.devices()
         lines.append(f"backend: {jax.default_backend()}, {len(devices)} device(s)")
         for device in devices[:16]:

@@ -151,7 +151,7 @@ def export(source: str | Path, output: str | Path | None = None, run: bool = Fal
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxmagic.export", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m jaxmagic.export", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("notebook")
     parser.add_argument("-o", "--output", help="HTML file to write (default: next to the notebook)")
     parser.add_argument("--execute", action="store_true", help="run the notebook first (nbclient)")

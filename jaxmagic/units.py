@@ -44,10 +44,13 @@ def plural(count: Any, word: str, many: str | None = None) -> str:
     return f"{count_text(count)} {word if _finite(count) == 1 else many}"
 
 
+_TIMES_WORDS: dict[float, str] = {1: "once", 2: "twice"}
+
+
 def times_word(count: Any) -> str:
     """'once', 'twice', '3 times'."""
     n = _finite(count)
-    return {1: "once", 2: "twice"}.get(n, f"{count_text(count)} times") if n is not None else "? times"
+    return _TIMES_WORDS.get(n, f"{count_text(count)} times") if n is not None else "? times"
 
 
 def bytes_text(n: Any) -> str:

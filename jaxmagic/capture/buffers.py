@@ -86,7 +86,7 @@ def _is_jaxpr(value: Any) -> bool:
 
 def _stubbed_fields(obj: Any, names: tuple[str, ...], memo: dict[int, Any]) -> Any:
     """A frozen record (`GradSplit`, `TangentProgram`) with its jaxpr fields stubbed; shared ones stay shared."""
-    if obj is None or not dataclasses.is_dataclass(obj):
+    if obj is None or not dataclasses.is_dataclass(obj) or isinstance(obj, type):
         return obj
     if id(obj) not in memo:
         changes = {n: _stubbed_jaxpr(getattr(obj, n, None), memo) for n in names if hasattr(obj, n)}

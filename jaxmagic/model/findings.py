@@ -244,7 +244,7 @@ def general(capture: Capture) -> list[Finding]:
 
 def by_severity(found: list[dict]) -> list[dict]:
     """Bugs, then warnings, then infos; the order within each kept."""
-    return sorted(found, key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 3))
+    return sorted(found, key=lambda f: SEVERITY_ORDER.get(f.get("severity", ""), 3))
 
 
 def graph_findings(capture: Capture, functions: list[dict], fid_of_call: dict[int, str]) -> list[dict]:

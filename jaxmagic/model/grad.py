@@ -17,6 +17,7 @@ Pure functions of a `Capture`: no IPython, no widgets; the result is plain JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -99,15 +100,16 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
             )
         )
     nested = [
-        g for g in capture.grads if g.traced and g.split is None and g.inside is not None and id(g) not in claimed
+        (g, capture.grads[g.inside])
+        for g in capture.grads
+        if g.traced and g.split is None and g.inside is not None and id(g) not in claimed
     ]
-    for g in nested:
-        outer = capture.grads[g.inside]
+    for g, outer in nested:
         notes.append(
             f"{g.kind} of {g.name}{_at(g.call_site)} ran inside {outer.kind} of {outer.name}"
             f"{_at(outer.call_site)}: its ops are part of that differentiation's graphs"
         )
-    claimed.update(id(g) for g in nested)
+    claimed.update(id(g) for g, _ in nested)
     stray = [g for g in capture.grads if g.traced and g.split is None and id(g) not in claimed]
     if stray:
         where = ", ".join(
@@ -471,12 +473,10 @@ def _user_ops(user: Any, paths: set[Path]) -> list[dict]:
     """The user's eqns that links point at: a path names eqn p[-1] of the `jaxpr` bodies along p."""
     out = []
     for path in sorted(paths):
-        jaxpr, eqn = _open(user), None
         try:
-            for depth, i in enumerate(path):
-                if depth:
-                    jaxpr = _open(eqn.params["jaxpr"])
-                eqn = jaxpr.eqns[i]
+            eqn = _open(user).eqns[path[0]]
+            for i in path[1:]:
+                eqn = _open(eqn.params["jaxpr"]).eqns[i]
         except (KeyError, IndexError):
             continue
         out.append(
@@ -582,7 +582,7 @@ def _leaf_paths(call: GradCall, split: Any) -> list[str]:
     return out
 
 
-def _name_inputs(graph: dict, paths: list[str | None]) -> None:
+def _name_inputs(graph: dict, paths: Sequence[str | None]) -> None:
     """Name a split program's input ports as the user wrote them (`w`, `params['layers'][0]['w']`).
 
     The programs are traced from flat leaf lists, so JAX's debug info calls their inputs

@@ -196,10 +196,10 @@ def _leaf_findings(entry: dict) -> list[dict]:
                 f"has RMS {rms:.3g} (below {limit:.3g}: {VANISH_RMS:g} absolute or {VANISH_RELATIVE:g} × the "
                 f"median leaf's {typical:.3g})"
             )
-            small = lambda v, limit=limit: _rms(v) is not None and _rms(v) < limit
+            small = lambda v, limit=limit: (r := _rms(v)) is not None and r < limit
         elif rms > EXPLODE_RMS:
             kind, why = "exploding_gradient", f"has RMS {rms:.3g} (above {EXPLODE_RMS:g})"
-            small = lambda v: _rms(v) is not None and _rms(v) > EXPLODE_RMS
+            small = lambda v: (r := _rms(v)) is not None and r > EXPLODE_RMS
         else:
             continue
         graph, node = _origin(entry, g.get("var"), small) if g.get("var") else (None, None)

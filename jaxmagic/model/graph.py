@@ -75,8 +75,10 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
         return None
     if not capture_source.is_user_file(frame.file_name):
         for file, line, function in reversed(jax_compat.user_stack(eqn.source_info)):  # innermost first
-            if capture_source.is_user_file(file):
-                src = source_json(capture_source.location(file, line, None, function))
+            if not capture_source.is_user_file(file):
+                continue
+            src = source_json(capture_source.location(file, line, None, function))
+            if src is not None:  # None: a frame without a line number
                 src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line, frame.function_name)
                 return src
     elif memo is not None:

@@ -179,13 +179,14 @@ def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], d
         opened: Counter = Counter()  # (container, name) -> boxes of that name made in it
         last_scope: list[str] | None = None
         open_boxes: list[_Item] = []  # the boxes the previous node of the group went through
+        last_container: tuple = (gid,)  # the innermost of them (the group itself when none)
         for i in members:
             node, stop = fn["nodes"][i], spans[i]
             scope = node["scope"]
             if scope == last_scope:  # the same boxes, all still open: a layer's eqns share a scope
                 for tail in open_boxes:
                     tail.stop = stop
-                containers[open_boxes[-1].box if open_boxes else (gid,)].append(_Item(node["id"], i, stop))
+                containers[last_container].append(_Item(node["id"], i, stop))
                 continue
             container = (gid,)
             open_boxes = []
@@ -194,6 +195,7 @@ def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], d
                 tail = siblings[-1] if siblings else None
                 if tail is not None and tail.box is not None and tail.name == name:
                     tail.stop = stop  # the box is still open
+                    box = tail.box
                 else:
                     box = (*container, name, opened[container, name])
                     opened[container, name] += 1
@@ -201,8 +203,8 @@ def _containers(fn: dict, spans: list[int]) -> tuple[dict[tuple, list[_Item]], d
                     siblings.append(tail)
                     containers[box], paths[box] = [], [*paths[container], name]
                 open_boxes.append(tail)
-                container = tail.box
-            last_scope = scope
+                container = box
+            last_scope, last_container = scope, container
             containers[container].append(_Item(node["id"], i, stop))
     return containers, paths
 

@@ -204,11 +204,11 @@ def _spans(capture: Capture, lanes: list[_Lane], lane_at: dict, origin: float) -
     for call in capture.calls:
         lane_of_call[call.index] = lane_at[_lane_key(call)]
     timed = [e for e in capture.events if e.phase in _PHASES]
-    inside = [e for e in timed if e.call_index is not None and e.call_index in lane_of_call]
+    inside = [(e.call_index, e) for e in timed if e.call_index is not None and e.call_index in lane_of_call]
     outside = top_level([e for e in timed if e.call_index is None or e.call_index not in lane_of_call])
     by_call: dict[int, list[Event]] = {}
-    for e in inside:
-        by_call.setdefault(e.call_index, []).append(e)
+    for index, e in inside:
+        by_call.setdefault(index, []).append(e)
     chosen: list[tuple[Event, int, int]] = []
     for index, events in by_call.items():
         li = lane_of_call[index]

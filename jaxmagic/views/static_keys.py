@@ -44,7 +44,7 @@ class _Tree:
     def __init__(self, doc: dict) -> None:
         self.nodes = doc.get("nodes", [])
         self.runs = {r["id"]: r for r in doc.get("runs", [])}
-        self.children: dict[int | None, list] = {}
+        self.children: dict[int | tuple[str, int] | None, list] = {}  # parent: node id, ("run", id), None (roots)
         for node in self.nodes:
             if node.get("run") is not None:
                 run = self.runs[node["run"]]

@@ -89,9 +89,10 @@ class JaxmagicWidget(anywidget.AnyWidget):
     doc = traitlets.Dict().tag(sync=True)
 
     def __new__(cls, doc: dict | None = None, **kwargs: Any) -> JaxmagicWidget:
+        chosen: type[JaxmagicWidget] = cls
         if cls is JaxmagicWidget and isinstance(doc, dict):
-            cls = KIND_WIDGETS.get(doc.get("kind"), cls)
-        return super().__new__(cls, doc, **kwargs)
+            chosen = KIND_WIDGETS.get(doc.get("kind", ""), cls)
+        return super(JaxmagicWidget, chosen).__new__(chosen, doc, **kwargs)  # super(), for `chosen`
 
     def __init__(self, doc: dict, handlers: dict[str, Handler] | None = None, **kwargs: Any):
         # Jupyter sends state as UTF-8: no lone surrogates, checked by the one JSON pass that packs it.
@@ -145,8 +146,9 @@ class JaxmagicWidget(anywidget.AnyWidget):
 
         data, metadata = self._repr_mimebundle_()
         display(data, raw=True, metadata=metadata)
-        if self._view_name is not None:
-            self._handle_displayed(**kwargs)
+        handle_displayed = getattr(self, "_handle_displayed", None)  # ipywidgets 7's, the one calling this
+        if self._view_name is not None and handle_displayed is not None:
+            handle_displayed(**kwargs)
 
     # ipywidgets 7's `Widget._ipython_display_` would publish the view without the fallbacks; where
     # the base class has none (ipywidgets 8), IPython asks `_repr_mimebundle_` and this stays unset.

@@ -228,7 +228,7 @@ def encode_document(doc: dict, compress: bool = True) -> dict:
 
 def _encode(doc: dict, compress: bool) -> tuple[dict, set[str], bool]:
     """(wire form, top-level fields whose JSON `_pack` checked, whether a check scrubbed one)."""
-    packable = PACKED_FIELDS.get(doc.get("kind"))
+    packable = PACKED_FIELDS.get(doc.get("kind", ""))
     if packable and doc.get("encoding") is None:
         if not compress:
             return doc, set(), False

@@ -132,7 +132,10 @@ def _deleted_arrays(exc: BaseException) -> list:
 
 def _finding(exc: BaseException, entry: tuple) -> Finding:
     _ref, index, name, argument, pytree, frame = entry
-    where = source.location(*frame[:2], None, frame[2]) if frame is not None else None
+    where = None
+    if frame is not None:
+        file, line, function = frame
+        where = source.location(file, line, None, function)
     read = source.exception_location(exc)
     donated_at = ""
     if where is not None:

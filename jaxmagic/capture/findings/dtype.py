@@ -36,7 +36,7 @@ class TruncationLog:
     def __init__(self, quiet: Callable[[], bool], recording_call: Callable[[Any], int | None]):
         self.quiet = quiet
         self._recording_call = recording_call
-        self._by_line: dict[tuple, _Truncation] = {}
+        self._by_line: dict[tuple[str, int] | None, _Truncation] = {}
 
     def on_warning(self, message: Any, category: Any, frame: Any) -> None:
         """Note a truncation warning the user's filters let through (module docstring)."""
@@ -96,7 +96,7 @@ def _filtered_out(message: Any, category: Any, frame: Any) -> bool:
     text = str(message)
     module = frame.f_globals.get("__name__", "<string>") if frame is not None else "sys"
     lineno = frame.f_lineno if frame is not None else 1
-    action = warnings.defaultaction
+    action = getattr(warnings, "defaultaction", "default")  # at runtime, though typeshed leaves it out
     for item in warnings.filters:
         act, msg, cat, mod, ln = item
         if (

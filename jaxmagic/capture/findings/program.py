@@ -201,8 +201,9 @@ class _Reach:
         code = getattr(fn, "__code__", None)
         if code is None:  # a callable object: its pytree leaves and its __call__
             call = getattr(type(fn), "__call__", None)  # noqa: B004
-            if owner is None and isinstance(getattr(call, "__code__", None), types.CodeType):
-                self._container(fn, "self", "attribute of the jitted callable", _code_names(call.__code__), depth)
+            call_code = getattr(call, "__code__", None)
+            if owner is None and call is not None and isinstance(call_code, types.CodeType):
+                self._container(fn, "self", "attribute of the jitted callable", _code_names(call_code), depth)
                 self.function(types.MethodType(call, fn), depth, via)
             return
         user = _is_user_file(code.co_filename)

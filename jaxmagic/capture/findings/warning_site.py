@@ -40,6 +40,7 @@ from ..patches import replace_attribute
 class Listener(Protocol):
     def quiet(self) -> bool:
         """True while jaxmagic runs the user's code or JAX again for itself: warnings are dropped."""
+        ...
 
     def on_warning(self, message: Any, category: type, frame: Any) -> None:
         """A warning the cell's code raised, at `frame` (where it is shown; None: JAX's "sys")."""

@@ -28,7 +28,24 @@ from . import call_hook
 
 
 class CallRecorder(Protocol):
+    """What receives the jitted calls of a capture: every call (`record`); with a `fast_path`, also
+    the hot calls due a readiness sample (`sampled`) and those JAX traced or compiled (`fast_missed`)."""
+
     def record(self, fn: Any, args: tuple, kwargs: dict) -> Any: ...
+
+    def sampled(self, fn: Any, state: Any, args: tuple, kwargs: dict, n_events: int, start: float) -> Any: ...
+
+    def fast_missed(
+        self,
+        fn: Any,
+        args: tuple,
+        kwargs: dict,
+        out: Any,
+        n_events: int,
+        start: float,
+        end: float,
+        error: BaseException | None,
+    ) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -103,10 +103,11 @@ def _written_arguments(frame: types.FrameType | None) -> tuple[list, dict] | Non
 
     The call is found by the frame's current instruction's source position (Python 3.11+).
     """
-    if frame is None or not hasattr(frame.f_code, "co_positions"):
+    co_positions = getattr(frame.f_code, "co_positions", None) if frame is not None else None
+    if frame is None or co_positions is None:
         return None
     try:
-        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        positions = list(co_positions())[frame.f_lasti // 2]
         text = _source_span(frame.f_code.co_filename, *positions)
         call = ast.parse(text, mode="eval").body if text else None
     except (IndexError, SyntaxError, ValueError, TypeError):

@@ -166,7 +166,7 @@ def _is_key_dtype(dtype: Any) -> bool:
     try:
         import jax
 
-        return bool(jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key))
+        return bool(jax.numpy.issubdtype(dtype, jax.dtypes.prng_key))
     except (TypeError, ValueError):  # a dtype JAX does not know
         return False
 
@@ -693,7 +693,7 @@ def _finish(reader: _Reader, outvars: list, env: dict) -> ProgramKeys:
         k = None if jax_compat.is_literal(var) else env.get(var)
         if k is not None and out.keys[k].keyed:
             out.outputs[i] = k
-    out.inputs = {k.input: k.id for k in out.keys if k.how == "input" and k.keyed}
+    out.inputs = {k.input: k.id for k in out.keys if k.how == "input" and k.keyed and k.input is not None}
     return out
 
 

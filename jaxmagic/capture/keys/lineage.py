@@ -46,8 +46,8 @@ class ProgramCall:
     """A jitted call whose program handles keys."""
 
     order: int
-    index: int
-    name: str
+    index: int | None  # None: a program JAX ran inside an eager op (`jax.random.split`)
+    name: str | None  # None: a jax.random sampler's program, named by its use
     program: Any  # key_flow.ProgramKeys
     inputs: dict[int, Any]  # flat input index -> argument object
     outputs: dict[int, Any]  # flat output index -> result object
@@ -223,7 +223,7 @@ class Lineage:
                 None,
                 label,
                 _seed_detail(op),
-                shape=_shape_of(op.out)[: max(0, words.ndim - 1)] if words is not None else (),
+                shape=(_shape_of(op.out) or ())[: max(0, words.ndim - 1)] if words is not None else (),
                 typed=impl is not None,
                 impl=impl,
                 words=words,
@@ -497,7 +497,8 @@ class Lineage:
                 continue
             total = _add(total, times)
         for group in alternatives.values():
-            most = None if any(v is None for v in group.values()) else max(group.values())
+            counts = [v for v in group.values() if v is not None]
+            most = max(counts) if len(counts) == len(group) else None  # one branch unknown: all unknown
             total = _add(total, most)
         return total
 

@@ -245,7 +245,7 @@ def _pad(leaf: Any, axis: int, sizes: list[int]) -> Any:
         raise _Unsupported("a vmap over zero elements")
     sizes.append(size)
     dtype = jax.numpy.result_type(leaf)
-    if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):  # keys: no pad value; not differentiated
+    if jax.numpy.issubdtype(dtype, jax.dtypes.extended):  # keys: no pad value; not differentiated
         return lax.concatenate([leaf, lax.slice_in_dim(leaf, 0, 1, axis=axis)], axis)
     config = [(0, 1 if d == axis else 0, 0) for d in range(ndim)]
     return lax.pad(leaf, np.zeros((), dtype), config)

@@ -79,8 +79,8 @@ def summarize(aval: Any, value: Any) -> dict:
         "inf": 0,
         "value": None,
     }
-    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
-        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and int(np.prod(shape)) <= MAX_PRINTED_ELEMENTS:
+    if dtype is not None and jax.numpy.issubdtype(dtype, jax.dtypes.extended):
+        if jax.numpy.issubdtype(dtype, jax.dtypes.prng_key) and int(np.prod(shape)) <= MAX_PRINTED_ELEMENTS:
             summary["value"] = _printed(np.asarray(jax.random.key_data(value)))
         return summary
     array = np.asarray(value)
@@ -108,7 +108,7 @@ def summarize(aval: Any, value: Any) -> dict:
 
 def _is_ml_float(dtype: np.dtype) -> bool:
     try:
-        return bool(jax.dtypes.issubdtype(dtype, np.floating))
+        return bool(jax.numpy.issubdtype(dtype, np.floating))
     except (TypeError, ValueError):  # a dtype JAX does not know
         return False
 

@@ -65,7 +65,7 @@ _FLOAT_KINDS = "fc"
 def _is_float(dtype: Any) -> bool:
     """True for floating and complex dtypes, bfloat16 and float8 included: what can hold NaN/Inf."""
     try:
-        return np.dtype(dtype).kind in _FLOAT_KINDS or bool(jax.dtypes.issubdtype(dtype, np.inexact))
+        return np.dtype(dtype).kind in _FLOAT_KINDS or bool(jax.numpy.issubdtype(dtype, np.inexact))
     except (TypeError, ValueError):  # an extended dtype (keys) numpy cannot read
         return False
 
@@ -87,7 +87,7 @@ def host_counts(array: Any) -> tuple[int, int]:
     for part in parts:
         host = _as_numpy(np.asarray(part))
         if host.dtype.kind == "c":
-            host = host.view(host.real.dtype)
+            host = host.view(np.real(host).dtype)
         if not host.size or np.isfinite(host.max()) and np.isfinite(host.min()):
             continue  # max and min are NaN if any element is, +-Inf if one is: two fast passes, no temporaries
         nan += int(np.count_nonzero(np.isnan(host)))
@@ -147,6 +147,9 @@ class _Found(Exception):
         self.var = var
 
 
+_SEEN: dict = {}  # the summary of every variable `_FirstNonFinite` saw: none is kept
+
+
 class _FirstNonFinite(values._Interpreter):
     """The values interpreter, stopped at the first variable holding NaN (or Inf)."""
 
@@ -155,7 +158,7 @@ class _FirstNonFinite(values._Interpreter):
         self.kind = kind
 
     def _summarize(self, var: Any, value: Any) -> None:
-        self.values[var] = None  # seen: nothing else kept
+        self.values[var] = _SEEN  # seen: nothing else kept
         if not _is_float(getattr(getattr(var, "aval", None), "dtype", None)):
             return
         nan, inf = host_counts(value)
@@ -282,7 +285,7 @@ class NanWatch:
         else:
             self.dropped += 1
 
-    def check(self, capture: Capture, bound: list[tuple[str, Any]] = ()) -> None:
+    def check(self, capture: Capture, bound: Sequence[tuple[str, Any]] = ()) -> None:
         """Check what is still alive and ready; add findings and notes to `capture`. Never raises.
 
         `bound`: (name as written, array) for the arrays the cell bound in the namespace: they
@@ -356,7 +359,7 @@ def _counts_within(array: Any, budget: list[int]) -> tuple[int, int] | None:
     return host_counts(array)
 
 
-def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: list[tuple[str, Any]]) -> None:
+def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: Sequence[tuple[str, Any]]) -> None:
     """Read every watched output within the budget, then one finding per function, kind and kind of
     output (its first call whose origin was found, else its first), saying in how many calls."""
     budget = [MAX_CHECK_BYTES, 0, 0]  # bytes left, outputs past the budget, outputs not ready
@@ -423,7 +426,7 @@ def _read(
     return _counts_within(array, budget), name
 
 
-def _check_bound(bound: list[tuple[str, Any]], checked: set[int], budget: list[int], capture: Capture) -> None:
+def _check_bound(bound: Sequence[tuple[str, Any]], checked: set[int], budget: list[int], capture: Capture) -> None:
     """Arrays the cell bound that no watched call output was: one finding per name that holds NaN/Inf."""
     reported: set[str] = set()
     for name, array in bound:

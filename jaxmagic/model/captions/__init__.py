@@ -44,7 +44,7 @@ def caption(doc: dict) -> list[str]:
     anything was recorded, the error. Otherwise the error is left to the error banner every view
     draws right above the caption: saying it twice would push the figures out.
     """
-    kind = doc.get("kind")
+    kind = doc.get("kind", "")
     write = WRITERS.get(kind)
     with cells_of(doc):
         body = [s for s in (write(doc) if write else []) if s]
