@@ -10,9 +10,10 @@ import contextlib
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import jax
+import jax.core
 import numpy as np
 
 from ... import strict
@@ -172,9 +173,10 @@ def bind_eqn(eqn: Any, invals: list) -> list:
         params = get_bind_params(eqn.params)
         if isinstance(params, tuple) and len(params) == 2 and isinstance(params[1], dict):
             subfuns, params = params
+    bind_params = cast("dict[str, Any]", params)  # a dict by now, on every JAX
     manager = getattr(getattr(eqn, "ctx", None), "manager", None)
     with manager if manager is not None else contextlib.nullcontext():
-        out = eqn.primitive.bind(*subfuns, *invals, **params)
+        out = eqn.primitive.bind(*subfuns, *invals, **bind_params)
     return list(out) if eqn.primitive.multiple_results else [out]
 
 
@@ -250,7 +252,7 @@ def vmap_sizes(value: Any) -> list[int]:
     return sizes
 
 
-_TRACER_TYPE: type = getattr(jax.core, "Tracer", ())  # `isinstance(x, ())` is False: no tracer type known
+_TRACER_TYPE: type | tuple[()] = getattr(jax.core, "Tracer", ())  # `isinstance(x, ())` is False: no tracer type known
 
 
 def is_tracer(x: Any) -> bool:
