@@ -159,10 +159,9 @@ def _new_wrapper_words(name: str | None, changes: Sequence[Change]) -> str:
 
 def _hint(explanation: Explanation | None, first_call: bool, redefined: bool) -> str | None:
     """JAX's hedged sentences, as JAX's suggestion (never the reason), with what the capture knows against them."""
-    hints = explanation.hints if explanation is not None else ()
-    if not hints:
+    if explanation is None or not explanation.hints:
         return None
-    text = "JAX suggests: " + " ".join(hints)
+    text = "JAX suggests: " + " ".join(explanation.hints)
     if explanation.redefined_hint and first_call and not redefined:
         text += (
             " (JAX says this of any function first traced from a line that traced another one; this cell made "

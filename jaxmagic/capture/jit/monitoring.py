@@ -30,16 +30,17 @@ def listen(
     def event_listener(event: str, **kwargs: Any) -> None:
         on_event(event, kwargs)
 
-    for kind, register, listener in (
-        ("event_duration", monitoring.register_event_duration_secs_listener, duration_listener),
-        ("event", monitoring.register_event_listener, event_listener),
-    ):
+    def add(kind: str, register: Callable[[Any], None], listener: Callable[..., None]) -> None:
+        """Register `listener` with JAX's `register`, only where this JAX can remove it again."""
         remove = unregister(kind)
         if remove is None:
             notes.append(f"this JAX cannot remove a {kind} listener, so jaxmagic did not add one")
-            continue
+            return
         register(listener)
         stack.callback(remove, listener)
+
+    add("event_duration", monitoring.register_event_duration_secs_listener, duration_listener)
+    add("event", monitoring.register_event_listener, event_listener)
     return notes
 
 
