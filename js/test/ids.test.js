@@ -35,6 +35,7 @@ describe("element ids", () => {
       expect(yes).toEqual([kind]);
       expect(ids.isMadeBox(id)).toBe(["scope", "repeat", "unit", "chunk", "bundle"].includes(kind));
       expect(ids.isAnyPort(id)).toBe(kind === "port" || kind === "output");
+      expect(ids.isPortColumn(id)).toBe(kind === "port" || kind === "output" || kind === "bundle");
     }
   });
 

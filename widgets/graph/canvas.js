@@ -93,7 +93,6 @@ function inView(geo, list, r) {
 }
 /** The boxes of `list` meeting r, in list order. */
 const pick = (geo, list, r) => inView(geo, list, r).map((i) => list[i]);
-const isPort = (k) => /^[POQ]:/.test(k);
 
 /**
  * A container frame reaching beyond the view rectangle `r` (which has a margin past
@@ -217,7 +216,7 @@ export function hitTest(geo, x, y) {
       const mb = l.face.marker && markerBox(l.face, l.w, m);
       return { key: k, part: mb && inside(mb, l.x, l.y) ? "toggle" : "body" };
     }
-    return { key: k, part: /^[PO]:/.test(k) ? "body" : "toggle" };
+    return { key: k, part: ids.isAnyPort(k) ? "body" : "toggle" };
   }
   const conts = inView(geo, geo.conts, near);
   for (let j = conts.length - 1; j >= 0; j--) {
@@ -241,37 +240,63 @@ export function hitTest(geo, x, y) {
  * Returns counts of what was drawn (for tests and profiling).
  */
 export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
-  const { k, dpr } = v;
-  const M = geo.m || BASE;
-  const { F_PRIM, F_SMALL, F_TINY, F_BADGE, PAD_X } = M;
-  const future = play ? (key) => play.leaf(key) > play.p : () => false;
-  const futureEdge = play ? (i) => play.edge(i) > play.p : () => false;
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const fc = frameContext(ctx, geo, ix, v, paint, decorate, pal, play);
+  ctx.setTransform(v.dpr, 0, 0, v.dpr, 0, 0);
   ctx.clearRect(0, 0, v.w, v.h);
-  ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * v.x, dpr * v.y);
-  const m = 20 / k;
-  const r = { x0: -v.x / k - m, y0: -v.y / k - m, x1: (v.w - v.x) / k + m, y1: (v.h - v.y) / k + m };
-  const legible = (px) => px * k >= TEXT_MIN_PX;
-  const stats = { conts: 0, leaves: 0, edges: 0, texts: 0 };
-  const font = (px, bold) => (ctx.font = `${bold ? "600 " : ""}${px}px ${pal.mono}`);
-  const text = (t, x, y, colour) => {
-    ctx.fillStyle = colour;
-    ctx.fillText(t, x, y);
-    stats.texts++;
-  };
-  const rr = (x, y, w, h, rad) => (ctx.roundRect && k > 0.15 ? ctx.roundRect(x, y, w, h, rad) : ctx.rect(x, y, w, h));
-  const stroke = (colour, width, dash) => {
-    const alpha = ctx.globalAlpha;
-    ctx.globalAlpha = alpha * setDash(ctx, dash, k);
-    ctx.lineWidth = width * pal.sw;
-    ctx.strokeStyle = colour;
-    ctx.stroke();
-    ctx.globalAlpha = alpha;
-  };
+  ctx.setTransform(v.dpr * v.k, 0, 0, v.dpr * v.k, v.dpr * v.x, v.dpr * v.y);
+  drawContainers(fc);
+  drawEdges(fc);
+  drawEdgeLabels(fc);
+  const leaves = drawBoxes(fc);
+  // Text, one font at a time (font changes are slow), and eqn chips and markers; not
+  // on what a playback has not reached.
+  const shown = play ? leaves.filter((l) => !fc.future(l.key)) : leaves;
+  drawBoxTexts(fc, shown);
+  drawChips(fc, shown);
+  drawBadges(fc, shown);
+  ctx.setLineDash([]);
+  return fc.stats;
+}
 
-  // Frames of open containers, outermost first (their order in geo).
+/**
+ * What every part of one frame shares: the arguments of drawFrame, the sizes (`M`),
+ * the culling rectangle `r` (content coordinates, with a margin), the counts drawn so
+ * far, and the small drawing helpers.
+ */
+function frameContext(ctx, geo, ix, v, paint, decorate, pal, play) {
+  const { k } = v;
+  const m = 20 / k;
+  const stats = { conts: 0, leaves: 0, edges: 0, texts: 0 };
+  return {
+    ctx, geo, ix, v, paint, decorate, pal, play, k, stats,
+    M: geo.m || BASE,
+    r: { x0: -v.x / k - m, y0: -v.y / k - m, x1: (v.w - v.x) / k + m, y1: (v.h - v.y) / k + m },
+    future: play ? (key) => play.leaf(key) > play.p : () => false,
+    futureEdge: play ? (i) => play.edge(i) > play.p : () => false,
+    legible: (px) => px * k >= TEXT_MIN_PX,
+    font: (px, bold) => (ctx.font = `${bold ? "600 " : ""}${px}px ${pal.mono}`),
+    text: (t, x, y, colour) => {
+      ctx.fillStyle = colour;
+      ctx.fillText(t, x, y);
+      stats.texts++;
+    },
+    rr: (x, y, w, h, rad) => (ctx.roundRect && k > 0.15 ? ctx.roundRect(x, y, w, h, rad) : ctx.rect(x, y, w, h)),
+    stroke: (colour, width, dash) => {
+      const alpha = ctx.globalAlpha;
+      ctx.globalAlpha = alpha * setDash(ctx, dash, k);
+      ctx.lineWidth = width * pal.sw;
+      ctx.strokeStyle = colour;
+      ctx.stroke();
+      ctx.globalAlpha = alpha;
+    },
+  };
+}
+
+/** Frames of open containers, outermost first (their order in geo), then their headers. */
+function drawContainers(fc) {
+  const { ctx, geo, ix, paint, pal, r, k, M, rr, stroke, future, font, text } = fc;
   const conts = pick(geo, geo.conts, r);
-  stats.conts = conts.length;
+  fc.stats.conts = conts.length;
   for (const c of conts) {
     ctx.globalAlpha = future(c.key) ? FUTURE_ALPHA : 1;
     const root = c.key === ix.root, sel = paint.sel === c.key;
@@ -287,26 +312,28 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
     } else frameInView(ctx, c, r, fill, line, (sel ? 2.5 : 1) * pal.sw, dash, k);
   }
   ctx.globalAlpha = 1;
-  if (legible(F_PRIM)) {
-    for (const c of conts) {
-      if (c.kind === "N" || future(c.key)) continue;
-      const tx = c.x + (c.kind === "G" ? 12 : 10) * M.z, ty = c.y + (c.kind === "G" ? M.HEAD_TY : M.SCOPE_TY);
-      font(F_PRIM, true);
-      text(c.face.title, tx, ty, pal.headTitle);
-      font(F_SMALL);
-      text(c.face.sub, tx + textW(c.face.title, F_PRIM) + 10 * M.z, ty, pal.muted);
-    }
+  if (!fc.legible(M.F_PRIM)) return;
+  for (const c of conts) {
+    if (c.kind === "N" || future(c.key)) continue;
+    const tx = c.x + (c.kind === "G" ? 12 : 10) * M.z, ty = c.y + (c.kind === "G" ? M.HEAD_TY : M.SCOPE_TY);
+    font(M.F_PRIM, true);
+    text(c.face.title, tx, ty, pal.headTitle);
+    font(M.F_SMALL);
+    text(c.face.sub, tx + textW(c.face.title, M.F_PRIM) + 10 * M.z, ty, pal.muted);
   }
+}
 
-  // Edges: one path per colour; marked, then highlighted ones last, on top.
+/** Edges: one path per colour; marked, then highlighted ones last, on top. */
+function drawEdges(fc) {
+  const { ctx, geo, paint, pal, r, k, v, stroke } = fc;
   const simple = k < SIMPLE_EDGES_K;
   // Tier 0 is what a playback has not reached: drawn first, faded.
   const lists = [[], [], [], []];
   const markEdges = paint.markEdges || new Map();
   for (const i of inView(geo, geo.edges, r)) {
-    lists[futureEdge(i) ? 0 : paint.hl.has(i) ? 3 : markEdges.has(i) ? 2 : 1].push(geo.edges[i]);
+    lists[fc.futureEdge(i) ? 0 : paint.hl.has(i) ? 3 : markEdges.has(i) ? 2 : 1].push(geo.edges[i]);
   }
-  stats.edges = lists[0].length + lists[1].length + lists[2].length + lists[3].length;
+  fc.stats.edges = lists[0].length + lists[1].length + lists[2].length + lists[3].length;
   lists.forEach((list, tier) => {
     if (!list.length) return;
     ctx.globalAlpha = tier ? 1 : FUTURE_ALPHA;
@@ -319,7 +346,7 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
     }
     // at least one device pixel wide: a line shared by many values is drawn once (seen), and
     // a sub-pixel hairline drawn once would fade where their copies used to add up
-    stroke(colour, Math.max(tier > 1 ? 2 : 1.3, 1 / (k * dpr * pal.sw)));
+    stroke(colour, Math.max(tier > 1 ? 2 : 1.3, 1 / (k * v.dpr * pal.sw)));
     if (simple) return;
     // No closePath(): fill() closes each triangle anyway, and Chromium's closePath
     // costs time linear in the path so far (20k arrowheads: 1.4 s instead of 2 ms).
@@ -335,28 +362,35 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
     ctx.fill();
   });
   ctx.globalAlpha = 1;
-  if (legible(F_TINY)) {
-    font(F_TINY);
-    ctx.textAlign = "center";
-    ctx.lineJoin = "round";
-    ctx.lineWidth = 3;
-    ctx.strokeStyle = pal.halo;
-    ctx.setLineDash([]);
-    for (const gr of pick(geo, geo.labelGroups, r)) {
-      for (const l of gr.list()) {
-        const x = l.x + gr.x, y = l.y + gr.y;
-        if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
-        if (play && play.label(gr.key, l.sid) > play.p) continue;
-        ctx.strokeText(l.text, x, y + M.LABEL_DY);
-        text(l.text, x, y + M.LABEL_DY, pal.label);
-      }
-    }
-    ctx.textAlign = "start";
-  }
+}
 
-  // Boxes, batched by style.
+/** Edge labels (haloed), when legible and reached by a playback. */
+function drawEdgeLabels(fc) {
+  const { ctx, geo, pal, r, M, play } = fc;
+  if (!fc.legible(M.F_TINY)) return;
+  fc.font(M.F_TINY);
+  ctx.textAlign = "center";
+  ctx.lineJoin = "round";
+  ctx.lineWidth = 3;
+  ctx.strokeStyle = pal.halo;
+  ctx.setLineDash([]);
+  for (const gr of pick(geo, geo.labelGroups, r)) {
+    for (const l of gr.list()) {
+      const x = l.x + gr.x, y = l.y + gr.y;
+      if (x < r.x0 || x > r.x1 || y < r.y0 || y > r.y1) continue;
+      if (play && play.label(gr.key, l.sid) > play.p) continue;
+      ctx.strokeText(l.text, x, y + M.LABEL_DY);
+      fc.text(l.text, x, y + M.LABEL_DY, pal.label);
+    }
+  }
+  ctx.textAlign = "start";
+}
+
+/** Leaf boxes in view, batched by style; returns them. */
+function drawBoxes(fc) {
+  const { ctx, geo, ix, paint, decorate, pal, play, r } = fc;
   const leaves = pick(geo, geo.leaves, r);
-  stats.leaves = leaves.length;
+  fc.stats.leaves = leaves.length;
   const groups = new Map();
   for (const l of leaves) {
     const st = boxStyle(l, ix, paint, decorate, pal, play);
@@ -367,49 +401,58 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
   for (const [[fill, line, width, dash, alpha], list] of groups.values()) {
     ctx.globalAlpha = alpha;
     ctx.beginPath();
-    for (const l of list) rr(l.x, l.y, l.w, l.open ? l.face.h : l.h, isPort(l.key) ? l.h / 2 : 6);
+    for (const l of list) fc.rr(l.x, l.y, l.w, l.open ? l.face.h : l.h, ids.isPortColumn(l.key) ? l.h / 2 : 6);
     ctx.fillStyle = fill;
     ctx.fill();
-    stroke(line, width, dash);
+    fc.stroke(line, width, dash);
   }
   ctx.globalAlpha = 1;
   ctx.setLineDash([]);
+  return leaves;
+}
 
-  // Text, one font at a time (font changes are slow), and eqn chips and markers; not
-  // on what a playback has not reached.
-  const shown = play ? leaves.filter((l) => !future(l.key)) : leaves;
-  if (legible(F_PRIM)) {
-    font(F_PRIM, true);
+/** Titles, port texts, subtitles, avals and in/out lines of the boxes `shown`. */
+function drawBoxTexts(fc, shown) {
+  const { pal, M, font, text } = fc;
+  const { PAD_X } = M;
+  if (fc.legible(M.F_PRIM)) {
+    font(M.F_PRIM, true);
     for (const { key, x, y, h, face: f } of shown) {
       if (ids.isNode(key)) text(f.prim, x + PAD_X, y + M.Y1, pal.prim);
       else if (f.title) text(f.title, x + (f.bundle ? M.PORT_TX : PAD_X), y + (f.bundle ? h / 2 + M.PORT_TY : M.Y1), pal.prim);
     }
   }
-  if (legible(F_SMALL)) {
-    font(F_SMALL);
+  if (fc.legible(M.F_SMALL)) {
+    font(M.F_SMALL);
     for (const { key, x, y, h, open, face: f } of shown) {
       const n = ids.isNode(key);
-      if (/^[PO]:/.test(key)) text(f.text, x + M.PORT_TX, y + h / 2 + M.PORT_TY, pal.prim);
+      if (ids.isAnyPort(key)) text(f.text, x + M.PORT_TX, y + h / 2 + M.PORT_TY, pal.prim);
       if (f.sub) text(f.sub, x + PAD_X, y + M.Y2, pal.muted);
       if (f.avals) text(f.avals, x + PAD_X, y + (n ? M.Y2 : M.Y3), pal.avals);
       if (f.io && !open) text(f.io, x + PAD_X, y + M.Y3, pal.muted);
     }
   }
+}
+
+/** An eqn's chips (after its prim) and its expand marker. */
+function drawChips(fc, shown) {
+  const { ctx, pal, M, stroke } = fc;
+  const { F_PRIM, F_TINY, F_SMALL } = M;
+  const chip = (x, y, w, h, label, dash, px) => {
+    ctx.beginPath();
+    ctx.rect(x, y, w, h);
+    ctx.fillStyle = pal.bg2;
+    ctx.fill();
+    stroke(dash ? pal.strong : pal.boxStroke, 0.75, dash);
+    if (fc.legible(px)) {
+      fc.font(px);
+      fc.text(label, x + 4 * M.z, y + (px === F_TINY ? M.CHIP_TY : M.MARK_TY), pal.text1);
+    }
+  };
   for (const l of shown) {
     const f = l.face;
     if (!ids.isNode(l.key)) continue;
-    let cx = l.x + PAD_X + textW(f.prim, F_PRIM) + M.GAP;
-    const chip = (x, y, w, h, label, dash, px) => {
-      ctx.beginPath();
-      ctx.rect(x, y, w, h);
-      ctx.fillStyle = pal.bg2;
-      ctx.fill();
-      stroke(dash ? pal.strong : pal.boxStroke, 0.75, dash);
-      if (legible(px)) {
-        font(px);
-        text(label, x + 4 * M.z, y + (px === F_TINY ? M.CHIP_TY : M.MARK_TY), pal.text1);
-      }
-    };
+    let cx = l.x + M.PAD_X + textW(f.prim, F_PRIM) + M.GAP;
     for (const c of f.chips) {
       chip(cx, l.y + M.CHIP_Y, chipW(c, M), M.CHIP_H, c, "2,1.5", F_TINY);
       cx += chipW(c, M) + 4 * M.z;
@@ -419,30 +462,32 @@ export function drawFrame(ctx, geo, ix, v, paint, decorate, pal, play = null) {
       chip(l.x + mb.x, l.y + mb.y, mb.w, mb.h, f.marker, "", F_SMALL);
     }
   }
-  // Decoration badges, across the top edge of their box.
+}
+
+/** Decoration badges, across the top edge of their box. */
+function drawBadges(fc, shown) {
+  const { ctx, decorate, pal, M } = fc;
   for (const l of decorate ? shown : []) {
     const d = decorate(l.key);
     if (!d || !d.badge) continue;
     const b = badgeBox(d.badge, l.w, M);
     ctx.beginPath();
-    rr(l.x + b.x, l.y + b.y, b.w, b.h, b.h / 2);
+    fc.rr(l.x + b.x, l.y + b.y, b.w, b.h, b.h / 2);
     ctx.fillStyle = pal.halo;
     ctx.fill();
-    stroke(d.stroke || pal.strong, 1);
-    if (legible(F_BADGE)) {
-      font(F_BADGE);
-      text(d.badge, l.x + b.x + 5 * M.z, l.y + b.y + b.h - 3.5 * M.z, pal.text1);
+    fc.stroke(d.stroke || pal.strong, 1);
+    if (fc.legible(M.F_BADGE)) {
+      fc.font(M.F_BADGE);
+      fc.text(d.badge, l.x + b.x + 5 * M.z, l.y + b.y + b.h - 3.5 * M.z, pal.text1);
     }
   }
-  ctx.setLineDash([]);
-  return stats;
 }
 
 /** [fill, stroke, lineWidth, dash, alpha] of a leaf box, as SVG's CSS would paint it. */
 function boxStyle(l, ix, paint, decorate, pal, play) {
   const k = l.key, kind = l.face.kind;
   let fill = pal.box, line = pal.boxStroke, width = 1, dash = "";
-  if (isPort(k)) {
+  if (ids.isPortColumn(k)) {
     fill = kind === "in" || ids.isBundle(k) ? pal.port : pal.box;
     line = pal.portStroke;
     width = kind === "out" && !ids.isBundle(k) ? 1.6 : 1.2;
@@ -545,105 +590,115 @@ function panCache(doc) {
  */
 export function createCanvasRenderer(cv, host) {
   const ctx = cv.getContext("2d");
-  const win = host.ownerDocument.defaultView;
-  let geo = null, ix = null, pal = null, decorate = null, play = null, pending = 0, waiting = null;
-  let view = { x: 0, y: 0, k: 1 };
-  let paint = { sel: null, hl: new Set(), match: new Map() };
-  // Bumped by every change but a pan (the pan cache's validity); `last`: the last frame drawn.
-  let version = 0, last = null;
-  const cache = panCache(host.ownerDocument);
-  const schedule = () => {
-    if (!pending) pending = win.requestAnimationFrame(render);
+  /**
+   * The renderer's state. `version` is bumped by every change but a pan (the pan cache's
+   * validity); `last` is the last frame drawn; `pending` the scheduled frame;
+   * `waiting` the wait for a detached host to be attached again.
+   */
+  const cr = {
+    cv, ctx, host, win: host.ownerDocument.defaultView, cache: panCache(host.ownerDocument),
+    geo: null, ix: null, pal: null, decorate: null, play: null, pending: 0, waiting: null,
+    view: { x: 0, y: 0, k: 1 }, paint: { sel: null, hl: new Set(), match: new Map() },
+    version: 0, last: null, drawnOnce: false,
   };
   // The host changed theme: read the colours again (a renderer whose host was drawn and has
   // since left the document stops watching: nobody disposes it).
-  let drawnOnce = false;
   const unwatch = watchTheme(host, () => {
-    if (drawnOnce && !host.isConnected) return unwatch();
-    pal = null;
-    version++;
-    if (geo) schedule();
+    if (cr.drawnOnce && !host.isConnected) return unwatch();
+    cr.pal = null;
+    cr.version++;
+    if (cr.geo) schedule(cr);
   });
-  /** One frame of view `v`: from the pan cache while panning a big drawing, else drawn. */
-  const frame = (v) => {
-    const draw = (c, at) => drawFrame(c, geo, ix, at, paint, decorate, pal, play);
-    if (cache.blit(ctx, v, version)) return cache.stats();
-    const whole = (d) => Math.abs(d * v.dpr - Math.round(d * v.dpr)) < 1e-6;
-    const panning = last && last.version === version && last.k === v.k && last.w === v.w && last.h === v.h &&
-      last.dpr === v.dpr && (last.x !== v.x || last.y !== v.y) && whole(v.x - last.x) && whole(v.y - last.y);
-    if (panning && last.drawn > CACHE_MIN_DRAWN) {
-      const stats = cache.fill(v, version, draw);
-      if (stats && cache.blit(ctx, v, version)) return stats;
-    }
-    return draw(ctx, v);
-  };
-  const render = () => {
-    pending = 0;
-    if (!ctx || !geo) return null;
-    if (!host.isConnected) {
-      // Colours cannot be read off a detached element (they would paint black): draw once attached.
-      waiting = waiting || whenConnected(host, () => {
-        waiting = null;
-        schedule();
-      });
-      return null;
-    }
-    if (!pal) {
-      pal = readPalette(host);
-      version++;
-    }
-    drawnOnce = true;
-    const dpr = win.devicePixelRatio || 1, w = host.clientWidth, h = host.clientHeight;
-    if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
-      cv.width = Math.round(w * dpr);
-      cv.height = Math.round(h * dpr);
-    }
-    const t0 = now();
-    const v = { ...view, w, h, dpr };
-    const stats = frame(v);
-    last = { ...v, version, drawn: stats ? stats.leaves + stats.edges : 0 };
-    // The last frames' draw times (ms), for bench/browser.py's pan/zoom measurement.
-    const times = cv.jmFrameMs || (cv.jmFrameMs = []);
-    if (times.push(now() - t0) > FRAME_LOG) times.shift();
-    cv.jmStats = stats;
-    return stats;
-  };
   /** A setter: apply `f`, count a change of what is drawn unless it is a pan, draw next frame. */
   const later = (f, pan = false) => () => {
     f();
-    if (!pan) version++;
-    schedule();
+    if (!pan) cr.version++;
+    schedule(cr);
   };
   return {
     ready: !!ctx,
     setScene: (g, index) => later(() => {
-      geo = g;
-      ix = index;
-      pal = null; // read when drawn, on a connected element
+      cr.geo = g;
+      cr.ix = index;
+      cr.pal = null; // read when drawn, on a connected element
     })(),
-    setView: (t) => later(() => (view = { x: t.x, y: t.y, k: t.k }), true)(),
-    setPaint: (p) => later(() => (paint = p))(),
-    setDecorations: (fn) => later(() => (decorate = fn))(),
+    setView: (t) => later(() => (cr.view = { x: t.x, y: t.y, k: t.k }), true)(),
+    setPaint: (p) => later(() => (cr.paint = p))(),
+    setDecorations: (fn) => later(() => (cr.decorate = fn))(),
     /** Playback state (drawFrame's `play`), or null for the complete drawing. */
-    setPlay: (p) => later(() => (play = p))(),
+    setPlay: (p) => later(() => (cr.play = p))(),
     /** The element under client point (cx, cy), see hitTest. */
     hit(cx, cy) {
-      const b = cv.getBoundingClientRect();
-      return geo && hitTest(geo, (cx - b.left - view.x) / view.k, (cy - b.top - view.y) / view.k);
+      const b = cv.getBoundingClientRect(), view = cr.view;
+      return cr.geo && hitTest(cr.geo, (cx - b.left - view.x) / view.k, (cy - b.top - view.y) / view.k);
     },
     /** Draw now (tests, and before a screenshot). */
-    render,
+    render: () => render(cr),
     /** Stop watching the host's theme. */
     dispose() {
       unwatch();
-      if (waiting) waiting();
+      if (cr.waiting) cr.waiting();
     },
     clear() {
-      geo = null;
-      play = null;
-      version++;
-      cache.drop();
+      cr.geo = null;
+      cr.play = null;
+      cr.version++;
+      cr.cache.drop();
       if (ctx) ctx.clearRect(0, 0, cv.width, cv.height);
     },
   };
+}
+
+/** Draw on the next animation frame (once, however many changes come before it). */
+function schedule(cr) {
+  if (!cr.pending) cr.pending = cr.win.requestAnimationFrame(() => render(cr));
+}
+
+/** One frame of view `v`: from the pan cache while panning a big drawing, else drawn. */
+function frame(cr, v) {
+  const { cache, last, version } = cr;
+  const draw = (c, at) => drawFrame(c, cr.geo, cr.ix, at, cr.paint, cr.decorate, cr.pal, cr.play);
+  if (cache.blit(cr.ctx, v, version)) return cache.stats();
+  const whole = (d) => Math.abs(d * v.dpr - Math.round(d * v.dpr)) < 1e-6;
+  const panning = last && last.version === version && last.k === v.k && last.w === v.w && last.h === v.h &&
+    last.dpr === v.dpr && (last.x !== v.x || last.y !== v.y) && whole(v.x - last.x) && whole(v.y - last.y);
+  if (panning && last.drawn > CACHE_MIN_DRAWN) {
+    const stats = cache.fill(v, version, draw);
+    if (stats && cache.blit(cr.ctx, v, version)) return stats;
+  }
+  return draw(cr.ctx, v);
+}
+
+/** Draw the current state now; its counts (null when nothing could be drawn). */
+function render(cr) {
+  const { cv, host } = cr;
+  cr.pending = 0;
+  if (!cr.ctx || !cr.geo) return null;
+  if (!host.isConnected) {
+    // Colours cannot be read off a detached element (they would paint black): draw once attached.
+    cr.waiting = cr.waiting || whenConnected(host, () => {
+      cr.waiting = null;
+      schedule(cr);
+    });
+    return null;
+  }
+  if (!cr.pal) {
+    cr.pal = readPalette(host);
+    cr.version++;
+  }
+  cr.drawnOnce = true;
+  const dpr = cr.win.devicePixelRatio || 1, w = host.clientWidth, h = host.clientHeight;
+  if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
+    cv.width = Math.round(w * dpr);
+    cv.height = Math.round(h * dpr);
+  }
+  const t0 = now();
+  const v = { ...cr.view, w, h, dpr };
+  const stats = frame(cr, v);
+  cr.last = { ...v, version: cr.version, drawn: stats ? stats.leaves + stats.edges : 0 };
+  // The last frames' draw times (ms), for bench/browser.py's pan/zoom measurement.
+  const times = cv.jmFrameMs || (cv.jmFrameMs = []);
+  if (times.push(now() - t0) > FRAME_LOG) times.shift();
+  cv.jmStats = stats;
+  return stats;
 }

@@ -77,6 +77,8 @@ export const isChunk = has(PREFIX.chunk);
 export const isBundle = has(PREFIX.bundle);
 /** An input, const or output port (what sits in a group's port columns), bundles aside. */
 export const isAnyPort = (/** @type {unknown} */ key) => isPort(key) || isOutput(key);
+/** What sits in a group's port column: an input, const or output port, or a port bundle. */
+export const isPortColumn = (/** @type {unknown} */ key) => isAnyPort(key) || isBundle(key);
 /** A made-up box that folds items: scope, repeat, unit, chunk or port bundle. */
 export const isMadeBox = (/** @type {unknown} */ key) =>
   typeof key === "string" && key.charCodeAt(1) === COLON && MADE_CODES.has(key.charCodeAt(0));

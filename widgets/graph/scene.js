@@ -332,7 +332,7 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
       if (sg.w.startsWith(VOUT)) outs.add(sg.w);
       const edge = { id: sg.id, v: sg.v, w: sg.w };
       // Ports already show their aval; label only edges between eqns/boxes.
-      const plain = !isVirtual(sg.v) && !isVirtual(sg.w) && !/^[POQ]:/.test(sg.v) && !/^[POQ]:/.test(sg.w);
+      const plain = !isVirtual(sg.v) && !isVirtual(sg.w) && !ids.isPortColumn(sg.v) && !ids.isPortColumn(sg.w);
       const text = plain ? label([...sg.vars]) : "";
       if (text) {
         texts.set(sg.id, text);
