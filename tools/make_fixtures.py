@@ -1,47 +1,169 @@
-"""Writes tests/fixtures/graph_<program>.json: real graph documents the front-end tests (vitest) render."""
+"""Every committed fixture, from one command: `./dev fixtures` (this script).
 
+    python tools/make_fixtures.py           # write them all
+    python tools/make_fixtures.py --check   # make them in a temporary folder; list (and exit 1 on) stale ones
+
+Real documents are recorded by small programs under real JAX (js/dev/*_fixtures.py, one process
+each: the sharding ones fix the number of simulated devices when JAX starts), with the
+repository's path taken out so they are the same on every machine; graph documents also get
+their wire forms (jaxmagic/views/wire.py). Hand-made documents, for cases no real program
+makes (hostile strings, every miss kind), are written by js/dev/make-fixtures.mjs and
+js/dev/make-timeline-fixtures.mjs. js/test/fixtures/keys-handmade.json is written by hand.
+tests/test_fixtures.py runs the check and validates every fixture against jaxmagic/schema/.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
 import json
 import os
+import re
+import subprocess
 import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+PY = sys.executable
+DEV = ROOT / "js" / "dev"
+GRAPHS = "tests/fixtures"
+FRONT = "js/test/fixtures"
+HAND_MADE = tuple(f"{FRONT}/{name}.json" for name in ("trig", "control", "scoped", "timeline-small"))
+HAND_WRITTEN = (f"{FRONT}/keys-handmade.json",)  # fixtures no generator makes
+# A real timeline's times are JAX's measurements of this run: --check compares everything else.
+TIMELINE_TIMES = {"calls": ("start", "end", "ready"), "spans": ("start", "end")}
+LANE_TIMES = ("trace_us", "lower_us", "compile_us", "dispatch_us", "device_us", "device_calls")
 
-import jaxmagic  # noqa: E402
-from tests.programs import PROGRAMS  # noqa: E402
 
-out = ROOT / "tests" / "fixtures"
-out.mkdir(exist_ok=True)
-for name in ("sin_cos", "control_flow", "custom_rules", "shard_map_psum", "nested_jit_and_scopes", "small_transformer"):
-    with jaxmagic.capture() as cap:
-        fn, args, kwargs = PROGRAMS[name]()
-        fn(*args, **kwargs)
-    doc = jaxmagic.document(cap)
-    for f in doc["functions"]:  # keep fixtures independent of the machine they were made on
-        for item in [f, *f["nodes"]]:
-            src = item.get("source") if item is f else item.get("src")
-            if src:
-                src["file"] = "programs.py"
-    (out / f"graph_{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print("wrote", out / f"graph_{name}.json")
+def _record(script: str, *args: str, devices: int = 8) -> dict:
+    """{name: document} (or one document) a generator prints, with what differs per machine and run
+    taken out: the repository's path, the ids of Python objects JAX's messages quote."""
+    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", "JAX_PLATFORMS": "cpu"}
+    env.pop("JAXMAGIC_STRICT", None)  # the documents are checked by tests/test_fixtures.py, not while made
+    run = subprocess.run([PY, str(DEV / script), *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    if run.returncode:
+        raise RuntimeError(f"{script} {' '.join(args)} failed:\n{run.stderr[-4000:]}")
+    text = run.stdout.replace(json.dumps(str(ROOT) + "/")[1:-1], "")
+    return json.loads(re.sub(r"\bid=\d{6,}", "id=0", text))  # Python object ids in JAX's messages
 
-# Wire-form twins (jaxmagic/views/wire.py) for the decoder's round-trip tests: one plain, one packed.
-from jaxmagic.views import wire  # noqa: E402
 
-for name in ("control_flow", "small_transformer"):
-    doc = json.loads((out / f"graph_{name}.json").read_text())
-    encoded = wire.encode_document(doc, compress=False)
-    (out / f"wire_{name}.json").write_text(json.dumps(encoded) + "\n")
-    print("wrote", out / f"wire_{name}.json")
-packed = wire.encode_document(json.loads((out / "graph_sin_cos.json").read_text()), compress=False)
-packed["functions"] = [
-    {
-        "packed": "gzip+base64",
-        "data": __import__("base64").b64encode(__import__("gzip").compress(json.dumps(f).encode(), mtime=0)).decode(),
+def _compact(doc: dict) -> str:
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def _readable(doc: dict) -> str:
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def graph_fixtures(docs: dict) -> dict[str, str]:
+    """tests/fixtures/graph_*.json and the wire forms the decoder's round-trip tests read."""
+    from jaxmagic.views import wire
+
+    out = {f"{GRAPHS}/graph_{name}.json": _readable(doc) for name, doc in docs.items()}
+    for name in ("control_flow", "small_transformer"):
+        out[f"{GRAPHS}/wire_{name}.json"] = _compact(wire.encode_document(docs[name], compress=False))
+    packed = wire.encode_document(docs["sin_cos"], compress=False)  # one packed, whatever its size
+    packed["functions"] = [
+        {
+            "packed": "gzip+base64",
+            "data": base64.b64encode(gzip.compress(json.dumps(f).encode(), mtime=0)).decode(),
+        }
+        for f in packed["functions"]
+    ]
+    out[f"{GRAPHS}/wire_sin_cos_packed.json"] = _compact(packed)
+    return out
+
+
+def real_fixtures() -> dict[str, str]:
+    """Every real document: the graphs of tests/fixtures/ and the grad, keys, sharding and timeline
+    documents of js/test/fixtures/, their generators run two at a time (each is mostly JAX starting)."""
+    runs = {
+        "graph": ("graph_fixtures.py",),
+        "grad": ("grad_fixtures.py",),
+        "keys": ("keys_fixtures.py",),
+        "sharding-small": ("sharding_fixtures.py", "small"),
+        "sharding-256": ("sharding_fixtures.py", "256"),
+        "timeline": ("timeline_fixtures.py",),
     }
-    for f in packed["functions"]
-]
-(out / "wire_sin_cos_packed.json").write_text(json.dumps(packed) + "\n")
-print("wrote", out / "wire_sin_cos_packed.json")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            name: pool.submit(_record, *run, devices=256 if name == "sharding-256" else 8) for name, run in runs.items()
+        }
+        docs = {name: future.result() for name, future in futures.items()}
+    out = graph_fixtures(docs["graph"])
+    out.update({f"{FRONT}/grad-{name}.json": _compact(doc) for name, doc in docs["grad"].items()})
+    out[f"{FRONT}/keys-small.json"] = _compact(docs["keys"])
+    out[f"{FRONT}/sharding-small.json"] = _compact(docs["sharding-small"])
+    out[f"{FRONT}/sharding-256.json"] = _compact(docs["sharding-256"])
+    out[f"{FRONT}/timeline-real.json"] = _readable(docs["timeline"])
+    return out
+
+
+def hand_made(into: Path) -> None:
+    """The hand-made documents, written by their node scripts into `into` (the repository's layout)."""
+    (into / FRONT).mkdir(parents=True, exist_ok=True)
+    where = [] if into == ROOT else [str(into / FRONT)]  # in place, make-fixtures.mjs also writes dev/preview.html
+    for script in ("make-fixtures.mjs", "make-timeline-fixtures.mjs"):
+        subprocess.run(["node", str(DEV / script), *where], cwd=ROOT, check=True, capture_output=True)
+
+
+def _without_times(text: str) -> dict:
+    doc = json.loads(text)
+    doc["duration_us"] = 0
+    doc["caption"] = [re.sub(r"\d[\d.,]*\s?(µs|ms|s)\b", "#", sentence) for sentence in doc["caption"]]
+    for block, columns in TIMELINE_TIMES.items():
+        for column in columns:
+            doc[block][column] = [0] * len(doc[block][column])
+    for lane in doc["lanes"]:
+        lane.update(dict.fromkeys(LANE_TIMES, 0))
+    doc["cache"]["saved_us"] = 0
+    for event in doc["cache"]["events"]:
+        event["t"] = 0
+    return doc
+
+
+def same(path: str, made: str, committed: str) -> bool:
+    """Whether a fixture made now matches the committed one (a real timeline: but for its times)."""
+    if path.endswith("timeline-real.json"):
+        return _without_times(made) == _without_times(committed)
+    return made == committed
+
+
+def make(into: Path) -> list[str]:
+    """Write every made fixture under `into`; their paths, relative to it."""
+    made = real_fixtures()
+    for path, text in made.items():
+        (into / path).parent.mkdir(parents=True, exist_ok=True)
+        (into / path).write_text(text, encoding="utf-8")
+    hand_made(into)
+    return sorted([*made, *HAND_MADE])
+
+
+def stale() -> list[str]:
+    """The committed fixtures that differ from what the generators make now (or are missing)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = set(make(Path(tmp)))
+        return [
+            p
+            for p in sorted(paths)
+            if not (ROOT / p).is_file()
+            or not same(p, (Path(tmp) / p).read_text(encoding="utf-8"), (ROOT / p).read_text(encoding="utf-8"))
+        ]
+
+
+def main(argv: list[str]) -> int:
+    if "--check" in argv:
+        old = stale()
+        for path in old:
+            print(f"stale: {path} (run ./dev fixtures)")
+        return 1 if old else 0
+    for path in make(ROOT):
+        print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

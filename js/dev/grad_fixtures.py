@@ -1,10 +1,11 @@
 """Real grad documents for the front-end tests (js/test/fixtures/grad-*.json).
 
 Small differentiated programs, each recorded with `jaxmagic.capture(grads=True)` and
-turned into a `kind: "grad"` document (docs/schema.md): an MLP under value_and_grad,
+turned into a `kind: "grad"` document (docs/schema.md): an MLP under value_and_grad (a batch
+big enough for a residual of 1 MiB),
 a checkpointed block, custom_jvp and custom_vjp rules, a cell mixing grad / vjp / jvp / vmap with an
-Inf gradient, and a jitted train step. Run by `node dev/make-grad-fixtures.mjs`, which
-writes the files; prints {name: document} as JSON.
+Inf gradient, and a jitted train step. Run by tools/make_fixtures.py (./dev fixtures),
+which writes the files; prints {name: document} as JSON.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from grad_programs import block_args, block_loss, clip_gradient, remat_loss, small_mlp, softplus  # noqa: E402
+from steady import steady  # noqa: E402
 
 import jaxmagic  # noqa: E402
-from grad_programs import block_args, block_loss, clip_gradient, remat_loss, small_mlp, softplus  # noqa: E402
+
+BATCH = 32_768  # rows of the MLP's input: its tanh residual is f32[32768,8], 1 MiB, a large_residual finding
 
 
 def mlp() -> None:
-    loss, params, x = small_mlp()
-    jax.value_and_grad(loss)(params, x)
+    loss, params, _ = small_mlp()
+    jax.value_and_grad(loss)(params, jnp.linspace(-1, 1, 4 * BATCH).reshape(BATCH, 4))
 
 
 def remat() -> None:
@@ -39,7 +43,7 @@ def custom() -> None:
 
 
 def multi() -> None:
-    f = lambda x: jnp.sum(jnp.sin(x) * x)  # noqa: E731
+    f = lambda x: jnp.sum(jnp.sin(x) * x)
     jax.grad(f)(jnp.arange(3.0))
     _, vjp = jax.vjp(lambda x: jnp.cos(x) * 2, jnp.arange(3.0))
     vjp(jnp.ones(3))
@@ -60,11 +64,17 @@ def train_step() -> None:
         p, _ = step(p, h)
 
 
-PROGRAMS = {"mlp": (mlp, True), "remat": (remat, True), "custom": (custom, False),
-            "multi": (multi, True), "jit": (train_step, True)}
+PROGRAMS = {
+    "mlp": (mlp, True),
+    "remat": (remat, True),
+    "custom": (custom, False),
+    "multi": (multi, True),
+    "jit": (train_step, True),
+}
 
 
 def main() -> None:
+    steady()
     out = {}
     for name, (body, values) in PROGRAMS.items():
         with jaxmagic.capture({}, grads=True, values=values) as cap:

@@ -4,7 +4,7 @@ One cell's worth of key handling, recorded by `jaxmagic.capture()`: a `key, sub 
 loop (a run), a typed key consumed twice (reuse), a jitted step that splits its key on each
 call (a run of program splits), a scan with a key from outside consumed on every iteration
 (loop reuse), a wide split whose rows feed bernoulli, fold_in and wrap/key_data round trips.
-Run by `node dev/make-keys-fixtures.mjs`; prints the document as JSON.
+Run by tools/make_fixtures.py (./dev fixtures); prints the document as JSON.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ sys.path.insert(0, str(REPO))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from steady import steady  # noqa: E402
 
 import jaxmagic  # noqa: E402
 
@@ -34,10 +35,12 @@ def step(key, x):
 def noise_every_step(key):
     def body(carry, _):
         return carry + jr.normal(key, (2,)), None  # the same key on every iteration: a bug
+
     return jax.lax.scan(body, jnp.zeros(2), None, length=100)[0]
 
 
 def main() -> None:
+    steady()
     with jaxmagic.capture() as cap:
         key = jr.PRNGKey(0)
         for _ in range(10):

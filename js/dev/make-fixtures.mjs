@@ -1,15 +1,16 @@
 /**
- * Writes the hand-made fixture documents in js/test/fixtures/ (schema: docs/schema.md).
- * They mimic what the Python side produces for small programs, with jaxpr text as
- * JAX prints it; each eqn's `line` is found by searching the text, as the model does.
+ * Writes the hand-made graph documents trig, control and scoped in js/test/fixtures/ (declared in
+ * jaxmagic/schema/graph.py): version-1 documents shaped like what the Python side produces for small
+ * programs, with jaxpr text as JAX prints it; each eqn's `line` is found by searching the text, as
+ * the model does. Also writes dev/preview.html, a static page showing them.
  *
- *   node dev/make-fixtures.mjs
+ *   node dev/make-fixtures.mjs [OUT_DIR]    (run by ./dev fixtures: tools/make_fixtures.py)
  */
 import { writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const outDir = resolve(dirname(fileURLToPath(import.meta.url)), "../test/fixtures");
+const outDir = resolve(process.argv[2] || resolve(dirname(fileURLToPath(import.meta.url)), "../test/fixtures"));
 
 /** Small builder: groups, vars and eqns of one Function, lines located in `text`. */
 class Fn {
@@ -80,7 +81,7 @@ class Fn {
 
 const src = (line, code, file = "<cell 3>") => ({ file, line, col: 4, func: "f", code });
 const doc = (title, functions, extra = {}) => ({
-  schema: "jaxmagic", version: 1, kind: "graph", title, notes: [], error: null, functions, ...extra,
+  schema: "jaxmagic", version: 1, kind: "graph", title, caption: [], notes: [], error: null, functions, ...extra,
 });
 
 // 1. sin(x)**2 + cos(x)**2 -------------------------------------------------------
@@ -283,5 +284,5 @@ ${embed(docs.scoped)}
 </body>
 </html>
 `;
-writeFileSync(resolve(outDir, "../../dev/preview.html"), html);
-console.log("wrote fixtures and dev/preview.html");
+if (!process.argv[2]) writeFileSync(resolve(outDir, "../../dev/preview.html"), html);
+console.log(`wrote fixtures${process.argv[2] ? "" : " and dev/preview.html"}`);

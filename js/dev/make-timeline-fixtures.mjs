@@ -10,19 +10,17 @@
  * duration minus the call's phases; device = ready − start minus them), so tests can
  * check the front end's range sums against them.
  *
- * Also writes js/test/fixtures/timeline-real.json: a real capture of a small cell recorded by
- * the Python side (dev/timeline_fixtures.py, run with the repository's venv), so playback's
- * story is tested against what JAX itself reported.
+ * (js/test/fixtures/timeline-real.json, a real capture of a small cell, is recorded by
+ * dev/timeline_fixtures.py.)
  *
- *   node dev/make-timeline-fixtures.mjs
+ *   node dev/make-timeline-fixtures.mjs [OUT_DIR]    (run by ./dev fixtures: tools/make_fixtures.py)
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const EVIL = "<img src=x onerror=alert(1)>";
-const out = resolve(dirname(fileURLToPath(import.meta.url)), "../test/fixtures/timeline-small.json");
+const out = resolve(process.argv[2] || resolve(dirname(fileURLToPath(import.meta.url)), "../test/fixtures"), "timeline-small.json");
 const FILE = "/home/user/notebook.ipynb#cell3";
 
 class Timeline {
@@ -78,7 +76,7 @@ class Timeline {
     C.ready.push(device == null ? null : end + device);
     C.sig.push(sig);
     C.site.push(site);
-    C.miss.push(miss ? this.misses.push({ call: c, changes: [], fix: null, jax: null, from: "diff", ...miss }) - 1 : -1);
+    C.miss.push(miss ? this.misses.push({ call: c, changes: [], fix: null, jax: null, from: "diff", hint: null, ...miss }) - 1 : -1);
     if (error) C.errors[String(c)] = error;
     this.t = end;
     return c;
@@ -208,15 +206,16 @@ const missCallsOf = (lane) => C.lane.map((l, c) => (l === lane && !C.hit[c] ? c 
 const doc = {
   schema: "jaxmagic", version: 1, kind: "timeline",
   title: `%%trace — ${C.lane.length} calls of 5 jitted functions`,
+  caption: [],
   notes: ["hit/miss per call comes from jax.monitoring events", EVIL],
   error: { type: "ValueError", message: EVIL, file: FILE, line: 66, code: EVIL },
   duration_us: tl.t + 120,
   lanes: tl.lanes, calls: tl.calls, spans: tl.spans, misses: tl.misses,
   signatures: tl.signatures, sites: tl.sites,
   findings: [
-    { kind: "compile_dominates", severity: "info", lane: scale, calls: missCallsOf(scale).slice(0, 1), source: tl.lanes[scale].source,
+    { kind: "compile_dominates", severity: "info", function: "scale", call: null, lane: scale, calls: missCallsOf(scale).slice(0, 1), source: tl.lanes[scale].source,
       message: "scale spent 7.8 ms compiling and 0.06 ms running: compiling dominates." },
-    { kind: "recompile_storm", severity: "bug", lane: pad, calls: missCallsOf(pad), source: tl.lanes[pad].source,
+    { kind: "recompile_storm", severity: "bug", function: "pad_and_run", call: null, lane: pad, calls: missCallsOf(pad), source: tl.lanes[pad].source,
       message: `pad_and_run was compiled ${missCallsOf(pad).length} times in this cell (12 × shape): pad or bucket inputs to a few fixed shapes.` },
   ],
   cache: { enabled: true, hits: 1, misses: 2, saved_us: 2400, events: [{ t: 100, lane: step, kind: "miss" }] },
@@ -224,14 +223,3 @@ const doc = {
 };
 writeFileSync(out, JSON.stringify(doc, null, 1) + "\n");
 console.log(`wrote ${out}: ${C.lane.length} calls, ${tl.spans.lane.length} spans, ${tl.misses.length} misses`);
-
-// The real capture (times differ per run; hits, misses and reasons are JAX's answers).
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, "../..");
-const venv = resolve(repo, ".venv/bin/python");
-const env = { ...process.env, JAX_PLATFORMS: "cpu" };
-const real = execFileSync(existsSync(venv) ? venv : "python3", [resolve(here, "timeline_fixtures.py")], { cwd: repo, env, maxBuffer: 64 << 20, encoding: "utf8" });
-const realDoc = JSON.parse(real);
-const realOut = resolve(here, "../test/fixtures/timeline-real.json");
-writeFileSync(realOut, JSON.stringify(realDoc, null, 1) + "\n");
-console.log(`wrote ${realOut}: ${realDoc.calls.lane.length} calls, ${realDoc.spans.lane.length} spans, ${realDoc.misses.length} misses`);

@@ -8,7 +8,7 @@ pairs) and an argument JAX has to move (a resharding finding).
 blocks of 16 holders, 1 block of 256) and one jitted call with grouped collectives.
 
 The device count is fixed when JAX starts, so each document is one process: run by
-`node dev/make-sharding-fixtures.mjs`, which sets XLA_FLAGS and writes the files; prints the
+tools/make_fixtures.py (./dev fixtures), which sets XLA_FLAGS and writes the files; prints the
 document as JSON.
 """
 
@@ -26,6 +26,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax import shard_map  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
+from steady import steady  # noqa: E402
 
 import jaxmagic  # noqa: E402
 
@@ -40,7 +41,10 @@ def small(ns: dict) -> None:
     ns["w"] = jax.device_put(jnp.ones((512, 512)), NamedSharding(mesh, P("x", "y")))
     ns["batch"] = jax.device_put(jnp.ones((64, 512)), NamedSharding(dmesh, P("data")))
     ns["rep"] = jax.device_put(jnp.ones((1024, 512)), NamedSharding(mesh, P()))
-    ns["params"] = {"b": jnp.zeros(512), "cube": jax.device_put(jnp.ones((4, 8, 6)), NamedSharding(mesh, P(None, "y", "x")))}
+    ns["params"] = {
+        "b": jnp.zeros(512),
+        "cube": jax.device_put(jnp.ones((4, 8, 6)), NamedSharding(mesh, P(None, "y", "x"))),
+    }
     ns["t3"] = jax.device_put(jnp.ones((4, 4, 8)), NamedSharding(cube, P("a", "b", "c")))
     ns["scale"] = jax.device_put(jnp.float32(2.0), NamedSharding(mesh, P()))
     ns["on3"] = jax.device_put(jnp.ones((16,)), jax.devices()[3])
@@ -53,8 +57,9 @@ def small(ns: dict) -> None:
 
     @jax.jit
     def smap(x, w):
-        return shard_map(lambda x, w: jax.lax.psum(x @ w, "data"), mesh=dmesh, in_specs=(P(None, "data"), P("data")),
-                         out_specs=P())(x, w)
+        return shard_map(
+            lambda x, w: jax.lax.psum(x @ w, "data"), mesh=dmesh, in_specs=(P(None, "data"), P("data")), out_specs=P()
+        )(x, w)
 
     ns["y"] = smap(ns["batch"], jnp.ones((512, 16)))
 
@@ -80,9 +85,14 @@ def small(ns: dict) -> None:
 
 def big(ns: dict) -> None:
     mesh = _mesh((16, 16), ("data", "model"))
-    ns["mesh"] = mesh
-    for name, spec in [("w_dm", P("data", "model")), ("w_d", P("data")), ("w_m", P(None, "model")),
-                       ("w_rep", P()), ("w_flat", P(("data", "model")))]:
+    # the mesh is bound to no name: the views call it "unnamed mesh m0" (js/test/sharding-story.test.js)
+    for name, spec in [
+        ("w_dm", P("data", "model")),
+        ("w_d", P("data")),
+        ("w_m", P(None, "model")),
+        ("w_rep", P()),
+        ("w_flat", P(("data", "model"))),
+    ]:
         ns[name] = jax.device_put(jnp.ones((256, 512)), NamedSharding(mesh, spec))
     ns["cube"] = jax.device_put(jnp.ones((4, 32, 64)), NamedSharding(mesh, P(None, "data", "model")))
 
@@ -94,6 +104,7 @@ def big(ns: dict) -> None:
 
 
 def main() -> None:
+    steady()
     body = {"small": small, "256": big}[sys.argv[1]]
     ns: dict = {}
     with jaxmagic.capture(ns, shardings=True) as cap:

@@ -5,7 +5,7 @@ f32[4] twice (a shape recompile), i32[3] once (a dtype recompile), then a loop o
 with a static argument n=2, n=2, n=3 (a static recompile); arrays made by eager ops
 (`jnp.ones`, `jnp.arange`), which JAX compiles outside the recorded calls. Times differ per
 run; which calls hit, which missed and why do not (they are JAX's answers). Run by
-`node dev/make-timeline-fixtures.mjs`; prints the document as JSON.
+tools/make_fixtures.py (./dev fixtures); prints the document as JSON.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ sys.path.insert(0, str(REPO))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from steady import steady  # noqa: E402
 
 import jaxmagic  # noqa: E402
 
@@ -48,6 +49,7 @@ def cell(ns: dict) -> None:
 
 
 def main() -> None:
+    steady()
     ns: dict = {}
     with jaxmagic.capture(ns) as cap:
         cell(ns)
