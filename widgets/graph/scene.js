@@ -94,128 +94,143 @@ function toggledKeys(a, b) {
  */
 function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
   const label = labelOf || avalLabel(ix);
-  const faces = prev ? new Map(prev.faces) : new Map(); // element key -> face used for drawing
-  const containers = new Map(); // element key -> container
-  const labels = prev ? new Map(prev.labels) : new Map(); // container key -> Map(segment id -> text)
-  const open = (k) => isCollapsible(ix, k) && expanded.has(k);
-  const closed = []; // drawn boxes that hide elements: collapsed scopes, repeats, chunks, owners, bundles
-  const fresh = new Set(); // containers whose segments this build lifts
-  const { tin, tout, depth } = numbering(ix);
-  /** True when a toggled key is `k` or inside it (its previous container is stale). */
-  const touched = (k) => {
-    const a = tin.get(k), b = tout.get(k);
-    return a == null || diff.some((d) => {
-      const t = tin.get(d);
-      return t != null && t >= a && t < b;
-    });
-  };
-  /** Take over a previous container whose subtree did not change. */
-  const reuse = (c) => {
-    containers.set(c.id, c);
-    for (const it of c.items) if (it.child) reuse(it.child);
-    return c;
-  };
+  const b = buildState(ix, expanded, prev, diff, mt);
+  const root = ix.root ? (prev && prev.root && !touched(b, ix.root) ? reuse(b, prev.root) : make(b, ix.root)) : null;
+  const lifted = liftEdges(b);
+  attachSegments(b, lifted.segs, label);
+  if (root) cacheKey(root, prefix);
+  return { root, faces: b.faces, chains: [...lifted.chains.values()], labels: b.labels, containers: b.containers, chainMap: lifted.chains, edgeChain: lifted.edgeChain, m: mt };
+}
 
-  const make = (key) => {
-    const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: mt.BOX_PAD };
-    containers.set(key, c);
-    if (ids.isGroup(key)) {
-      const ht = headText(ix, key);
-      faces.set(key, ht);
-      c.head = mt.HEAD_G;
-      c.minW = textW(ht.title, mt.F_PRIM) + textW(ht.sub, mt.F_SMALL) + 30 * mt.z;
-      const p = ix.ports.get(key);
-      const b = p.bundles || {};
-      // Constvars first, as JAX prints them (`{ lambda c; a b. let …`).
-      for (const pk of b.in || [...p.consts, ...p.ins]) portItems(c, pk, "in");
-      for (const k of ix.items.get(key) || []) c.items.push(item(k));
-      for (const pk of b.out || p.outs) portItems(c, pk, "out");
-    } else if (!ids.isNode(key)) {
-      // Scope, repeat, unit or chunk box: a header and its items.
-      const ht = headText(ix, key);
-      faces.set(key, ht);
-      c.head = mt.HEAD_S;
-      c.minW = textW(ht.title, mt.F_PRIM) + textW(ht.sub, mt.F_SMALL) + 30 * mt.z;
-      for (const k of ix.items.get(key) || []) c.items.push(item(k));
-    } else {
-      // Open owner eqn: its face is the box header; sub-groups stack below it.
-      const face = eqnFace(ix, ix.nodes.get(ids.body(key)), { expanded: true, m: mt });
-      faces.set(key, face);
-      c.head = face.h + 4;
-      c.pad = 8;
-      c.minW = face.w;
-      c.stack = true;
-      for (const k of ix.items.get(key) || []) c.items.push(item(k));
-    }
-    // A container's segments depend only on which container it is: a rebuilt one
-    // (an ancestor of a toggled key) keeps its previous segments and border points.
-    const was = prev && prev.containers.get(key);
-    if (was) {
-      c.edges = was.edges;
-      const ins = [], outs = [];
-      for (const it of was.items) if (it.virtual) (it.role === "in" ? ins : outs).push(it);
-      c.items = [...ins, ...c.items, ...outs];
-    } else fresh.add(key);
-    return c;
+/** What one build shares: its inputs, what it fills (faces, containers, labels) and the tree numbering. */
+function buildState(ix, expanded, prev, diff, mt) {
+  return {
+    ix, expanded, prev, diff, mt,
+    faces: prev ? new Map(prev.faces) : new Map(), // element key -> face used for drawing
+    containers: new Map(), // element key -> container
+    labels: prev ? new Map(prev.labels) : new Map(), // container key -> Map(segment id -> text)
+    open: (k) => isCollapsible(ix, k) && expanded.has(k),
+    closed: [], // drawn boxes that hide elements: collapsed scopes, repeats, chunks, owners, bundles
+    fresh: new Set(), // containers whose segments this build lifts
+    ...numbering(ix), // tin, tout, depth
   };
-  const portItem = (pk, side) => {
-    // A port's face depends on the index only: an update keeps the previous one.
-    const f = (prev && faces.get(pk)) || portFace(ix, pk, mt);
-    faces.set(pk, f);
-    return { id: pk, role: side, w: f.w, h: f.h };
-  };
-  /** A port, or a port bundle ("Q:") followed by its ports when open. */
-  const portItems = (c, pk, side) => {
-    if (!ids.isBundle(pk)) return void c.items.push(portItem(pk, side));
-    const was = prev && faces.get(pk); // a bundle's face depends on the index and whether it is open
-    const f = was && was.open === open(pk) ? was : bundleFace(ix, pk, open(pk), mt);
-    faces.set(pk, f);
-    if (!open(pk)) closed.push(pk);
-    c.items.push({ id: pk, role: side, w: f.w, h: f.h });
-    if (!open(pk)) return;
-    for (const x of ix.virt.get(pk).ports) c.items.push(portItem(x, side));
-    (c.openBundles ||= []).push(pk); // part of the cache key: the ports change the layout
-  };
-  const item = (k) => {
-    if (ids.isGroup(k) || open(k)) {
-      const was = prev && prev.containers.get(k);
-      const child = was && !touched(k) ? reuse(was) : make(k);
-      return { id: k, role: "box", w: 0, h: 0, child };
-    }
-    if (isCollapsible(ix, k)) closed.push(k);
-    const f = ids.isNode(k)
-      ? eqnFace(ix, ix.nodes.get(ids.body(k)), { collapsed: isCollapsible(ix, k), m: mt })
-      : ids.isScope(k) ? scopeFace(ix, ix.scopes.get(k), mt) : boxFace(ix, k, mt);
-    faces.set(k, f);
-    return { id: k, role: "node", w: f.w, h: f.h };
-  };
+}
 
-  const root = ix.root ? (prev && prev.root && !touched(ix.root) ? reuse(prev.root) : make(ix.root)) : null;
+// ---- containers -------------------------------------------------------------------
 
-  // Edges: lift each derived edge to visible endpoints and split it into segments.
-  const segs = new Map(); // container key -> Map(segId -> {id, v, w, vars:Set})
-  // Chains, chain id -> {id, segs: [container, segId, v, w] flat (a cached route's:
-  // read-only), vars: Map(var -> edges carrying it), from, to, lca}; shared with the
-  // previous scene until changed (copied first: `own`).
-  const chains = prev ? new Map(prev.chainMap) : new Map();
-  const own = new Set();
-  const edgeChain = prev ? prev.edgeChain.slice() : new Array(ix.edges.length).fill(null); // edge -> chain id
-  /** Add var `varId` to segment `id` (v -> w) of container ck, if this build lifts ck's segments. */
-  const addSeg = (ck, id, v, w, varId) => {
-    if (!fresh.has(ck)) return;
-    let m = segs.get(ck);
-    if (!m) segs.set(ck, (m = new Map()));
-    let sg = m.get(id);
-    if (!sg) m.set(id, (sg = { id, v, w, vars: new Set() }));
-    sg.vars.add(varId);
-  };
-  // Visible stand-in of an element: the drawn collapsed box whose subtree (one
-  // interval of the DFS numbering) holds it, else itself. A binary search per edge
-  // end, no per-element state: a 50k-eqn function has 100k edge ends. (An update
-  // lifts few edges and climbs the parents instead: `closed` lacks reused subtrees.)
-  closed.sort((a, b) => tin.get(a) - tin.get(b));
+/** True when a toggled key is `k` or inside it (its previous container is stale). */
+function touched(b, k) {
+  const { tin, diff } = b;
+  const lo = tin.get(k), hi = b.tout.get(k);
+  return lo == null || diff.some((d) => {
+    const t = tin.get(d);
+    return t != null && t >= lo && t < hi;
+  });
+}
+
+/** Take over a previous container whose subtree did not change. */
+function reuse(b, c) {
+  b.containers.set(c.id, c);
+  for (const it of c.items) if (it.child) reuse(b, it.child);
+  return c;
+}
+
+/** A container's header: its face, the room it takes and the width its text needs. */
+function headOf(b, c, key) {
+  const { ix, mt } = b;
+  if (!ids.isNode(key)) {
+    // Group, or scope, repeat, unit or chunk box: a header and its items.
+    const ht = headText(ix, key);
+    b.faces.set(key, ht);
+    c.head = ids.isGroup(key) ? mt.HEAD_G : mt.HEAD_S;
+    c.minW = textW(ht.title, mt.F_PRIM) + textW(ht.sub, mt.F_SMALL) + 30 * mt.z;
+    return;
+  }
+  // Open owner eqn: its face is the box header; sub-groups stack below it.
+  const face = eqnFace(ix, ix.nodes.get(ids.body(key)), { expanded: true, m: mt });
+  b.faces.set(key, face);
+  c.head = face.h + 4;
+  c.pad = 8;
+  c.minW = face.w;
+  c.stack = true;
+}
+
+/** A new container for open element `key` (group, scope / repeat / unit / chunk box, owner eqn). */
+function make(b, key) {
+  const { ix, prev } = b;
+  const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: b.mt.BOX_PAD };
+  b.containers.set(key, c);
+  headOf(b, c, key);
+  if (ids.isGroup(key)) {
+    const p = ix.ports.get(key);
+    const bundles = p.bundles || {};
+    // Constvars first, as JAX prints them (`{ lambda c; a b. let …`).
+    for (const pk of bundles.in || [...p.consts, ...p.ins]) portItems(b, c, pk, "in");
+    for (const k of ix.items.get(key) || []) c.items.push(item(b, k));
+    for (const pk of bundles.out || p.outs) portItems(b, c, pk, "out");
+  } else for (const k of ix.items.get(key) || []) c.items.push(item(b, k));
+  // A container's segments depend only on which container it is: a rebuilt one
+  // (an ancestor of a toggled key) keeps its previous segments and border points.
+  const was = prev && prev.containers.get(key);
+  if (was) {
+    c.edges = was.edges;
+    const ins = [], outs = [];
+    for (const it of was.items) if (it.virtual) (it.role === "in" ? ins : outs).push(it);
+    c.items = [...ins, ...c.items, ...outs];
+  } else b.fresh.add(key);
+  return c;
+}
+
+function portItem(b, pk, side) {
+  // A port's face depends on the index only: an update keeps the previous one.
+  const f = (b.prev && b.faces.get(pk)) || portFace(b.ix, pk, b.mt);
+  b.faces.set(pk, f);
+  return { id: pk, role: side, w: f.w, h: f.h };
+}
+
+/** A port, or a port bundle ("Q:") followed by its ports when open. */
+function portItems(b, c, pk, side) {
+  if (!ids.isBundle(pk)) return void c.items.push(portItem(b, pk, side));
+  const open = b.open(pk);
+  const was = b.prev && b.faces.get(pk); // a bundle's face depends on the index and whether it is open
+  const f = was && was.open === open ? was : bundleFace(b.ix, pk, open, b.mt);
+  b.faces.set(pk, f);
+  if (!open) b.closed.push(pk);
+  c.items.push({ id: pk, role: side, w: f.w, h: f.h });
+  if (!open) return;
+  for (const x of b.ix.virt.get(pk).ports) c.items.push(portItem(b, x, side));
+  (c.openBundles ||= []).push(pk); // part of the cache key: the ports change the layout
+}
+
+/** The item for element `k` in its container: a box holding a container when open, else a node. */
+function item(b, k) {
+  const { ix, mt, prev } = b;
+  if (ids.isGroup(k) || b.open(k)) {
+    const was = prev && prev.containers.get(k);
+    const child = was && !touched(b, k) ? reuse(b, was) : make(b, k);
+    return { id: k, role: "box", w: 0, h: 0, child };
+  }
+  if (isCollapsible(ix, k)) b.closed.push(k);
+  const f = ids.isNode(k)
+    ? eqnFace(ix, ix.nodes.get(ids.body(k)), { collapsed: isCollapsible(ix, k), m: mt })
+    : ids.isScope(k) ? scopeFace(ix, ix.scopes.get(k), mt) : boxFace(ix, k, mt);
+  b.faces.set(k, f);
+  return { id: k, role: "node", w: f.w, h: f.h };
+}
+
+// ---- edges --------------------------------------------------------------------------
+
+/**
+ * Visible stand-in of an element: the drawn collapsed box whose subtree (one interval
+ * of the DFS numbering) holds it, else itself. A binary search per edge end, no
+ * per-element state: a 50k-eqn function has 100k edge ends. (An update lifts few
+ * edges and climbs the parents instead: `closed` lacks reused subtrees.)
+ */
+function visibleEnds(b) {
+  const { ix, closed, tin, tout } = b;
+  closed.sort((x, y) => tin.get(x) - tin.get(y));
   const starts = closed.map((k) => tin.get(k));
-  const repOf = prev ? (k) => visibleRep(ix, k, expanded) : (k) => {
+  return b.prev ? (k) => visibleRep(ix, k, b.expanded) : (k) => {
     const t = tin.get(k);
     if (t == null) return k;
     let lo = 0, hi = starts.length - 1, at = -1;
@@ -228,14 +243,18 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
     }
     return at >= 0 && t < tout.get(closed[at]) ? closed[at] : k;
   };
-  const { routes, byVar } = routesOf(ix);
+}
+
+/**
+ * `climb(s, t)`: the route between visible ends s and t, through their lowest common
+ * container (null when malformed); `pathOf(route, var)`: its segments,
+ * [container, segment id, v, w] flat: exits, one segment, entries.
+ */
+function router(ix, depth, byVar) {
   const P = ix.parent;
   // A drawn port inside a port bundle sits in its group's port column (the bundle is
   // open, or the port would not be drawn): the bundle is no container on its way.
-  const inQ = (k) => {
-    const p = P.get(k);
-    return ids.isBundle(p);
-  };
+  const inQ = (k) => ids.isBundle(P.get(k));
   const par = (k) => (inQ(k) ? P.get(P.get(k)) : P.get(k));
   const dep = (k) => (depth.has(k) ? depth.get(k) - (inQ(k) ? 1 : 0) : null);
   /** Climb to the lowest common container: up = s … (below the source's top box), down = t … likewise. */
@@ -253,7 +272,6 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
     const keyed = up.some((x) => byVar(par(x), 1)) || down.some((x) => byVar(par(x), 0));
     return { keyed, up, down, a, b, lca, cid: s + "\n" + t, path: null, paths: keyed ? new Map() : null };
   };
-  /** The chain's segments, [container, segment id, v, w] flat: exits, one segment, entries. */
   const pathOf = (r, v) => {
     const out = [];
     const seg = (ck, sv, sw) => out.push(ck, sv + ">" + sw, sv, sw);
@@ -265,66 +283,110 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
     }
     return out;
   };
+  return { climb, pathOf };
+}
+
+/**
+ * Lift each derived edge to visible endpoints and split it into segments. Returns
+ * `segs` (container key -> Map(segId -> {id, v, w, vars: Set})), `chains` (chain id ->
+ * {id, segs: [container, segId, v, w] flat (a cached route's: read-only), vars:
+ * Map(var -> edges carrying it), from, to, lca}; shared with the previous scene until
+ * changed, copied first) and `edgeChain` (edge -> chain id).
+ */
+function liftEdges(b) {
+  const { ix, prev, diff } = b;
+  const { routes, byVar } = routesOf(ix);
+  const L = {
+    ix, fresh: b.fresh, routes, repOf: visibleEnds(b), ...router(ix, b.depth, byVar),
+    segs: new Map(), chains: prev ? new Map(prev.chainMap) : new Map(), own: new Set(), copy: !!prev,
+    edgeChain: prev ? prev.edgeChain.slice() : new Array(ix.edges.length).fill(null),
+  };
   if (routes.n > 4 * ix.edges.length + 1024) routes.m.clear(), (routes.n = 0); // many toggles: start over
-  /** Chain `cid`, copied from the previous scene before its first change here. */
-  const mine = !prev ? (cid) => chains.get(cid) : (cid) => {
-    let ch = chains.get(cid);
-    if (ch && !own.has(cid)) chains.set(cid, (ch = { ...ch, vars: new Map(ch.vars) }));
-    own.add(cid);
-    return ch;
-  };
-  /** Lift edge i: its segments into the containers this build fills, its var into its chain. */
-  const lift = (i) => {
-    const e = ix.edges[i];
-    const s = repOf(e.from), t = repOf(e.to);
-    let cid = null, path = null, r = null;
-    if (s !== t) { // else both ends hidden in the same collapsed box
-      // Nested maps on the keys themselves: no string is built per edge.
-      let rs = routes.m.get(s);
-      if (!rs) routes.m.set(s, (rs = new Map()));
-      r = rs.get(t);
-      if (r === undefined) rs.set(t, (r = climb(s, t))), routes.n++;
-    }
-    const v = e.var;
-    if (r) {
-      path = r.path, cid = r.cid;
-      if (r.keyed) {
-        let pv = r.paths.get(v);
-        if (!pv) r.paths.set(v, (pv = { path: pathOf(r, v), cid: cid + "\n" + v }));
-        path = pv.path;
-        cid = pv.cid;
-      } else if (!path) path = r.path = pathOf(r, v);
-      for (let q = 0; q < path.length; q += 4) addSeg(path[q], path[q + 1], path[q + 2], path[q + 3], v);
-    }
-    const was = edgeChain[i];
-    if (was === cid) return;
-    if (was != null) {
-      const ch = mine(was), n = ch.vars.get(v) - 1;
-      if (n > 0) ch.vars.set(v, n);
-      else if (ch.vars.delete(v) && !ch.vars.size) chains.delete(was);
-    }
-    edgeChain[i] = cid;
-    if (cid == null) return;
-    let ch = mine(cid);
-    if (!ch) chains.set(cid, (ch = { id: cid, segs: path, vars: new Map(), from: s, to: t, lca: r.lca }));
-    ch.vars.set(v, (ch.vars.get(v) || 0) + 1);
-  };
-  if (!prev) for (let i = 0; i < ix.edges.length; i++) lift(i);
+  if (!prev) for (let i = 0; i < ix.edges.length; i++) lift(L, i);
   else {
     const again = new Set();
     for (const d of diff) for (const i of edgesTouching(ix, d)) again.add(i);
     // In edge order, as a fresh build lifts them: a container's segments (and so its
     // layout) come out the same whichever way it was built.
-    for (const i of [...again].sort((a, b) => a - b)) lift(i);
+    for (const i of [...again].sort((x, y) => x - y)) lift(L, i);
   }
+  return L;
+}
 
-  // Attach segments to the containers this build fills, with labels and virtual
-  // entry/exit items.
-  const isVirtual = (id) => id.startsWith(VIN) || id.startsWith(VOUT);
-  for (const ck of fresh) {
-    const c = containers.get(ck), m = segs.get(ck);
+/** Add var `varId` to segment `id` (v -> w) of container ck, if this build lifts ck's segments. */
+function addSeg(L, ck, id, v, w, varId) {
+  if (!L.fresh.has(ck)) return;
+  let m = L.segs.get(ck);
+  if (!m) L.segs.set(ck, (m = new Map()));
+  let sg = m.get(id);
+  if (!sg) m.set(id, (sg = { id, v, w, vars: new Set() }));
+  sg.vars.add(varId);
+}
+
+/** Chain `cid`, copied from the previous scene before its first change here. */
+function mine(L, cid) {
+  let ch = L.chains.get(cid);
+  if (!L.copy) return ch;
+  if (ch && !L.own.has(cid)) L.chains.set(cid, (ch = { ...ch, vars: new Map(ch.vars) }));
+  L.own.add(cid);
+  return ch;
+}
+
+/** The route between visible ends s and t (cached per index; null when none). */
+function routeOf(L, s, t) {
+  if (s === t) return null; // both ends hidden in the same collapsed box
+  // Nested maps on the keys themselves: no string is built per edge.
+  const { routes } = L;
+  let rs = routes.m.get(s);
+  if (!rs) routes.m.set(s, (rs = new Map()));
+  let r = rs.get(t);
+  if (r === undefined) rs.set(t, (r = L.climb(s, t))), routes.n++;
+  return r;
+}
+
+/** Lift edge i: its segments into the containers this build fills, its var into its chain. */
+function lift(L, i) {
+  const e = L.ix.edges[i];
+  const s = L.repOf(e.from), t = L.repOf(e.to);
+  const r = routeOf(L, s, t);
+  let cid = null, path = null;
+  const v = e.var;
+  if (r) {
+    path = r.path, cid = r.cid;
+    if (r.keyed) {
+      let pv = r.paths.get(v);
+      if (!pv) r.paths.set(v, (pv = { path: L.pathOf(r, v), cid: cid + "\n" + v }));
+      path = pv.path;
+      cid = pv.cid;
+    } else if (!path) path = r.path = L.pathOf(r, v);
+    for (let q = 0; q < path.length; q += 4) addSeg(L, path[q], path[q + 1], path[q + 2], path[q + 3], v);
+  }
+  const was = L.edgeChain[i];
+  if (was === cid) return;
+  if (was != null) {
+    const ch = mine(L, was), n = ch.vars.get(v) - 1;
+    if (n > 0) ch.vars.set(v, n);
+    else if (ch.vars.delete(v) && !ch.vars.size) L.chains.delete(was);
+  }
+  L.edgeChain[i] = cid;
+  if (cid == null) return;
+  let ch = mine(L, cid);
+  if (!ch) L.chains.set(cid, (ch = { id: cid, segs: path, vars: new Map(), from: s, to: t, lca: r.lca }));
+  ch.vars.set(v, (ch.vars.get(v) || 0) + 1);
+}
+
+const isVirtual = (id) => id.startsWith(VIN) || id.startsWith(VOUT);
+
+/**
+ * Attach segments to the containers this build fills, with labels and virtual
+ * entry/exit items.
+ */
+function attachSegments(b, segs, label) {
+  const { mt } = b;
+  for (const ck of b.fresh) {
+    const c = b.containers.get(ck), m = segs.get(ck);
     const texts = new Map();
-    labels.set(ck, texts);
+    b.labels.set(ck, texts);
     if (!m) continue;
     const ins = new Set(), outs = new Set();
     for (const sg of m.values()) {
@@ -344,17 +406,17 @@ function construct(ix, expanded, prefix, labelOf, prev, diff, mt) {
     c.items.unshift(...[...ins].map((id) => ({ id, role: "in", w: 2, h: 8, virtual: true })));
     c.items.push(...[...outs].map((id) => ({ id, role: "out", w: 2, h: 8, virtual: true })));
   }
+}
 
-  // Cache keys: a container's layout depends only on what is open below it, open
-  // port bundles included (a reused container keeps its key).
-  const keyOf = (c) => {
-    if (c.key) return c.key;
-    const inner = c.items.filter((it) => it.child).map((it) => keyOf(it.child));
-    c.key = prefix + c.id + (c.openBundles ? "[" + c.openBundles.join(",") + "]" : "") + (inner.length ? "{" + inner.join(",") + "}" : "");
-    return c.key;
-  };
-  if (root) keyOf(root);
-  return { root, faces, chains: [...chains.values()], labels, containers, chainMap: chains, edgeChain, m: mt };
+/**
+ * Cache keys: a container's layout depends only on what is open below it, open
+ * port bundles included (a reused container keeps its key).
+ */
+function cacheKey(c, prefix) {
+  if (c.key) return c.key;
+  const inner = c.items.filter((it) => it.child).map((it) => cacheKey(it.child, prefix));
+  c.key = prefix + c.id + (c.openBundles ? "[" + c.openBundles.join(",") + "]" : "") + (inner.length ? "{" + inner.join(",") + "}" : "");
+  return c.key;
 }
 
 /**
