@@ -40,14 +40,16 @@ LANE_TIMES = ("trace_us", "lower_us", "compile_us", "dispatch_us", "device_us", 
 
 def _record(script: str, *args: str, devices: int = 8) -> dict:
     """{name: document} (or one document) a generator prints, with what differs per machine and run
-    taken out: the repository's path, the ids of Python objects JAX's messages quote."""
+    taken out: the repository's path, the ids and addresses of Python objects JAX's messages and
+    params' reprs quote."""
     env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", "JAX_PLATFORMS": "cpu"}
     env.pop("JAXMAGIC_STRICT", None)  # the documents are checked by tests/test_fixtures.py, not while made
     run = subprocess.run([PY, str(DEV / script), *args], cwd=ROOT, env=env, capture_output=True, text=True)
     if run.returncode:
         raise RuntimeError(f"{script} {' '.join(args)} failed:\n{run.stderr[-4000:]}")
     text = run.stdout.replace(json.dumps(str(ROOT) + "/")[1:-1], "")
-    return json.loads(re.sub(r"\bid=\d{6,}", "id=0", text))  # Python object ids in JAX's messages
+    text = re.sub(r"\bid=\d{6,}", "id=0", text)  # Python object ids in JAX's messages
+    return json.loads(re.sub(r" at 0x[0-9a-f]+>", " at 0x0>", text))  # addresses in params' reprs
 
 
 def _compact(doc: dict) -> str:
