@@ -6,7 +6,7 @@
  * selected call, the focused lane, the brushed range, the "misses only" filter and
  * the table's sort.
  *
- * Playback (playback.js) replays the calls in the order they happened; while it is before its
+ * Playback (playback.js) plays the calls in the order they happened; while it is before its
  * end the table counts what had happened so far and the details follow the step. The
  * interaction state is left alone, so the last step gives back exactly the view it started
  * from. Presentation mode (`options.present`) draws the canvas at a larger scale and hides
