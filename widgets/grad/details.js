@@ -8,7 +8,6 @@
  */
 import { h, clear } from "../ui/dom.js";
 import { plural } from "../ui/words.js";
-import { plural } from "../ui/words.js";
 import { showDetails } from "../graph/details.js";
 import { nKey, srcPath, srcText } from "../graph/model.js";
 import { nodeOf, userOpOf, chipParts, bytesText, CUSTOM_PRIMS, shortName } from "./model.js";
