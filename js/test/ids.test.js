@@ -25,6 +25,7 @@ describe("element ids", () => {
   it("parse back to what built them, for every kind", () => {
     for (const [kind, id, parsed] of EVERY) {
       expect(ids.kindOf(id)).toBe(kind);
+      expect(ids.PREFIX[kind]).toBe(ids.letter(id) + ":");
       expect(ids.parse(id)).toEqual(parsed);
     }
   });

@@ -89,6 +89,12 @@ export function kindOf(/** @type {unknown} */ key) {
   return KIND_BY_CODE.get(key.charCodeAt(0)) ?? null;
 }
 
+/**
+ * The one-letter kind an open container carries (`kind` of the layout tree and of placed
+ * containers: "G", "N", "S", "R", "U", "K"; drawn as `data-box-kind` and `.jm-cbox-<letter>`).
+ */
+export const letter = (/** @type {string} */ key) => key[0];
+
 /** The body after the prefix: the document id of a group, node or port. */
 export const body = (/** @type {string} */ key) => key.slice(2);
 

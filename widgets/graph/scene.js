@@ -158,7 +158,7 @@ function headOf(b, c, key) {
 /** A new container for open element `key` (group, scope / repeat / unit / chunk box, owner eqn). */
 function make(b, key) {
   const { ix, prev } = b;
-  const c = { key: "", id: key, kind: key[0], items: [], edges: [], pad: b.mt.BOX_PAD };
+  const c = { key: "", id: key, kind: ids.letter(key), items: [], edges: [], pad: b.mt.BOX_PAD };
   b.containers.set(key, c);
   headOf(b, c, key);
   if (ids.isGroup(key)) {
