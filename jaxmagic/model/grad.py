@@ -48,80 +48,9 @@ def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> di
     """The `%%grad_graph` document for a capture: one entry per differentiation, in cell order."""
     notes: list[str] = []
     timed: list[tuple[float, int, Any]] = []  # (start, order, builder) so both origins interleave in cell order
-
-    # (kind, split, batch): grad and vjp of one function share JAX's split but are entries of their own, and
-    # so are per-example calls
-    splits: dict[tuple, list[GradCall]] = {}
-    tangents: dict[tuple, list[GradCall]] = {}  # the same for forward mode's tangent programs
-    missing: dict[tuple, int] = {}  # (kind, name, site, error) -> calls with no split and no entry
-    for call in capture.grads:
-        if call.split is not None:
-            splits.setdefault((call.kind, id(call.split), call.batch), []).append(call)
-        elif call.tangent is not None:
-            tangents.setdefault((call.kind, id(call.tangent), call.batch), []).append(call)
-        elif not call.traced:
-            key = (call.kind, call.name, _at(call.call_site), call.error)
-            missing[key] = missing.get(key, 0) + 1
-    for (kind, name, site, error), count in missing.items():
-        if error and any(error in note for note in capture.notes):
-            continue  # the capture already said why
-        notes.append(
-            f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no graph{f': {error}' if error else ''}"
-        )
-    for calls in splits.values():
-        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, max_eqns, notes)))
-    for calls in tangents.values():
-        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _tangent_entry(eid, calls, max_eqns, notes)))
-
-    jit_entries, _ = _function_entries(capture)
-    claimed: set[int] = set()
-    for first, calls in jit_entries:
-        indices = {c.index for c in calls}
-        traced = [g for g in capture.grads if g.traced and g.split is None and g.call in indices]
-        if first.jaxpr is None:
-            continue
-        regions = grad_regions(first.jaxpr)
-        if not regions.by_name_stack:
-            if traced:
-                claimed.update(id(g) for g in traced)
-                notes.append(
-                    f"{first.name}: {len(traced)} differentiation(s) ran inside it, but its jaxpr carries no "
-                    "jvp/transpose name stacks, so forward and backward cannot be told apart there"
-                )
-            continue
-        claimed.update(id(g) for g in traced)
-        timed.append(
-            (
-                first.start,
-                len(timed),
-                lambda eid, first=first, calls=calls, regions=regions, traced=traced: _jit_entry(
-                    eid, first, calls, regions, traced, max_eqns, notes
-                ),
-            )
-        )
-    nested = [
-        (g, capture.grads[g.inside])
-        for g in capture.grads
-        if g.traced and g.split is None and g.inside is not None and id(g) not in claimed
-    ]
-    for g, outer in nested:
-        notes.append(
-            f"{g.kind} of {g.name}{_at(g.call_site)} ran inside {outer.kind} of {outer.name}"
-            f"{_at(outer.call_site)}: its ops are part of that differentiation's graphs"
-        )
-    claimed.update(id(g) for g, _ in nested)
-    stray = [g for g in capture.grads if g.traced and g.split is None and id(g) not in claimed]
-    if stray:
-        where = ", ".join(
-            sorted({f"{g.kind} of {g.name}{_at(g.call_site)}" + (f" ({g.batch})" if g.batch else "") for g in stray})[
-                :5
-            ]
-        )
-        notes.append(
-            f"{len(stray)} differentiation(s) ran while JAX traced something other than a recorded jitted "
-            f"call (no graph of their own): {where}"
-        )
-
+    _eager_builders(capture, max_eqns, notes, timed)
+    claimed = _jit_builders(capture, max_eqns, notes, timed)
+    _unclaimed_notes(capture, claimed, notes)
     entries = []
     for _, _, build in sorted(timed, key=lambda t: (t[0], t[1])):
         entry = guarded("a differentiation's graphs", lambda build=build: build(f"d{len(entries)}"), notes)
@@ -156,7 +85,29 @@ def _values_requested(capture: Capture) -> bool:
 # Eager differentiations: JAX's exact split.
 
 
+def _split_gradients(split: Any, bwd: dict, leaf_paths: list) -> list[dict]:
+    """Each differentiated leaf: its path as written, its aval, the backward output that is its gradient."""
+    bwd_outs = bwd["groups"][0]["outvars"]
+    cotangents = bwd.get("values") or {}
+    grads_of = []
+    for j, k in enumerate(split.diff_leaves):
+        out = bwd_outs[j] if j < len(bwd_outs) else {}
+        value = cotangents.get(out.get("var"))
+        grads_of.append(
+            {
+                "path": leaf_paths[k],
+                "aval": jax_compat.short_aval(split.forward.jaxpr.invars[k].aval),
+                "output": j,
+                "var": out.get("var"),
+                **({"lit": out["lit"]} if "lit" in out else {}),
+                **({"value": value} if value is not None else {}),
+            }
+        )
+    return grads_of
+
+
 def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str]) -> dict:
+    """A grad JAX split eagerly: forward and backward graphs, residuals, links and each leaf's gradient."""
     first = calls[0]
     split = first.split
     values = first.values
@@ -203,22 +154,7 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
 
     residuals = _split_residuals(split, fwd, bwd, fwd_ids, bwd_ids, fwd_user, leaf_paths)
     recomputed = [bwd_ids[p] for p in split.recomputed_paths if p in bwd_ids]
-    bwd_outs = bwd["groups"][0]["outvars"]
-    cotangents = bwd.get("values") or {}
-    grads_of = []
-    for j, k in enumerate(split.diff_leaves):
-        out = bwd_outs[j] if j < len(bwd_outs) else {}
-        value = cotangents.get(out.get("var"))
-        grads_of.append(
-            {
-                "path": leaf_paths[k],
-                "aval": jax_compat.short_aval(split.forward.jaxpr.invars[k].aval),
-                "output": j,
-                "var": out.get("var"),
-                **({"lit": out["lit"]} if "lit" in out else {}),
-                **({"value": value} if value is not None else {}),
-            }
-        )
+    grads_of = _split_gradients(split, bwd, leaf_paths)
     if fwd["truncated"] or bwd["truncated"]:
         notes.append(
             f"{first.name}: the forward or backward graph was cut at {max_eqns} eqns; residuals, links and "
@@ -620,6 +556,90 @@ def _positional_paths(in_tree: Any) -> list[str]:
 # Differentiations inside a recorded jitted call: roles by name stack.
 
 
+def _eager_builders(capture: Capture, max_eqns: int, notes: list[str], timed: list) -> None:
+    """Builders for the grads JAX split (or linearized) eagerly; a note for each that left no graph."""
+    # (kind, split, batch): grad and vjp of one function share JAX's split but are entries of their own, and
+    # so are per-example calls
+    splits: dict[tuple, list[GradCall]] = {}
+    tangents: dict[tuple, list[GradCall]] = {}  # the same for forward mode's tangent programs
+    missing: dict[tuple, int] = {}  # (kind, name, site, error) -> calls with no split and no entry
+    for call in capture.grads:
+        if call.split is not None:
+            splits.setdefault((call.kind, id(call.split), call.batch), []).append(call)
+        elif call.tangent is not None:
+            tangents.setdefault((call.kind, id(call.tangent), call.batch), []).append(call)
+        elif not call.traced:
+            key = (call.kind, call.name, _at(call.call_site), call.error)
+            missing[key] = missing.get(key, 0) + 1
+    for (kind, name, site, error), count in missing.items():
+        if error and any(error in note for note in capture.notes):
+            continue  # the capture already said why
+        notes.append(
+            f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no graph{f': {error}' if error else ''}"
+        )
+    for calls in splits.values():
+        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, max_eqns, notes)))
+    for calls in tangents.values():
+        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _tangent_entry(eid, calls, max_eqns, notes)))
+
+
+def _jit_builders(capture: Capture, max_eqns: int, notes: list[str], timed: list) -> set[int]:
+    """Builders for jitted steps that differentiate inside; returns the ids of the grads they account for."""
+    jit_entries, _ = _function_entries(capture)
+    claimed: set[int] = set()
+    for first, calls in jit_entries:
+        indices = {c.index for c in calls}
+        traced = [g for g in capture.grads if g.traced and g.split is None and g.call in indices]
+        if first.jaxpr is None:
+            continue
+        regions = grad_regions(first.jaxpr)
+        if not regions.by_name_stack:
+            if traced:
+                claimed.update(id(g) for g in traced)
+                notes.append(
+                    f"{first.name}: {len(traced)} differentiation(s) ran inside it, but its jaxpr carries no "
+                    "jvp/transpose name stacks, so forward and backward cannot be told apart there"
+                )
+            continue
+        claimed.update(id(g) for g in traced)
+        timed.append(
+            (
+                first.start,
+                len(timed),
+                lambda eid, first=first, calls=calls, regions=regions, traced=traced: _jit_entry(
+                    eid, first, calls, regions, traced, max_eqns, notes
+                ),
+            )
+        )
+    return claimed
+
+
+def _unclaimed_notes(capture: Capture, claimed: set[int], notes: list[str]) -> None:
+    """Say where the traced grads no entry accounts for went: nested in another grad, or in an unrecorded trace."""
+    nested = [
+        (g, capture.grads[g.inside])
+        for g in capture.grads
+        if g.traced and g.split is None and g.inside is not None and id(g) not in claimed
+    ]
+    for g, outer in nested:
+        notes.append(
+            f"{g.kind} of {g.name}{_at(g.call_site)} ran inside {outer.kind} of {outer.name}"
+            f"{_at(outer.call_site)}: its ops are part of that differentiation's graphs"
+        )
+    claimed.update(id(g) for g, _ in nested)
+    stray = [g for g in capture.grads if g.traced and g.split is None and id(g) not in claimed]
+    if stray:
+        where = ", ".join(
+            sorted({f"{g.kind} of {g.name}{_at(g.call_site)}" + (f" ({g.batch})" if g.batch else "") for g in stray})[
+                :5
+            ]
+        )
+        notes.append(
+            f"{len(stray)} differentiation(s) ran while JAX traced something other than a recorded jitted "
+            f"call (no graph of their own): {where}"
+        )
+
+
 def _jit_entry(
     eid: str,
     first: JitCall,
@@ -629,104 +649,21 @@ def _jit_entry(
     max_eqns: int,
     notes: list[str],
 ) -> dict | None:
+    """A jitted step that differentiates inside: its program graph with each eqn's role, regions and links."""
     var_ids: dict = {}
-    program = function_graph(
-        f"{eid}-program",
-        first.name,
-        first.jaxpr,
-        max_eqns,
-        artifacts=first.artifacts,
-        notes=notes,
-        levels=False,
-        var_ids=var_ids,
-    )
-    program.update(
-        signature=str(first.signature),
-        source=source_json(first.source),
-        calls=len(calls),
-        cache_hits=sum(c.cache_hit for c in calls),
-    )
-    node_of: dict[tuple, str] = {}
-    for key, node in zip(regions.eqns, program["nodes"]):
-        if node["prim"] != regions.eqns[key].primitive:
-            notes.append(
-                f"{first.name}: the eqn walk of the graph and of the name-stack roles disagree at "
-                f"{node['id']} ({node['prim']} vs {regions.eqns[key].primitive}); no grad entry"
-            )
-            return None
-        node_of[key] = node["id"]
+    program = _jit_program(eid, first, calls, max_eqns, notes, var_ids)
+    node_of = _jit_nodes(first, program, regions, notes)
+    if node_of is None:
+        return None
     if program["truncated"]:
         notes.append(
             f"{first.name}: the program graph was cut at {max_eqns} eqns; roles, residuals and links past "
             "the cut are left out"
         )
     roles = {node_of[k]: e.role for k, e in regions.eqns.items() if k in node_of}
-    out_regions = []
-    for region in regions.regions:
-        residuals = []
-        for n, index in enumerate(region.residuals):
-            r = regions.residuals[index]
-            producer = node_of.get(r.producer) if r.producer is not None else None
-            residuals.append(
-                {
-                    "id": f"r{region.index}.{n}",
-                    "aval": r.aval,
-                    "bytes": r.nbytes,
-                    "origin": r.origin,
-                    "producer": producer,
-                    "consumers": [node_of[c] for c in r.consumers if c in node_of],
-                    "source": _node_src(program, producer),
-                }
-            )
-        members = set(region.backward)
-        links = {
-            node_of[b]: {
-                "forward": [node_of[f] for f in link.forward if f in node_of],
-                "kind": link.kind,
-                "source": link.source,
-            }
-            for b, link in regions.links.items()
-            if b in members and b in node_of
-        }
-        recomputed = [node_of[k] for k in region.backward if k in node_of and regions.eqns[k].recomputed]
-        owner = region.container[:-1] if region.container else None
-        out_regions.append(
-            {
-                "index": region.index,
-                "prefix": region.prefix,
-                "occurrence": region.occurrence,
-                "container": node_of.get(owner) if owner else None,
-                "n_forward": len(region.forward),
-                "n_backward": len(region.backward),
-                "n_recomputed": region.recomputed,
-                "residuals": residuals,
-                "residual_bytes": region.residual_bytes,
-                "links": links,
-                "recomputed": recomputed,
-            }
-        )
+    out_regions = [_jit_region(region, regions, node_of, program) for region in regions.regions]
     notes.extend(f"{first.name}: {note}" for note in regions.notes)
-    sites: dict[tuple, dict] = {}
-    for g in traced:
-        site = source_json(g.call_site)
-        key = (g.kind, g.name, None if site is None else (site["file"], site["line"]))
-        entry = sites.setdefault(key, {"kind": g.kind, "name": g.name, "site": site, "batch": g.batch, "count": 0})
-        entry["count"] += 1
-    values = program.get("values") or {}
-    grads_of = []
-    for g in traced:  # the gradient leaves each grad returned while the step was traced
-        for path, aval, var in g.gradient_vars:
-            vid = var_ids.get(var)
-            if vid is not None:
-                grads_of.append(
-                    {
-                        "path": path,
-                        "aval": aval,
-                        "var": vid,
-                        "site": g.index,
-                        **({"value": values[vid]} if vid in values else {}),
-                    }
-                )
+    grads_of = _gradient_leaves(traced, var_ids, program.get("values") or {})
     if traced and not grads_of and not jax_compat.tracer_vars():
         notes.append(f"{first.name}: {GRADIENT_LEAVES_UNAVAILABLE}")
     counts = {role: 0 for role in ("forward", "backward", "other", "unknown")}
@@ -743,7 +680,7 @@ def _jit_entry(
         "roles": roles,
         "regions": out_regions,
         "grad_calls": len(traced),
-        "grad_sites": list(sites.values()),
+        "grad_sites": _grad_sites(traced),
         "grads_of": grads_of,
         "residual_bytes": sum(r["residual_bytes"] for r in out_regions),
         "totals": {
@@ -753,6 +690,117 @@ def _jit_entry(
             "n_recomputed": sum(r["n_recomputed"] for r in out_regions),
         },
     }
+
+
+def _jit_program(
+    eid: str, first: JitCall, calls: list[JitCall], max_eqns: int, notes: list[str], var_ids: dict
+) -> dict:
+    """The step's program graph (as %%jaxpr draws it, without level links), with its calls counted."""
+    program = function_graph(
+        f"{eid}-program",
+        first.name,
+        first.jaxpr,
+        max_eqns,
+        artifacts=first.artifacts,
+        notes=notes,
+        levels=False,
+        var_ids=var_ids,
+    )
+    program.update(
+        signature=str(first.signature),
+        source=source_json(first.source),
+        calls=len(calls),
+        cache_hits=sum(c.cache_hit for c in calls),
+    )
+    return program
+
+
+def _jit_nodes(first: JitCall, program: dict, regions: GradRegions, notes: list[str]) -> dict[tuple, str] | None:
+    """Each eqn path of the name-stack roles -> its graph node id; None (with a note) when the two walks disagree."""
+    node_of: dict[tuple, str] = {}
+    for key, node in zip(regions.eqns, program["nodes"]):
+        if node["prim"] != regions.eqns[key].primitive:
+            notes.append(
+                f"{first.name}: the eqn walk of the graph and of the name-stack roles disagree at "
+                f"{node['id']} ({node['prim']} vs {regions.eqns[key].primitive}); no grad entry"
+            )
+            return None
+        node_of[key] = node["id"]
+    return node_of
+
+
+def _jit_region(region: Any, regions: GradRegions, node_of: dict[tuple, str], program: dict) -> dict:
+    """One forward/backward region of the step: its residuals, links and recomputed eqns as node ids."""
+    residuals = []
+    for n, index in enumerate(region.residuals):
+        r = regions.residuals[index]
+        producer = node_of.get(r.producer) if r.producer is not None else None
+        residuals.append(
+            {
+                "id": f"r{region.index}.{n}",
+                "aval": r.aval,
+                "bytes": r.nbytes,
+                "origin": r.origin,
+                "producer": producer,
+                "consumers": [node_of[c] for c in r.consumers if c in node_of],
+                "source": _node_src(program, producer),
+            }
+        )
+    members = set(region.backward)
+    links = {
+        node_of[b]: {
+            "forward": [node_of[f] for f in link.forward if f in node_of],
+            "kind": link.kind,
+            "source": link.source,
+        }
+        for b, link in regions.links.items()
+        if b in members and b in node_of
+    }
+    recomputed = [node_of[k] for k in region.backward if k in node_of and regions.eqns[k].recomputed]
+    owner = region.container[:-1] if region.container else None
+    return {
+        "index": region.index,
+        "prefix": region.prefix,
+        "occurrence": region.occurrence,
+        "container": node_of.get(owner) if owner else None,
+        "n_forward": len(region.forward),
+        "n_backward": len(region.backward),
+        "n_recomputed": region.recomputed,
+        "residuals": residuals,
+        "residual_bytes": region.residual_bytes,
+        "links": links,
+        "recomputed": recomputed,
+    }
+
+
+def _grad_sites(traced: list[GradCall]) -> list[dict]:
+    """The grads traced inside the step, one entry per (kind, name, line) with how many times it ran."""
+    sites: dict[tuple, dict] = {}
+    for g in traced:
+        site = source_json(g.call_site)
+        key = (g.kind, g.name, None if site is None else (site["file"], site["line"]))
+        entry = sites.setdefault(key, {"kind": g.kind, "name": g.name, "site": site, "batch": g.batch, "count": 0})
+        entry["count"] += 1
+    return list(sites.values())
+
+
+def _gradient_leaves(traced: list[GradCall], var_ids: dict, values: dict) -> list[dict]:
+    """The gradient leaves each grad returned while the step was traced, as program vars (with values if read)."""
+    grads_of = []
+    for g in traced:
+        for path, aval, var in g.gradient_vars:
+            vid = var_ids.get(var)
+            if vid is not None:
+                grads_of.append(
+                    {
+                        "path": path,
+                        "aval": aval,
+                        "var": vid,
+                        "site": g.index,
+                        **({"value": values[vid]} if vid in values else {}),
+                    }
+                )
+    return grads_of
 
 
 def _node_src(fn: dict, nid: str | None) -> dict | None:
