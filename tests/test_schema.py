@@ -99,3 +99,16 @@ def test_typescript_marks_optional_fields_and_literals() -> None:
     assert "  col: number | null;" in text
     assert "export type Operand = VarOperand | LiteralOperand;" in text
     assert '  "def": string;' in text or "  def: string;" in text
+
+
+def test_the_widget_kernel_messages_are_declared() -> None:
+    """docs/schema.md "Requests": a request, both replies, and a reply that is neither fails."""
+    from jaxmagic.schema.validate import MESSAGES
+
+    check({"jm": "request", "id": 1, "what": "levels", "args": {"function": "f0"}}, MESSAGES["request"])
+    check({"jm": "reply", "id": 1, "ok": True}, MESSAGES["reply"])
+    check({"jm": "reply", "id": 1, "ok": False, "error": "the kernel could not compute it"}, MESSAGES["reply"])
+    with pytest.raises(SchemaError):
+        check({"jm": "reply", "id": 1, "ok": True, "error": "both at once"}, MESSAGES["reply"])
+    with pytest.raises(SchemaError):
+        check({"jm": "request", "id": 1, "what": "hlo", "args": {"function": "f0"}}, MESSAGES["request"])

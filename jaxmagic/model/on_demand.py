@@ -12,6 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import strict
+
+
+def _checked(what: str, answer: Any) -> Any:
+    """`answer`, checked against its declaration (jaxmagic/schema/requests.py) under strict mode."""
+    if strict.enabled():
+        from ..schema.validate import ANSWERS, check
+
+        if what in ANSWERS:
+            check(answer, ANSWERS[what])
+    return answer
+
 
 class OnDemand:
     """{what: handler(args) -> JSON data}, filled by document builders; answers are computed once."""
@@ -28,7 +40,7 @@ class OnDemand:
             if not isinstance(key, str):
                 raise ValueError(f"a {what!r} request needs a {key_arg!r} string")
             if key not in answers:
-                answers[key] = compute(key)
+                answers[key] = _checked(what, compute(key))
             return answers[key]
 
         self.handlers[what] = handler

@@ -66,9 +66,5 @@ def check(doc: Any, declared: Any = None) -> Any:
     return doc
 
 
-MESSAGES = {
-    "request": requests.Request,
-    "reply": requests.Reply,
-    "levels": requests.LevelsAnswer,
-    "function": requests.FunctionAnswer,
-}
+MESSAGES = {"request": requests.Request, "reply": requests.Reply}  # the custom messages, by their `jm`
+ANSWERS = {"levels": requests.LevelsAnswer, "function": requests.FunctionAnswer}  # a reply's buffer, by `what`
