@@ -87,6 +87,11 @@ _CALLS = frozenset(
 _PICK = frozenset({"dynamic_slice", "gather", "dynamic_index_in_dim"})
 
 
+_KEY_MAKERS = frozenset(
+    {"random_seed", "random_wrap", "random_unwrap", "random_split", "random_fold_in", "random_clone"}
+)  # eqns that make keys
+
+
 @dataclass
 class LocalKey:
     """One key (or key array) a program holds: an input, or one it makes."""
@@ -296,8 +301,39 @@ class _Reader:
                 continue
 
     def eqn(self, eqn: Any, env: dict, ctx: _Context) -> None:
+        """Follow the keys through one eqn: make, consume, pass through, or descend into its sub-programs."""
         name = eqn.primitive.name
         ins = [None if jax_compat.is_literal(v) else env.get(v) for v in eqn.invars]
+        outs = eqn.outvars
+        if name in _KEY_MAKERS:
+            self.key_op(name, eqn, ins, env, ctx)
+        elif name == "random_bits" and ins[0] is not None:
+            self.bits(eqn, ins[0], ctx)
+        elif name in _CALLS or (name.startswith("custom_") and _sub(eqn, "call_jaxpr") is not None):
+            self.call(eqn, ins, env, ctx)
+        elif name == "scan":
+            self.scan(eqn, ins, env, ctx)
+        elif name == "while":
+            self.while_loop(eqn, ins, env, ctx)
+        elif name == "cond":
+            self.cond(eqn, ins, env, ctx)
+        elif name == "slice" and ins[0] is not None:
+            self.slice(eqn, ins[0], env, ctx)
+        elif name in _PICK and ins[0] is not None:
+            self.pick(eqn, ins[0], env, ctx)
+        elif name in _SAME:
+            for i, o in enumerate(outs):
+                if i < len(ins) and ins[i] is not None:
+                    env[o] = ins[i]
+        else:
+            keys = [k for k in ins if k is not None]
+            for o in outs:
+                if keys and _is_key_dtype(getattr(o.aval, "dtype", None)):
+                    loc, via, _ = origin(eqn.source_info)
+                    env[o] = self.key("mixed", keys[0], ctx, shape=tuple(o.aval.shape), typed=True, source=loc, via=via)
+
+    def key_op(self, name: str, eqn: Any, ins: list, env: dict, ctx: _Context) -> None:
+        """A key made (seed, wrap, split, fold_in, clone) or unwrapped: the new key node and what it consumed."""
         outs = eqn.outvars
         if name == "random_seed":
             loc, via, _ = origin(eqn.source_info)
@@ -359,45 +395,25 @@ class _Reader:
             env[outs[0]] = self.key(
                 "clone", ins[0], ctx, shape=tuple(outs[0].aval.shape), typed=True, source=loc, via=via
             )
-        elif name == "random_bits" and ins[0] is not None:
-            sampler_name, shape, dtype, where = ctx.sampler or (None, None, None, None)
-            if sampler_name is None:
-                where = origin(eqn.source_info)
-                sampler_name = (_sampler_name(where[2]) if where[2] else None) or "bits"
-            bits_shape = tuple(eqn.params.get("shape", ()))
-            self.use(
-                ins[0],
-                "sampler",
-                sampler_name,
-                True,
-                ctx,
-                eqn,
-                shape=shape if shape is not None else bits_shape,
-                dtype=dtype or f"u{eqn.params.get('bit_width', 32)}",
-                where=where,
-            )
-        elif name in _CALLS or (name.startswith("custom_") and _sub(eqn, "call_jaxpr") is not None):
-            self.call(eqn, ins, env, ctx)
-        elif name == "scan":
-            self.scan(eqn, ins, env, ctx)
-        elif name == "while":
-            self.while_loop(eqn, ins, env, ctx)
-        elif name == "cond":
-            self.cond(eqn, ins, env, ctx)
-        elif name == "slice" and ins[0] is not None:
-            self.slice(eqn, ins[0], env, ctx)
-        elif name in _PICK and ins[0] is not None:
-            self.pick(eqn, ins[0], env, ctx)
-        elif name in _SAME:
-            for i, o in enumerate(outs):
-                if i < len(ins) and ins[i] is not None:
-                    env[o] = ins[i]
-        else:
-            keys = [k for k in ins if k is not None]
-            for o in outs:
-                if keys and _is_key_dtype(getattr(o.aval, "dtype", None)):
-                    loc, via, _ = origin(eqn.source_info)
-                    env[o] = self.key("mixed", keys[0], ctx, shape=tuple(o.aval.shape), typed=True, source=loc, via=via)
+
+    def bits(self, eqn: Any, key: int, ctx: _Context) -> None:
+        """A sampler's bits drawn from `key`: named after the public sampler that asked (or "bits")."""
+        sampler_name, shape, dtype, where = ctx.sampler or (None, None, None, None)
+        if sampler_name is None:
+            where = origin(eqn.source_info)
+            sampler_name = (_sampler_name(where[2]) if where[2] else None) or "bits"
+        bits_shape = tuple(eqn.params.get("shape", ()))
+        self.use(
+            key,
+            "sampler",
+            sampler_name,
+            True,
+            ctx,
+            eqn,
+            shape=shape if shape is not None else bits_shape,
+            dtype=dtype or f"u{eqn.params.get('bit_width', 32)}",
+            where=where,
+        )
 
     def slice(self, eqn: Any, key: int, env: dict, ctx: _Context) -> None:
         aval = eqn.invars[0].aval
