@@ -16,6 +16,7 @@ class _Span:
     """One jaxpr being aligned with the ops [lo, hi) of a function instance: what is placed so far."""
 
     fi: tuple  # function instance: (func, caller prefix, (caller instance, call op) | None)
+    func: int  # fi[0]: the function's index
     claimed: dict  # the instance's {position: eqn}
     ctx: str | None  # name context of the jaxpr's ops ("" at the function's top, None: any)
     lo: int
@@ -35,10 +36,6 @@ class _Span:
     pending: tuple[list[int], int] | None = None  # a run of twins placed at an op, its end not yet known
     last_frame: Any = None
 
-    @property
-    def func(self) -> int:
-        return self.fi[0]
-
 
 class Aligner(Neighbours):
     """Assigns StableHLO ops to eqns; `hits[e]` = [(func, position, caller prefix)]."""
@@ -51,15 +48,18 @@ class Aligner(Neighbours):
     def align(self, ids: list[int], fi: tuple, ctx: str | None, lo: int, hi: int) -> None:
         """Align one jaxpr's eqns with the ops at positions [lo, hi) of a function instance."""
         live = [e for e in ids if self.eqns[e].live]
-        span = _Span(fi, self.claims.setdefault(fi, {}), ctx, lo, hi, live, lo)
+        span = _Span(fi, fi[0], self.claims.setdefault(fi, {}), ctx, lo, hi, live, lo)
         position = {e: k for k, e in enumerate(live)}
         runs = self._runs(live)
         for k_run, run in enumerate(runs):
             if k_run:
                 for x in runs[k_run - 1]:
-                    frames = [self.eqns[x].frame] + [f for _, f in self.descendant_keys(x)]
-                    span.earlier.update(frame_key(f) for f in frames)
-            if not self._place_internals(span, run):
+                    frame = self.eqns[x].frame
+                    span.earlier.add(frame[:3] if frame else None)  # frame_key, inline: a hot loop
+                    if self.eqns[x].subs:
+                        span.earlier.update(frame_key(f) for _, f in self.descendant_keys(x))
+            info = self.eqns[run[0]]
+            if info.subs or ctx is None or info.frame == span.last_frame or not self._place_internals(span, run):
                 self._place(span, run, position[run[0]])
         self._split_pending(span, hi)
         self._claim_placed(span)
@@ -82,11 +82,12 @@ class Aligner(Neighbours):
         span.pending = None
 
     def _place_internals(self, span: _Span, run: list[int]) -> bool:
-        """Place a run whose eqn JAX lowered through other primitives (`neighbours.internals`)."""
+        """Place a run whose eqn JAX lowered through other primitives (`neighbours.internals`).
+
+        Only for an eqn without sub-jaxprs in a known context whose frame differs from the last
+        placed eqn's (the caller checks, on its hot path)."""
         e = run[0]
         info = self.eqns[e]
-        if info.subs or span.ctx is None or info.frame == span.last_frame:
-            return False
         inner = self.internals(
             e,
             span.func,
@@ -99,7 +100,8 @@ class Aligner(Neighbours):
         )
         if not inner:
             return False
-        self._split_pending(span, inner[0])
+        if span.pending is not None:
+            self._split_pending(span, inner[0])
         if len(run) == 1:
             span.starts[e], span.chunks[e] = inner[0], inner
         else:
@@ -135,12 +137,14 @@ class Aligner(Neighbours):
                     span.placed.update(self.descendant_keys(e))
                     span.cur = q + 1
             return
-        self._split_pending(span, p)
+        if span.pending is not None:
+            self._split_pending(span, p)
         span.pending = (run, p) if len(run) > 1 else None
         span.starts[e] = p
         span.regions.add(p)
         span.placed.add((info.rel, info.frame))
-        span.placed.update(self.descendant_keys(e))
+        if info.subs:
+            span.placed.update(self.descendant_keys(e))
         span.placed_names.add(self.m.name[func][p])
         span.last_frame = info.frame
         span.cur = p + 1

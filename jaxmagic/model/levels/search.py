@@ -91,11 +91,9 @@ class OpSearch:
                 break
             if p in claimed or not self.same_frame(e, func, p):
                 continue
-            n = norms[p]
-            if n is None:  # never for a candidate: the index holds named ops only
-                continue
+            n = norms[p]  # never None: the index holds named ops only
             if (
-                (n == want if want is not None else (n == rel or n.endswith("/" + rel)))
+                (n == want if want is not None else (n is not None and (n == rel or n.endswith("/" + rel))))
                 and (exclude is None or self.m.name[func][p] not in exclude)
                 and not (blocked and self.m.inside(func, p, blocked))
             ):
