@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from ..capture import jax_compat
@@ -406,7 +407,43 @@ def graph_document(
     `max_graphs=None` draws every function (an export of the whole capture)."""
     notes: list[str] = []
     level_sources: dict[str, Any] = {}
+    drawable, unattributed = _drawable_entries(capture, notes)
+    drawn = folding.choose_drawn(drawable, max_graphs)
+    by_id = {entry.fid: entry for entry in drawable}
+    build = _function_builder(max_eqns, on_demand, level_sources)
     functions = []
+    for i, entry in enumerate(drawable):
+        fn = build(entry, notes) if i in drawn else None
+        if fn is not None:
+            functions.append(fn)
+    listed, folded, listing_notes = folding.listing([e for i, e in enumerate(drawable) if i not in drawn])
+    notes.extend(listing_notes)
+    folded.update(
+        wrappers=sum(e.n_wrappers - 1 for e in drawable),
+        folded_functions=sum(e.n_wrappers > 1 for e in drawable),
+        listed=len(listed),
+        functions=len(drawable),
+        calls=sum(len(e.calls) for e in drawable),
+        listed_graphs="on request" if on_demand is not None else "not in this page",
+    )
+    if on_demand is not None and listed:
+        on_demand.add("function", lambda fid: _requested_function(by_id, fid, build))
+    notes.extend(_side_notes(capture, unattributed))
+    if on_demand is not None and (level_sources or listed):
+        on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
+    found = findings.graph_findings(
+        capture, functions, {c.index: e.fid for e in drawable for c in e.calls} if capture.findings else {}
+    )
+    title = _graph_title(functions, listed, folded)
+    if folded["wrappers"] or listed or folded["unlisted"]:
+        return envelope(
+            "graph", VERSION, title, capture, notes, functions=functions, listed=listed, folded=folded, findings=found
+        )
+    return envelope("graph", VERSION, title, capture, notes, functions=functions, findings=found)
+
+
+def _drawable_entries(capture: Capture, notes: list[str]) -> tuple[list[folding.Entry], dict[str, int]]:
+    """The capture's functions folded per definition, each with an id; a note for each with no jaxpr."""
     raw, unattributed = _function_entries(capture)
     entries = folding.fold(raw, capture.wrappers)
     for entry in entries:
@@ -417,11 +454,17 @@ def graph_document(
     drawable = [e for e in entries if e.first.jaxpr is not None]
     for i, entry in enumerate(drawable):
         entry.fid = f"f{i}"
-    drawn = folding.choose_drawn(drawable, max_graphs)
-    by_id = {entry.fid: entry for entry in drawable}
+    return drawable, unattributed
+
+
+def _function_builder(
+    max_eqns: int, on_demand: OnDemand | None, level_sources: dict[str, Any]
+) -> Callable[[folding.Entry, list[str]], dict | None]:
+    """How one entry's graph is built, for the document and for a widget's later "function" request.
+
+    With `on_demand`, levels are deferred and what they need is kept in `level_sources`."""
 
     def build(entry: folding.Entry, notes: list[str]) -> dict | None:
-        """The entry's graph, as the document carries it (also the answer to a "function" request)."""
         first = entry.first
         fn = guarded(
             f"{first.name}({first.signature})",
@@ -445,40 +488,18 @@ def graph_document(
             notes.append(f"{first.name}: only the first {max_eqns} eqns are shown")
         return fn
 
-    for i, entry in enumerate(drawable):
-        fn = build(entry, notes) if i in drawn else None
-        if fn is not None:
-            functions.append(fn)
-    listed, folded, listing_notes = folding.listing([e for i, e in enumerate(drawable) if i not in drawn])
-    notes.extend(listing_notes)
-    folded.update(
-        wrappers=sum(e.n_wrappers - 1 for e in drawable),
-        folded_functions=sum(e.n_wrappers > 1 for e in drawable),
-        listed=len(listed),
-        functions=len(drawable),
-        calls=sum(len(e.calls) for e in drawable),
-        listed_graphs="on request" if on_demand is not None else "not in this page",
-    )
-    if on_demand is not None and listed:
-        on_demand.add("function", lambda fid: _requested_function(by_id, fid, build))
-    notes.extend(_side_notes(capture, unattributed))
-    if on_demand is not None and (level_sources or listed):
-        on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
+    return build
+
+
+def _graph_title(functions: list[dict], listed: list, folded: dict) -> str:
+    """'%%jaxpr: 2 functions, 1,234 eqns drawn, 3 more functions listed' (or what nothing recorded means)."""
+    if not functions:
+        return "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
     n_eqns = sum(f["n_eqns"] for f in functions)
-    found = findings.graph_findings(
-        capture, functions, {c.index: e.fid for e in drawable for c in e.calls} if capture.findings else {}
-    )
-    if functions:
-        title = f"%%jaxpr: {plural(len(functions), 'function')}, {plural(n_eqns, 'eqn')}"
-        if listed or folded["unlisted"]:
-            title += f" drawn, {plural(len(listed) + folded['unlisted'], 'more function')} listed"
-    else:
-        title = "%%jaxpr: nothing was recorded: the cell made no calls to jitted functions"
-    if folded["wrappers"] or listed or folded["unlisted"]:
-        return envelope(
-            "graph", VERSION, title, capture, notes, functions=functions, listed=listed, folded=folded, findings=found
-        )
-    return envelope("graph", VERSION, title, capture, notes, functions=functions, findings=found)
+    title = f"%%jaxpr: {plural(len(functions), 'function')}, {plural(n_eqns, 'eqn')}"
+    if listed or folded["unlisted"]:
+        title += f" drawn, {plural(len(listed) + folded['unlisted'], 'more function')} listed"
+    return title
 
 
 def _side_notes(capture: Capture, unattributed: dict[str, int]) -> list[str]:
