@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture.jit.monitoring import top_level
-from ..capture.record import Capture, Event, Finding
+from ..capture.record import Capture, Event, Finding, JitCall
 from ..schema.timeline import VERSION
 from ..units import plural
 from . import findings
@@ -98,61 +98,12 @@ class _Table:
 
 def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
     """The timeline document of a capture; `storm` = misses of one function that make a recompile storm."""
-    from .reasons import miss_json
-
     origin = capture.start
-    lanes: list[_Lane] = []
-    lane_at: dict[tuple, int] = {}
-    signatures, sites = _Table(), _Table()
-    cols = {k: [] for k in ("lane", "start", "end", "hit", "ready", "sig", "miss", "site")}
-    errors: dict[str, str] = {}
-    misses: list[dict] = []
-
+    calls = _CallColumns(origin)
     for call in capture.calls:
-        key = _lane_key(call)
-        li = lane_at.get(key)
-        if li is None:
-            li = lane_at[key] = len(lanes)
-            lanes.append(_Lane(call.name, "call", call.source, first_call=call.index))
-        lane = lanes[li]
-        lane.calls += 1
-        phases = call.phases  # None for a plain cache hit
-        compile_s = sum(phases.get(p, 0.0) for p in _PHASES) if phases else 0.0
-        lane.dispatch_us += _dur_us(max(0.0, call.end - call.start - compile_s))
-        if call.ready is not None:
-            lane.device_us = (lane.device_us or 0) + _dur_us(max(0.0, call.ready - call.start - compile_s))
-            lane.device_calls += 1
-        cols["lane"].append(li)
-        cols["start"].append(_us(call.start, origin))
-        cols["end"].append(_us(call.end, origin))
-        cols["hit"].append(1 if call.cache_hit else 0)
-        cols["ready"].append(None if call.ready is None else _us(call.ready, origin))
-        sig = call.signature
-        cols["sig"].append(-1 if sig is None else signatures.add(sig.key, lambda s=sig: _signature_json(s)))
-        site = call.call_site
-        cols["site"].append(-1 if site is None else sites.add((site.file, site.line), lambda s=site: source_json(s)))
-        if call.error is not None:
-            errors[str(call.index)] = call.error
-        if call.cache_hit:
-            lane.hits += 1
-            cols["miss"].append(-1)
-        else:
-            lane.misses += 1
-            reason = call.miss_reason
-            miss = miss_json(
-                call.index,
-                reason.explanation if reason else None,
-                reason.diff if reason else (),
-                first_call=reason.first_call if reason else lane.calls == 1,
-                redefined=reason.redefined if reason else False,
-                name=call.name.rsplit(".", 1)[-1],
-                defined_line=call.source.line if call.source else None,
-            )
-            lane.miss_kinds[miss["kind"]] += 1
-            cols["miss"].append(len(misses))
-            misses.append(miss)
-
-    spans = _spans(capture, lanes, lane_at, origin)
+        calls.add(call)
+    lanes, cols = calls.lanes, calls.cols
+    spans = _spans(capture, lanes, calls.lane_at, origin)
     found = _findings(capture, cols, storm)
     n_calls = len(capture.calls)
     n_miss = sum(l.misses for l in lanes)
@@ -173,14 +124,86 @@ def timeline_document(capture: Capture, storm: int = STORM_THRESHOLD) -> dict:
         notes,
         duration_us=_dur_us(max(0.0, capture.end - capture.start)),
         lanes=[lane.json(i) for i, lane in enumerate(lanes)],
-        calls={**cols, "errors": errors},
+        calls={**cols, "errors": calls.errors},
         spans=spans,
-        misses=misses,
-        signatures=signatures.items,
-        sites=sites.items,
+        misses=calls.misses,
+        signatures=calls.signatures.items,
+        sites=calls.sites.items,
         findings=found,
         cache=_persistent_cache(capture, cols, spans, origin),
         options={"storm": storm, "sync": bool(capture.settings.get("sync"))},
+    )
+
+
+class _CallColumns:
+    """The calls as columns (one list per field, one row per call), with their lanes, signatures, sites and misses.
+
+    Columns, not one dict per call: a loop of 100,000 calls stays a few lists of ints on the wire."""
+
+    def __init__(self, origin: float) -> None:
+        self.origin = origin
+        self.lanes: list[_Lane] = []
+        self.lane_at: dict[tuple, int] = {}
+        self.signatures, self.sites = _Table(), _Table()
+        self.cols: dict[str, list] = {k: [] for k in ("lane", "start", "end", "hit", "ready", "sig", "miss", "site")}
+        self.errors: dict[str, str] = {}
+        self.misses: list[dict] = []
+
+    def lane_of(self, call: JitCall) -> tuple[int, _Lane]:
+        key = _lane_key(call)
+        li = self.lane_at.get(key)
+        if li is None:
+            li = self.lane_at[key] = len(self.lanes)
+            self.lanes.append(_Lane(call.name, "call", call.source, first_call=call.index))
+        return li, self.lanes[li]
+
+    def add(self, call: JitCall) -> None:
+        li, lane = self.lane_of(call)
+        lane.calls += 1
+        phases = call.phases  # None for a plain cache hit
+        compile_s = sum(phases.get(p, 0.0) for p in _PHASES) if phases else 0.0
+        lane.dispatch_us += _dur_us(max(0.0, call.end - call.start - compile_s))
+        if call.ready is not None:
+            lane.device_us = (lane.device_us or 0) + _dur_us(max(0.0, call.ready - call.start - compile_s))
+            lane.device_calls += 1
+        cols, origin = self.cols, self.origin
+        cols["lane"].append(li)
+        cols["start"].append(_us(call.start, origin))
+        cols["end"].append(_us(call.end, origin))
+        cols["hit"].append(1 if call.cache_hit else 0)
+        cols["ready"].append(None if call.ready is None else _us(call.ready, origin))
+        sig = call.signature
+        cols["sig"].append(-1 if sig is None else self.signatures.add(sig.key, lambda s=sig: _signature_json(s)))
+        site = call.call_site
+        cols["site"].append(
+            -1 if site is None else self.sites.add((site.file, site.line), lambda s=site: source_json(s))
+        )
+        if call.error is not None:
+            self.errors[str(call.index)] = call.error
+        if call.cache_hit:
+            lane.hits += 1
+            cols["miss"].append(-1)
+        else:
+            lane.misses += 1
+            miss = _miss(call, lane)
+            lane.miss_kinds[miss["kind"]] += 1
+            cols["miss"].append(len(self.misses))
+            self.misses.append(miss)
+
+
+def _miss(call: JitCall, lane: _Lane) -> dict:
+    """Why a call missed: JAX's explanation joined with the signature diff (model/reasons.py)."""
+    from .reasons import miss_json
+
+    reason = call.miss_reason
+    return miss_json(
+        call.index,
+        reason.explanation if reason else None,
+        reason.diff if reason else (),
+        first_call=reason.first_call if reason else lane.calls == 1,
+        redefined=reason.redefined if reason else False,
+        name=call.name.rsplit(".", 1)[-1],
+        defined_line=call.source.line if call.source else None,
     )
 
 
