@@ -204,49 +204,14 @@ class Lineage:
 
     # -- eager calls --------------------------------------------------------------------------
     def op(self, op: EagerOp) -> None:
+        """One eager `jax.random` call: a new key node, a use of its key, or both."""
         where = self.where(op.where)
         made = [where] if where else []
         if op.kind == "seed":
-            impl, words = self.data(op.out)
-            node = self.for_value(words) if words is not None and words.ndim == 1 else None
-            label = f"{op.name}({op.extra})" if op.extra is not None else f"{op.name}(…)"
-            if node is not None and self.nodes[node].record.how in ("seed", "input"):
-                record = self.nodes[node].record
-                record.made.extend(made)
-                if record.how == "input":
-                    record.how, record.label, record.detail = "seed", label, _seed_detail(op)
-                elif len(record.made) > 1:
-                    record.detail = f"{record.detail}; the same key data was made {len(record.made)} times"
-                return
-            self.new(
-                "seed",
-                None,
-                label,
-                _seed_detail(op),
-                shape=(_shape_of(op.out) or ())[: max(0, words.ndim - 1)] if words is not None else (),
-                typed=impl is not None,
-                impl=impl,
-                words=words,
-                made=made,
-            )
+            self.seeded(op, made)
             return
         if op.kind == "wrap":
-            impl, words = self.data(op.out)
-            known = self.for_value(words) if words is not None and words.ndim == 1 else None
-            if known is not None:
-                self.use([known], KeyUse("wrap", op.name, False, source=where, via=op.via, order=op.order))
-                return
-            self.new(
-                "wrap",
-                None,
-                "wrap_key_data",
-                "jax.random.wrap_key_data of data not seen as a key before",
-                shape=tuple(words.shape[:-1]) if words is not None else (),
-                typed=True,
-                impl=impl,
-                words=words,
-                made=made,
-            )
+            self.wrapped(op, where, made)
             return
         parents = self.nodes_of(op.key)
         if op.kind == "sampler":
@@ -268,6 +233,54 @@ class Lineage:
         self.use(parents, KeyUse(op.kind, op.name, consuming, source=where, via=op.via, order=op.order))
         if op.kind == "data":
             return
+        self.derived(op, parents, made)
+
+    def seeded(self, op: EagerOp, made: list) -> None:
+        """A key made from a seed; the same key data seeded again is the same node, made more than once."""
+        impl, words = self.data(op.out)
+        node = self.for_value(words) if words is not None and words.ndim == 1 else None
+        label = f"{op.name}({op.extra})" if op.extra is not None else f"{op.name}(…)"
+        if node is not None and self.nodes[node].record.how in ("seed", "input"):
+            record = self.nodes[node].record
+            record.made.extend(made)
+            if record.how == "input":
+                record.how, record.label, record.detail = "seed", label, _seed_detail(op)
+            elif len(record.made) > 1:
+                record.detail = f"{record.detail}; the same key data was made {len(record.made)} times"
+            return
+        self.new(
+            "seed",
+            None,
+            label,
+            _seed_detail(op),
+            shape=(_shape_of(op.out) or ())[: max(0, words.ndim - 1)] if words is not None else (),
+            typed=impl is not None,
+            impl=impl,
+            words=words,
+            made=made,
+        )
+
+    def wrapped(self, op: EagerOp, where: Any, made: list) -> None:
+        """Key data wrapped as a key: a use of the key it came from when that is known, else a new root."""
+        impl, words = self.data(op.out)
+        known = self.for_value(words) if words is not None and words.ndim == 1 else None
+        if known is not None:
+            self.use([known], KeyUse("wrap", op.name, False, source=where, via=op.via, order=op.order))
+            return
+        self.new(
+            "wrap",
+            None,
+            "wrap_key_data",
+            "jax.random.wrap_key_data of data not seen as a key before",
+            shape=tuple(words.shape[:-1]) if words is not None else (),
+            typed=True,
+            impl=impl,
+            words=words,
+            made=made,
+        )
+
+    def derived(self, op: EagerOp, parents: list, made: list) -> None:
+        """A key derived from `parents[0]` (split, fold_in, clone); the same derivation twice is one node."""
         impl, words = self.data(op.out)
         parent = self.nodes[parents[0]].record
         impl = impl or parent.impl
