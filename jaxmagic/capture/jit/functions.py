@@ -135,7 +135,8 @@ class FunctionTable:
         of its definition (`jax.jit(f)` made anew each iteration): `fn` is then hot too."""
         if id(fn) in self.functions or not self.by_definition:
             return None
-        state = self.by_definition.get(definition_key(fn))
+        key = definition_key(fn)
+        state = self.by_definition.get(key) if key is not None else None
         if state is None or state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
             return None
         state.wrappers += 1

@@ -333,7 +333,7 @@ class JitRecorder:
 
     def _record_key_call(self, out: Any) -> None:
         key_call, self._key_call = self._key_call, None
-        if self.keys is not None:
+        if key_call is not None and self.keys is not None:
             self.keys.on_call(key_call, out)
 
     def _note_nans(self, index: int, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
@@ -441,8 +441,8 @@ class JitRecorder:
         """The call's row: its events and phases, and (a miss, or within the signature budget) its
         signature, why it missed and its artefacts."""
         state = self.table.functions.get(id(fn))
-        new_function = state is None
-        if new_function:
+        new_function = False
+        if state is None:
             state, new_function = self.table.state_of(fn)
         self.table.count_call(fn, state)
         events = self.capture.events[n_events:]  # calls are synchronous: these fired during it

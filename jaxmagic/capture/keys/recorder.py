@@ -31,10 +31,11 @@ class KeyRecorder:
 
     def on_call(self, key_call: tuple, out: Any) -> None:
         """A call of a program that handles keys: `key_call` is (index, name, program, call, call site)."""
+        index, name, program, call, call_site = key_call
         try:
-            self.log.on_call(*key_call, out)
+            self.log.on_call(index, name, program, call, call_site, out)
         except Exception as exc:  # boundary: our failure never becomes the user's
-            self.capture.notes.append(f"keys of call {key_call[0]} not recorded: {type(exc).__name__}: {exc}")
+            self.capture.notes.append(f"keys of call {index} not recorded: {type(exc).__name__}: {exc}")
 
     def finish(self) -> None:
         """The PRNG key lineage: key data is read now, once, not while the cell ran."""
