@@ -20,6 +20,8 @@ from typing import Any
 
 import jax
 
+from ... import strict
+
 Frame = tuple  # (file, line, column, end_line | None, end_column | None)
 
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -97,7 +99,8 @@ class LocTable:
         try:
             node, _ = self._parse(body, 0)
             result = self._info(node)
-        except Exception:  # a location form we do not know: unlinked, never wrong
+        except Exception as exc:  # a location form we do not know: unlinked, never wrong
+            strict.fallback("StableHLO lines: a location form jaxmagic does not read", exc)
             result = (None, None)
         self.cache[body] = result
         return result

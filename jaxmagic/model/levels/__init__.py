@@ -31,7 +31,7 @@ at the eqn's position under its name and no eqn there has that primitive.
 Ambiguity: eqns with the same primitive, name stack and source position ("twins": a Python loop
 without name scopes) are resolved in order of appearance. Adjacent twins share the run of such
 ops: in equal parts when they share JAX's cached lowering (same params and input avals), else by
-the one cut that looks like separate lowerings (data flow, see `_segment`), else not at all.
+the one cut that looks like separate lowerings (data flow, see `segment.py`), else not at all.
 HLO instructions carrying several twins' metadata are shared out by result shape (the two dots
 of a matmul's gradient), or one each in text order when there is one per twin; otherwise the
 twins get no HLO lines and a note counts them (XLA duplicates instructions into fusions, so
