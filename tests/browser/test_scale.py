@@ -48,7 +48,7 @@ TIMED_JS = """
   const draws = host.getAttribute('data-draws');
   const conds = {
     drawn: () => host.getAttribute('data-draws') !== draws && !st.classList.contains('jm-busy'),
-    matches: () => /\\d+ match/.test(document.querySelector('.jm-match-count').textContent),
+    matches: () => /[\\d,]+ match/.test(document.querySelector('.jm-match-count').textContent),
     details: () => document.querySelector('.jm-details').textContent.includes(arg.text),
   };
   const acts = {
@@ -169,7 +169,7 @@ def test_10k_transformer_is_responsive(guarded_page: GuardedPage, transformer_pa
     ms = _timed(page, "search", {"q": "dot_general", "until": "matches"})
     assert 0 <= ms <= STEP_S * 1000, f"search took {ms} ms"
     timings["search ms"] = round(ms)
-    count = int(re.search(r"(\d+) match", page.inner_text(".jm-match-count")).group(1))
+    count = int(re.search(r"([\d,]+) match", page.inner_text(".jm-match-count")).group(1).replace(",", ""))
     assert count == sum(1 for x in graph["nodes"] if x["prim"] == "dot_general")
 
     # Expand all: everything drawn, on the canvas, with a minimap
