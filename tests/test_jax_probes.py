@@ -572,3 +572,54 @@ def test_key_data_reads_the_words_without_a_dispatch():
     found = jax_random.key_data(keys)
     probe(np.array_equal(found, np.asarray(jax.random.key_data(keys))), "random.key_data", found)
     probe(getattr(keys, "_base_array", None) is not None, "random.key_data (a key array's _base_array)", type(keys))
+
+
+def _lowered_and_compiled():
+    def step(x):
+        return jnp.sin(x) * 2.0
+
+    lowered = jax.jit(step).lower(jnp.ones((8, 4)))
+    return lowered, lowered.compile()
+
+
+def test_stablehlo_text_parses_into_functions_with_located_ops():
+    """`lowered_text` gets the StableHLO with locations; `parse_module` finds `main` and a `sin` op with its
+    user frame (the level links of %%jaxpr stand on this)."""
+    from jaxmagic.capture.jax_compat import stablehlo
+
+    lowered, _ = _lowered_and_compiled()
+    text, error = stablehlo.lowered_text(lowered)
+    probe(text is not None and "loc(" in text, "stablehlo.lowered_text (with locations)", error)
+    module = stablehlo.parse_module(text)
+    probe(module.main is not None, "stablehlo.parse_module finds @main", module.func_names)
+    ops = module.funcs[module.main]
+    sines = [i for i, name in enumerate(ops.name) if name and name.endswith("sin")]
+    probe(sines != [], "stablehlo: an op named after the eqn (…/sin)", ops.name)
+    probe(ops.frame[sines[0]] is not None, "stablehlo: the sin op's user frame", ops.frame[sines[0]])
+
+
+def test_hlo_text_groups_instructions_by_their_metadata():
+    """`compiled_text` gets the optimized HLO; `HloModule` groups its instructions by op_name with a frame."""
+    from jaxmagic.capture.jax_compat import hlo
+
+    _, compiled = _lowered_and_compiled()
+    text, error = hlo.compiled_text(compiled)
+    probe(text is not None and "op_name=" in text, "hlo.compiled_text (with metadata)", error)
+    module = hlo.HloModule(text)
+    sines = [name for name in module.by_name if name.endswith("sin")]
+    probe(sines != [], "hlo.HloModule.by_name: an instruction named …/sin", list(module.by_name)[:10])
+    probe(module.comp_names != [], "hlo.HloModule: its computations", module.comp_names)
+
+
+def test_main_shardings_reads_a_sharded_signature():
+    """`main_shardings` reads each @main parameter's sharding attribute (Shardy or GSPMD wording)."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from jaxmagic.capture.jax_compat import stablehlo
+
+    mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
+    x = jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, PartitionSpec("x")))
+    lowered = jax.jit(lambda v: v + 1).lower(x)
+    text, _ = stablehlo.lowered_text(lowered)
+    found = stablehlo.main_shardings(text)
+    probe(len(found["args"]) == 1 and found["args"][0] is not None, "stablehlo.main_shardings", found)
