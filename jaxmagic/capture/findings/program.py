@@ -32,7 +32,7 @@ import math
 import types
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
@@ -406,6 +406,35 @@ def constants_reach(fn: Any) -> _Reach:
     return reach
 
 
+def _baked_scalars(
+    closed_jaxpr: Any, reach: _Reach, name: str, reported: set[str], where: Callable[[Any], SourceLocation | None]
+) -> list[Finding]:
+    """Python scalar globals whose value appears as a literal in the program ("probably": matched by value)."""
+    found: list[Finding] = []
+    literals = _SCALAR_LITERALS.get(closed_jaxpr, _scalar_literals)
+    for label, how, value in reach.scalars:
+        key = _scalar_key(value)
+        if key is None or label in reported or (key[1] == 0.0 and key[0] in _TRIVIAL_SCALARS):
+            continue
+        if key not in literals:
+            continue
+        reported.add(label)
+        frame = literals[key]
+        found.append(
+            Finding(
+                "global_constant",
+                (
+                    f"`{label}` ({how}, = {value!r}) was probably baked into the program as the literal {value!r}: "
+                    f"Python numbers are read when `{name}` is traced, so giving `{label}` a new value later changes "
+                    "nothing until JAX traces again. Pass it as an argument if it is meant to change."
+                ),
+                where(frame),
+                "info",
+            )
+        )
+    return found
+
+
 def baked_constants(
     fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNNAMED_BYTES, reach: _Reach | None = None
 ) -> list[Finding]:
@@ -471,27 +500,7 @@ def baked_constants(
                 )
             )
     if reach.scalars:
-        literals = _SCALAR_LITERALS.get(closed_jaxpr, _scalar_literals)
-        for label, how, value in reach.scalars:
-            key = _scalar_key(value)
-            if key is None or label in reported or (key[1] == 0.0 and key[0] in _TRIVIAL_SCALARS):
-                continue
-            if key not in literals:
-                continue
-            reported.add(label)
-            frame = literals[key]
-            findings.append(
-                Finding(
-                    "global_constant",
-                    (
-                        f"`{label}` ({how}, = {value!r}) was probably baked into the program as the literal {value!r}: "
-                        f"Python numbers are read when `{name}` is traced, so giving `{label}` a new value later changes "
-                        "nothing until JAX traces again. Pass it as an argument if it is meant to change."
-                    ),
-                    where(frame),
-                    "info",
-                )
-            )
+        findings.extend(_baked_scalars(closed_jaxpr, reach, name, reported, where))
     return findings
 
 
