@@ -30,6 +30,42 @@ export function createPanZoom(svg, viewport, { minScale = 0.005, maxScale = 4, o
     zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * unit));
   };
 
+  const listeners = [["wheel", onWheel, { passive: false }], ...dragListeners(svg, t, apply)];
+  for (const [type, fn, options] of listeners) svg.addEventListener(type, fn, options);
+  apply();
+
+  return {
+    get transform() {
+      return { ...t };
+    },
+    set(x, y, k) {
+      Object.assign(t, { x, y, k: clampK(k) });
+      apply();
+    },
+    zoomAt,
+    /** Centre content point (cx, cy), zooming in to at least `minK`. */
+    centerOn(cx, cy, minK = 0) {
+      const { w, h } = size();
+      t.k = clampK(Math.max(t.k, minK));
+      t.x = w / 2 - cx * t.k;
+      t.y = h / 2 - cy * t.k;
+      apply();
+    },
+    dispose() {
+      for (const [type, fn, options] of listeners) svg.removeEventListener(type, fn, options);
+    },
+  };
+}
+
+/**
+ * Dragging pans: the listeners (type, handler, options) that move `t` with a left-button drag, and swallow
+ * the click that ends a drag so panning never selects what is under the pointer.
+ * @param {SVGElement} svg
+ * @param {{x: number, y: number, k: number}} t the transform, changed in place
+ * @param {() => void} apply
+ * @returns {Array<[string, (e: any) => void, any]>}
+ */
+function dragListeners(svg, t, apply) {
   let drag = null;
   let suppressClick = false;
   const onDown = (e) => {
@@ -64,39 +100,11 @@ export function createPanZoom(svg, viewport, { minScale = 0.005, maxScale = 4, o
     e.stopPropagation();
     e.preventDefault();
   };
-
-  svg.addEventListener("wheel", onWheel, { passive: false });
-  svg.addEventListener("pointerdown", onDown);
-  svg.addEventListener("pointermove", onMove);
-  svg.addEventListener("pointerup", onUp);
-  svg.addEventListener("pointercancel", onUp);
-  svg.addEventListener("click", onClick, true);
-  apply();
-
-  return {
-    get transform() {
-      return { ...t };
-    },
-    set(x, y, k) {
-      Object.assign(t, { x, y, k: clampK(k) });
-      apply();
-    },
-    zoomAt,
-    /** Centre content point (cx, cy), zooming in to at least `minK`. */
-    centerOn(cx, cy, minK = 0) {
-      const { w, h } = size();
-      t.k = clampK(Math.max(t.k, minK));
-      t.x = w / 2 - cx * t.k;
-      t.y = h / 2 - cy * t.k;
-      apply();
-    },
-    dispose() {
-      svg.removeEventListener("wheel", onWheel);
-      svg.removeEventListener("pointerdown", onDown);
-      svg.removeEventListener("pointermove", onMove);
-      svg.removeEventListener("pointerup", onUp);
-      svg.removeEventListener("pointercancel", onUp);
-      svg.removeEventListener("click", onClick, true);
-    },
-  };
+  return [
+    ["pointerdown", onDown, undefined],
+    ["pointermove", onMove, undefined],
+    ["pointerup", onUp, undefined],
+    ["pointercancel", onUp, undefined],
+    ["click", onClick, true],
+  ];
 }
