@@ -5,7 +5,7 @@ import { si, num, valueSummary, valueText, batchAval } from "../../widgets/graph
 import { modeState, bundleLabel, traceLabel, forwardLabel, vmapLabel, hasBadValues, labelFor } from "../../widgets/graph/modes.js";
 import { costTable, domainOf, logPos, heat, costOverlay } from "../../widgets/graph/overlay.js";
 import { crumbPath } from "../../widgets/graph/breadcrumbs.js";
-import { keyAction, expandBelow } from "../../widgets/graph/keys.js";
+import { keyAction, expandBelow } from "../../widgets/graph/keyboard.js";
 import { pngScale, MAX_SIDE, MAX_PIXELS } from "../../widgets/graph/png.js";
 import { nodesUnder, ownerMap, marksFor, paneText } from "../../widgets/graph/panes.js";
 import { visibleRange, lineIndex, eqnSpan, ALL_LINES, LINE_H } from "../../widgets/graph/textpane.js";

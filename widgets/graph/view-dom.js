@@ -10,7 +10,7 @@ import { createStage } from "./stage.js";
 import { createHood } from "./neighbourhood.js";
 import { createPanes } from "./panes.js";
 import { createBreadcrumbs } from "./breadcrumbs.js";
-import { helpPanel } from "./keys.js";
+import { helpPanel } from "./keyboard.js";
 import { modeControl, overlayControl } from "./controls.js";
 import { graphLegend } from "./legend.js";
 import { createReplay } from "./replay.js";

@@ -10,7 +10,7 @@ import { allCollapsibles } from "./expansion.js";
 import { searchRecords } from "./find.js";
 import { svgExport, fileName } from "./export.js";
 import { svgToPng, canvasToPng } from "./png.js";
-import { bindKeys, expandBelow } from "./keys.js";
+import { bindKeys, expandBelow } from "./keyboard.js";
 import { modeState, labelFor } from "./modes.js";
 import { costOverlay, legend } from "./overlay.js";
 import { install } from "./view-state.js";

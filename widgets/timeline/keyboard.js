@@ -1,6 +1,6 @@
 /**
  * Keyboard shortcuts of the timeline view, active while the widget has focus. As in
- * the graph view (graph/keys.js), keys typed into inputs or with a modifier are never
+ * the graph view (graph/keyboard.js), keys typed into inputs or with a modifier are never
  * taken, so the notebook and the browser keep theirs; the table differs, hence its own.
  * Space and ← → belong to playback, as in every view (widgets/ui/playback.js), so panning is
  * a / d (as in Perfetto and chrome://tracing); a key playback already took is left alone.
