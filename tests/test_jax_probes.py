@@ -623,3 +623,42 @@ def test_main_shardings_reads_a_sharded_signature():
     text, _ = stablehlo.lowered_text(lowered)
     found = stablehlo.main_shardings(text)
     probe(len(found["args"]) == 1 and found["args"][0] is not None, "stablehlo.main_shardings", found)
+
+
+def test_compile_events_name_the_jitted_function():
+    """JAX names a jitted function's lowering and compile events `jit(f)` (`pjit(f)` before): the
+    timeline puts them on `f`'s lane (monitoring.event_function) and tells eager ops' compiles apart
+    (monitoring.jit_event_name)."""
+    from jaxmagic.capture.jax_compat.monitoring import event_function, jit_event_name
+
+    names: list[str] = []
+
+    def listen(event, duration, **kwargs):
+        names.append(str(kwargs.get("fun_name", "")))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+
+        def probe_function_name(x):
+            return x * 3.0
+
+        jax.jit(probe_function_name)(jnp.arange(7.0))
+    finally:
+        unregister = monitoring.unregister("event_duration")
+        if unregister is not None:
+            unregister(listen)
+    if not any(names):
+        # JAX 0.4's duration events carry no fun_name: the recorder attributes a compile to the call that was
+        # running when it fired, and compiles outside any call stay unnamed ("(unnamed compile)")
+        assert event_function(None) == "(unnamed compile)"
+        return
+    probe(
+        any(event_function(n) == "probe_function_name" and n != "probe_function_name" for n in names),
+        "monitoring.event_function (a compile event's fun_name is jit(f))",
+        names,
+    )
+    probe(
+        jit_event_name("probe_function_name") in names or "pjit(probe_function_name)" in names,
+        "monitoring.jit_event_name",
+        names,
+    )

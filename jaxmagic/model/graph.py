@@ -15,6 +15,7 @@ from typing import Any
 
 from ..capture import jax_compat
 from ..capture import source as capture_source
+from ..capture.jax_compat.monitoring import jit_event_name
 from ..capture.record import Artifacts, Capture, JitCall
 from ..schema.graph import VERSION  # 2: optional levels, cost, repeats, values, batch
 from ..units import bytes_text, plural
@@ -516,7 +517,7 @@ def _side_notes(capture: Capture, unattributed: dict[str, int]) -> list[str]:
             f"{plural(len(unattributed) - 8, 'more function')} made further cache hits, recorded "
             "without their signature"
         )
-    eager = {f"jit({name})" for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
+    eager = {jit_event_name(name) for name in jax_compat.primitive_names()}  # jnp.arange etc. run eagerly
     outside = sorted(
         {
             e.fun_name

@@ -10,11 +10,11 @@ story, not a thousand lanes of one call each.
 from __future__ import annotations
 
 import bisect
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..capture.jax_compat.monitoring import event_function
 from ..capture.jit.monitoring import top_level
 from ..capture.record import Capture, Event, Finding, JitCall
 from ..schema.timeline import VERSION
@@ -24,7 +24,6 @@ from .document import envelope, source_json
 from .findings import STORM_THRESHOLD
 from .findings import lane_key as _lane_key
 
-_JIT_NAME = re.compile(r"^(?:jit|pjit)\((.*)\)$")
 _PHASES = ("trace", "lower", "compile")
 
 
@@ -34,14 +33,6 @@ def _us(seconds: float, origin: float) -> int:
 
 def _dur_us(seconds: float) -> int:
     return int(round(seconds * 1e6))
-
-
-def event_function(name: str | None) -> str:
-    """JAX names lowering and compile `jit(f)` and tracing `f`: one name for all three."""
-    if not name:
-        return "(unnamed compile)"
-    m = _JIT_NAME.match(name)
-    return m.group(1) if m else name
 
 
 @dataclass

@@ -7,9 +7,12 @@ events for the persistent compilation cache; their names differ between versions
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import jax.monitoring as monitoring
+
+_JIT_NAME = re.compile(r"^(?:jit|pjit)\((.*)\)$")  # how JAX names a jitted function's lowering and compile
 
 
 def phase_of(event_name: str) -> str:
@@ -24,6 +27,20 @@ def phase_of(event_name: str) -> str:
     if "backend_compile" in name or name.endswith("compile_duration"):
         return "compile"
     return "other"
+
+
+def event_function(name: str | None) -> str:
+    """The function an event is about: JAX names lowering and compile `jit(f)` (`pjit(f)` on older
+    versions) and tracing `f`, so all three read `f`."""
+    if not name:
+        return "(unnamed compile)"
+    m = _JIT_NAME.match(name)
+    return m.group(1) if m else name
+
+
+def jit_event_name(function_name: str) -> str:
+    """The name JAX gives the compile of a jitted `function_name` (the newest wording)."""
+    return f"jit({function_name})"
 
 
 def unregister(kind: str) -> Callable[[Callable], None] | None:
