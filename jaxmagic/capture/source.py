@@ -333,7 +333,8 @@ def function_location(fn: Any) -> SourceLocation | None:
         return None
     line = code.co_firstlineno
     for _ in range(20):  # co_firstlineno points at the first decorator; show the `def` line
-        if not code_line(code.co_filename, line) or not code_line(code.co_filename, line).startswith("@"):
+        text = code_line(code.co_filename, line)
+        if not text or not text.startswith("@"):
             break
         line += 1
     return location(code.co_filename, line, None, getattr(target, "__qualname__", None))

@@ -248,6 +248,7 @@ def _leaf(path: str, aval: str, sharding: Any, meshes: _Meshes) -> dict:
 
 def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes: list[str]) -> dict:
     art = first.artifacts
+    assert art is not None  # `sharding_document` passes only calls with artefacts
     compiled = art.compiled
     inputs, outputs = [], []
     specs = [a for a in (first.signature.args if first.signature else ()) if not a.static]

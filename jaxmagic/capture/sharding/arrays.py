@@ -242,14 +242,14 @@ def _grouped(pieces: Iterable[tuple[tuple, int, int]]) -> tuple[Block, ...]:
 
 def array_record(value: Any, name: str | None, origin: str, call: int | None = None) -> ArrayRecord | None:
     """An `ArrayRecord` of a concrete `jax.Array` (None for tracers, deleted or non-arrays)."""
-    if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
+    if not isinstance(value, jax.Array) or jax_compat.is_tracer(value):
         return None
     try:
         if value.is_deleted():
             return None
         shape = tuple(int(d) for d in value.shape)
         dtype = value.dtype
-        if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys: placed like their key data
+        if jax.numpy.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys: placed like their key data
             nbytes = int(np.prod(shape, dtype=np.int64)) * 8
         else:
             nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
