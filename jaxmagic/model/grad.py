@@ -163,15 +163,7 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
     return {
         "id": eid,
         "origin": "split",
-        "kind": first.kind,
-        "name": first.name,
-        "source": source_json(first.source),
-        "call_site": source_json(first.call_site),
-        "calls": len(calls),
-        "argnums": list(first.argnums),
-        "has_aux": first.has_aux,
-        "batch": first.batch,
-        "note": MODE_NOTES.get(first.kind),
+        **_differentiation(first, calls),
         "n_out": split.n_out,
         "n_aux": split.n_aux,
         "forward": fwd,
@@ -184,6 +176,21 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
         "grads_of": grads_of,
         "cotangent": values.cotangent if values else None,
         "custom_rules": _custom_rules(split, sorted(custom_paths), fwd, bwd, fwd_user, bwd_user),
+    }
+
+
+def _differentiation(first: GradCall, calls: list[GradCall]) -> dict:
+    """What an eager entry says of the differentiation itself: which transform, of what, where, how often."""
+    return {
+        "kind": first.kind,
+        "name": first.name,
+        "source": source_json(first.source),
+        "call_site": source_json(first.call_site),
+        "calls": len(calls),
+        "argnums": list(first.argnums),
+        "has_aux": first.has_aux,
+        "batch": first.batch,
+        "note": MODE_NOTES.get(first.kind),
     }
 
 
@@ -231,15 +238,7 @@ def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[s
     return {
         "id": eid,
         "origin": "tangent",
-        "kind": first.kind,
-        "name": first.name,
-        "source": source_json(first.source),
-        "call_site": source_json(first.call_site),
-        "calls": len(calls),
-        "argnums": list(first.argnums),
-        "has_aux": first.has_aux,
-        "batch": first.batch,
-        "note": MODE_NOTES.get(first.kind),
+        **_differentiation(first, calls),
         "program": program,
         "roles": roles,
         "n_inputs": tp.n_inputs,

@@ -43,28 +43,20 @@ def _reuse_finding(r: KeyRecord) -> Finding | None:
     consuming = [u for u in r.uses if u.consuming]
     repeated = next((u for u in consuming if u.times is None or (u.times or 1) > 1), None)
     if repeated is not None and (repeated.loop or "").endswith(" condition"):
-        return Finding(
-            kind="loop_reuse",
-            severity="bug",
-            source=repeated.source,
-            call=repeated.call,
-            key=r.id,
-            function=repeated.function,
-            message=f"key {r.label} is consumed by {repeated.name} in a while_loop condition "
+        return _loop_reuse(
+            r,
+            repeated,
+            f"key {r.label} is consumed by {repeated.name} in a while_loop condition "
             f"({_where(repeated)}): the condition is checked before every iteration and once at the "
             f"end, so from the second check on it draws the same numbers again. Split the key in the "
             f"body and carry the new key, or draw outside the loop.",
         )
     if repeated is not None:
         every = "every iteration" if repeated.times is None else f"each of {repeated.times} iterations"
-        return Finding(
-            kind="loop_reuse",
-            severity="bug",
-            source=repeated.source,
-            call=repeated.call,
-            key=r.id,
-            function=repeated.function,
-            message=f"key {r.label} is made outside {repeated.loop or 'the loop'} and consumed by "
+        return _loop_reuse(
+            r,
+            repeated,
+            f"key {r.label} is made outside {repeated.loop or 'the loop'} and consumed by "
             f"{repeated.name} on {every} ({_where(repeated)}): every iteration draws the same numbers. "
             f"Split the key inside the loop (carry it, or scan over split(key, n)).",
         )
@@ -93,3 +85,16 @@ def _reuse_finding(r: KeyRecord) -> Finding | None:
             message=f"key {r.label} is consumed more than once: as part of the key array it was taken from, "
             f"and on its own ({_where(consuming[0])}).",
         )
+
+
+def _loop_reuse(r: KeyRecord, use: KeyUse, message: str) -> Finding:
+    """A key consumed on every pass of a loop it was made outside of: the finding on the consuming use."""
+    return Finding(
+        kind="loop_reuse",
+        severity="bug",
+        source=use.source,
+        call=use.call,
+        key=r.id,
+        function=use.function,
+        message=message,
+    )
