@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jaxmagic
+from jaxmagic.capture.jit import readiness
 from jaxmagic.capture.values import nan_check
 
 
@@ -193,17 +194,36 @@ def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_
     assert "jax_debug_nans" in found.message and "--values" in found.message and found.source is None
 
 
-def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound():
+_LOOP_CELL = "for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n"
+
+
+def _loop_findings(monkeypatch, sample_s: float) -> list:
+    """Findings of a 60-step loop that ends in NaN, with cache hits readiness-sampled every `sample_s`
+    (whether the loop's last call is sampled is a matter of timing; each test fixes it one way)."""
+    monkeypatch.setattr(readiness, "SAMPLE_S", sample_s)
     namespace = {"f": jax.jit(lambda p: p * 0.5 + jnp.log(p - 3.0)), "p": jnp.full(8, 4.0), "jnp": jnp}
-    cell = "for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n"
     with jaxmagic.capture(namespace) as cap:
-        exec(cell, namespace)
+        exec(_LOOP_CELL, namespace)
     assert np.isnan(np.asarray(namespace["p"])).all()
     found = nan_findings(cap)
     assert found and all(f.kind == "nan" for f in found)  # the steps' own outputs were freed in the loop
+    assert not any("`state" in f.message for f in found)  # the same array under another name: once
+    return found
+
+
+def test_a_loops_last_result_is_checked_by_the_name_the_cell_bound(monkeypatch):
+    found = _loop_findings(monkeypatch, sample_s=1e9)  # no cache hit sampled: the last call kept nothing
     named = [f for f in found if "`p`, bound by this cell, holds NaN (8 elements)" in f.message]
     assert len(named) == 1 and "jax_debug_nans" in named[0].message
-    assert not any("`state" in f.message for f in found)  # the same array under another name: once
+
+
+def test_a_loops_last_result_from_a_sampled_call_is_named_once_as_that_calls_output(monkeypatch):
+    found = _loop_findings(monkeypatch, sample_s=0.0)  # every call sampled: the last one's output is watched
+    named = [f for f in found if "`p`" in f.message]
+    assert len(named) == 1, [f.message for f in found]
+    # the first call's origin is located; the last one's output, bound to `p`, is named in the same finding
+    assert "more calls of it did too, one of them into `p`)" in named[0].message
+    assert "the first NaN comes from `log`" in named[0].message and "bound by this cell" not in named[0].message
 
 
 def test_a_small_output_freed_at_once_was_read_right_after_its_call_a_large_one_is_not():

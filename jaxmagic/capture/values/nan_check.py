@@ -363,7 +363,9 @@ def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: Seque
     """Read every watched output within the budget, then one finding per function, kind and kind of
     output (its first call whose origin was found, else its first), saying in how many calls."""
     budget = [MAX_CHECK_BYTES, 0, 0]  # bytes left, outputs past the budget, outputs not ready
-    names = {id(array): name for name, array in bound}
+    names: dict[int, str] = {}
+    for name, array in sorted(bound, key=lambda item: bool(re.search(r"[\[.]", item[0]))):
+        names.setdefault(id(array), name)  # an array under several names is called by a plain one (`p`)
     checked: set[int] = set()
     groups: dict[tuple, list] = {}
     for entry in sorted(entries, key=lambda e: (e.grad is not None, e.call if e.call is not None else e.grad)):
@@ -388,7 +390,9 @@ def _check(entries: list[_Watched], capture: Capture, dropped: int, bound: Seque
             if origin is not None:
                 break
         entry, position, count, name = chosen
-        finding = _finding(entry, kind, count, _out_path(entry, position), origin, why, name, len(hits))
+        # the cell's name of another call's output (a loop's last result) still says which array it is
+        bound_too = next((hit[3] for hit in reversed(hits) if hit[3] and hit is not chosen), None)
+        finding = _finding(entry, kind, count, _out_path(entry, position), origin, why, name, len(hits), bound_too)
         capture.findings.append(finding)
     _check_bound(bound, checked, budget, capture)
     if budget[1]:
@@ -639,6 +643,7 @@ def _finding(
     why: str | None,
     name: str | None = None,
     calls: int = 1,
+    bound_too: str | None = None,
 ) -> Finding:
     """One finding: the function, the output, the op and its line with the usual fix, or why not found."""
     word = _WORD[kind]
@@ -647,6 +652,7 @@ def _finding(
         what, path = ("value", path[3:]) if path.startswith("[0]") else ("gradient", path[3:])
     output = f"its {what}{' ' + path if path else ''}" + (f" (`{name}`)" if name else "")
     more = f"; {plural(calls - 1, 'more call')} of it did too" if calls > 1 else ""
+    more += f", one of them into `{bound_too}`" if bound_too and calls > 1 else ""
     head = f"{entry.function} returned {word} in {output} ({plural(count, 'element')}{more})"
     where = None
     if origin is not None and origin.eqn is not None:
