@@ -385,3 +385,26 @@ def test_jaxmagics_replay_leaves_the_users_debug_nans_working_for_functions_jitt
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1:] == ["checked"], out.stdout + out.stderr
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16", "complex64"]),
+    size=st.integers(1, 3000),
+    nans=st.lists(st.integers(0, 2999), max_size=4),
+    infs=st.lists(st.integers(0, 2999), max_size=4),
+    scale=st.sampled_from([1.0, 1e20, 1e38]),
+)
+def test_host_counts_equal_numpys_exact_counts_whatever_the_dtype_and_magnitude(dtype, size, nans, infs, scale):
+    """The one-pass finiteness check never hides a NaN or Inf, and overflowing finite values count as none."""
+    if dtype == "float16":
+        scale = min(scale, 6e4)
+    host = np.full(size, scale, np.float64)
+    for i in nans:
+        host[i % size] = np.nan
+    for i in infs:
+        host[i % size] = -np.inf if i % 2 else np.inf
+    array = host if dtype == "float64" else jnp.asarray(host, dtype=jnp.dtype(dtype))  # float64: a numpy output
+    got = nan_check.host_counts(array)
+    exact = np.asarray(array, dtype=np.complex128 if dtype == "complex64" else np.float64).view(np.float64)
+    assert got == (int(np.isnan(exact).sum()), int(np.isinf(exact).sum()))

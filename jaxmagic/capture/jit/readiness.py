@@ -15,7 +15,7 @@ that (where device time matters) are all watched; in a tight loop of tiny calls 
 one in twenty is, and the others' device time stays unknown (the view says how many calls
 the figure covers). Where watches keep telling nothing (a train step's outputs are consumed
 by the next step and freed before any poll sees them ready), the interval doubles after
-every `BACKOFF_AFTER` such watches in a row, up to 16 x `SAMPLE_S`, and falls back to
+every `BACKOFF_AFTER` such watches in a row, up to 64 x `SAMPLE_S`, and falls back to
 `SAMPLE_S` as soon as one watch gives a time.
 
 With `sync=True` (the user's explicit choice, `%%trace --sync`) each call's outputs are
@@ -39,7 +39,7 @@ SAMPLE_S = 100e-6  # at most one watch and one poll per this many seconds
 # Watches whose outputs were all freed (or donated) before any poll saw them ready tell nothing: after
 # this many in a row the interval doubles, up to MAX_DOUBLINGS times; a watch that settles resets it.
 BACKOFF_AFTER = 4
-MAX_DOUBLINGS = 4
+MAX_DOUBLINGS = 6  # 6.4 ms: a 200-step loop of 0.5 ms steps knows as many device times as at 1.6 ms
 
 
 def _edge_leaf(out: Any, end: int) -> Any:
