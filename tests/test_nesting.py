@@ -125,6 +125,7 @@ def test_capture_above_a_magic_keeps_the_view_in_the_captured_outputs(ip):
     assert sum(WIDGET in out.data for out in ip.user_ns["kept"].outputs) == 1
     assert len(ip.user_ns["captured"].calls) == 1
     _left_clean(ip)
+    ip.run_cell("del kept, captured")  # the shell is shared: later tests bind these names with -n
 
 
 def test_a_magic_that_runs_the_body_its_own_way_gets_a_note(ip):
