@@ -43,7 +43,7 @@ from bench.run import capture_overhead
 from jaxmagic.views import wire
 
 
-def training_loop(steps: int = 200, repeats: int = 15) -> tuple[float, float, float, float]:
+def training_loop(steps: int = 200, repeats: int = 41) -> tuple[float, float, float, float]:
     """Seconds per loop plain and captured (best of `repeats`, interleaved), the median paired
     ratio, and the median paired difference in seconds (the capture's cost per cell)."""
     step, (params, tokens) = programs.transformer_step(4, scan=True)
