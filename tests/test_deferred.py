@@ -132,3 +132,113 @@ def test_the_magic_shows_a_deferred_view_and_the_capture_keeps_the_texts(magic_s
     assert '"deferred":["levels"]' in state.replace(" ", "") and "HloModule" not in state
     cap = magic_shell.user_ns["dcap"]
     assert "HloModule" in cap.calls[0].compiled_text
+
+
+# -- the jaxpr text ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_cap():
+    """A program past HEAD_EQNS eqns, with a scan and a nested jit (their bodies print inline)."""
+
+    @jax.jit
+    def inner(x):
+        return jnp.tanh(x) * 2.0
+
+    @jax.jit
+    def deep(w, x):
+        for _ in range(40):
+            x = inner(jnp.sin(x @ w) + 1.0)
+        x = jax.lax.scan(lambda c, _: (jnp.cos(c) * c, c.sum()), x, None, length=3)[0]
+        for _ in range(40):
+            x = jnp.exp(-x * x) + x
+        return x.sum()
+
+    with jaxmagic.capture() as captured:
+        deep(jnp.ones((4, 4)), jnp.ones((2, 4)))
+    return captured
+
+
+def test_a_big_functions_text_is_deferred_and_the_answer_equals_the_eager_document(big_cap):
+    from jaxmagic.model.graph import HEAD_EQNS
+
+    eager = jaxmagic.document(big_cap, "graph")["functions"][0]
+    on_demand = OnDemand()
+    lazy = graph_document(big_cap, on_demand=on_demand)["functions"][0]
+    assert eager["n_eqns"] > HEAD_EQNS and "deferred" not in eager
+    assert lazy["deferred"] == ["jaxpr", "levels"]
+    # the head: the whole text's first lines, up to its own `in (...)`, with its nodes' lines
+    head, whole = lazy["text"].split("\n"), eager["text"].split("\n")
+    ends = [i for i, line in enumerate(head) if line.lstrip().startswith("in (")]
+    assert 10 < ends[-1] < len(whole) // 2 and head[: ends[-1]] == whole[: ends[-1]]
+    located = [(n["line"], e["line"]) for n, e in zip(lazy["nodes"], eager["nodes"]) if n["line"] is not None]
+    assert located and all(a == b for a, b in located)
+    assert sum(n["line"] is None for n in lazy["nodes"]) > eager["n_eqns"] - HEAD_EQNS - 1
+    # the answer is the eager document's text and lines, and the graphs are the same
+    request = {"jm": "request", "id": 3, "what": "jaxpr", "args": {"function": lazy["id"]}}
+    data = _decoded(answer(on_demand.handlers, request))
+    assert data == {"text": eager["text"], "lines": [n["line"] for n in eager["nodes"]]}
+    assert all(isinstance(line, int) for line in data["lines"])
+    same = ("text", "deferred", "nodes", "levels", "cost")
+    assert {k: v for k, v in lazy.items() if k not in same} == {k: v for k, v in eager.items() if k not in same}
+    drop = ("line", "shlo", "hlo", "hlo_comp")
+    assert [{k: v for k, v in n.items() if k not in drop} for n in lazy["nodes"]] == [
+        {k: v for k, v in n.items() if k not in drop} for n in eager["nodes"]
+    ]
+
+
+def test_a_small_functions_text_travels_whole(cap):
+    lazy = graph_document(cap, on_demand=OnDemand())
+    eager = jaxmagic.document(cap, "graph")
+    for lazy_fn, eager_fn in zip(lazy["functions"], eager["functions"]):
+        assert "jaxpr" not in lazy_fn["deferred"] and lazy_fn["text"] == eager_fn["text"]
+        assert [n["line"] for n in lazy_fn["nodes"]] == [n["line"] for n in eager_fn["nodes"]]
+
+
+def test_the_graphs_names_are_the_ones_jaxs_printer_gives():
+    """jaxmagic names the variables before printing, in the printer's order; printed with those
+    names, the text is exactly what JAX's printer writes with its own (scan, cond, while, nested
+    jit, custom rules, remat, shard_map, a vmapped grad of a loop)."""
+    from jaxmagic.capture import jax_compat
+    from jaxmagic.model.graph import function_graph
+
+    from .programs import PROGRAMS
+
+    printer = jax_compat.jaxpr_pretty_printer()
+    closed = {name: (lambda f, a, k: f.trace(*a, **k).jaxpr)(*make()) for name, make in PROGRAMS.items()}
+    loop = lambda x: jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * i, x)  # noqa: E731
+    closed["vmapped grad"] = jax.make_jaxpr(jax.vmap(jax.grad(loop)))(jnp.ones(3))
+    for name, jaxpr in closed.items():
+        printouts: dict = {}
+        doc = function_graph("f0", name, jaxpr, printouts=printouts)
+        text = printouts["f0"].data()["text"] if printouts else doc["text"]
+        assert text == printer(jaxpr.jaxpr)[0], name
+        lines = text.split("\n")
+        names = {v["id"]: v["name"] for v in doc["vars"]}
+        for node in doc["nodes"]:
+            for out in node["outs"]:
+                assert f"{names[out]}:" in lines[node["line"]], (name, node["prim"])
+
+
+def test_the_text_plain_fallback_of_a_deferred_text_says_how_big_it_is(big_cap):
+    from jaxmagic.views.static_html import text_summary
+
+    doc = graph_document(big_cap, on_demand=OnDemand())
+    fn = doc["functions"][0]
+    text = text_summary(doc)
+    assert fn["text"].split("\n")[1] in text
+    assert f"… the jaxpr has {fn['n_eqns']:,} eqns in all (the whole text is in the widget and in the capture)" in text
+    shown = text.split("… the jaxpr has")[0].split("\n")
+    assert not any(line.startswith("  in (") for line in shown)  # the head's own ending is left out
+
+
+def test_the_widget_answers_a_jaxpr_request_and_keeps_the_head_only(big_cap, monkeypatch):
+    widget = _widget(big_cap, "graph", {}, present=False)
+    fn = widget.document["functions"][0]
+    sent = []
+    monkeypatch.setattr(widget, "send", lambda content, buffers=None: sent.append((content, buffers)))
+    widget._handle_custom_msg({"jm": "request", "id": 4, "what": "jaxpr", "args": {"function": fn["id"]}}, [])
+    data = _decoded(sent[0])
+    assert len(data["text"]) > 1.5 * len(fn["text"]) and data["text"].startswith(fn["text"].split("\n")[0])
+    state = json.dumps(widget.get_state()["doc"])
+    assert data["text"].split("\n")[-2] not in state  # the saved state holds the head, not the whole text

@@ -28,9 +28,9 @@ def _counting_printer(monkeypatch) -> list[int]:
     def printer():
         inner = real()
 
-        def counted(jaxpr):
+        def counted(jaxpr, *names):
             calls.append(len(jaxpr.eqns))
-            return inner(jaxpr)
+            return inner(jaxpr, *names)
 
         return counted
 

@@ -23,7 +23,7 @@ from . import findings, folding
 from .cost import estimate_nodes, program_cost
 from .document import envelope, guarded, source_json
 from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
-from .jaxpr_text import JaxprText
+from .jaxpr_text import JaxprText, VarNames
 from .levels import link_levels
 from .on_demand import OnDemand
 from .repeats import find_repeats
@@ -31,6 +31,8 @@ from .repeats import find_repeats
 MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
 MAX_PARAM_CHARS = 240
 MAX_LEVEL_TEXT_BYTES = 4_000_000  # a StableHLO/HLO text above this stays in the capture, not the view
+HEAD_EQNS = 150  # a widget's function past this many eqns carries the text of its first ones, the rest on request
+_JIT_PRIMITIVES = frozenset(("pjit", "jit"))  # JAX's printer names a jit's body like its call
 
 
 def _open(jaxpr: Any) -> Any:
@@ -100,7 +102,10 @@ class _FunctionBuilder:
         self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int, input_names: tuple[str, ...] | None = None
     ):
         self.fid = fid
-        self.printed = JaxprText(closed_jaxpr, max_eqns)
+        self.closed_jaxpr = closed_jaxpr
+        self.names = VarNames()
+        self.heads: list[tuple[str, str]] = []  # node i's binders (`k:f32[] l:f32[3]`) and primitive
+        self.top_nodes: list[int] = []  # nodes walked after each top-level eqn (the text's head is cut there)
         self.groups: list[dict] = []
         self.nodes: list[dict] = []
         self.eqns: list[Any] = []  # node i's eqn (its cost estimate reads it)
@@ -154,7 +159,7 @@ class _FunctionBuilder:
         self.vars.append(
             {
                 "id": vid,
-                "name": self.printed.name(var) if name is None else name,
+                "name": self.names.name(var) if name is None else name,
                 "aval": self._aval(var.aval) if aval is None else aval,
                 "group": group,
                 "def": definition,
@@ -184,6 +189,8 @@ class _FunctionBuilder:
                 self.truncated = True
                 break
             self._node(eqn, gid)
+            if owner is None:
+                self.top_nodes.append(len(self.nodes))
         group["outvars"] = [self._operand(v) for v in jaxpr.outvars]
         group["n_eqns"] = len(self.nodes) - before
         return gid
@@ -198,17 +205,22 @@ class _FunctionBuilder:
         node["scope"] = self._scope(eqn.source_info)
         node["ins"] = [self._operand(a) for a in eqn.invars]
         outvars = eqn.outvars
-        printed, names, avals, binders = self.printed, [], [], []
+        var_names, names, avals, binders = self.names, [], [], []
         for v in outvars:  # one pass (a comprehension is a call of its own on Python 3.11)
-            name, aval = printed.name(v), self._aval(v.aval)
+            name, aval = var_names.name(v), self._aval(v.aval)
             names.append(name)
             avals.append(aval)
             binders.append(f"{name}:{aval}")
-        node["line"] = printed.locate(eqn, binders, prim)
+        self.heads.append((" ".join(binders), prim))
+        node["line"] = None  # found in the text once it is printed (`text`)
         node["src"] = _eqn_source(eqn, self._sources)
         group_ids: dict[int, str] = {}
         subgroups = []
         for label, sub in jax_compat.sub_jaxprs(eqn):
+            if prim in _JIT_PRIMITIVES:
+                inner = _open(sub)
+                var_names.suggest(inner.invars, eqn.invars)
+                var_names.suggest(inner.outvars, outvars)
             sub_gid = self._group(_open(sub), owner=nid, label=label)
             group_ids[id(sub)] = sub_gid
             subgroups.append(sub_gid)
@@ -217,9 +229,13 @@ class _FunctionBuilder:
         node["params"] = {k: _param_text(v, group_ids, memo) for k, v in sorted(eqn.params.items())}
         node["outs"] = [self._var(v, gid, nid, n, a) for v, n, a in zip(outvars, names, avals)]
 
+    def printout(self) -> Printout:
+        """What prints the jaxpr with the graph's names later (a widget's "jaxpr" request)."""
+        return Printout(self.closed_jaxpr, self.max_eqns, self.names, self.heads, self.top_nodes)
+
+
     def document(self) -> dict:
         return {
-            "text": self.printed.text,
             "root": self.root,
             "groups": self.groups,
             "nodes": self.nodes,
@@ -227,6 +243,37 @@ class _FunctionBuilder:
             "n_eqns": len(self.nodes),
             "truncated": self.truncated,
         }
+
+
+class Printout:
+    """A function's jaxpr text as its graph names it: the whole text, or its head, with the
+    line of each node in it."""
+
+    def __init__(self, closed_jaxpr: Any, max_eqns: int, names: VarNames, heads: list, top_nodes: list[int]):
+        self.closed_jaxpr, self.max_eqns, self.names = closed_jaxpr, max_eqns, names
+        self.heads, self.top_nodes = heads, top_nodes
+
+    def head_eqns(self) -> int:
+        """How many top-level eqns the head prints: those holding at most HEAD_EQNS eqns in all."""
+        return sum(1 for n in self.top_nodes if n <= HEAD_EQNS)
+
+    def text(self, whole: bool = True) -> tuple[str, list[int | None]]:
+        """(text, line of each node; None where not in it). Not `whole`: only the head's eqns,
+        whose lines are those of the whole text (it begins the same)."""
+        if whole:
+            printed = JaxprText(self.closed_jaxpr, self.max_eqns, self.names)
+            return printed.text, printed.node_lines(self.heads)
+        n_top = self.head_eqns()
+        if not n_top:
+            return "", [None] * len(self.heads)
+        printed = JaxprText(self.closed_jaxpr, n_top, self.names)
+        n_nodes = self.top_nodes[n_top - 1]
+        return printed.text, printed.node_lines(self.heads[:n_nodes]) + [None] * (len(self.heads) - n_nodes)
+
+    def data(self) -> dict:
+        """The answer to a view's "jaxpr" request: the whole text and every node's line."""
+        text, lines = self.text()
+        return {"text": text, "lines": lines}
 
 
 def function_graph(
@@ -238,6 +285,7 @@ def function_graph(
     notes: list[str] | None = None,
     levels: bool | str = True,
     var_ids: dict | None = None,
+    printouts: dict[str, Printout] | None = None,
 ) -> dict:
     """The graph of one jaxpr, without call statistics (used for any ClosedJaxpr).
 
@@ -248,14 +296,26 @@ def function_graph(
     graphs carry values but are not programs of their own); `levels="deferred"` leaves them and
     XLA's program cost out and marks the function `deferred: ["levels"]`: a widget computes them
     when its view asks (`level_data`, model/on_demand.py). `var_ids`, when given, receives
-    {jaxpr Var: var id} for callers that join their own records to the graph.
+    {jaxpr Var: var id} for callers that join their own records to the graph. `printouts`, when
+    given (a widget's build), defers the text: a function of more than HEAD_EQNS eqns carries only
+    the head of its jaxpr text, says `deferred: ["jaxpr"]`, and its `Printout` is put in
+    `printouts[fid]` to answer the view's "jaxpr" request.
     """
     builder = _FunctionBuilder(
         fid, name, closed_jaxpr, max_eqns, artifacts.input_names if artifacts is not None else None
     )
     if var_ids is not None:
         var_ids.update(builder.var_ids)
-    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, **builder.document()}
+    printout = builder.printout()
+    deferred = printouts is not None and len(builder.nodes) > HEAD_EQNS
+    text, lines = printout.text(whole=not deferred)
+    for node, line in zip(builder.nodes, lines):
+        node["line"] = line
+    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, "text": text}
+    fn.update(builder.document())
+    if deferred and printouts is not None:
+        fn["deferred"] = ["jaxpr"]
+        printouts[fid] = printout
     notes = notes if notes is not None else []
     fn["repeats"] = []
     # Everything past the graph itself is extra: a failure there costs that extra, with a note.
@@ -267,7 +327,7 @@ def function_graph(
         extras.append(("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)))
         if levels == "deferred":
             if artifacts.lowered is not None:
-                fn["deferred"] = ["levels"]
+                fn["deferred"] = [*fn.get("deferred", ()), "levels"]
         elif levels:
             extras.append(("StableHLO/HLO links", lambda: _attach_levels(fn, closed_jaxpr, artifacts, notes)))
     for what, attach in extras:
@@ -325,6 +385,13 @@ def _requested_levels(sources: dict[str, Any], fid: str) -> dict:
     if fid not in sources:
         raise ValueError(f"the document has no function {fid!r} with levels to load")
     return level_data(*sources[fid])
+
+
+def requested_text(printouts: dict[str, Printout], fid: str) -> dict:
+    """A view's "jaxpr" request for function `fid`: its whole text and each node's line in it."""
+    if fid not in printouts:
+        raise ValueError(f"the document has no function {fid!r} with a jaxpr text to load")
+    return printouts[fid].data()
 
 
 def _attach_levels(fn: dict, closed_jaxpr: Any, artifacts: Artifacts, notes: list[str]) -> None:
@@ -408,10 +475,11 @@ def graph_document(
     `max_graphs=None` draws every function (an export of the whole capture)."""
     notes: list[str] = []
     level_sources: dict[str, Any] = {}
+    printouts: dict[str, Printout] = {}
     drawable, unattributed = _drawable_entries(capture, notes)
     drawn = folding.choose_drawn(drawable, max_graphs)
     by_id = {entry.fid: entry for entry in drawable}
-    build = _function_builder(max_eqns, on_demand, level_sources)
+    build = _function_builder(max_eqns, on_demand, level_sources, printouts)
     functions = []
     for i, entry in enumerate(drawable):
         fn = build(entry, notes) if i in drawn else None
@@ -432,6 +500,8 @@ def graph_document(
     notes.extend(_side_notes(capture, unattributed))
     if on_demand is not None and (level_sources or listed):
         on_demand.add("levels", lambda fid: _requested_levels(level_sources, fid))
+    if on_demand is not None and (printouts or listed):
+        on_demand.add("jaxpr", lambda fid: requested_text(printouts, fid))
     found = findings.graph_findings(
         capture, functions, {c.index: e.fid for e in drawable for c in e.calls} if capture.findings else {}
     )
@@ -459,11 +529,12 @@ def _drawable_entries(capture: Capture, notes: list[str]) -> tuple[list[folding.
 
 
 def _function_builder(
-    max_eqns: int, on_demand: OnDemand | None, level_sources: dict[str, Any]
+    max_eqns: int, on_demand: OnDemand | None, level_sources: dict[str, Any], printouts: dict[str, Printout]
 ) -> Callable[[folding.Entry, list[str]], dict | None]:
     """How one entry's graph is built, for the document and for a widget's later "function" request.
 
-    With `on_demand`, levels are deferred and what they need is kept in `level_sources`."""
+    With `on_demand`, levels and the jaxpr text are deferred and what they need is kept in
+    `level_sources` and `printouts`."""
 
     def build(entry: folding.Entry, notes: list[str]) -> dict | None:
         first = entry.first
@@ -477,6 +548,7 @@ def _function_builder(
                 artifacts=first.artifacts,
                 notes=notes,
                 levels="deferred" if on_demand is not None else True,
+                printouts=printouts if on_demand is not None else None,
             ),
             notes,
         )

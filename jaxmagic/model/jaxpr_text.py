@@ -1,23 +1,28 @@
-"""The jaxpr as JAX prints it, and the text line where each eqn starts.
+"""The jaxpr as JAX prints it, the names of its variables, and the text line where each eqn starts.
 
 The text pane shows JAX's own printout; to highlight an eqn there we need its line.
 JAX prints eqns depth-first with sub-jaxprs inline, each eqn starting with its binders
 (`k:f32[] l:f32[3] = scan[`), so a forward search for the binders finds each one.
+
+The graph names variables itself (`VarNames`), in the order JAX's printer would, and the text
+is printed later with those names: a widget's document carries the graph at once and the text
+when its pane asks (docs/design.md, "Deferred artifacts"); the two always agree.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import strict
 from ..capture import jax_compat
 
-# Jaxpr -> {max_eqns: (text, names, lines)}. JAX hands the same Jaxpr object to every call that
-# hits its trace cache (a re-run cell, `document`/`to_html` of a capture, a listed function
-# loaded later), and its printer is the largest part of a graph document (~20 µs an eqn).
-# Weak keys: an entry goes with its jaxpr; the names' Vars are the jaxpr's own.
+# Jaxpr -> {(max_eqns, named): (cut, text, lines)}. JAX hands the same Jaxpr object to every call
+# that hits its trace cache (a re-run cell, `document`/`to_html` of a capture, a listed function
+# loaded later), and its printer is the largest part of a graph document (~20 µs an eqn). The
+# names a graph gives a jaxpr are the same every time (VarNames, one walk order), so one printout
+# serves each. Weak keys: an entry goes with its jaxpr.
 _PRINTED: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 
 
@@ -26,33 +31,63 @@ def forget_printed() -> None:
     _PRINTED.clear()
 
 
-class JaxprText:
-    """Printed text of a jaxpr plus the printer's variable names."""
+class VarNames:
+    """{Var: name} given as JAX's printer gives them: fresh names a, b, c, ... in the order the
+    printer first meets each variable, a dropped output `_`, and a jitted call's inner inputs and
+    outputs named like the outer ones they stand for (JAX's `suggest_same_var_names`)."""
 
-    def __init__(self, closed_jaxpr: Any, max_eqns: int | None = None):
+    def __init__(self) -> None:
+        self.names: dict[Any, str] = {}
+        self.count = 0  # fresh names given so far: the printer continues from here
+
+    def name(self, var: Any) -> str:
+        name = self.names.get(var)
+        if name is None:
+            if jax_compat.is_dropvar(var):
+                return "_"
+            name = self.names[var] = jax_compat.var_name(self.count)
+            self.count += 1
+        return name
+
+    def suggest(self, for_vars: Sequence[Any], like_vars: Sequence[Any]) -> None:
+        """Name each of `for_vars` like its partner in `like_vars` (a literal partner, or one
+        already used, leaves it to a fresh name later), as JAX's printer does for `jit`'s body."""
+        if len(for_vars) != len(like_vars):
+            return
+        used: set = set()
+        for for_var, like_var in zip(for_vars, like_vars):
+            if jax_compat.is_literal(like_var) or jax_compat.is_literal(for_var) or like_var in used:
+                continue
+            if for_var not in self.names:
+                used.add(like_var)
+                self.names[for_var] = self.name(like_var)
+
+
+class JaxprText:
+    """Printed text of a jaxpr, with the given names (or the printer's own)."""
+
+    def __init__(self, closed_jaxpr: Any, max_eqns: int | None = None, names: VarNames | None = None):
         """`max_eqns`: print only the first that many top-level eqns (the graph keeps no more):
         JAX's printer takes about 0.14 ms an eqn, 2.5 minutes for a million."""
-        self._cursor = 0
         jaxpr = closed_jaxpr.jaxpr
         cut = max_eqns is not None and len(jaxpr.eqns) > max_eqns
-        key = max_eqns if cut else None
+        key = (max_eqns if cut else None, names is not None)
         try:
             kept = _PRINTED.get(jaxpr, {}).get(key)
         except TypeError:  # not weakly referenceable: print every time
             kept = None
         if kept is None:
-            self._print(closed_jaxpr, max_eqns)
+            self._print(closed_jaxpr, max_eqns, names)
             try:
-                _PRINTED.setdefault(jaxpr, {})[key] = (self.cut, self.text, self.names, self.lines)
+                _PRINTED.setdefault(jaxpr, {})[key] = (self.cut, self.text, self.lines)
             except TypeError:
                 pass
         else:
-            self.cut, self.text, self.names, self.lines = kept
+            self.cut, self.text, self.lines = kept
 
-    def _print(self, closed_jaxpr: Any, max_eqns: int | None) -> None:
-        """JAX's own printout (its text and names) of the jaxpr, cut at `max_eqns` top-level eqns."""
+    def _print(self, closed_jaxpr: Any, max_eqns: int | None, names: VarNames | None) -> None:
+        """JAX's own printout of the jaxpr, cut at `max_eqns` top-level eqns."""
         printer = jax_compat.jaxpr_pretty_printer()
-        self.names: dict = {}
         jaxpr = closed_jaxpr.jaxpr
         self.cut = max_eqns is not None and len(jaxpr.eqns) > max_eqns
         if self.cut:
@@ -62,7 +97,7 @@ class JaxprText:
                 printer, self.text = None, f"(the jaxpr has {len(jaxpr.eqns)} eqns: too many to print)"
         if printer is not None:
             try:
-                self.text, self.names = printer(jaxpr)
+                self.text = printer(jaxpr, names.names, names.count)[0] if names else printer(jaxpr)[0]
             except Exception as exc:  # JAX's own text, without the names that link it to the graph
                 strict.fallback("the jaxpr text with the graph's names", exc)
                 self.text = str(closed_jaxpr) if not self.cut else f"(the jaxpr has {len(jaxpr.eqns)} eqns)"
@@ -70,27 +105,30 @@ class JaxprText:
             self.text = str(closed_jaxpr)
         self.lines = self.text.split("\n")
 
-    def name(self, var: Any) -> str:
-        if jax_compat.is_dropvar(var):
-            return "_"
-        name = self.names.get(var)
-        return name if name is not None else str(var)
-
-    def locate(self, eqn: Any, outvar_texts: Iterable[str], prim: str) -> int | None:
-        """Line index of `eqn`, searching forward from the previous eqn's line.
+    def node_lines(self, heads: Iterable[tuple[str, str]]) -> list[int | None]:
+        """The line of each eqn, given each one's binders (`k:f32[] l:f32[3]`) and primitive in
+        printing order: a forward search from the previous eqn's line.
 
         Plain substring search (a regex per eqn cost 0.1 ms each): the binders must
         start the line or follow whitespace, as in one-line jaxprs (`let a:f32[] = ...`).
         """
-        binders = " ".join(outvar_texts)
-        head = binders + " = " if binders else prim
-        lines = self.lines
-        for start, stop in ((self._cursor, len(lines)), (0, self._cursor)):
-            for i in range(start, stop):
-                if head in lines[i] and _starts_token(lines[i], head, needs_end=not binders):
-                    self._cursor = i
-                    return i
-        return None
+        lines, cursor, found = self.lines, 0, []
+        for binders, prim in heads:
+            head = binders + " = " if binders else prim
+            at = _find(lines, head, cursor, len(lines), not binders)
+            if at is None:
+                at = _find(lines, head, 0, cursor, not binders)
+            if at is not None:
+                cursor = at
+            found.append(at)
+        return found
+
+
+def _find(lines: list[str], head: str, start: int, stop: int, needs_end: bool) -> int | None:
+    for i in range(start, stop):
+        if head in lines[i] and _starts_token(lines[i], head, needs_end):
+            return i
+    return None
 
 
 def _starts_token(line: str, head: str, needs_end: bool) -> bool:

@@ -133,7 +133,7 @@ class Function(TypedDict):
     repeats: NotRequired[list[Repeat]]
     levels: NotRequired[Levels]
     cost: NotRequired[ProgramCost]
-    deferred: NotRequired[list[Literal["levels"]]]
+    deferred: NotRequired[list[Literal["levels", "jaxpr"]]]
     values: NotRequired[Union[dict[str, ValueSummary], None]]
     values_note: NotRequired[Union[str, None]]
     batch: NotRequired[Union[dict[str, Union[int, None]], None]]

@@ -13,11 +13,12 @@ class RequestArgs(TypedDict):
 
 
 class Request(TypedDict):
-    """What a view asks for: `levels` of a drawn function, or the graph of a listed one."""
+    """What a view asks for: `levels` or the whole `jaxpr` text of a drawn function, or the graph
+    of a listed one."""
 
     jm: Literal["request"]
     id: int
-    what: Literal["levels", "function"]
+    what: Literal["levels", "jaxpr", "function"]
     args: RequestArgs
 
 
@@ -48,6 +49,14 @@ class LevelsAnswer(TypedDict):
     hlo: Union[list[list[int]], None]
     hlo_comp: Union[list[Union[str, None]], None]
     notes: list[str]
+
+
+class JaxprAnswer(TypedDict):
+    """The buffer of a `jaxpr` reply: the function's whole jaxpr text, with the graph's variable
+    names, and the line where each node's eqn starts (None where not found), in node order."""
+
+    text: str
+    lines: list[Union[int, None]]
 
 
 class FunctionAnswer(Function):

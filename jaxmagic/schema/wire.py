@@ -58,7 +58,7 @@ class WireFunction(TypedDict):
     truncated: bool
     text: str
     levels: NotRequired[Levels]
-    deferred: NotRequired[list[Literal["levels"]]]
+    deferred: NotRequired[list[Literal["levels", "jaxpr"]]]
     cost: NotRequired[ProgramCost]
     repeats: NotRequired[list[Repeat]]
     values_note: NotRequired[Union[str, None]]

@@ -98,9 +98,14 @@ def text_summary(doc: dict) -> str:
     ]
     budget = MAX_TOTAL_TEXT_LINES
     for fn in doc.get("functions", []):
-        text = fn["text"].split("\n")
+        text = fn["text"].split("\n") if fn["text"] else []
         keep = max(0, min(MAX_TEXT_LINES, budget))
-        if len(text) > keep:  # a 50k-eqn jaxpr would put megabytes into every saved notebook
+        if "jaxpr" in (fn.get("deferred") or ()):  # a widget's document: the text's first lines only
+            ends = [i for i, line in enumerate(text) if line.lstrip().startswith("in (")]
+            text = text[: min(keep, ends[-1] if ends else len(text))] + [
+                f"… the jaxpr has {fn['n_eqns']:,} eqns in all (the whole text is in the widget and in the capture)"
+            ]
+        elif len(text) > keep:  # a 50k-eqn jaxpr would put megabytes into every saved notebook
             text = text[:keep] + [
                 f"… {len(text) - keep} more lines (the whole text is in the widget and in the capture)"
             ]

@@ -40,6 +40,10 @@ function fakeModel(doc, reply) {
       const out = reply(content);
       if (out) setTimeout(() => { for (const fn of handlers) fn(...out); }, 5);
     },
+    /** Hand a reply over now (a test that holds it back until it has looked at the view). */
+    deliver(out) {
+      for (const fn of handlers) fn(...out);
+    },
   };
 }
 
@@ -124,6 +128,66 @@ describe("deferred levels", () => {
     click(tab(el, "hlo"));
     await until(() => pane(el, "hlo").textContent.includes("could not compute it"));
     expect(pane(el, "hlo").querySelector("b")).toBe(null); // text, never markup
+  });
+});
+
+/** A document whose first function carries the head of its jaxpr text only, and the kernel's answer. */
+function deferredTextDoc() {
+  const doc = fixture("trig");
+  const fn = doc.functions[0];
+  const whole = fn.text, lines = fn.nodes.map((n) => n.line);
+  const first = fn.nodes[0];
+  fn.text = whole.split("\n").slice(0, first.line + 1).join("\n") + "\n  in (…) }";
+  fn.nodes.forEach((n, i) => { n.line = i === 0 ? lines[0] : null; });
+  fn.deferred = ["jaxpr"];
+  return { doc, fn, whole, answer: { text: whole, lines } };
+}
+const noteOf = (el) => el.querySelector(".jm-pane-note-top");
+
+describe("deferred jaxpr text", () => {
+  it("shows the head at first paint, asks for the whole text at once, and shows it with every line linked", async () => {
+    const { doc, fn, whole, answer } = deferredTextDoc();
+    let replied = null;
+    const model = fakeModel(doc, (content) => { replied = okReply(answer)(content); return null; });
+    const el = renderWidget(model);
+    await settled(el);
+    expect(model.sent).toEqual([{ jm: "request", id: 1, what: "jaxpr", args: { function: fn.id } }]);
+    expect(pane(el, "jaxpr").textContent).toContain(whole.split("\n")[0]);
+    expect(noteOf(el).hidden).toBe(false);
+    expect(noteOf(el).textContent).toBe("The first eqns: the whole text is loading from the kernel…");
+    const last = whole.split("\n").filter((l) => l.includes(" = ")).pop().trim();
+    expect(pane(el, "jaxpr").textContent).not.toContain(last);
+    model.deliver(replied);
+    await until(() => pane(el, "jaxpr").textContent.includes(last));
+    expect(noteOf(el).hidden).toBe(true);
+    expect(doc.functions[0].deferred).toEqual([]);
+    expect(doc.functions[0].nodes.map((n) => n.line)).toEqual(answer.lines);
+    expect(model.sent.length).toBe(1);
+  });
+
+  it("keeps the head and says to reconnect the kernel when the send fails; the tab asks again", async () => {
+    const { doc, answer } = deferredTextDoc();
+    let dead = true;
+    const model = fakeModel(doc, (content) => {
+      if (dead) throw new Error("Kernel is dead");
+      return okReply(answer)(content);
+    });
+    const el = renderWidget(model);
+    await settled(el);
+    await until(() => noteOf(el).textContent.includes("reconnect the kernel"));
+    expect(noteOf(el).textContent).toBe("No answer from the kernel: reconnect the kernel to load the whole jaxpr text.");
+    expect(pane(el, "jaxpr").textContent).toContain(doc.functions[0].text.split("\n")[0]);
+    dead = false;
+    click(tab(el, "jaxpr"));
+    await until(() => noteOf(el).hidden);
+    expect(pane(el, "jaxpr").textContent).toContain(answer.text.split("\n").slice(-2)[0].trim());
+  });
+
+  it("does not ask for a text the document carries whole", async () => {
+    const model = fakeModel(fixture("trig"), () => null);
+    const el = renderWidget(model);
+    await settled(el);
+    expect(model.sent).toEqual([]);
   });
 });
 

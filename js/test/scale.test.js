@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  indexFunction, isCollapsible, visibleRep, nodeAtLine, ancestors, deriveEdges, nKey, CAP, PORT_CAP,
+  indexFunction, isCollapsible, visibleRep, nodeAtLine, lineIndexOf, ancestors, deriveEdges, nKey, CAP, PORT_CAP,
 } from "../../widgets/graph/model.js";
 import { defaultExpansion, allCollapsibles, visibleEqnCount, visibleItemCount, reveal, DEFAULT_BUDGET } from "../../widgets/graph/expansion.js";
 import { boundaryOf } from "../../widgets/graph/boundary.js";
@@ -351,7 +351,7 @@ describe("neighbourhood", () => {
     expect(HOOD_CAP).toBe(400);
     // search and text lookups on the neighbourhood index
     expect(search(searchRecords(small), "dot_general").every((k) => small.parent.has(k))).toBe(true);
-    expect(small.lines.length).toBe(5);
+    expect(lineIndexOf(small).length).toBe(5);
   });
 
   it("works on a synthetic loop function", () => {

@@ -16,7 +16,7 @@ import { si, num, valueSummary, batchAval } from "./format.js";
 import { costTable } from "./overlay.js";
 import { crumbLabel } from "./breadcrumbs.js";
 import { boundaryOf } from "./boundary.js";
-import { isDeferred, levelsStatus } from "./deferred.js";
+import { isDeferred, levelsStatus, loadState } from "./deferred.js";
 import * as ids from "./ids.js";
 
 /** Render the selection (element key or null) into `panel`. */
@@ -172,10 +172,10 @@ const fig = (k, v) => {
 
 /** Where XLA's figures would be while they are deferred: what state they are in, and a button to load them. */
 function deferredCost(panel, fn, load) {
-  const status = levelsStatus(fn);
+  const status = levelsStatus(fn), st = loadState(fn, "levels");
   const body = [h("div", { class: "jm-muted jm-d-note jm-deferred-status" }, status, panel)];
-  if (!fn.levelsLoading && typeof load === "function") {
-    const b = h("button", { type: "button", class: "jm-btn jm-load-levels" }, fn.levelsError ? "Try again" : "Load", panel);
+  if (!st.loading && typeof load === "function") {
+    const b = h("button", { type: "button", class: "jm-btn jm-load-levels" }, st.error ? "Try again" : "Load", panel);
     b.addEventListener("click", () => load());
     body.push(b);
   }

@@ -12,17 +12,15 @@
 import { h, clear } from "../ui/dom.js";
 import { plural } from "../ui/words.js";
 import { srcPath, srcText } from "./model.js";
+import { retold } from "../ui/requests.js";
 
 /** Rows drawn at once: a few hundred buttons stay cheap; the search narrows the rest. */
 export const MAX_ROWS = 200;
 export const LOADING = "Loading from the kernel…";
 export const STATIC = "not in this page (listed only)";
 
-/**
- * The requester's sentences (widgets/ui/requests.js KERNEL_GONE, WAITING) speak of the HLO; here the graph is what the
- * kernel would send: "No answer from the kernel: reconnect the kernel to load its graph."
- */
-export const sentence = (text) => String(text).replace(/load the HLO( \(.*\))?/, "load its graph");
+/** The requester's sentences, told of the graph: "No answer from the kernel: reconnect the kernel to load its graph." */
+export const sentence = (text) => retold(text, "its graph");
 
 /** "2 calls · 1 cache hit · × 3 wrappers · 5 eqns · defined at cell [2], line 4" for a listed row or a Function. */
 export function rowStats(row) {

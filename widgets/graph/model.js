@@ -71,13 +71,9 @@ export function indexFunction(fn) {
   bundlePorts(ports, parent, virt);
   chunkContainers(items, parent, virt);
   const count = eqnCounts(items, t.rootKey);
-  const lines = (fn.nodes || [])
-    .filter((n) => Number.isInteger(n.line) && parent.has(ids.node(n.id)))
-    .map((n) => ({ line: n.line, id: n.id }))
-    .sort((a, b) => a.line - b.line);
 
   const ix = {
-    fn, groups, nodes, vars, parent, items, ports, scopes, count, lines, virt,
+    fn, groups, nodes, vars, parent, items, ports, scopes, count, virt,
     labels: new Map(), // R/U/K key -> one-line label (breadcrumbs, details, tooltips)
     root: t.rootKey,
     edges: deriveEdges(fn).filter((e) => parent.has(e.from) && parent.has(e.to)),
@@ -375,9 +371,24 @@ export function visibleRep(ix, key, expanded) {
   return rep;
 }
 
+/**
+ * The drawn nodes by the jaxpr line their eqn starts at, sorted; made again when the function's
+ * text changes (its whole text arrived from the kernel: deferred.js).
+ */
+export function lineIndexOf(ix) {
+  if (!ix.lineIndex || ix.lineIndex.text !== ix.fn.text) {
+    const lines = (ix.fn.nodes || [])
+      .filter((n) => Number.isInteger(n.line) && ix.parent.has(ids.node(n.id)))
+      .map((n) => ({ line: n.line, id: n.id }))
+      .sort((a, b) => a.line - b.line);
+    ix.lineIndex = { text: ix.fn.text, lines };
+  }
+  return ix.lineIndex.lines;
+}
+
 /** Node whose eqn starts at the nearest line at or above `line` (null if none). */
 export function nodeAtLine(ix, line) {
-  const ls = ix.lines;
+  const ls = lineIndexOf(ix);
   let lo = 0, hi = ls.length - 1, best = null;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;

@@ -108,7 +108,6 @@ export function neighbourhoodIndex(ix, key, depth, cap = HOOD_CAP) {
     fn: ix.fn, groups: ix.groups, nodes: ix.nodes, vars: ix.vars,
     parent, items: new Map([[root, keys]]), ports: new Map([[root, { ins: [], consts: [], outs: [] }]]),
     scopes: new Map(), count, virt: new Map(), labels: new Map(),
-    lines: ix.lines.filter((l) => set.has(ids.node(l.id))),
     root, edges,
     hood: { center: key, depth, size: keys.length, capped, cap },
   };

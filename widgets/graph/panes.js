@@ -14,7 +14,7 @@ import { h, clear } from "../ui/dom.js";
 import { nodeAtLine } from "./model.js";
 import * as ids from "./ids.js";
 import { createTextPane, eqnSpan, lineIndex } from "./textpane.js";
-import { levelsStatus } from "./deferred.js";
+import { deferredStatus, levelsStatus } from "./deferred.js";
 
 export const PANES = [
   { name: "jaxpr", label: "jaxpr", field: "line" },
@@ -27,7 +27,11 @@ const MAX_MARKED_EQNS = 5000;
 
 /** The text of pane `name` for `fn`, or {why} when there is none. */
 export function paneText(fn, name) {
-  if (name === "jaxpr") return typeof fn.text === "string" ? { text: fn.text } : { why: "No jaxpr text in this document." };
+  if (name === "jaxpr") {
+    const status = deferredStatus(fn, "jaxpr"); // the document carries the text's first eqns; the rest is asked for
+    if (typeof fn.text === "string" && fn.text) return { text: fn.text, note: status || "" };
+    return { why: status || "No jaxpr text in this document." };
+  }
   const status = levelsStatus(fn);
   if (status) return { why: status };
   const lv = fn.levels && fn.levels[name];

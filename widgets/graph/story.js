@@ -55,7 +55,8 @@ const binder = (ix, v) => {
   return x ? `${x.name}:${x.aval}` : String(v);
 };
 
-/** Per index: the lines of the function's jaxpr text. */
+/** Per index: the lines of the function's jaxpr text, and the text they were split from (a
+ * deferred text replaces the first eqns' text when it arrives: deferred.js). */
 const textLines = new WeakMap();
 
 /**
@@ -65,8 +66,9 @@ const textLines = new WeakMap();
  * with sub-jaxpr params left out (they are the drawing's boxes) and long params cut.
  */
 export function eqnText(ix, node) {
-  let lines = textLines.get(ix);
-  if (!lines) textLines.set(ix, (lines = String(ix.fn.text || "").split("\n")));
+  let kept = textLines.get(ix);
+  if (!kept || kept.text !== ix.fn.text) textLines.set(ix, (kept = { text: ix.fn.text, lines: String(ix.fn.text || "").split("\n") }));
+  const lines = kept.lines;
   const printed = Number.isInteger(node.line) ? lines[node.line] : null;
   const binders = (node.outs || []).map((v) => binder(ix, v)).join(" ");
   if (printed && binders && printed.trim().startsWith(binders + " = ") && !/[[{(]\s*$/.test(printed)) {

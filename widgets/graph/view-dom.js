@@ -74,7 +74,7 @@ export function buildViewDom(v) {
   ui.help = helpPanel(root);
   ui.canvas = h("div", { class: "jm-canvas", "data-jm-pane": opts.pane || "graph" }, [...stage.els, crumbs.el, ui.legendSlot, ui.help, hood.banner, ui.status], root);
   ui.details = h("div", { class: "jm-details", "aria-label": "details" }, null, root);
-  ui.panes = createPanes(root, (name, line) => v.onPaneLine(name, line), (name) => name !== "jaxpr" && v.wantLevels(true));
+  ui.panes = createPanes(root, (name, line) => v.onPaneLine(name, line), (name) => (name === "jaxpr" ? v.wantText(true) : v.wantLevels(true)));
   ui.side = h("div", { class: "jm-side" }, [ui.details, ui.panes.el], root);
   ui.main = h("div", { class: "jm-main" }, [ui.canvas, ui.side], root);
   ui.tabsSlot = h("div", { class: "jm-tabs-slot" }, null, root);

@@ -1,11 +1,12 @@
 /**
  * Functions as tabs in the graph view (view.js): switching function (saving the pane
  * and transform of the one left, restoring or framing the one shown), functions listed
- * without their graph (listed.js) becoming tabs once loaded, and the deferred levels
- * (deferred.js: StableHLO/HLO and XLA's cost, loaded when asked). Installs methods on `v`.
+ * without their graph (listed.js) becoming tabs once loaded, and the deferred parts
+ * (deferred.js: StableHLO/HLO and XLA's cost, loaded when asked; the whole jaxpr text, loaded when
+ * its pane shows). Installs methods on `v`.
  */
 import { clear } from "../ui/dom.js";
-import { loadLevels } from "./deferred.js";
+import { loadDeferred } from "./deferred.js";
 import { functionTabs } from "./tabs.js";
 import { modeState } from "./modes.js";
 import { install } from "./view-state.js";
@@ -25,6 +26,7 @@ function show(v, i) {
   }
   ui.panes.setFunction(v.fns[i], st.ix);
   if (ui.panes.active !== "jaxpr") v.wantLevels(false);
+  else v.wantText(false); // the jaxpr pane is showing: its whole text is wanted now
   ui.strip.setFunction(st.ix);
   if (!modeState(v.fns[i], v.mode).ok) v.mode = "trace";
   ui.modes.update(v.fns[i], v.mode);
@@ -70,16 +72,16 @@ function listedFunctions(v) {
   });
 }
 
-/** Install wantLevels and show on `v`, and the listed functions' control (`v.listed`). */
+/** Install wantLevels, wantText and show on `v`, and the listed functions' control (`v.listed`). */
 export function installTabs(v) {
-  install(v, { wantLevels, show });
+  install(v, { wantLevels: (w, retry) => want(w, "levels", retry), wantText: (w, retry) => want(w, "jaxpr", retry), show });
   v.listed = listedFunctions(v);
 }
 
-/** Load the current function's levels from the kernel (`retry`: the user asked, after a failure too). */
-function wantLevels(v, retry) {
+/** Load part `what` of the current function from the kernel (`retry`: the user asked, after a failure too). */
+function want(v, what, retry) {
   const f = v.fns[v.current];
-  loadLevels(f, v.opts.request, () => {
+  loadDeferred(f, what, v.opts.request, () => {
     if (v.disposed || v.fns[v.current] !== f) return;
     v.ui.panes.refresh();
     v.select(v.st().selected, false);

@@ -163,7 +163,7 @@ export interface Function {
   repeats?: Repeat[];
   levels?: Levels;
   cost?: ProgramCost;
-  deferred?: "levels"[];
+  deferred?: ("levels" | "jaxpr")[];
   values?: Record<string, ValueSummary> | null;
   values_note?: string | null;
   batch?: Record<string, number | null> | null;
@@ -831,7 +831,7 @@ export interface WireFunction {
   truncated: boolean;
   text: string;
   levels?: Levels;
-  deferred?: "levels"[];
+  deferred?: ("levels" | "jaxpr")[];
   cost?: ProgramCost;
   repeats?: Repeat[];
   values_note?: string | null;
@@ -875,11 +875,11 @@ export interface WireGraphDocument {
 export interface RequestArgs {
   function: string;
 }
-/** What a view asks for: `levels` of a drawn function, or the graph of a listed one. */
+/** What a view asks for: `levels` or the whole `jaxpr` text of a drawn function, or the graph of a listed one. */
 export interface Request {
   jm: "request";
   id: number;
-  what: "levels" | "function";
+  what: "levels" | "jaxpr" | "function";
   args: RequestArgs;
 }
 /** Success: the answer travels as one binary buffer, gzip-compressed JSON. */
@@ -904,6 +904,11 @@ export interface LevelsAnswer {
   hlo_comp: (string | null)[] | null;
   notes: string[];
 }
+/** The buffer of a `jaxpr` reply: the function's whole jaxpr text, with the graph's variable names, and the line where each node's eqn starts (None where not found), in node order. */
+export interface JaxprAnswer {
+  text: string;
+  lines: (number | null)[];
+}
 /** The buffer of a `function` reply: a listed function's whole graph, in the logical form. */
 export interface FunctionAnswer {
   id: string;
@@ -923,7 +928,7 @@ export interface FunctionAnswer {
   repeats?: Repeat[];
   levels?: Levels;
   cost?: ProgramCost;
-  deferred?: "levels"[];
+  deferred?: ("levels" | "jaxpr")[];
   values?: Record<string, ValueSummary> | null;
   values_note?: string | null;
   batch?: Record<string, number | null> | null;

@@ -14,6 +14,12 @@ import { gunzipText } from "./gunzip.js";
 export const KERNEL_GONE = "No answer from the kernel: reconnect the kernel to load the HLO (StableHLO, HLO and XLA's cost analysis are computed in the kernel when asked for).";
 export const WAITING = "Still waiting for the kernel: it may be busy running a cell, or gone (then reconnect the kernel to load the HLO).";
 
+/**
+ * KERNEL_GONE and WAITING speak of the HLO; a request for something else says what it would
+ * load: `retold(KERNEL_GONE, "its graph")` is "No answer from the kernel: reconnect the kernel to load its graph."
+ */
+export const retold = (text, thing) => String(text).replace(/load the HLO( \(.*\))?/, `load ${thing}`);
+
 /** The bytes of one message buffer (DataView, ArrayBuffer or typed array). */
 function bytesOf(buffer) {
   if (buffer instanceof Uint8Array) return buffer;

@@ -13,6 +13,8 @@ releases (JAX's own `jaxprs_in_params` reads them the same way).
 
 from __future__ import annotations
 
+import collections
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -74,11 +76,43 @@ def with_vars(closed: Any, invars: list | None = None, outvars: list | None = No
         return closed.replace(jaxpr=jaxpr.replace(**changes, debug_info=None))
 
 
-def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
-    """A printer returning (text, {Var: printed name}) or None if the private API moved.
+def _alphabetic(index: int) -> str:
+    text = ""
+    while not text or index:
+        index, digit = divmod(index, 26)
+        text = chr(97 + digit) + text
+    return text
 
-    The names let the graph label variables exactly as the jaxpr text does, and let
-    us find the text line of each eqn.
+
+def _fresh_name_function() -> Callable[[int], str]:
+    try:
+        from jax._src.core import _encode_digits_alphabetic
+
+        return _encode_digits_alphabetic
+    except (ImportError, AttributeError):
+        return _alphabetic
+
+
+_fresh_name: Callable[[int], str] | None = None
+
+
+def var_name(index: int) -> str:
+    """The printer's `index`-th fresh variable name: a, b, ..., z, ba, bb, ... (JAX's
+    `_encode_digits_alphabetic`; the same digits where this JAX lacks it)."""
+    global _fresh_name
+    if _fresh_name is None:
+        _fresh_name = _fresh_name_function()
+    return _fresh_name(index)
+
+
+def jaxpr_pretty_printer() -> Callable[..., tuple[str, dict]] | None:
+    """A printer `(jaxpr, names=None, first_fresh=0) -> (text, {Var: printed name})`, or None
+    if the private API moved.
+
+    `names` ({Var: name}, made in advance by jaxmagic, model/jaxpr_text.py) are used as given;
+    a variable without one gets the printer's next fresh name from index `first_fresh` on, so
+    it never takes a name already given. So the graph can label its variables before (or
+    without) printing, and the text, printed later, uses the same names.
     """
     try:
         from jax._src import core
@@ -88,8 +122,11 @@ def jaxpr_pretty_printer() -> Callable[[Any], tuple[str, dict]] | None:
         strict.fallback("the jaxpr text with the graph's names", exc)
         return None
 
-    def print_jaxpr(jaxpr: Any) -> tuple[str, dict]:
+    def print_jaxpr(jaxpr: Any, names: dict | None = None, first_fresh: int = 0) -> tuple[str, dict]:
         context = core.JaxprPpContext()
+        if names:
+            fresh = map(var_name, itertools.count(first_fresh))
+            context.var_names = collections.defaultdict(fresh.__next__, names)
         doc = core.pp_jaxpr(jaxpr, context, core.JaxprPpSettings())
         try:  # inside a kernel JAX would colour the text with ANSI codes
             text = doc.format(use_color=False)
