@@ -268,12 +268,20 @@ class Printout:
             return "", [None] * len(self.heads)
         printed = JaxprText(self.closed_jaxpr, n_top, self.names)
         n_nodes = self.top_nodes[n_top - 1]
-        return printed.text, printed.node_lines(self.heads[:n_nodes]) + [None] * (len(self.heads) - n_nodes)
+        lines = printed.node_lines(self.heads[:n_nodes]) + [None] * (len(self.heads) - n_nodes)
+        return _without_ending(printed.lines), lines
 
     def data(self) -> dict:
         """The answer to a view's "jaxpr" request: the whole text and every node's line."""
         text, lines = self.text()
         return {"text": text, "lines": lines}
+
+
+def _without_ending(lines: list[str]) -> str:
+    """A head's text: its lines up to the top level's `in (...)` (the jaxpr's outputs, made by eqns
+    the head leaves out), then `…` where the rest of the eqns would be."""
+    ends = [i for i, line in enumerate(lines) if line.startswith("  in (")]
+    return "\n".join([*lines[: ends[-1] if ends else len(lines)], "    …"])
 
 
 def function_graph(

@@ -101,8 +101,7 @@ def text_summary(doc: dict) -> str:
         text = fn["text"].split("\n") if fn["text"] else []
         keep = max(0, min(MAX_TEXT_LINES, budget))
         if "jaxpr" in (fn.get("deferred") or ()):  # a widget's document: the text's first lines only
-            ends = [i for i, line in enumerate(text) if line.lstrip().startswith("in (")]
-            text = text[: min(keep, ends[-1] if ends else len(text))] + [
+            text = text[:keep] + [
                 f"… the jaxpr has {fn['n_eqns']:,} eqns in all (the whole text is in the widget and in the capture)"
             ]
         elif len(text) > keep:  # a 50k-eqn jaxpr would put megabytes into every saved notebook

@@ -137,7 +137,7 @@ function deferredTextDoc() {
   const fn = doc.functions[0];
   const whole = fn.text, lines = fn.nodes.map((n) => n.line);
   const first = fn.nodes[0];
-  fn.text = whole.split("\n").slice(0, first.line + 1).join("\n") + "\n  in (…) }";
+  fn.text = whole.split("\n").slice(0, first.line + 1).join("\n") + "\n    …";
   fn.nodes.forEach((n, i) => { n.line = i === 0 ? lines[0] : null; });
   fn.deferred = ["jaxpr"];
   return { doc, fn, whole, answer: { text: whole, lines } };

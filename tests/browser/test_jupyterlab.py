@@ -386,3 +386,62 @@ def test_timelines_in_jupyterlab_paint_in_colour_and_follow_the_theme(guarded_pa
         )
         guarded_page.screenshot("jupyterlab-recompile-loop-dark-present", root)
     assert not guarded_page.page_errors, guarded_page.page_errors
+
+
+# --------------------------------------------------------------------------------------
+# a big function's jaxpr text, printed in the kernel when its pane shows
+# --------------------------------------------------------------------------------------
+
+_BIG_TEXT_CELLS = [
+    "import os\nos.environ.setdefault('XLA_FLAGS', '--xla_force_host_platform_device_count=8')\n"
+    "import jax\nimport jax.numpy as jnp\n%load_ext jaxmagic",
+    "%%jaxpr\n@jax.jit\ndef long_chain(x):\n    for _ in range(60):\n        x = jnp.sin(x) * 1.5 + jnp.cos(x)\n"
+    "    return jnp.cumsum(x)\n\n@jax.jit\ndef second_chain(x):\n    for _ in range(60):\n"
+    "        x = jnp.tanh(x) - 0.5 * x\n    return jnp.argmax(x)\n\ny, z = long_chain(jnp.ones(8)), second_chain(jnp.ones(8))",
+]
+
+
+def _note(root) -> str:
+    note = root.locator(".jm-pane-note-top").first
+    return "" if note.get_attribute("hidden") is not None else note.inner_text()
+
+
+def test_a_big_functions_jaxpr_text_arrives_linked_and_a_dead_kernel_is_said(guarded_page: GuardedPage, tmp_path):
+    """Past 150 eqns a widget's document carries the first eqns of the jaxpr text; the view asks
+    the kernel for the rest as soon as the jaxpr pane shows, and the answer is linked to the graph
+    (the last eqn, found by search, marks its line). With the kernel shut down, the second
+    function's pane keeps its first eqns and says to reconnect the kernel."""
+    import json
+
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+        for src in _BIG_TEXT_CELLS
+    ]
+    path = tmp_path / "big_text.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    page = guarded_page.page
+    with jupyter_lab([path]) as lab:
+        _open_and_run(page, lab, path)
+        roots = page.locator(".jp-Notebook .jm-root")
+        assert poll(lambda: roots.count() > 0, 30), "no view in the notebook"
+        root = roots.first
+        root.scroll_into_view_if_needed()
+        driver = ViewDriver(root)
+        assert poll(lambda: "sin" in _pane_text(root, "jaxpr") and not _note(root), 30), (
+            f"the whole jaxpr text never arrived: note {_note(root)!r}"
+        )
+        search = root.locator(".jm-search").first
+        search.fill("cumsum")
+        search.press("Enter")
+        assert poll(lambda: any("cumsum" in t for t in driver.selected_lines()), 10), (
+            f"the last eqn marks no line of the whole text: {driver.selected_lines()}"
+        )
+        guarded_page.screenshot("jupyterlab-big-text", root)
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.shutdown()")
+        driver.select_tab(1)
+        assert poll(lambda: "reconnect the kernel to load the whole jaxpr text" in _note(root), 30), (
+            f"with the kernel gone the second function's pane says {_note(root)!r}"
+        )
+        assert "tanh" in _pane_text(root, "jaxpr"), "the first eqns left the pane"
+        guarded_page.screenshot("jupyterlab-big-text-kernel-gone", root)
+    assert not guarded_page.page_errors, guarded_page.page_errors
