@@ -4,8 +4,10 @@
 
 1. `%load_ext jaxmagic` time after `import jax` (fresh interpreter).
 2. Capture overhead: a tiny jitted function called 10,000 times, plain vs inside a capture.
-3. Graph documents of real programs at about 1k, 10k and 50k eqns: build time, size per eqn
-   (logical JSON, wire form, as sent), and Graphviz `dot` on the same graph's DOT export.
+3. Graph documents of real programs at about 1k, 10k and 50k eqns: build time as a widget builds
+   it (the jaxpr text's head; the whole text when the view asks, timed apart) and as an export
+   builds it (the whole text), size per eqn (logical JSON, wire form, as sent), and Graphviz
+   `dot` on the same graph's DOT export.
 Best of several interleaved repeats; nothing here is a pass/fail test.
 """
 
@@ -102,13 +104,21 @@ def graph_scaling(dot_timeout: float = 120.0, repeats: int = 5) -> list[dict]:
     for name, build in REAL_PROGRAMS.items():
         fn, args = build()
         jaxpr = fn.trace(*args).jaxpr
-        builds, encodes, warm = [], [], []
+        builds, eager, texts, encodes, warm = [], [], [], [], []
         for _ in range(repeats):  # as a view builds it: no cyclic GC meanwhile (api.paused_gc)
             with jaxmagic.api.paused_gc():
                 forget_printed()  # a first build: the jaxpr's printout is kept per Jaxpr object
-                start = time.perf_counter()
-                doc = function_graph("f0", name, jaxpr)
+                printouts: dict = {}
+                start = time.perf_counter()  # a widget's: the text's head, the rest when its pane asks
+                function_graph("f0", name, jaxpr, printouts=printouts)
                 builds.append(time.perf_counter() - start)
+                start = time.perf_counter()  # the view's "jaxpr" request
+                printouts["f0"].data()
+                texts.append(time.perf_counter() - start)
+                forget_printed()
+                start = time.perf_counter()  # an export's (document(), to_html): the whole text
+                doc = function_graph("f0", name, jaxpr)
+                eager.append(time.perf_counter() - start)
                 start = time.perf_counter()  # the same jaxpr again (a re-run cell, JAX's trace cache)
                 function_graph("f0", name, jaxpr)
                 warm.append(time.perf_counter() - start)
@@ -127,6 +137,8 @@ def graph_scaling(dot_timeout: float = 120.0, repeats: int = 5) -> list[dict]:
                 "build ms": build_s * 1e3,
                 "encode ms": encode_s * 1e3,
                 "build median ms": sorted(builds)[len(builds) // 2] * 1e3,
+                "eager ms": min(eager) * 1e3,
+                "text ms": min(texts) * 1e3,
                 "again ms": min(warm) * 1e3,
                 "logical B/eqn": logical / eqns,
                 "wire B/eqn": wire_bytes / eqns,
@@ -172,7 +184,8 @@ def main() -> None:
     for row in graph_scaling():
         print(
             f"  {row['program']:<40} {row['eqns']:>6} eqns  build {row['build ms']:7.0f} ms "
-            f"(median {row['build median ms']:.0f}; same jaxpr again {row['again ms']:.0f})  "
+            f"(median {row['build median ms']:.0f}; whole text asked later {row['text ms']:.0f}; "
+            f"with the whole text, as exported {row['eager ms']:.0f}; same jaxpr again {row['again ms']:.0f})  "
             f"encode {row['encode ms']:5.0f} ms  logical {row['logical B/eqn']:4.0f} B/eqn  "
             f"wire {row['wire B/eqn']:4.0f} B/eqn  sent {row['sent B/eqn']:4.0f} B/eqn  "
             f"repeats {row['repeats']}  graphviz dot: {row['dot']}"

@@ -151,6 +151,7 @@ describe("deferred jaxpr text", () => {
     const model = fakeModel(doc, (content) => { replied = okReply(answer)(content); return null; });
     const el = renderWidget(model);
     await settled(el);
+    await until(() => model.sent.length > 0); // asked once the first frame is painted
     expect(model.sent).toEqual([{ jm: "request", id: 1, what: "jaxpr", args: { function: fn.id } }]);
     expect(pane(el, "jaxpr").textContent).toContain(whole.split("\n")[0]);
     expect(noteOf(el).hidden).toBe(false);
@@ -187,6 +188,7 @@ describe("deferred jaxpr text", () => {
     const model = fakeModel(fixture("trig"), () => null);
     const el = renderWidget(model);
     await settled(el);
+    await new Promise((r) => setTimeout(r, 100));
     expect(model.sent).toEqual([]);
   });
 });

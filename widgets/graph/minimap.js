@@ -8,6 +8,7 @@
  * whole would be too small to read).
  */
 import { h } from "../ui/dom.js";
+import { nextFrame } from "../ui/frame.js";
 
 const MAX_W = 200, MAX_H = 140;
 
@@ -158,7 +159,7 @@ export function createMinimap(host, pan, ref) {
     ctx: null, doc, win, image: null, frame: null, bbox: null, view: null, pending: 0, scene: null,
   };
   const { cv } = mm;
-  const raf = win.requestAnimationFrame ? (f) => win.requestAnimationFrame(f) : (f) => setTimeout(f, 16);
+  const raf = (f) => nextFrame(win, f);
   const schedule = () => {
     if (!mm.pending) mm.pending = raf(() => paint(mm));
   };

@@ -7,6 +7,7 @@
  */
 import { clear } from "../ui/dom.js";
 import { loadDeferred } from "./deferred.js";
+import { afterPaint } from "../ui/frame.js";
 import { functionTabs } from "./tabs.js";
 import { modeState } from "./modes.js";
 import { install } from "./view-state.js";
@@ -26,7 +27,6 @@ function show(v, i) {
   }
   ui.panes.setFunction(v.fns[i], st.ix);
   if (ui.panes.active !== "jaxpr") v.wantLevels(false);
-  else v.wantText(false); // the jaxpr pane is showing: its whole text is wanted now
   ui.strip.setFunction(st.ix);
   if (!modeState(v.fns[i], v.mode).ok) v.mode = "trace";
   ui.modes.update(v.fns[i], v.mode);
@@ -43,6 +43,11 @@ function show(v, i) {
       pz.set(st.transform.x, st.transform.y, st.transform.k);
     } else v.firstView();
     v.select(st.selected, false);
+    // The jaxpr pane is showing: its whole text is wanted now, asked once the graph is drawn (the
+    // kernel prints it while the page is idle, not while it lays out and paints the first frame).
+    afterPaint(v.root.ownerDocument.defaultView, () => {
+      if (!v.disposed && !v.compact && ui.panes.active === "jaxpr" && v.current === i) v.wantText(false);
+    });
   });
 }
 

@@ -27,6 +27,7 @@ import { createPanZoom } from "../ui/panzoom.js";
 import { METRICS, edgePath } from "./layout.js";
 import { drawDetailed, drawOverview } from "./items.js";
 import { listenScene } from "./scene-events.js";
+import { nextFrame } from "../ui/frame.js";
 
 /** Most items drawn in detail; more in view switch to the overview. */
 export const DETAIL_MAX = 180;
@@ -36,7 +37,7 @@ export const LOD_K = 0.4;
 const DEFAULT_W = 900, DEFAULT_H = 520;
 /** Extra content drawn around the view, px on screen. */
 const MARGIN = 120;
-const raf = (f) => (globalThis.requestAnimationFrame ? globalThis.requestAnimationFrame(f) : setTimeout(f, 16));
+const raf = (f) => nextFrame(globalThis, f);
 
 /** Items whose box meets the view (with the margin), in preorder, and the items whose edge (from the parent) does. */
 function inView(sc, t, { w, h }) {

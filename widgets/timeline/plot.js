@@ -24,6 +24,7 @@ import { whenConnected, watchTheme } from "../ui/theme-watch.js";
 import { MAX_ROWS, PRESENT_ROWS, framing, layoutOf, markerRect, revealCall, revealLane, rowsOf, scrollRows, setWindow, zoomAt } from "./window.js";
 import { listenPointer } from "./pointer.js";
 import { plotProbe } from "./probe.js";
+import { nextFrame } from "../ui/frame.js";
 
 export { MAX_ROWS, PRESENT_ROWS } from "./window.js";
 export { HIT_PX } from "./pointer.js";
@@ -89,7 +90,7 @@ function plotState(ref, tl, els, { onWindow, present }) {
   };
   P.render = () => render(P);
   P.schedule = () => {
-    P.pending = P.pending || (P.win.requestAnimationFrame ? P.win.requestAnimationFrame(P.render) : P.win.setTimeout(P.render, 16));
+    P.pending = P.pending || nextFrame(P.win, P.render);
   };
   return P;
 }
@@ -116,7 +117,7 @@ function sweep(P, state, from, ms) {
   if (!(state.now > from) || !(ms > 0)) return setPlayback(P, state);
   const win = P.win;
   const clock = () => (win.performance ? win.performance.now() : Date.now());
-  const next = (f) => (win.requestAnimationFrame ? win.requestAnimationFrame(f) : win.setTimeout(f, 16));
+  const next = (f) => nextFrame(win, f);
   const id = (P.sweepId = ++P.sweeps), begin = clock();
   P.el.setAttribute("data-sweeping", "");
   const frame = () => {

@@ -17,6 +17,7 @@
  *   body[data-jp-theme-light] / [data-jp-theme-name] (its theme stylesheet is loaded by then),
  *   or the OS's prefers-color-scheme. The renderer forgets its palette and redraws.
  */
+import { nextFrame } from "./frame.js";
 
 /** `name=value name=value …` as an object (values have no spaces): the tables below stay small in the bundle. */
 const table = (t) => Object.fromEntries(t.split(" ").map((p) => p.split("=")));
@@ -56,7 +57,7 @@ export function readVars(el, names, fallback = {}) {
   return out;
 }
 
-const later = (win, fn) => (win.requestAnimationFrame ? win.requestAnimationFrame(fn) : win.setTimeout(fn, 16));
+const later = nextFrame;
 const cancel = (win, id) => (win.cancelAnimationFrame ? win.cancelAnimationFrame(id) : win.clearTimeout(id));
 
 /**
