@@ -12,7 +12,9 @@ the venv's kernel), opens a notebook made here and runs its cells one at a time,
 * %%jaxpr: the same cell (a fresh function again) under `%%jaxpr`: its own time, and from
   the cell's last line to the graph's first drawn frame (the status line "N of M eqns
   shown", not busy, and the animation frame after it, as bench/browser.py times a first
-  render), i.e. the capture's document, the transfer and the first render;
+  render), i.e. the capture's document, the transfer and the first render; and to the whole
+  jaxpr text shown in its pane (a big function's document carries its first eqns; the view
+  asks the kernel for the rest once the graph is drawn);
 * 50k (unless --no-50k): a ~50k-eqn program does not compile in 24 GiB, so its graph
   document is built beforehand from its trace (bench/browser.py's transformer_50k, with
   repeats) and shown with `display(JaxmagicWidget(document))` (what `%%jaxpr` displays):
@@ -61,19 +63,26 @@ ARM_JS = r"""
 (i) => {
   const cell = document.querySelectorAll('[data-jm-host-current] .jp-Notebook .jp-Cell')[i];
   window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.clear(); // no last round's view
-  window.__jmLab = { drawn: null, root: null };
+  window.__jmLab = { drawn: null, root: null, text: null };
   const st = () => cell.querySelector('.jm-status');
   const drawn = () => {
     const s = st();
     return !!s && !s.classList.contains('jm-busy') && /\d+ of \d+ eqns shown/.test(s.textContent);
   };
+  // the whole jaxpr text shown: the pane has lines and no note says the rest is loading
+  const whole = () => {
+    const note = cell.querySelector('.jm-pane-note-top');
+    return !!cell.querySelector('.jm-text[data-pane="jaxpr"] .jm-line') && (!note || note.hidden);
+  };
   const obs = new MutationObserver(() => {
-    if (window.__jmLab.root == null && cell.querySelector('.jm-root')) window.__jmLab.root = Date.now();
-    if (window.__jmLab.drawn == null && drawn()) {
-      window.__jmLab.drawn = -1;
-      requestAnimationFrame(() => setTimeout(() => { window.__jmLab.drawn = Date.now(); }, 0));
-      obs.disconnect();
+    const lab = window.__jmLab;
+    if (lab.root == null && cell.querySelector('.jm-root')) lab.root = Date.now();
+    if (lab.drawn == null && drawn()) {
+      lab.drawn = -1;
+      requestAnimationFrame(() => setTimeout(() => { lab.drawn = Date.now(); }, 0));
     }
+    if (lab.text == null && lab.drawn != null && whole()) lab.text = Date.now();
+    if (lab.drawn != null && lab.text != null) obs.disconnect();
   });
   obs.observe(cell, { subtree: true, childList: true, characterData: true, attributes: true });
   cell.scrollIntoView();
@@ -144,6 +153,9 @@ def measure_cell(page, roles: list[str], i: int, timeout: float) -> dict:
         lab = page.evaluate("window.__jmLab")
         row["end→root s"] = round(lab["root"] / 1000 - times["t1"], 3) if lab["root"] else None
         row["end→drawn s"] = round(lab["drawn"] / 1000 - times["t1"], 3) if (lab["drawn"] or 0) > 0 else None
+        poll(lambda: page.evaluate("window.__jmLab.text") is not None, 30)
+        text_at = page.evaluate("window.__jmLab.text")
+        row["end→whole text s"] = round(max(text_at, lab["drawn"]) / 1000 - times["t1"], 3) if text_at else None
         status = page.evaluate(
             "(i) => { const s = document.querySelectorAll('[data-jm-host-current] .jp-Notebook "
             ".jp-Cell')[i].querySelector('.jm-status'); return s ? s.textContent : null; }",
@@ -168,7 +180,7 @@ def summary(rows: list[dict]) -> None:
     """Best-of and median per cell and figure."""
     for role in dict.fromkeys(r["cell"] for r in rows):
         rs = [r for r in rows if r["cell"] == role]
-        for key in ("cell s", "end→root s", "end→drawn s"):
+        for key in ("cell s", "end→root s", "end→drawn s", "end→whole text s"):
             xs = [r[key] for r in rs if r.get(key) is not None]
             if xs:
                 print(f"| {role} | {key} | best {min(xs):.2f} | median {statistics.median(xs):.2f} | n={len(xs)} |")

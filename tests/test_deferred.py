@@ -205,7 +205,7 @@ def test_the_graphs_names_are_the_ones_jaxs_printer_gives():
 
     printer = jax_compat.jaxpr_pretty_printer()
     closed = {name: (lambda f, a, k: f.trace(*a, **k).jaxpr)(*make()) for name, make in PROGRAMS.items()}
-    loop = lambda x: jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * i, x)  # noqa: E731
+    loop = lambda x: jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * i, x)
     closed["vmapped grad"] = jax.make_jaxpr(jax.vmap(jax.grad(loop)))(jnp.ones(3))
     for name, jaxpr in closed.items():
         printouts: dict = {}
@@ -241,3 +241,30 @@ def test_the_widget_answers_a_jaxpr_request_and_keeps_the_head_only(big_cap, mon
     assert len(data["text"]) > 1.5 * len(fn["text"]) and data["text"].startswith(fn["text"].split("\n")[0])
     state = json.dumps(widget.get_state()["doc"])
     assert data["text"].split("\n")[-2] not in state  # the saved state holds the head, not the whole text
+
+
+def test_a_grad_widgets_big_graphs_defer_their_text_and_exports_carry_it_whole(monkeypatch):
+    """%%grad_graph's compact graphs show no text pane: a widget's document carries the head of a
+    big program's text (its playback captions read it) and answers "jaxpr" with the whole text."""
+
+    @jax.jit
+    def step(w, x):
+        def loss(w):
+            h = x
+            for _ in range(40):
+                h = jnp.tanh(h @ w) + h
+            return (h * h).sum()
+
+        return jax.grad(loss)(w)
+
+    with jaxmagic.capture() as captured:
+        step(jnp.eye(4) * 0.1, jnp.ones((2, 4)))
+    eager = jaxmagic.document(captured, "grad")["entries"][0]["program"]
+    widget = _widget(captured, "grad", {}, present=False)
+    lazy = widget.document["entries"][0]["program"]
+    assert "deferred" not in eager and lazy["deferred"] == ["jaxpr"]
+    assert lazy["text"].endswith("    …") and len(lazy["text"]) < len(eager["text"]) // 2
+    sent = []
+    monkeypatch.setattr(widget, "send", lambda content, buffers=None: sent.append((content, buffers)))
+    widget._handle_custom_msg({"jm": "request", "id": 1, "what": "jaxpr", "args": {"function": lazy["id"]}}, [])
+    assert _decoded(sent[0]) == {"text": eager["text"], "lines": [n["line"] for n in eager["nodes"]]}

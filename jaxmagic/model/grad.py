@@ -18,7 +18,7 @@ Pure functions of a `Capture`: no IPython, no widgets; the result is plain JSON.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 
@@ -30,7 +30,16 @@ from ..units import bytes_text, plural
 from . import findings
 from .document import envelope, guarded, source_json
 from .grad_findings import grad_findings
-from .graph import MAX_EQNS_PER_FUNCTION, _eqn_source, _function_entries, _open, function_graph
+from .graph import (
+    MAX_EQNS_PER_FUNCTION,
+    _eqn_source,
+    _function_entries,
+    _open,
+    function_graph,
+    requested_text,
+)
+from .jaxpr_text import Printout
+from .on_demand import OnDemand
 
 CUSTOM_RULE_PRIMS = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
 
@@ -44,12 +53,27 @@ GRADIENT_LEAVES_UNAVAILABLE = (
 )
 
 
-def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION) -> dict:
-    """The `%%grad_graph` document for a capture: one entry per differentiation, in cell order."""
+class _Graphs(NamedTuple):
+    """How the document's graphs are built: cut at `max_eqns`; with `printouts` (a widget's), a
+    big graph's jaxpr text is deferred and its printout kept there (model/graph.py)."""
+
+    max_eqns: int
+    printouts: dict[str, Printout] | None
+
+
+def grad_document(capture: Capture, max_eqns: int = MAX_EQNS_PER_FUNCTION, on_demand: OnDemand | None = None) -> dict:
+    """The `%%grad_graph` document for a capture: one entry per differentiation, in cell order.
+
+    With `on_demand` (a widget's), a graph of more than HEAD_EQNS eqns carries the head of its
+    jaxpr text only, the rest registered as its "jaxpr" request (the grad view's compact graphs
+    show no text pane; their playback captions read the text where they have it)."""
     notes: list[str] = []
+    graphs = _Graphs(max_eqns, {} if on_demand is not None else None)
+    if on_demand is not None:
+        on_demand.add("jaxpr", lambda fid: requested_text(graphs.printouts or {}, fid))
     timed: list[tuple[float, int, Any]] = []  # (start, order, builder) so both origins interleave in cell order
-    _eager_builders(capture, max_eqns, notes, timed)
-    claimed = _jit_builders(capture, max_eqns, notes, timed)
+    _eager_builders(capture, graphs, notes, timed)
+    claimed = _jit_builders(capture, graphs, notes, timed)
     _unclaimed_notes(capture, claimed, notes)
     entries = []
     for _, _, build in sorted(timed, key=lambda t: (t[0], t[1])):
@@ -106,7 +130,7 @@ def _split_gradients(split: Any, bwd: dict, leaf_paths: list) -> list[dict]:
     return grads_of
 
 
-def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str]) -> dict:
+def _split_entry(eid: str, calls: list[GradCall], graphs: _Graphs, notes: list[str]) -> dict:
     """A grad JAX split eagerly: forward and backward graphs, residuals, links and each leaf's gradient."""
     first = calls[0]
     split = first.split
@@ -117,7 +141,7 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
         split.forward,
         first,
         len(calls),
-        max_eqns,
+        graphs,
         notes,
         None if values is None else Artifacts(values=values.forward, values_note=values.forward_note),
     )
@@ -127,7 +151,7 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
         split.backward,
         first,
         len(calls),
-        max_eqns,
+        graphs,
         notes,
         None if values is None else Artifacts(values=values.backward, values_note=values.backward_note),
     )
@@ -157,7 +181,7 @@ def _split_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str
     grads_of = _split_gradients(split, bwd, leaf_paths)
     if fwd["truncated"] or bwd["truncated"]:
         notes.append(
-            f"{first.name}: the forward or backward graph was cut at {max_eqns} eqns; residuals, links and "
+            f"{first.name}: the forward or backward graph was cut at {graphs.max_eqns} eqns; residuals, links and "
             "recomputed eqns past the cut are left out"
         )
     return {
@@ -215,7 +239,7 @@ MODE_NOTES = {
 }
 
 
-def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[str]) -> dict:
+def _tangent_entry(eid: str, calls: list[GradCall], graphs: _Graphs, notes: list[str]) -> dict:
     """Forward mode (`jvp`, `linearize`, `jacfwd`): one program, each node a primal or a tangent op.
 
     A node is `tangent` when a tangent input reaches it through the graph's operands (inside
@@ -223,7 +247,7 @@ def _tangent_entry(eid: str, calls: list[GradCall], max_eqns: int, notes: list[s
     """
     first = calls[0]
     tp = first.tangent
-    program = _graph(f"{eid}-program", f"jvp of {first.name}", tp.program, first, len(calls), max_eqns, notes)
+    program = _graph(f"{eid}-program", f"jvp of {first.name}", tp.program, first, len(calls), graphs, notes)
     roots = program["groups"][0]
     tangent_in = set(roots["invars"][tp.n_inputs :])
     roles = _tangent_roles(program, tangent_in)
@@ -356,11 +380,13 @@ def _graph(
     closed: Any,
     call: GradCall,
     calls: int,
-    max_eqns: int,
+    graphs: _Graphs,
     notes: list[str],
     values: Artifacts | None = None,
 ) -> dict:
-    fn = function_graph(fid, name, closed, max_eqns, artifacts=values, notes=notes, levels=False)
+    fn = function_graph(
+        fid, name, closed, graphs.max_eqns, artifacts=values, notes=notes, levels=False, printouts=graphs.printouts
+    )
     fn.update(
         signature=", ".join(jax_compat.short_aval(a) for a in closed.in_avals),
         source=source_json(call.source),
@@ -555,7 +581,7 @@ def _positional_paths(in_tree: Any) -> list[str]:
 # Differentiations inside a recorded jitted call: roles by name stack.
 
 
-def _eager_builders(capture: Capture, max_eqns: int, notes: list[str], timed: list) -> None:
+def _eager_builders(capture: Capture, graphs: _Graphs, notes: list[str], timed: list) -> None:
     """Builders for the grads JAX split (or linearized) eagerly; a note for each that left no graph."""
     # (kind, split, batch): grad and vjp of one function share JAX's split but are entries of their own, and
     # so are per-example calls
@@ -577,12 +603,12 @@ def _eager_builders(capture: Capture, max_eqns: int, notes: list[str], timed: li
             f"{kind} of {name}{site}{f' ({count} calls)' if count > 1 else ''}: no graph{f': {error}' if error else ''}"
         )
     for calls in splits.values():
-        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, max_eqns, notes)))
+        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _split_entry(eid, calls, graphs, notes)))
     for calls in tangents.values():
-        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _tangent_entry(eid, calls, max_eqns, notes)))
+        timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _tangent_entry(eid, calls, graphs, notes)))
 
 
-def _jit_builders(capture: Capture, max_eqns: int, notes: list[str], timed: list) -> set[int]:
+def _jit_builders(capture: Capture, graphs: _Graphs, notes: list[str], timed: list) -> set[int]:
     """Builders for jitted steps that differentiate inside; returns the ids of the grads they account for."""
     jit_entries, _ = _function_entries(capture)
     claimed: set[int] = set()
@@ -606,7 +632,7 @@ def _jit_builders(capture: Capture, max_eqns: int, notes: list[str], timed: list
                 first.start,
                 len(timed),
                 lambda eid, first=first, calls=calls, regions=regions, traced=traced: _jit_entry(
-                    eid, first, calls, regions, traced, max_eqns, notes
+                    eid, first, calls, regions, traced, graphs, notes
                 ),
             )
         )
@@ -645,18 +671,18 @@ def _jit_entry(
     calls: list[JitCall],
     regions: GradRegions,
     traced: list[GradCall],
-    max_eqns: int,
+    graphs: _Graphs,
     notes: list[str],
 ) -> dict | None:
     """A jitted step that differentiates inside: its program graph with each eqn's role, regions and links."""
     var_ids: dict = {}
-    program = _jit_program(eid, first, calls, max_eqns, notes, var_ids)
+    program = _jit_program(eid, first, calls, graphs, notes, var_ids)
     node_of = _jit_nodes(first, program, regions, notes)
     if node_of is None:
         return None
     if program["truncated"]:
         notes.append(
-            f"{first.name}: the program graph was cut at {max_eqns} eqns; roles, residuals and links past "
+            f"{first.name}: the program graph was cut at {graphs.max_eqns} eqns; roles, residuals and links past "
             "the cut are left out"
         )
     roles = {node_of[k]: e.role for k, e in regions.eqns.items() if k in node_of}
@@ -692,18 +718,19 @@ def _jit_entry(
 
 
 def _jit_program(
-    eid: str, first: JitCall, calls: list[JitCall], max_eqns: int, notes: list[str], var_ids: dict
+    eid: str, first: JitCall, calls: list[JitCall], graphs: _Graphs, notes: list[str], var_ids: dict
 ) -> dict:
     """The step's program graph (as %%jaxpr draws it, without level links), with its calls counted."""
     program = function_graph(
         f"{eid}-program",
         first.name,
         first.jaxpr,
-        max_eqns,
+        graphs.max_eqns,
         artifacts=first.artifacts,
         notes=notes,
         levels=False,
         var_ids=var_ids,
+        printouts=graphs.printouts,
     )
     program.update(
         signature=str(first.signature),

@@ -23,7 +23,7 @@ from . import findings, folding
 from .cost import estimate_nodes, program_cost
 from .document import envelope, guarded, source_json
 from .edges import derive_edges  # noqa: F401  (re-exported: the schema's edge rule)
-from .jaxpr_text import JaxprText, VarNames
+from .jaxpr_text import HEAD_EQNS, Printout, VarNames
 from .levels import link_levels
 from .on_demand import OnDemand
 from .repeats import find_repeats
@@ -31,7 +31,6 @@ from .repeats import find_repeats
 MAX_EQNS_PER_FUNCTION = 50_000  # past this a function's graph is cut and says so
 MAX_PARAM_CHARS = 240
 MAX_LEVEL_TEXT_BYTES = 4_000_000  # a StableHLO/HLO text above this stays in the capture, not the view
-HEAD_EQNS = 150  # a widget's function past this many eqns carries the text of its first ones, the rest on request
 _JIT_PRIMITIVES = frozenset(("pjit", "jit"))  # JAX's printer names a jit's body like its call
 
 
@@ -233,7 +232,6 @@ class _FunctionBuilder:
         """What prints the jaxpr with the graph's names later (a widget's "jaxpr" request)."""
         return Printout(self.closed_jaxpr, self.max_eqns, self.names, self.heads, self.top_nodes)
 
-
     def document(self) -> dict:
         return {
             "root": self.root,
@@ -243,45 +241,6 @@ class _FunctionBuilder:
             "n_eqns": len(self.nodes),
             "truncated": self.truncated,
         }
-
-
-class Printout:
-    """A function's jaxpr text as its graph names it: the whole text, or its head, with the
-    line of each node in it."""
-
-    def __init__(self, closed_jaxpr: Any, max_eqns: int, names: VarNames, heads: list, top_nodes: list[int]):
-        self.closed_jaxpr, self.max_eqns, self.names = closed_jaxpr, max_eqns, names
-        self.heads, self.top_nodes = heads, top_nodes
-
-    def head_eqns(self) -> int:
-        """How many top-level eqns the head prints: those holding at most HEAD_EQNS eqns in all."""
-        return sum(1 for n in self.top_nodes if n <= HEAD_EQNS)
-
-    def text(self, whole: bool = True) -> tuple[str, list[int | None]]:
-        """(text, line of each node; None where not in it). Not `whole`: only the head's eqns,
-        whose lines are those of the whole text (it begins the same)."""
-        if whole:
-            printed = JaxprText(self.closed_jaxpr, self.max_eqns, self.names)
-            return printed.text, printed.node_lines(self.heads)
-        n_top = self.head_eqns()
-        if not n_top:
-            return "", [None] * len(self.heads)
-        printed = JaxprText(self.closed_jaxpr, n_top, self.names)
-        n_nodes = self.top_nodes[n_top - 1]
-        lines = printed.node_lines(self.heads[:n_nodes]) + [None] * (len(self.heads) - n_nodes)
-        return _without_ending(printed.lines), lines
-
-    def data(self) -> dict:
-        """The answer to a view's "jaxpr" request: the whole text and every node's line."""
-        text, lines = self.text()
-        return {"text": text, "lines": lines}
-
-
-def _without_ending(lines: list[str]) -> str:
-    """A head's text: its lines up to the top level's `in (...)` (the jaxpr's outputs, made by eqns
-    the head leaves out), then `…` where the rest of the eqns would be."""
-    ends = [i for i, line in enumerate(lines) if line.startswith("  in (")]
-    return "\n".join([*lines[: ends[-1] if ends else len(lines)], "    …"])
 
 
 def function_graph(

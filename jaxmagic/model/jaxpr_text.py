@@ -24,6 +24,7 @@ from ..capture import jax_compat
 # names a graph gives a jaxpr are the same every time (VarNames, one walk order), so one printout
 # serves each. Weak keys: an entry goes with its jaxpr.
 _PRINTED: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
+HEAD_EQNS = 150  # a widget's function past this many eqns carries the text of its first ones, the rest on request
 
 
 def forget_printed() -> None:
@@ -141,3 +142,42 @@ def _starts_token(line: str, head: str, needs_end: bool) -> bool:
             return True
         at = line.find(head, at + 1)
     return False
+
+
+class Printout:
+    """A function's jaxpr text as its graph names it: the whole text, or its head, with the
+    line of each node in it."""
+
+    def __init__(self, closed_jaxpr: Any, max_eqns: int, names: VarNames, heads: list, top_nodes: list[int]):
+        self.closed_jaxpr, self.max_eqns, self.names = closed_jaxpr, max_eqns, names
+        self.heads, self.top_nodes = heads, top_nodes
+
+    def head_eqns(self) -> int:
+        """How many top-level eqns the head prints: those holding at most HEAD_EQNS eqns in all."""
+        return sum(1 for n in self.top_nodes if n <= HEAD_EQNS)
+
+    def text(self, whole: bool = True) -> tuple[str, list[int | None]]:
+        """(text, line of each node; None where not in it). Not `whole`: only the head's eqns,
+        whose lines are those of the whole text (it begins the same)."""
+        if whole:
+            printed = JaxprText(self.closed_jaxpr, self.max_eqns, self.names)
+            return printed.text, printed.node_lines(self.heads)
+        n_top = self.head_eqns()
+        if not n_top:
+            return "", [None] * len(self.heads)
+        printed = JaxprText(self.closed_jaxpr, n_top, self.names)
+        n_nodes = self.top_nodes[n_top - 1]
+        lines = printed.node_lines(self.heads[:n_nodes]) + [None] * (len(self.heads) - n_nodes)
+        return _without_ending(printed.lines), lines
+
+    def data(self) -> dict:
+        """The answer to a view's "jaxpr" request: the whole text and every node's line."""
+        text, lines = self.text()
+        return {"text": text, "lines": lines}
+
+
+def _without_ending(lines: list[str]) -> str:
+    """A head's text: its lines up to the top level's `in (...)` (the jaxpr's outputs, made by eqns
+    the head leaves out), then `…` where the rest of the eqns would be."""
+    ends = [i for i, line in enumerate(lines) if line.startswith("  in (")]
+    return "\n".join([*lines[: ends[-1] if ends else len(lines)], "    …"])

@@ -67,4 +67,8 @@ def check(doc: Any, declared: Any = None) -> Any:
 
 
 MESSAGES = {"request": requests.Request, "reply": requests.Reply}  # the custom messages, by their `jm`
-ANSWERS = {"levels": requests.LevelsAnswer, "jaxpr": requests.JaxprAnswer, "function": requests.FunctionAnswer}  # a reply's buffer, by `what`
+ANSWERS = {
+    "levels": requests.LevelsAnswer,
+    "jaxpr": requests.JaxprAnswer,
+    "function": requests.FunctionAnswer,
+}  # a reply's buffer, by `what`

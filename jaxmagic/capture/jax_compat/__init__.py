@@ -44,13 +44,13 @@ from .jaxprs import (
     is_dropvar,
     is_literal,
     jaxpr_pretty_printer,
-    var_name,
     jaxpr_types,
     jaxpr_with_eqns,
     literal_value,
     short_aval,
     short_dtype,
     sub_jaxprs,
+    var_name,
     with_vars,
 )
 from .logs import explaining_is_safe
