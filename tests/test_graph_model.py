@@ -201,3 +201,28 @@ def test_function_inputs_carry_their_pytree_paths():
     assert [by_id[v].get("path") for v in root["invars"]] == expected
     inner = [v for v in fn["vars"] if v["group"] != fn["root"]]
     assert not any("path" in v for v in inner)  # only the function's own inputs have a pytree path
+
+
+def test_the_graphs_names_are_the_ones_jaxs_printer_gives():
+    """jaxmagic names the variables before printing, in the printer's order; printed with those
+    names, the text is exactly what JAX's printer writes with its own (scan, cond, while, nested
+    jit, custom rules, remat, shard_map, a vmapped grad of a loop)."""
+    from jaxmagic.capture import jax_compat
+    from jaxmagic.model.graph import function_graph
+
+    from .programs import PROGRAMS
+
+    printer = jax_compat.jaxpr_pretty_printer()
+    closed = {name: (lambda f, a, k: f.trace(*a, **k).jaxpr)(*make()) for name, make in PROGRAMS.items()}
+    loop = lambda x: jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * i, x)
+    closed["vmapped grad"] = jax.make_jaxpr(jax.vmap(jax.grad(loop)))(jnp.ones(3))
+    for name, jaxpr in closed.items():
+        printouts: dict = {}
+        doc = function_graph("f0", name, jaxpr, printouts=printouts)
+        text = printouts["f0"].data()["text"] if printouts else doc["text"]
+        assert text == printer(jaxpr.jaxpr)[0], name
+        lines = text.split("\n")
+        names = {v["id"]: v["name"] for v in doc["vars"]}
+        for node in doc["nodes"]:
+            for out in node["outs"]:
+                assert f"{names[out]}:" in lines[node["line"]], (name, node["prim"])

@@ -171,6 +171,20 @@ def test_pretty_printer_names_vars_as_jax_prints_them():
             probe(shown is not None and f"{shown}:" in text, "is_dropvar / printed var names", shown)
 
 
+def test_printer_names_a_jit_body_like_its_call_where_jaxmagic_says_so():
+    """`printer_names_jit_bodies_like_calls` is checked against the printer's own naming."""
+    closed = jax.make_jaxpr(lambda x: jax.jit(lambda y: jnp.sin(y) * 2)(x) + 1)(jnp.ones(3))
+    text, names = jax_compat.jaxpr_pretty_printer()(closed.jaxpr)
+    (call,) = [e for e in closed.jaxpr.eqns if jax_compat.has_sub_jaxprs(e)]
+    (_, inner), *_ = jax_compat.sub_jaxprs(call, opened=True)
+    alike = names[inner.invars[0]] == names[call.invars[0]]
+    probe(
+        jax_compat.printer_names_jit_bodies_like_calls() == alike,
+        "printer_names_jit_bodies_like_calls (JaxprPpContext.suggest_same_var_names)",
+        text,
+    )
+
+
 def test_literals_and_constants():
     (eqn,) = eqns_of(lambda x: x * 2.5, np.float32(1.0))
     literal = [a for a in eqn.invars if jax_compat.is_literal(a)]

@@ -103,6 +103,7 @@ class _FunctionBuilder:
         self.fid = fid
         self.closed_jaxpr = closed_jaxpr
         self.names = VarNames()
+        self.jit_names_like_call = jax_compat.printer_names_jit_bodies_like_calls()
         self.heads: list[tuple[str, str]] = []  # node i's binders (`k:f32[] l:f32[3]`) and primitive
         self.top_nodes: list[int] = []  # nodes walked after each top-level eqn (the text's head is cut there)
         self.groups: list[dict] = []
@@ -216,7 +217,7 @@ class _FunctionBuilder:
         group_ids: dict[int, str] = {}
         subgroups = []
         for label, sub in jax_compat.sub_jaxprs(eqn):
-            if prim in _JIT_PRIMITIVES:
+            if prim in _JIT_PRIMITIVES and self.jit_names_like_call:
                 inner = _open(sub)
                 var_names.suggest(inner.invars, eqn.invars)
                 var_names.suggest(inner.outvars, outvars)

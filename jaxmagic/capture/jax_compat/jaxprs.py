@@ -105,6 +105,17 @@ def var_name(index: int) -> str:
     return _fresh_name(index)
 
 
+def printer_names_jit_bodies_like_calls() -> bool:
+    """Whether JAX's printer names a `jit` eqn's inner inputs and outputs like the call's own
+    (`suggest_same_var_names`, JAX 0.5 on); older printers give them fresh names."""
+    try:
+        from jax._src import core
+
+        return hasattr(core.JaxprPpContext, "suggest_same_var_names")
+    except (ImportError, AttributeError):
+        return False
+
+
 def jaxpr_pretty_printer() -> Callable[..., tuple[str, dict]] | None:
     """A printer `(jaxpr, names=None, first_fresh=0) -> (text, {Var: printed name})`, or None
     if the private API moved.
