@@ -185,6 +185,19 @@ def test_printer_names_a_jit_body_like_its_call_where_jaxmagic_says_so():
     )
 
 
+def test_module_device_count_reads_the_lowered_modules_partitions():
+    """A one-device program's lowered module says 1; one sharded over 8 devices says 8."""
+    from jaxmagic.capture.jax_compat import stablehlo
+
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:8]), ("x",))
+    sharded = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+    one = jax.jit(jnp.sin).lower(jnp.ones(8)).as_text()
+    eight = jax.jit(jnp.sin, in_shardings=sharded, out_shardings=sharded).lower(jnp.ones(8)).as_text()
+    probe(stablehlo.module_device_count(one) == 1, "module_device_count (mhlo.num_partitions)", one[:300])
+    probe(stablehlo.module_device_count(eight) == 8, "module_device_count (mhlo.num_partitions)", eight[:300])
+    assert stablehlo.module_device_count(None) is None and stablehlo.module_device_count("module @m {") is None
+
+
 def test_literals_and_constants():
     (eqn,) = eqns_of(lambda x: x * 2.5, np.float32(1.0))
     literal = [a for a in eqn.invars if jax_compat.is_literal(a)]

@@ -280,12 +280,13 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             "in/out shardings and collectives unknown"
         )
     order = _device_order(compiled)
-    if _on_one_device(order):  # no other device to talk to: the compiled text is not read
+    lowered_text = art.lowered_text
+    if _on_one_device(order, lowered_text):  # no other device to talk to: the compiled text is not read
         found, known = [], True
     else:
         text = art.compiled_text  # printed by XLA on each read: 40 MB for a 10k-eqn train step
         found, known = hlo.collectives(text), text is not None
-    lowered = hlo.lowered_shardings(art.lowered_text)
+    lowered = hlo.lowered_shardings(lowered_text)
     maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
     inner, more = placement.intermediate_shardings(art.jaxpr) if art.jaxpr is not None else ([], 0)
     if more:
@@ -357,11 +358,17 @@ def _device_order(compiled: Any) -> list[int] | None:
         return None
 
 
-def _on_one_device(order: list[int] | None) -> bool:
+def _on_one_device(order: list[int] | None, lowered_text: str | None) -> bool:
     """True when the compiled program runs on one device of a one-process job: XLA inserts no
     collective there, and a 10k-eqn train step's compiled text (40 MB, printed and parsed) cost
-    `%%sharding` 10% of the cell (bench/cells.py). Other processes' devices are not in `order`."""
-    return order is not None and len(order) == 1 and jax.process_count() == 1
+    `%%sharding` 10% of the cell (bench/cells.py). Other processes' devices are not in `order`.
+    Without the compiled program's devices (JAX 0.4 leaves the capture none), the lowered
+    module's own partition and replica counts say it."""
+    if jax.process_count() != 1:
+        return False
+    if order is not None:
+        return len(order) == 1
+    return hlo.module_device_count(lowered_text) == 1
 
 
 def _collective(c: hlo.Collective, order: list[int] | None) -> dict:

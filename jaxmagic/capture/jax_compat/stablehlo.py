@@ -410,6 +410,19 @@ def main_shardings(lowered_text: str | None) -> dict[str, list[str | None]]:
     return out
 
 
+_MODULE_COUNTS = re.compile(r"mhlo\.num_(partitions|replicas)\s*=\s*(\d+)")
+
+
+def module_device_count(lowered_text: str | None) -> int | None:
+    """How many devices the lowered module runs on (its `mhlo.num_partitions` times
+    `mhlo.num_replicas`, which JAX writes on the module line), or None where it says neither."""
+    head = (lowered_text or "")[:4096]  # the attributes are on the module's first line
+    counts = {kind: int(n) for kind, n in _MODULE_COUNTS.findall(head)}
+    if not counts:
+        return None
+    return counts.get("partitions", 1) * counts.get("replicas", 1)
+
+
 def _split_top(block: str) -> list[str]:
     """`block` split at commas outside brackets, braces, angle brackets and quotes."""
     parts, depth, quote, cur = [], 0, False, []
