@@ -52,6 +52,15 @@ const gz = (data) => {
   return new DataView(b.buffer, b.byteOffset, b.byteLength); // as anywidget hands buffers over
 };
 const okReply = (data) => (content) => [{ jm: "reply", id: content.id, ok: true }, [gz(data)]];
+/** A model whose sends fail (a kernel gone) until `revive()`, then answer with `answer`. */
+function deadKernel(doc, answer) {
+  let dead = true;
+  const model = fakeModel(doc, (content) => {
+    if (dead) throw new Error("Kernel is dead");
+    return okReply(answer)(content);
+  });
+  return { model, revive: () => { dead = false; } };
+}
 const tab = (el, name) => el.querySelector(`.jm-pane-tab[data-pane="${name}"]`);
 const pane = (el, name) => el.querySelector(`.jm-text[data-pane="${name}"]`);
 const until = async (cond, ms = 3000) => {
@@ -105,17 +114,13 @@ describe("deferred levels", () => {
 
   it("says to reconnect the kernel when the send fails, and tries again on the next click", async () => {
     const { doc, answer } = deferredDoc();
-    let dead = true;
-    const model = fakeModel(doc, (content) => {
-      if (dead) throw new Error("Kernel is dead");
-      return okReply(answer)(content);
-    });
+    const { model, revive } = deadKernel(doc, answer);
     const el = renderWidget(model);
     await settled(el);
     click(tab(el, "stablehlo"));
     await until(() => pane(el, "stablehlo").textContent.includes("reconnect the kernel to load the HLO"));
     expect(pane(el, "stablehlo").textContent).toBe(KERNEL_GONE);
-    dead = false;
+    revive();
     click(tab(el, "stablehlo"));
     await until(() => /stablehlo\.sine/.test(pane(el, "stablehlo").textContent));
   });
@@ -168,17 +173,13 @@ describe("deferred jaxpr text", () => {
 
   it("keeps the head and says to reconnect the kernel when the send fails; the tab asks again", async () => {
     const { doc, answer } = deferredTextDoc();
-    let dead = true;
-    const model = fakeModel(doc, (content) => {
-      if (dead) throw new Error("Kernel is dead");
-      return okReply(answer)(content);
-    });
+    const { model, revive } = deadKernel(doc, answer);
     const el = renderWidget(model);
     await settled(el);
     await until(() => noteOf(el).textContent.includes("reconnect the kernel"));
     expect(noteOf(el).textContent).toBe("No answer from the kernel: reconnect the kernel to load the whole jaxpr text.");
     expect(pane(el, "jaxpr").textContent).toContain(doc.functions[0].text.split("\n")[0]);
-    dead = false;
+    revive();
     click(tab(el, "jaxpr"));
     await until(() => noteOf(el).hidden);
     expect(pane(el, "jaxpr").textContent).toContain(answer.text.split("\n").slice(-2)[0].trim());
