@@ -139,6 +139,21 @@ def test_with_capture_drops_them_too_and_findings_about_baked_constants_stay():
     assert ref() is None
 
 
+def test_a_dropped_capture_is_freed_with_its_programs():
+    """Nothing of jaxmagic keeps an ended capture's calls (their jaxprs, lowered and compiled
+    programs) once the user drops it: the next capture would otherwise free them on its start."""
+    step = jax.jit(lambda x: x * 2)
+    with jaxmagic.capture() as cap:
+        for i in range(20):  # hits too: they go through the fast path's rows
+            step(jnp.full(3, float(i)))
+    compiled = weakref.ref(cap.calls[0].artifacts.compiled)
+    lowered = weakref.ref(cap.calls[0].artifacts.lowered)
+    del cap, step
+    gc.collect()
+    assert compiled() is None
+    assert lowered() is None
+
+
 def test_prng_cell_does_not_keep_eager_samples(magic_shell):
     ip = magic_shell
     with contextlib.redirect_stdout(io.StringIO()):

@@ -88,8 +88,9 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
     global _recorder, _hot, _passthrough, _add_row, _add_time, _events, _next_sample, _thread_id
     previous, _recorder = _recorder, recorder
     fast = getattr(recorder, "fast_path", None)
-    if fast is None:
+    if fast is None:  # nothing of an ended capture stays referenced (its functions, their executables)
         _hot = _passthrough = _NO_HOT
+        _add_row, _add_time, _events, _next_sample = [].append, [].append, [], [0.0]
     else:
         _hot, _passthrough, _events, _next_sample, _thread_id = (
             fast.hot,
