@@ -94,6 +94,16 @@ def complete_findings(capture: Capture, storm: int | None = None) -> None:
     findings.complete(capture, storm or findings.STORM_THRESHOLD)
 
 
+def prebuild_for(magic: str) -> Any:
+    """What a magic's widget can start on a program while XLA compiles it (CaptureSession's
+    `prebuild`): the graph walk for the views that draw one, else None."""
+    if kinds.MAGIC_VIEWS.get(magic) not in ("graph", "grad"):
+        return None
+    from .model.graph import prebuild
+
+    return prebuild
+
+
 def document(capture: Capture, view: str = "graph", **options: Any) -> dict:
     """The JSON document (docs/schema.md) of one view of a capture.
 

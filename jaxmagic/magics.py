@@ -128,6 +128,7 @@ def _session(magic: str, args: Any, namespace: dict) -> CaptureSession:
         shardings=magic == "sharding",
         keys=magic == "prng",
         finish=functools.partial(api.complete_findings, storm=storm),
+        prebuild=api.prebuild_for(magic),
     )
 
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import jax
 
-from . import jax_compat, source
+from . import jax_compat, prefetch, source
 from .buffers import drop_device_buffers
+from .findings import program as program_findings
 from .findings import trace_prints, warning_site
 from .findings.donation import DonationLog
 from .findings.dtype import TruncationLog
@@ -31,6 +32,7 @@ from .jit import patch as jit_patch
 from .jit.recorder import JitRecorder, call_plain, recording_call
 from .keys import patch as key_patch
 from .keys.recorder import KeyRecorder
+from .prefetch import PREFETCH
 from .quiet_gc import paused_gc
 from .record import Capture
 from .sharding.recorder import PlacementRecorder
@@ -53,6 +55,7 @@ class CaptureSession:
         shardings: bool = False,
         keys: bool = True,
         finish: Callable[[Capture], None] | None = None,
+        prebuild: Callable[[Any], None] | None = None,
     ):
         """`finish`: run once on the capture when it stops, after everything was recorded: the
         model's findings over the whole capture (model/findings.py `complete`), handed in
@@ -63,10 +66,13 @@ class CaptureSession:
         call's outputs (exact device time; changes the program's timing); `grads`: trace each
         differentiated function again for JAX's forward/backward split; `shardings`: record where
         arrays live (namespace arrays at stop, jitted outputs); `keys`: PRNG key lineage (%%prng).
+        `prebuild(closed_jaxpr)`: start what the view will need of a program while XLA compiles it
+        (capture/prefetch.py; the model's, handed in like `finish`).
         """
         self.namespace = namespace if namespace is not None else {}
         self.values, self.vmap, self.sync, self.grads, self.shardings = values, vmap, sync, grads, shardings
         self._on_stop = finish
+        self._prebuild = prebuild
         self.capture = Capture(jax_version=jax.__version__)
         self._stack = ExitStack()
         self._running = False
@@ -92,6 +98,8 @@ class CaptureSession:
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Capture:
         self.jit.start()
+        PREFETCH.clear()  # what an earlier capture started and no view took
+        self.jit.on_lowered = self._on_lowered
         # The backend is read at the end, and only if the cell's code made one: starting JAX's
         # backend here would refuse the cell's own `jax.config.update('jax_num_cpu_devices', 8)`.
         self._stack.callback(self._note_backend)
@@ -111,6 +119,16 @@ class CaptureSession:
         self._running = self.jit.running = True
         self.capture.start = time.perf_counter()
         return self.capture
+
+    def _on_lowered(self, closed_jaxpr: Any) -> None:
+        """A program of the cell's is about to compile: its unrolled-loop finding (which `stop`
+        needs) and what the view needs of it start on the prefetch thread meanwhile."""
+        if not prefetch.worth_starting(closed_jaxpr):
+            return
+        PREFETCH.started += 1
+        PREFETCH.submit("loops", closed_jaxpr, program_findings.unrolled_loops)
+        if self._prebuild is not None:
+            self._prebuild(closed_jaxpr)
 
     def _install(self, stack: ExitStack) -> None:
         """Every hook, each undone by `stack`: jitted calls, grads, random, warnings, monitoring, logs, print."""

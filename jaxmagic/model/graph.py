@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..capture import jax_compat
 from ..capture import source as capture_source
 from ..capture.jax_compat.monitoring import jit_event_name
+from ..capture.prefetch import PREFETCH
 from ..capture.record import Artifacts, Capture, JitCall
 from ..schema.graph import VERSION  # 2: optional levels, cost, repeats, values, batch
 from ..units import bytes_text, plural
@@ -97,10 +98,7 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
 class _FunctionBuilder:
     """Walks one ClosedJaxpr into groups, nodes and vars."""
 
-    def __init__(
-        self, fid: str, name: str, closed_jaxpr: Any, max_eqns: int, input_names: tuple[str, ...] | None = None
-    ):
-        self.fid = fid
+    def __init__(self, closed_jaxpr: Any, max_eqns: int):
         self.closed_jaxpr = closed_jaxpr
         self.names = VarNames()
         self.jit_names_like_call = jax_compat.printer_names_jit_bodies_like_calls()
@@ -117,14 +115,18 @@ class _FunctionBuilder:
         self._scopes: dict[int, tuple[Any, list[str]]] = {}  # id(name stack) -> (it, its path)
         self.max_eqns = max_eqns
         self.truncated = False
-        self.root = self._group(_open(closed_jaxpr), owner=None, label=name)
-        self._name_inputs(_open(closed_jaxpr), input_names)
+        self.root = self._group(_open(closed_jaxpr), owner=None, label="")
 
-    def _name_inputs(self, jaxpr: Any, input_names: tuple[str, ...] | None) -> None:
+    def root_label(self, name: str) -> None:
+        """The root group is labelled with the function's name (the walk does not need it)."""
+        self.groups[0]["label"] = name
+
+    def name_inputs(self, input_names: tuple[str, ...] | None) -> None:
         """The function's input ports carry their pytree paths: a leaf of a parameter dict is
         `params['layers'][0]['w']` to the user, where the jaxpr only says `b`. The capture's
         names (`model.hidden.kernel`, read from the user's own call of `nnx.jit` or
         `eqx.filter_jit`) come first; JAX's debug info names the library's arguments."""
+        jaxpr = _open(self.closed_jaxpr)
         paths = (
             input_names if input_names and len(input_names) == len(jaxpr.invars) else jax_compat.argument_paths(jaxpr)
         )
@@ -269,28 +271,20 @@ def function_graph(
     the head of its jaxpr text, says `deferred: ["jaxpr"]`, and its `Printout` is put in
     `printouts[fid]` to answer the view's "jaxpr" request.
     """
-    builder = _FunctionBuilder(
-        fid, name, closed_jaxpr, max_eqns, artifacts.input_names if artifacts is not None else None
-    )
+    walked = _take_prebuilt(closed_jaxpr, max_eqns, printouts is not None)
+    if walked is None:
+        walked = _walk(closed_jaxpr, max_eqns, printouts is not None)
+    builder, fn, printout, extras_notes = walked
+    builder.root_label(name)
+    builder.name_inputs(artifacts.input_names if artifacts is not None else None)
     if var_ids is not None:
         var_ids.update(builder.var_ids)
-    printout = builder.printout()
-    deferred = printouts is not None and len(builder.nodes) > HEAD_EQNS
-    text, lines = printout.text(whole=not deferred)
-    for node, line in zip(builder.nodes, lines):
-        node["line"] = line
-    fn = {"id": fid, "name": name, "signature": "", "source": None, "calls": 0, "cache_hits": 0, "text": text}
-    fn.update(builder.document())
-    if deferred and printouts is not None:
-        fn["deferred"] = ["jaxpr"]
+    fn.update(id=fid, name=name)
+    if fn.get("deferred") and printouts is not None:
         printouts[fid] = printout
     notes = notes if notes is not None else []
-    fn["repeats"] = []
-    # Everything past the graph itself is extra: a failure there costs that extra, with a note.
-    extras = [
-        ("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
-        ("cost estimates", lambda: _attach_costs(fn, builder.eqns)),
-    ]
+    notes.extend(f"{name}: {note}" for note in extras_notes)
+    extras: list[tuple[str, Callable[[], Any]]] = []
     if artifacts is not None:
         extras.append(("values and batch dimensions", lambda: _attach_var_data(fn, builder.var_ids, artifacts)))
         if levels == "deferred":
@@ -304,6 +298,56 @@ def function_graph(
         except Exception as exc:  # boundary: one extra left out is said in a note; the graph stays
             notes.append(f"{name}: {what} left out: {type(exc).__name__}: {exc}")
     return fn
+
+
+class _Walked(NamedTuple):
+    """What a function's graph owes to its jaxpr alone."""
+
+    builder: _FunctionBuilder
+    fn: dict  # the function's document, without its id, name and call data
+    printout: Printout
+    notes: list[str]  # extras left out (repeated layers, cost estimates), each with why
+
+
+def _walk(closed_jaxpr: Any, max_eqns: int, defer_text: bool) -> _Walked:
+    """What a function's graph owes to its jaxpr alone: the walk, the text (its head when deferred),
+    repeated layers and cost estimates. Safe to run off the main thread (`prebuild`)."""
+    builder = _FunctionBuilder(closed_jaxpr, max_eqns)
+    printout = builder.printout()
+    deferred = defer_text and len(builder.nodes) > HEAD_EQNS
+    text, lines = printout.text(whole=not deferred)
+    for node, line in zip(builder.nodes, lines):
+        node["line"] = line
+    fn = {"id": "", "name": "", "signature": "", "source": None, "calls": 0, "cache_hits": 0, "text": text}
+    fn.update(builder.document())
+    if deferred:
+        fn["deferred"] = ["jaxpr"]
+    fn["repeats"] = []
+    notes: list[str] = []
+    # Everything past the graph itself is extra: a failure there costs that extra, with a note.
+    for what, attach in (
+        ("repeated layers", lambda: fn.update(repeats=find_repeats(fn))),
+        ("cost estimates", lambda: _attach_costs(fn, builder.eqns)),
+    ):
+        try:
+            attach()
+        except Exception as exc:  # boundary: one extra left out is said in a note; the graph stays
+            notes.append(f"{what} left out: {type(exc).__name__}: {exc}")
+    return _Walked(builder, fn, printout, notes)
+
+
+def prebuild(closed_jaxpr: Any) -> None:
+    """Start the graph of a program a widget will draw while XLA compiles it (capture/prefetch.py):
+    the walk a widget's `function_graph` would do after the cell, with its defaults."""
+    jax_compat.printer_names_jit_bodies_like_calls()  # a probe that traces: on this thread, once
+    PREFETCH.submit("graph", closed_jaxpr, lambda jaxpr: _walk(jaxpr, MAX_EQNS_PER_FUNCTION, True))
+
+
+def _take_prebuilt(closed_jaxpr: Any, max_eqns: int, defer_text: bool) -> _Walked | None:
+    if max_eqns != MAX_EQNS_PER_FUNCTION or not defer_text:
+        return None
+    ready, walked = PREFETCH.take("graph", closed_jaxpr)
+    return walked if ready else None
 
 
 def _attach_costs(fn: dict, eqns: list[Any]) -> None:

@@ -41,6 +41,7 @@ import numpy as np
 from ...units import bytes_text
 from .. import jax_compat, source
 from ..jaxpr_memo import JaxprMemo
+from ..prefetch import PREFETCH
 from ..record import Finding, SourceLocation
 
 MIN_UNNAMED_BYTES = 1 << 20  # an array constant no user name matches is reported from this size
@@ -829,7 +830,13 @@ _LOOPS_SEEN: JaxprMemo[list[Finding]] = JaxprMemo()
 
 
 def _remembered_loops(closed_jaxpr: Any) -> list[Finding]:
-    return list(_LOOPS_SEEN.get(closed_jaxpr, unrolled_loops))
+    return list(_LOOPS_SEEN.get(closed_jaxpr, _prefetched_loops))
+
+
+def _prefetched_loops(closed_jaxpr: Any) -> list[Finding]:
+    """The loops the prefetch thread found while XLA compiled the program, else found now."""
+    ready, loops = PREFETCH.take("loops", closed_jaxpr)
+    return loops if ready else unrolled_loops(closed_jaxpr)
 
 
 def jaxpr_findings(

@@ -55,7 +55,7 @@ from .jaxprs import (
     with_vars,
 )
 from .logs import explaining_is_safe
-from .lowering import dce_jaxpr, stablehlo_with_locations
+from .lowering import dce_jaxpr, jaxpr_being_lowered, stablehlo_with_locations
 from .sharding import axis_types, context_meshes, shard_map_specs, spec_text, traced_spec
 from .source_info import (
     REMAT_SCOPE,
@@ -118,6 +118,7 @@ __all__ = [
     "frame_line",
     "has_sub_jaxprs",
     "has_transform",
+    "jaxpr_being_lowered",
     "hide_from_jax",
     "is_deleted",
     "is_deleted_array_error",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ... import strict
@@ -38,3 +39,32 @@ def stablehlo_with_locations(lowered: Any) -> str:
     if printer is None:
         raise TypeError("this JAX prints StableHLO without locations")
     return printer(enable_debug_info=True)
+
+
+# How far up from a `jax.monitoring` listener JAX's lowering of a jitted call keeps its jaxpr: the
+# listener, the event's context manager, the lowering cache, `lower_sharding_computation`, `_pjit_lower`.
+_MAX_LOWERING_FRAMES = 12
+
+
+def jaxpr_being_lowered() -> Any:
+    """The ClosedJaxpr of the jitted call JAX is lowering now, read from its lowering's frames, or None.
+
+    Called from a listener of the lowering's end (a monitoring event), it lets work on the
+    program start while XLA compiles it (which releases the GIL). The object is the one
+    `jitted.trace(*args).jaxpr` returns afterwards (pjit's `jaxpr` parameter, the nearest frame's
+    local `jaxpr`; `closed_jaxpr` further down is already pruned), so answers kept for it are
+    found again. Reading frames never runs the user's code; where a JAX keeps it under other
+    names the answer is None and nothing starts early.
+    """
+    from .jaxprs import jaxpr_types
+
+    closed_type, _ = jaxpr_types()
+    frame = sys._getframe(1)
+    for _ in range(_MAX_LOWERING_FRAMES):
+        if frame is None:
+            return None
+        value = frame.f_locals.get("jaxpr") if frame.f_code.co_name != "<module>" else None
+        if type(value) is closed_type:
+            return value
+        frame = frame.f_back
+    return None

@@ -16,8 +16,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+from ... import strict
 from .. import jax_compat, source, tasks
 from ..findings.donation import DonationLog
 from ..findings.recorder import ProgramFindings
@@ -93,6 +95,8 @@ class JitRecorder:
         self.fast_path: jit_patch.FastPath | None = None
         self.running = False
         self.run_jitted: Any = call_plain  # how `record` runs a jitted call (the session picks it)
+        # Called with each ClosedJaxpr JAX lowers for the cell, before XLA compiles it (the session's).
+        self.on_lowered: Callable[[Any], None] | None = None
         self._collecting = False  # our own artefact tracing: its events are not the user's
         self._finishing = 0  # depth of `_finish`: above 0, jaxmagic is recording a call (its own JAX work)
         self._nested_noted = False
@@ -183,16 +187,29 @@ class JitRecorder:
         if not self.running:
             return
         end = time.perf_counter()
+        phase = monitoring.phase_of(name)
         self.capture.events.append(
             Event(
                 name=name,
-                phase=monitoring.phase_of(name),
+                phase=phase,
                 fun_name=kwargs.get("fun_name"),
                 start=end - duration,
                 end=end,
                 call_index=None,
             )
         )
+        if phase == "lower" and self.on_lowered is not None:
+            self._lowered(self.on_lowered)
+
+    def _lowered(self, on_lowered: Callable[[Any], None]) -> None:
+        """JAX lowered a program of the cell's and compiles it next: `on_lowered` gets its jaxpr
+        (capture/prefetch.py starts work on it). Never the cell's failure."""
+        try:
+            jaxpr = jax_compat.jaxpr_being_lowered()
+            if jaxpr is not None:
+                on_lowered(jaxpr)
+        except Exception as exc:  # boundary: nothing starts early; the work is done after the cell
+            strict.fallback("work on a program started while XLA compiles it", exc)
 
     def on_event(self, name: str, kwargs: dict) -> None:
         """A JAX event without a duration (a cache hit or miss of the persistent cache, ...)."""

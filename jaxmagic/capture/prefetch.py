@@ -1,0 +1,118 @@
+"""Work on a program started while XLA compiles it, on one background thread.
+
+A first call spends most of its time in XLA's compile, which releases the GIL: the second core
+idles. What a view will need of the program and depends on its jaxpr alone (its unrolled
+loops, its graph) can be computed then instead of after the cell. The capture hands over the
+jaxpr when JAX's lowering of a call ends (`JitRecorder.on_lowered`); the document builders later
+`take` what is ready, waiting for what is still running, and compute it themselves when nothing
+was started or it failed. An answer is the same whether it came from here or not: the same
+function computes it.
+
+Bounded: programs of at least `MIN_EQNS` top-level eqns (smaller ones cost little after the
+cell) and at most `MAX_PROGRAMS` per capture, so a cell that jits thousands of lambdas starts
+nothing extra. Answers are kept per live jaxpr (held weakly) until taken or until the next
+capture starts (`clear`): what no view asked for is not kept.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from . import jax_compat
+
+MIN_EQNS = 300
+MAX_PROGRAMS = 8
+
+
+class _Job:
+    """One computation on one jaxpr: its answer, or that it failed, once done."""
+
+    __slots__ = ("compute", "done", "failed", "jaxpr", "result")
+
+    def __init__(self, jaxpr: Any, compute: Callable[[Any], Any]) -> None:
+        self.jaxpr = weakref.ref(jaxpr)
+        self.compute = compute
+        self.done = threading.Event()
+        self.result: Any = None
+        self.failed = False
+
+    def run(self) -> None:
+        try:
+            jaxpr = self.jaxpr()
+            if jaxpr is None:
+                self.failed = True
+            else:
+                self.result = self.compute(jaxpr)
+        except Exception:  # boundary: the taker computes it again and meets the error itself
+            self.failed = True
+        finally:
+            self.done.set()
+
+
+class Prefetch:
+    """{(what, live jaxpr): job}; one daemon worker thread, started on the first job."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple[str, int], _Job] = {}
+        self._queue: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self.started = 0  # programs started since the last `clear`
+
+    def submit(self, what: str, jaxpr: Any, compute: Callable[[Any], Any]) -> None:
+        """Start `compute(jaxpr)` in the background, keyed by `what` and the jaxpr's identity."""
+        key = (what, id(jaxpr))
+        job = self._jobs.get(key)
+        if job is not None and job.jaxpr() is jaxpr:
+            return
+        try:
+            job = _Job(jaxpr, compute)
+        except TypeError:  # a jaxpr that cannot be held weakly: nothing starts early
+            return
+        self._jobs[key] = job
+        self._queue.put(job)
+        if self._worker is None or not self._worker.is_alive():
+            self._worker = threading.Thread(target=self._work, name="jaxmagic-prefetch", daemon=True)
+            self._worker.start()
+
+    def take(self, what: str, jaxpr: Any) -> tuple[bool, Any]:
+        """(True, answer) of the job started for `what` on this very jaxpr, waiting for it to end;
+        (False, None) when none was started or it failed. A job is taken once."""
+        job = self._jobs.pop((what, id(jaxpr)), None)
+        if job is None or job.jaxpr() is not jaxpr:
+            return False, None
+        job.done.wait()
+        return (not job.failed), job.result
+
+    def clear(self) -> None:
+        """Forget every answer not taken (a new capture starts: no view will ask for them)."""
+        self._jobs.clear()
+        self.started = 0
+
+    def _work(self) -> None:
+        while True:
+            self._queue.get().run()
+
+
+PREFETCH = Prefetch()
+
+
+def worth_starting(jaxpr: Any) -> bool:
+    """A program big enough to gain from early work, within this capture's budget of programs."""
+    return PREFETCH.started < MAX_PROGRAMS and _eqns_at_least(jaxpr, MIN_EQNS)
+
+
+def _eqns_at_least(closed_jaxpr: Any, count: int) -> bool:
+    """Whether the program holds `count` eqns, nested ones included (a model's step is often a few
+    calls of jitted layers); stops counting there."""
+    todo, seen = [closed_jaxpr], 0
+    while todo and seen < count:
+        item = todo.pop()
+        eqns = getattr(item, "jaxpr", item).eqns
+        seen += len(eqns)
+        for eqn in eqns:
+            todo.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False))
+    return seen >= count

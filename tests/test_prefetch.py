@@ -1,0 +1,145 @@
+"""Work started while XLA compiles (capture/prefetch.py): it gets the very jaxpr the capture records,
+its answers equal what the document builders compute after the cell, and it stays bounded.
+
+Real JAX; the lowering's jaxpr is read from JAX's own frames (`jax_compat.jaxpr_being_lowered`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import jax
+import jax.numpy as jnp
+
+from jaxmagic.capture import prefetch
+from jaxmagic.capture.findings import program as program_findings
+from jaxmagic.capture.prefetch import PREFETCH
+from jaxmagic.capture.session import CaptureSession
+from jaxmagic.model import graph
+from jaxmagic.model.graph import graph_document
+from jaxmagic.model.on_demand import OnDemand
+
+
+def _big(n: int = 130):
+    """A program of about 3n eqns with an unrolled Python loop (a finding of its own)."""
+
+    def step(x):
+        for i in range(n):
+            x = jnp.tanh(x * 1.01 + i)
+        return x
+
+    return jax.jit(step)
+
+
+def _capture(fn, *args, prebuild=None, namespace=None):
+    session = CaptureSession(namespace or {}, prebuild=prebuild)
+    session.start()
+    try:
+        jax.block_until_ready(fn(*args))
+    finally:
+        cap = session.stop()
+    return cap
+
+
+def _dump(doc: dict) -> str:
+    return json.dumps(doc, sort_keys=True, default=str)
+
+
+def test_the_jaxpr_handed_over_at_lowering_is_the_one_the_capture_records():
+    seen: list = []
+    fn = _big()
+    cap = _capture(fn, jnp.ones(4), prebuild=seen.append)
+    assert len(seen) == 1
+    assert seen[0] is cap.calls[0].artifacts.jaxpr
+    assert seen[0] is jax_trace_jaxpr(fn, jnp.ones(4))
+
+
+def jax_trace_jaxpr(fn, *args):
+    return fn.trace(*args).jaxpr
+
+
+def test_a_prebuilt_graph_document_equals_the_one_built_after_the_cell(monkeypatch):
+    threads: list[str] = []
+    real_walk = graph._walk
+
+    def walk(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(graph, "_walk", walk)
+    fn = _big()
+    cap = _capture(fn, jnp.ones(4), prebuild=graph.prebuild)
+    early = graph_document(cap, on_demand=OnDemand())
+    assert threads == ["jaxmagic-prefetch"]  # built while XLA compiled, taken after the cell
+    PREFETCH.clear()
+    late = graph_document(cap, on_demand=OnDemand())
+    assert threads[-1] == threading.main_thread().name
+    assert _dump(early) == _dump(late)
+    fn_doc = early["functions"][0]
+    assert fn_doc["deferred"][0] == "jaxpr" and fn_doc["nodes"][0]["cost"] is not None
+
+
+def test_prefetched_loops_are_the_loops_found_after_the_cell():
+    fn = _big()
+    cap = _capture(fn, jnp.ones(4))
+    early = [f for f in cap.findings if f.kind == "unrolled_loop"]
+    assert early
+    found = program_findings.unrolled_loops(cap.calls[0].artifacts.jaxpr)
+    assert [(f.kind, f.message, f.severity) for f in early] == [(f.kind, f.message, f.severity) for f in found]
+
+
+def test_small_programs_start_nothing_and_a_capture_starts_at_most_its_budget():
+    seen: list = []
+    _capture(jax.jit(lambda x: x + 1), jnp.ones(3), prebuild=seen.append)
+    assert seen == []
+    programs = [_big(110 + i) for i in range(prefetch.MAX_PROGRAMS + 3)]
+    session = CaptureSession({}, prebuild=seen.append)
+    session.start()
+    try:
+        for fn in programs:
+            fn(jnp.ones(2))
+    finally:
+        session.stop()
+    assert len(seen) == prefetch.MAX_PROGRAMS
+
+
+def test_a_failing_prebuild_leaves_the_cell_and_the_document_as_without_it(monkeypatch):
+    monkeypatch.setattr(graph, "_walk", _fail_in_worker(graph._walk))
+    fn = _big()
+    cap = _capture(fn, jnp.ones(4), prebuild=graph.prebuild)
+    doc = graph_document(cap, on_demand=OnDemand())
+    assert doc["functions"][0]["n_eqns"] == len(cap.calls[0].artifacts.jaxpr.jaxpr.eqns)
+    assert not cap.notes
+
+
+def _fail_in_worker(real):
+    def walk(*args, **kwargs):
+        if threading.current_thread().name == "jaxmagic-prefetch":
+            raise RuntimeError("boom")
+        return real(*args, **kwargs)
+
+    return walk
+
+
+def test_answers_no_view_took_are_dropped_when_the_next_capture_starts():
+    fn = _big()
+    cap = _capture(fn, jnp.ones(4), prebuild=graph.prebuild)
+    jaxpr = cap.calls[0].artifacts.jaxpr
+    _capture(jax.jit(lambda x: x * 2), jnp.ones(3))
+    assert PREFETCH.take("graph", jaxpr) == (False, None)
+
+
+def test_a_jaxpr_cell_draws_the_graph_built_while_xla_compiled(magic_shell, monkeypatch):
+    threads: list[str] = []
+    real_walk = graph._walk
+
+    def walk(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(graph, "_walk", walk)
+    magic_shell.user_ns.update(big=_big(), jnp=jnp)
+    result = magic_shell.run_cell("%%jaxpr\nout = big(jnp.ones(4))\n")
+    assert result.success
+    assert threads == ["jaxmagic-prefetch"]
