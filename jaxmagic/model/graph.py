@@ -339,7 +339,6 @@ def _walk(closed_jaxpr: Any, max_eqns: int, defer_text: bool) -> _Walked:
 def prebuild(closed_jaxpr: Any) -> None:
     """Start the graph of a program a widget will draw while XLA compiles it (capture/prefetch.py):
     the walk a widget's `function_graph` would do after the cell, with its defaults."""
-    jax_compat.printer_names_jit_bodies_like_calls()  # a probe that traces: on this thread, once
     PREFETCH.submit("graph", closed_jaxpr, lambda jaxpr: _walk(jaxpr, MAX_EQNS_PER_FUNCTION, True))
 
 
