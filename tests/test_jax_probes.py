@@ -689,3 +689,21 @@ def test_compile_events_name_the_jitted_function():
         "monitoring.jit_event_name",
         names,
     )
+
+
+def test_jaxpr_being_lowered_is_the_jaxpr_the_call_traced():
+    """Read from a monitoring listener at the end of a lowering: the object `trace().jaxpr` returns."""
+    seen: list = []
+    x = jnp.ones(3)
+
+    def listener(event: str, duration: float, **kwargs) -> None:
+        if monitoring.phase_of(event) == "lower":
+            seen.append(jax_compat.jaxpr_being_lowered())
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        f = jax.jit(lambda x: jnp.sin(x) * 3)
+        f(x)
+    finally:
+        monitoring.unregister("event_duration")(listener)
+    assert len(seen) == 1 and seen[0] is f.trace(x).jaxpr
