@@ -96,12 +96,17 @@ def complete_findings(capture: Capture, storm: int | None = None) -> None:
 
 def prebuild_for(magic: str) -> Any:
     """What a magic's widget can start on a program while XLA compiles it (CaptureSession's
-    `prebuild`): the graph walk for the views that draw one, else None."""
-    if kinds.MAGIC_VIEWS.get(magic) not in ("graph", "grad"):
-        return None
-    from .model.graph import prebuild
+    `prebuild`): the graph walk for the views that draw one (and `%%grad_graph`'s regions), else None."""
+    view = kinds.MAGIC_VIEWS.get(magic)
+    if view == "graph":
+        from .model import graph
 
-    return prebuild
+        return graph.prebuild
+    if view == "grad":
+        from .model import grad
+
+        return grad.prebuild
+    return None
 
 
 def document(capture: Capture, view: str = "graph", **options: Any) -> dict:

@@ -143,3 +143,37 @@ def test_a_jaxpr_cell_draws_the_graph_built_while_xla_compiled(magic_shell, monk
     result = magic_shell.run_cell("%%jaxpr\nout = big(jnp.ones(4))\n")
     assert result.success
     assert threads == ["jaxmagic-prefetch"]
+
+
+def test_a_grad_graph_document_takes_the_regions_and_graph_found_while_xla_compiled(monkeypatch):
+    from jaxmagic.model import grad
+    from jaxmagic.model.grad import grad_document
+
+    threads: list[str] = []
+    real_regions = grad.grad_regions
+
+    def regions(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real_regions(*args, **kwargs)
+
+    monkeypatch.setattr(grad, "grad_regions", regions)
+
+    def loss(w, x):
+        for _ in range(60):
+            x = jnp.tanh(x @ w)
+        return jnp.sum(x)
+
+    step = jax.jit(jax.grad(loss))
+    session = CaptureSession({}, grads=True, prebuild=grad.prebuild)
+    session.start()
+    try:
+        jax.block_until_ready(step(jnp.eye(3) * 0.5, jnp.ones(3)))
+    finally:
+        cap = session.stop()
+    early = grad_document(cap, on_demand=OnDemand())
+    assert threads == ["jaxmagic-prefetch"]
+    PREFETCH.clear()
+    late = grad_document(cap, on_demand=OnDemand())
+    assert threads[-1] == threading.main_thread().name
+    assert _dump(early) == _dump(late)
+    assert early["entries"][0]["regions"]

@@ -24,6 +24,7 @@ import jax
 
 from ..capture import jax_compat, source
 from ..capture.grads.stacks import GradRegions, grad_regions
+from ..capture.prefetch import PREFETCH
 from ..capture.record import Artifacts, Capture, GradCall, JitCall
 from ..schema.grad import VERSION
 from ..units import bytes_text, plural
@@ -38,6 +39,7 @@ from .graph import (
     function_graph,
     requested_text,
 )
+from .graph import prebuild as graph_prebuild
 from .jaxpr_text import Printout
 from .on_demand import OnDemand
 
@@ -608,6 +610,19 @@ def _eager_builders(capture: Capture, graphs: _Graphs, notes: list[str], timed: 
         timed.append((calls[0].start, len(timed), lambda eid, calls=calls: _tangent_entry(eid, calls, graphs, notes)))
 
 
+def prebuild(closed_jaxpr: Any) -> None:
+    """Start what `%%grad_graph` needs of a program while XLA compiles it (capture/prefetch.py): its
+    graph walk, as `%%jaxpr`'s, and its forward/backward regions."""
+    graph_prebuild(closed_jaxpr)
+    PREFETCH.submit("regions", closed_jaxpr, grad_regions)
+
+
+def _regions(closed_jaxpr: Any) -> GradRegions:
+    """The program's regions, found while XLA compiled it when they were started then."""
+    ready, regions = PREFETCH.take("regions", closed_jaxpr)
+    return regions if ready else grad_regions(closed_jaxpr)
+
+
 def _jit_builders(capture: Capture, graphs: _Graphs, notes: list[str], timed: list) -> set[int]:
     """Builders for jitted steps that differentiate inside; returns the ids of the grads they account for."""
     jit_entries, _ = _function_entries(capture)
@@ -617,7 +632,7 @@ def _jit_builders(capture: Capture, graphs: _Graphs, notes: list[str], timed: li
         traced = [g for g in capture.grads if g.traced and g.split is None and g.call in indices]
         if first.jaxpr is None:
             continue
-        regions = grad_regions(first.jaxpr)
+        regions = _regions(first.jaxpr)
         if not regions.by_name_stack:
             if traced:
                 claimed.update(id(g) for g in traced)
