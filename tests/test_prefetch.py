@@ -177,3 +177,35 @@ def test_a_grad_graph_document_takes_the_regions_and_graph_found_while_xla_compi
     assert threads[-1] == threading.main_thread().name
     assert _dump(early) == _dump(late)
     assert early["entries"][0]["regions"]
+
+
+def test_a_program_closing_over_an_array_is_prebuilt_without_keeping_the_array(magic_shell, monkeypatch):
+    import gc
+    import weakref
+
+    threads: list[str] = []
+    real_walk = graph._walk
+
+    def walk(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(graph, "_walk", walk)
+    table = jnp.ones((1024, 1024), jnp.float32)  # 4 MiB, closed over: a const of the jaxpr
+    ref = weakref.ref(table)
+    magic_shell.user_ns.update(step=_closing_over(table), jnp=jnp)
+    assert magic_shell.run_cell("%%jaxpr\nout = step(jnp.ones(4))\n").success
+    assert threads == ["jaxmagic-prefetch"]  # the stubbed program was walked early and found again
+    del table
+    magic_shell.user_ns.pop("step")
+    gc.collect()
+    assert ref() is None  # the view, its deferred text and the prefetch keep no device buffer
+
+
+def _closing_over(table):
+    def step(x):
+        for i in range(130):
+            x = jnp.tanh(x * 1.01 + table[i, :4])
+        return x
+
+    return jax.jit(step)

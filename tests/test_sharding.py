@@ -578,3 +578,28 @@ def test_an_unreduced_array_is_shown_with_its_sharding_and_a_note():
     record = sharding.array_record(copies, "copies", "namespace")
     assert record.sharding.reduced == ("x",) and record.sharding.unreduced == ()
     assert record.blocks[0].replicas == tuple(int(sh.replica_id) for sh in copies.addressable_shards)
+
+
+def test_main_shardings_read_from_the_module_equal_those_read_from_its_text():
+    """`@main`'s shardings come from its attributes (the module is not printed); the text says the same."""
+    from jaxmagic.capture.sharding import collectives as hlo
+
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    cases = [
+        (jax.jit(lambda a, b: (a @ b, a.sum())), (jnp.ones((8, 8)), jnp.ones((8, 8)))),
+        (
+            jax.jit(
+                lambda a: a * 2,
+                in_shardings=NamedSharding(mesh, P("x", "y")),
+                out_shardings=NamedSharding(mesh, P(None, "y")),
+            ),
+            (jnp.ones((8, 8)),),
+        ),
+        (jax.jit(lambda t: {"w": t["w"] + 1, "b": t["b"]}), ({"w": jnp.ones(4), "b": jnp.ones(2)},)),
+    ]
+    for fn, args in cases:
+        lowered = fn.lower(*args)
+        from_module = hlo.lowered_shardings_of(lowered)
+        assert from_module is not None
+        assert from_module == hlo.lowered_shardings(lowered.as_text())
+        assert len(from_module["args"]) == len(jax.tree_util.tree_leaves(args))

@@ -108,6 +108,14 @@ def _remembered_stub(closed: Any, memo: dict[int, Any]) -> Any:
     return closed if result is None else result
 
 
+def remembered_stub(closed: Any) -> Any:
+    """The program as the capture will keep it once it stops: `closed` itself when it holds no
+    array, else its stubbed copy, the same object `drop_device_buffers` will put in the artefacts
+    (remembered per live jaxpr). Work started early on it (capture/prefetch.py) is found again
+    after the cell and references no device buffer."""
+    return _remembered_stub(closed, {})
+
+
 def drop_device_buffers(capture: Capture) -> None:
     """Make `capture` hold no array a program closed over: the consts of every kept jaxpr (each
     call's program, each differentiation's split and tangent program) become `ConstantStub`s.

@@ -20,7 +20,7 @@ from typing import Any
 import jax
 
 from . import jax_compat, prefetch, source
-from .buffers import drop_device_buffers
+from .buffers import drop_device_buffers, remembered_stub
 from .findings import program as program_findings
 from .findings import trace_prints, warning_site
 from .findings.donation import DonationLog
@@ -126,9 +126,9 @@ class CaptureSession:
         if not prefetch.worth_starting(closed_jaxpr):
             return
         PREFETCH.started += 1
-        PREFETCH.submit("loops", closed_jaxpr, program_findings.unrolled_loops)
-        if self._prebuild is not None:
-            self._prebuild(closed_jaxpr)
+        PREFETCH.submit("loops", closed_jaxpr, program_findings.unrolled_loops)  # `stop` reads the original
+        if self._prebuild is not None:  # the view reads the program as kept: its arrays stubbed
+            self._prebuild(remembered_stub(closed_jaxpr))
 
     def _install(self, stack: ExitStack) -> None:
         """Every hook, each undone by `stack`: jitted calls, grads, random, warnings, monitoring, logs, print."""

@@ -19,7 +19,7 @@ from typing import Any
 import jax
 
 from ..capture import jax_compat
-from ..capture.record import Capture, JitCall
+from ..capture.record import Artifacts, Capture, JitCall
 from ..capture.sharding import arrays as placement
 from ..capture.sharding import collectives as hlo
 from ..schema.sharding import VERSION
@@ -280,13 +280,12 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
             "in/out shardings and collectives unknown"
         )
     order = _device_order(compiled)
-    lowered_text = art.lowered_text
-    if _on_one_device(order, lowered_text):  # no other device to talk to: the compiled text is not read
+    if _on_one_device(order, art):  # no other device to talk to: the compiled text is not read
         found, known = [], True
     else:
         text = art.compiled_text  # printed by XLA on each read: 40 MB for a 10k-eqn train step
         found, known = hlo.collectives(text), text is not None
-    lowered = hlo.lowered_shardings(lowered_text)
+    lowered = _main_shardings(art)
     maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
     inner, more = placement.intermediate_shardings(art.jaxpr) if art.jaxpr is not None else ([], 0)
     if more:
@@ -358,7 +357,14 @@ def _device_order(compiled: Any) -> list[int] | None:
         return None
 
 
-def _on_one_device(order: list[int] | None, lowered_text: str | None) -> bool:
+def _main_shardings(art: Artifacts) -> dict[str, list[str | None]]:
+    """The shardings in the lowered `@main`'s signature, from its attributes where the MLIR module
+    can be read (the whole StableHLO text is not printed for them), else from the text."""
+    found = hlo.lowered_shardings_of(art.lowered) if art.lowered is not None else None
+    return found if found is not None else hlo.lowered_shardings(art.lowered_text)
+
+
+def _on_one_device(order: list[int] | None, art: Artifacts) -> bool:
     """True when the compiled program runs on one device of a one-process job: XLA inserts no
     collective there, and a 10k-eqn train step's compiled text (40 MB, printed and parsed) cost
     `%%sharding` 10% of the cell (bench/cells.py). Other processes' devices are not in `order`.
@@ -368,7 +374,7 @@ def _on_one_device(order: list[int] | None, lowered_text: str | None) -> bool:
         return False
     if order is not None:
         return len(order) == 1
-    return hlo.module_device_count(lowered_text) == 1
+    return hlo.module_device_count(art.lowered_text) == 1
 
 
 def _collective(c: hlo.Collective, order: list[int] | None) -> dict:

@@ -53,6 +53,7 @@ class Collective:
 shape_bytes = hlo.shape_bytes
 replica_groups = hlo.replica_groups
 lowered_shardings = stablehlo.main_shardings
+lowered_shardings_of = stablehlo.main_shardings_of
 module_device_count = stablehlo.module_device_count
 sdy_dims = stablehlo.sdy_dims
 
