@@ -79,6 +79,14 @@ def graph_fixtures(docs: dict) -> dict[str, str]:
     return out
 
 
+def grad_wire_fixture(doc: dict) -> str:
+    """The wire form of a grad document (its step program columnar), wrapped so it is not read as
+    a logical document: js/test/decode.test.js decodes it back to the logical one."""
+    from jaxmagic.views import wire
+
+    return _compact({"wire": wire.encode_document(doc, compress=False)})
+
+
 def real_fixtures() -> dict[str, str]:
     """Every real document: the graphs of tests/fixtures/ and the grad, keys, sharding and timeline
     documents of js/test/fixtures/, their generators run two at a time (each is mostly JAX starting)."""
@@ -97,6 +105,7 @@ def real_fixtures() -> dict[str, str]:
         docs = {name: future.result() for name, future in futures.items()}
     out = graph_fixtures(docs["graph"])
     out.update({f"{FRONT}/grad-{name}.json": _compact(doc) for name, doc in docs["grad"].items()})
+    out[f"{FRONT}/grad-multi-wire.json"] = grad_wire_fixture(docs["grad"]["multi"])
     out[f"{FRONT}/keys-small.json"] = _compact(docs["keys"])
     out[f"{FRONT}/sharding-small.json"] = _compact(docs["sharding-small"])
     out[f"{FRONT}/sharding-256.json"] = _compact(docs["sharding-256"])

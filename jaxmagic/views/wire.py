@@ -217,6 +217,23 @@ def _pack(block: Any) -> tuple[Any, bool]:
 PACKED_FIELDS = kinds.PACKED_FIELDS  # large blocks, per document kind (jaxmagic/kinds.py)
 
 
+def _columnar_programs(doc: dict) -> dict:
+    """A grad document with each entry's step `program` (a graph `Function`) in the columnar form:
+    its JSON is ~2.8x smaller and encodes faster (a 3.9k-eqn step: 0.9 MB instead of 2.6 MB). The
+    document is then a wire form (`"encoding": "packed"`) whatever its size, so the front end
+    decodes the programs (widgets/graph/decode.js). Other kinds pass unchanged."""
+    entries = doc.get("entries") if doc.get("kind") == "grad" else None
+    if not entries or not any(isinstance(e, dict) and isinstance(e.get("program"), dict) for e in entries):
+        return doc
+    encoded = [
+        {**e, "program": encode_function(e["program"])}
+        if isinstance(e, dict) and isinstance(e.get("program"), dict)
+        else e
+        for e in entries
+    ]
+    return {**doc, "entries": encoded, "encoding": "packed"}
+
+
 def encode_document(doc: dict, compress: bool = True) -> dict:
     """The wire form of a logical document.
 
@@ -230,6 +247,7 @@ def _encode(doc: dict, compress: bool) -> tuple[dict, set[str], bool]:
     """(wire form, top-level fields whose JSON `_pack` checked, whether a check scrubbed one)."""
     packable = PACKED_FIELDS.get(doc.get("kind", ""))
     if packable and doc.get("encoding") is None:
+        doc = _columnar_programs(doc)
         if not compress:
             return doc, set(), False
         results = {name: _pack(doc[name]) for name in packable if name in doc}

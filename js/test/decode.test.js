@@ -87,3 +87,22 @@ describe("node sources", () => {
     expect(plain.nodes.every((n) => !n.src || !("lib" in n.src))).toBe(true);
   });
 });
+
+describe("grad documents", () => {
+  const front = resolve(dirname(fileURLToPath(import.meta.url)), "fixtures");
+  const read = (name) => JSON.parse(readFileSync(resolve(front, name + ".json"), "utf8"));
+
+  it("decode their columnar step programs back to the logical document", async () => {
+    const logical = read("grad-multi");
+    const { wire } = read("grad-multi-wire");
+    expect(wire.encoding).toBe("packed");
+    expect(wire.entries.some((e) => e.program && !Array.isArray(e.program.groups))).toBe(true);
+    expect(JSON.stringify(wire).length).toBeLessThan(JSON.stringify(logical).length);
+    expect(await decodeDocument(wire)).toEqual(logical);
+  });
+
+  it("leave a logical step program (an older saved view) as it is", async () => {
+    const logical = read("grad-multi");
+    expect(await decodeDocument({ ...logical, encoding: "packed" })).toEqual(logical);
+  });
+});

@@ -22,14 +22,25 @@ export async function decodeDocument(doc) {
   return out;
 }
 
-/** A document whose large top-level blocks travel packed (timelines' call and span columns). */
+/**
+ * A document whose large top-level blocks travel packed (timelines' call and span columns, grad
+ * entries); a grad document's step programs travel in the graph's columnar form.
+ */
 async function unpackFields(doc) {
   const out = { ...doc };
   delete out.encoding;
   for (const [key, value] of Object.entries(doc)) {
     if (value && typeof value === "object" && value.packed === "gzip+base64") out[key] = await inflate(value.data);
   }
+  if (out.kind === "grad" && Array.isArray(out.entries)) out.entries = out.entries.map(withLogicalProgram);
   return out;
+}
+
+/** A grad entry with its `program` decoded (a logical program, as older saved views carry, passes). */
+function withLogicalProgram(entry) {
+  const program = entry && entry.program;
+  if (!program || typeof program !== "object" || Array.isArray(program.groups)) return entry;
+  return { ...entry, program: decodeFunction(program) };
 }
 
 /** gzip+base64 text -> parsed JSON. */
