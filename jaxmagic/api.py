@@ -96,7 +96,8 @@ def complete_findings(capture: Capture, storm: int | None = None) -> None:
 
 def prebuild_for(magic: str) -> Any:
     """What a magic's widget can start on a program while XLA compiles it (CaptureSession's
-    `prebuild`): the graph walk for the views that draw one (and `%%grad_graph`'s regions), else None."""
+    `prebuild`): the graph walk for the views that draw one (and `%%grad_graph`'s regions),
+    `%%sharding`'s jaxpr walks, else None."""
     view = kinds.MAGIC_VIEWS.get(magic)
     if view == "graph":
         from .model import graph
@@ -106,6 +107,10 @@ def prebuild_for(magic: str) -> Any:
         from .model import grad
 
         return grad.prebuild
+    if view == "sharding":
+        from .model import sharding
+
+        return sharding.prebuild
     return None
 
 

@@ -209,3 +209,30 @@ def _closing_over(table):
         return x
 
     return jax.jit(step)
+
+
+def test_sharding_walks_of_the_kept_program_are_found_while_xla_compiled():
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from jaxmagic.model import sharding
+
+    mesh = jax.sharding.Mesh(jax.devices(), ("x",))  # Auto axes on every JAX: constraints allowed
+
+    def step(x):
+        for i in range(110):
+            x = jax.lax.with_sharding_constraint(jnp.tanh(x * 1.01 + i), NamedSharding(mesh, P("x")))
+        return x
+
+    session = CaptureSession({}, shardings=True, prebuild=sharding.prebuild)
+    session.start()
+    try:
+        jax.block_until_ready(jax.jit(step)(jnp.ones(16)))
+    finally:
+        cap = session.stop()
+    jaxpr = cap.calls[0].artifacts.jaxpr
+    for what, walk in sharding._JAXPR_WALKS.items():
+        ready, answer = PREFETCH.take(what, jaxpr)
+        assert ready
+        assert answer == walk(jaxpr)
+    assert sharding._JAXPR_WALKS["intermediate shardings"](jaxpr)[0]  # the constraints were found

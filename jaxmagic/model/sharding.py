@@ -19,6 +19,7 @@ from typing import Any
 import jax
 
 from ..capture import jax_compat
+from ..capture.prefetch import PREFETCH
 from ..capture.record import Artifacts, Capture, JitCall
 from ..capture.sharding import arrays as placement
 from ..capture.sharding import collectives as hlo
@@ -286,8 +287,8 @@ def _call(cid: str, first: JitCall, calls: list[JitCall], meshes: _Meshes, notes
         text = art.compiled_text  # printed by XLA on each read: 40 MB for a 10k-eqn train step
         found, known = hlo.collectives(text), text is not None
     lowered = _main_shardings(art)
-    maps = placement.shard_maps(art.jaxpr) if art.jaxpr is not None else []
-    inner, more = placement.intermediate_shardings(art.jaxpr) if art.jaxpr is not None else ([], 0)
+    maps = _prefetched("shard maps", art.jaxpr, placement.shard_maps, [])
+    inner, more = _prefetched("intermediate shardings", art.jaxpr, placement.intermediate_shardings, ([], 0))
     if more:
         notes.append(
             f"{first.name}: {more} more intermediate shardings not listed (the first {placement.MAX_INTERMEDIATES} are)"
@@ -355,6 +356,24 @@ def _device_order(compiled: Any) -> list[int] | None:
         return [int(d.id) for d in compiled.runtime_executable().local_devices()]
     except Exception:  # boundary: a backend or executable that does not list its devices: ids stand for positions
         return None
+
+
+_JAXPR_WALKS = {"shard maps": placement.shard_maps, "intermediate shardings": placement.intermediate_shardings}
+
+
+def prebuild(closed_jaxpr: Any) -> None:
+    """Start what `%%sharding` reads of a program's jaxpr alone (its shard_map bodies and sharding
+    constraints) while XLA compiles it (capture/prefetch.py)."""
+    for what, walk in _JAXPR_WALKS.items():
+        PREFETCH.submit(what, closed_jaxpr, walk)
+
+
+def _prefetched(what: str, closed_jaxpr: Any, walk: Any, default: Any) -> Any:
+    """`walk(closed_jaxpr)`, found while XLA compiled the program when it was started then."""
+    if closed_jaxpr is None:
+        return default
+    ready, answer = PREFETCH.take(what, closed_jaxpr)
+    return answer if ready else walk(closed_jaxpr)
 
 
 def _main_shardings(art: Artifacts) -> dict[str, list[str | None]]:
