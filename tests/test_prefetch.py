@@ -32,14 +32,27 @@ def _big(n: int = 130):
     return jax.jit(step)
 
 
-def _capture(fn, *args, prebuild=None, namespace=None):
-    session = CaptureSession(namespace or {}, prebuild=prebuild)
+def _capture(fn, *args, prebuild=None, **options):
+    session = CaptureSession({}, prebuild=prebuild, **options)
     session.start()
     try:
         jax.block_until_ready(fn(*args))
     finally:
         cap = session.stop()
     return cap
+
+
+def _threads_calling(monkeypatch, module, name: str) -> list[str]:
+    """The names of the threads that call `module.name` from now on (it still runs)."""
+    threads: list[str] = []
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return threads
 
 
 def _dump(doc: dict) -> str:
@@ -60,14 +73,7 @@ def jax_trace_jaxpr(fn, *args):
 
 
 def test_a_prebuilt_graph_document_equals_the_one_built_after_the_cell(monkeypatch):
-    threads: list[str] = []
-    real_walk = graph._walk
-
-    def walk(*args, **kwargs):
-        threads.append(threading.current_thread().name)
-        return real_walk(*args, **kwargs)
-
-    monkeypatch.setattr(graph, "_walk", walk)
+    threads = _threads_calling(monkeypatch, graph, "_walk")
     fn = _big()
     cap = _capture(fn, jnp.ones(4), prebuild=graph.prebuild)
     early = graph_document(cap, on_demand=OnDemand())
@@ -131,14 +137,7 @@ def test_answers_no_view_took_are_dropped_when_the_next_capture_starts():
 
 
 def test_a_jaxpr_cell_draws_the_graph_built_while_xla_compiled(magic_shell, monkeypatch):
-    threads: list[str] = []
-    real_walk = graph._walk
-
-    def walk(*args, **kwargs):
-        threads.append(threading.current_thread().name)
-        return real_walk(*args, **kwargs)
-
-    monkeypatch.setattr(graph, "_walk", walk)
+    threads = _threads_calling(monkeypatch, graph, "_walk")
     magic_shell.user_ns.update(big=_big(), jnp=jnp)
     result = magic_shell.run_cell("%%jaxpr\nout = big(jnp.ones(4))\n")
     assert result.success
@@ -149,27 +148,14 @@ def test_a_grad_graph_document_takes_the_regions_and_graph_found_while_xla_compi
     from jaxmagic.model import grad
     from jaxmagic.model.grad import grad_document
 
-    threads: list[str] = []
-    real_regions = grad.grad_regions
-
-    def regions(*args, **kwargs):
-        threads.append(threading.current_thread().name)
-        return real_regions(*args, **kwargs)
-
-    monkeypatch.setattr(grad, "grad_regions", regions)
+    threads = _threads_calling(monkeypatch, grad, "grad_regions")
 
     def loss(w, x):
         for _ in range(60):
             x = jnp.tanh(x @ w)
         return jnp.sum(x)
 
-    step = jax.jit(jax.grad(loss))
-    session = CaptureSession({}, grads=True, prebuild=grad.prebuild)
-    session.start()
-    try:
-        jax.block_until_ready(step(jnp.eye(3) * 0.5, jnp.ones(3)))
-    finally:
-        cap = session.stop()
+    cap = _capture(jax.jit(jax.grad(loss)), jnp.eye(3) * 0.5, jnp.ones(3), prebuild=grad.prebuild, grads=True)
     early = grad_document(cap, on_demand=OnDemand())
     assert threads == ["jaxmagic-prefetch"]
     PREFETCH.clear()
@@ -183,14 +169,7 @@ def test_a_program_closing_over_an_array_is_prebuilt_without_keeping_the_array(m
     import gc
     import weakref
 
-    threads: list[str] = []
-    real_walk = graph._walk
-
-    def walk(*args, **kwargs):
-        threads.append(threading.current_thread().name)
-        return real_walk(*args, **kwargs)
-
-    monkeypatch.setattr(graph, "_walk", walk)
+    threads = _threads_calling(monkeypatch, graph, "_walk")
     table = jnp.ones((1024, 1024), jnp.float32)  # 4 MiB, closed over: a const of the jaxpr
     ref = weakref.ref(table)
     magic_shell.user_ns.update(step=_closing_over(table), jnp=jnp)
@@ -224,12 +203,7 @@ def test_sharding_walks_of_the_kept_program_are_found_while_xla_compiled():
             x = jax.lax.with_sharding_constraint(jnp.tanh(x * 1.01 + i), NamedSharding(mesh, P("x")))
         return x
 
-    session = CaptureSession({}, shardings=True, prebuild=sharding.prebuild)
-    session.start()
-    try:
-        jax.block_until_ready(jax.jit(step)(jnp.ones(16)))
-    finally:
-        cap = session.stop()
+    cap = _capture(jax.jit(step), jnp.ones(16), prebuild=sharding.prebuild, shardings=True)
     jaxpr = cap.calls[0].artifacts.jaxpr
     for what, walk in sharding._JAXPR_WALKS.items():
         ready, answer = PREFETCH.take(what, jaxpr)
