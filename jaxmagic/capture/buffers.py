@@ -46,15 +46,17 @@ def _stubbed_jaxpr(closed: Any, memo: dict[int, Any]) -> Any:
     if id(closed) in memo:
         return memo[id(closed)][1]
     result = closed
-    if hasattr(closed, "consts") and hasattr(closed, "jaxpr"):
+    if hasattr(closed, "consts") and getattr(closed, "jaxpr", closed) is not closed:  # a ClosedJaxpr
         stubs = [_stub(c) for c in closed.consts]
         body = _stubbed_jaxpr(closed.jaxpr, memo)
         if body is not closed.jaxpr or any(a is not b for a, b in zip(stubs, closed.consts)):
             result = jax_compat.closed_jaxpr_with(closed, body, stubs)
-    elif hasattr(closed, "eqns"):
+    elif hasattr(closed, "eqns"):  # a Jaxpr; from JAX 0.11 it holds its consts itself
         eqns = [_stubbed_eqn(eqn, memo) for eqn in closed.eqns]
-        if any(a is not b for a, b in zip(eqns, closed.eqns)):
-            result = jax_compat.jaxpr_with_eqns(closed, eqns)
+        consts = list(getattr(closed, "consts", None) or ())
+        stubs = [_stub(c) for c in consts]
+        if any(a is not b for a, b in zip(eqns, closed.eqns)) or any(a is not b for a, b in zip(stubs, consts)):
+            result = jax_compat.jaxpr_with_eqns(closed, eqns, stubs if consts else None)
     memo[id(closed)] = (closed, result)  # the original stays alive until the end: ids stay unique
     return result
 

@@ -210,13 +210,17 @@ def jaxpr_types() -> tuple[type, type]:
 
 
 def closed_jaxpr_with(closed: Any, jaxpr: Any, consts: list) -> Any:
-    """A new ClosedJaxpr of `closed`'s type around `jaxpr` and `consts`."""
+    """A new ClosedJaxpr of `closed`'s type around `jaxpr` and `consts`; from JAX 0.11, where one
+    `Jaxpr` type holds its consts (its `.jaxpr` is itself), `jaxpr` with `consts`."""
+    if getattr(closed, "jaxpr", None) is closed:
+        return jaxpr.replace(consts=consts)
     return type(closed)(jaxpr, consts)
 
 
-def jaxpr_with_eqns(jaxpr: Any, eqns: list) -> Any:
-    """`jaxpr` with other eqns (same invars, outvars, effects and debug info)."""
-    return jaxpr.replace(eqns=eqns)
+def jaxpr_with_eqns(jaxpr: Any, eqns: list, consts: list | None = None) -> Any:
+    """`jaxpr` with other eqns (same invars, outvars, effects and debug info), and other consts
+    where given (JAX 0.11 and later: a `Jaxpr` holds its consts, there is no separate ClosedJaxpr)."""
+    return jaxpr.replace(eqns=eqns) if consts is None else jaxpr.replace(eqns=eqns, consts=consts)
 
 
 def eqn_with_params(eqn: Any, params: dict) -> Any:

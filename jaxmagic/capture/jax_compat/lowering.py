@@ -47,24 +47,26 @@ _MAX_LOWERING_FRAMES = 12
 
 
 def jaxpr_being_lowered() -> Any:
-    """The ClosedJaxpr of the jitted call JAX is lowering now, read from its lowering's frames, or None.
+    """The (closed) jaxpr of the jitted call JAX is lowering now, read from its lowering's frames, or None.
 
     Called from a listener of the lowering's end (a monitoring event), it lets work on the
     program start while XLA compiles it (which releases the GIL). The object is the one
-    `jitted.trace(*args).jaxpr` returns afterwards (pjit's `jaxpr` parameter, the nearest frame's
-    local `jaxpr`; `closed_jaxpr` further down is already pruned), so answers kept for it are
-    found again. Reading frames never runs the user's code; where a JAX keeps it under other
-    names the answer is None and nothing starts early.
+    `jitted.trace(*args).jaxpr` returns afterwards: pjit's `jaxpr` parameter, the nearest frame's
+    local `jaxpr` in a frame without a `closed_jaxpr` (the lowering's own frames hold the pruned
+    program there, and on JAX 0.10 its open body as `jaxpr`; from JAX 0.11 one `Jaxpr` type holds
+    its consts, so both types are taken). Reading frames never runs the user's code; where a JAX
+    keeps it under other names the answer is None and nothing starts early.
     """
     from .jaxprs import jaxpr_types
 
-    closed_type, _ = jaxpr_types()
+    types = jaxpr_types()
     frame = sys._getframe(1)
     for _ in range(_MAX_LOWERING_FRAMES):
         if frame is None:
             return None
-        value = frame.f_locals.get("jaxpr") if frame.f_code.co_name != "<module>" else None
-        if type(value) is closed_type:
+        local = frame.f_locals if frame.f_code.co_name != "<module>" else {}
+        value = local.get("jaxpr")
+        if isinstance(value, types) and "closed_jaxpr" not in local:
             return value
         frame = frame.f_back
     return None
