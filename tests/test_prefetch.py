@@ -210,3 +210,16 @@ def test_sharding_walks_of_the_kept_program_are_found_while_xla_compiled():
         assert ready
         assert answer == walk(jaxpr)
     assert sharding._JAXPR_WALKS["intermediate shardings"](jaxpr)[0]  # the constraints were found
+
+
+def test_taking_from_a_worker_that_is_gone_does_not_wait():
+    """A forked child inherits the jobs but not the thread: its builders compute the answer themselves."""
+    from jaxmagic.capture.prefetch import Prefetch
+
+    jaxpr = jax_trace_jaxpr(_big(), jnp.ones(2))
+    pending = Prefetch()
+    started = threading.Event()
+    pending.submit("slow", jaxpr, lambda j: started.wait(5) or "late")
+    pending._worker = threading.Thread(target=lambda: None)  # as in a forked child: a thread object, not running
+    assert pending.take("slow", jaxpr) == (False, None)
+    started.set()

@@ -26,6 +26,8 @@ from . import jax_compat
 
 MIN_EQNS = 300
 MAX_PROGRAMS = 8
+MAX_WAIT_S = 60.0  # a job still running after this is left to run; the taker computes the answer itself
+_WAIT_SLICE_S = 0.05
 
 
 class _Job:
@@ -84,7 +86,11 @@ class Prefetch:
         job = self._jobs.pop((what, id(jaxpr)), None)
         if job is None or job.jaxpr() is not jaxpr:
             return False, None
-        job.done.wait()
+        waited = 0.0
+        while not job.done.wait(_WAIT_SLICE_S):  # never hang on a worker that is gone (a forked child has none)
+            waited += _WAIT_SLICE_S
+            if self._worker is None or not self._worker.is_alive() or waited >= MAX_WAIT_S:
+                return False, None
         return (not job.failed), job.result
 
     def clear(self) -> None:
