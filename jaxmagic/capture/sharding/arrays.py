@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 import time
 import types
 import weakref
@@ -249,10 +250,11 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
             return None
         shape = tuple(int(d) for d in value.shape)
         dtype = value.dtype
+        # math.prod: np.prod costs 2.6 us an array, half of a record (a train step's namespace holds 1,000)
         if jax.numpy.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys: placed like their key data
-            nbytes = int(np.prod(shape, dtype=np.int64)) * 8
+            nbytes = math.prod(shape) * 8
         else:
-            nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            nbytes = math.prod(shape) * np.dtype(dtype).itemsize
         placed, blocks, addressable = _placement(value, shape)
         return ArrayRecord(
             name=name,
