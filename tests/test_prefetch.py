@@ -223,3 +223,19 @@ def test_taking_from_a_worker_that_is_gone_does_not_wait():
     pending._worker = threading.Thread(target=lambda: None)  # as in a forked child: a thread object, not running
     assert pending.take("slow", jaxpr) == (False, None)
     started.set()
+
+
+def test_jobs_cleared_before_their_turn_are_not_run():
+    from jaxmagic.capture.prefetch import Prefetch
+
+    jaxpr = jax_trace_jaxpr(_big(), jnp.ones(2))
+    other = jax_trace_jaxpr(_big(120), jnp.ones(2))
+    pending = Prefetch()
+    gate, ran = threading.Event(), []
+    pending.submit("first", jaxpr, lambda j: gate.wait(5))
+    pending.submit("second", other, lambda j: ran.append(j))
+    pending.clear()  # a new capture starts while the first job runs and the second waits
+    gate.set()
+    pending.submit("third", jaxpr, lambda j: "done")
+    assert pending.take("third", jaxpr) == (True, "done")
+    assert ran == []

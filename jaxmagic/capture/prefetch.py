@@ -33,7 +33,7 @@ _WAIT_SLICE_S = 0.05
 class _Job:
     """One computation on one jaxpr: its answer, or that it failed, once done."""
 
-    __slots__ = ("compute", "done", "failed", "jaxpr", "result")
+    __slots__ = ("compute", "done", "dropped", "failed", "jaxpr", "result")
 
     def __init__(self, jaxpr: Any, compute: Callable[[Any], Any]) -> None:
         self.jaxpr = weakref.ref(jaxpr)
@@ -41,6 +41,7 @@ class _Job:
         self.done = threading.Event()
         self.result: Any = None
         self.failed = False
+        self.dropped = False  # no view will take it: not run when its turn comes
 
     def run(self) -> None:
         try:
@@ -94,13 +95,21 @@ class Prefetch:
         return (not job.failed), job.result
 
     def clear(self) -> None:
-        """Forget every answer not taken (a new capture starts: no view will ask for them)."""
+        """Forget every answer not taken (a new capture starts: no view will ask for them); jobs
+        still queued are not run."""
+        for job in self._jobs.values():
+            job.dropped = True
         self._jobs.clear()
         self.started = 0
 
     def _work(self) -> None:
         while True:
-            self._queue.get().run()
+            job = self._queue.get()
+            if job.dropped:  # cleared (a new capture started) before its turn: nobody will take it
+                job.failed = True
+                job.done.set()
+            else:
+                job.run()
 
 
 PREFETCH = Prefetch()
