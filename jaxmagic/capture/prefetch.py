@@ -8,7 +8,7 @@ jaxpr when JAX's lowering of a call ends (`JitRecorder.on_lowered`); the documen
 was started or it failed. An answer is the same whether it came from here or not: the same
 function computes it.
 
-Bounded: programs of at least `MIN_EQNS` top-level eqns (smaller ones cost little after the
+Bounded: programs of at least `MIN_EQNS` eqns, nested ones counted (smaller ones cost little after the
 cell) and at most `MAX_PROGRAMS` per capture, so a cell that jits thousands of lambdas starts
 nothing extra. Answers are kept per live jaxpr (held weakly) until taken or until the next
 capture starts (`clear`): what no view asked for is not kept.
