@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/lab.py                 # 10k-eqn %%jaxpr step, then the 50k document
     .venv/bin/python bench/lab.py --rounds 3 --no-50k
+    .venv/bin/python bench/lab.py --rounds 0 --rounds-50k 3   # the 50k document alone
 
 Starts a JupyterLab on 127.0.0.1 (tests/browser/harness.py `jupyter_lab`: throwaway dirs,
 the venv's kernel), opens a notebook made here and runs its cells one at a time, in turn:
@@ -190,6 +191,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2, help="plain and %%jaxpr cells, in turn, this many times")
     ap.add_argument("--no-50k", action="store_true", help="skip the 50k-eqn document")
+    ap.add_argument("--rounds-50k", type=int, default=None, help="rounds of the 50k document (default: --rounds)")
     ap.add_argument(
         "--program",
         default="transformer_step(46)",
@@ -223,7 +225,7 @@ def main() -> None:
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr)
             if doc_50k:
-                for _ in range(args.rounds):
+                for _ in range(args.rounds if args.rounds_50k is None else args.rounds_50k):
                     row = measure_cell(page, roles, roles.index("50k"), args.timeout)
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr)
