@@ -63,6 +63,8 @@ def _stubbed_jaxpr(closed: Any, memo: dict[int, Any]) -> Any:
 
 def _stubbed_eqn(eqn: Any, memo: dict[int, Any]) -> Any:
     """`eqn` with the jaxprs in its params stubbed (the same eqn when none had array consts)."""
+    if not jax_compat.has_sub_jaxprs(eqn):  # most eqns: nothing to look into
+        return eqn
     params = None
     for name, value in eqn.params.items():
         if isinstance(value, (tuple, list)):
