@@ -239,3 +239,40 @@ def test_jobs_cleared_before_their_turn_are_not_run():
     pending.submit("third", jaxpr, lambda j: "done")
     assert pending.take("third", jaxpr) == (True, "done")
     assert ran == []
+
+
+def test_the_collector_is_paused_for_jobs_only_while_xla_compiles_and_left_as_the_user_had_it():
+    import gc
+
+    from jaxmagic.capture.prefetch import _Collector
+
+    collector = _Collector()
+    assert gc.isenabled()
+    collector.job_started()  # no compile running: the user's Python may run, the collector stays on
+    assert gc.isenabled()
+    collector.compile_started()
+    collector.job_started()
+    assert not gc.isenabled()
+    collector.compile_ended()  # back to the user's code: on again though the job still runs
+    assert gc.isenabled()
+    collector.job_ended()
+    assert gc.isenabled()
+    gc.disable()  # the user's choice is kept
+    try:
+        collector.compile_started()
+        collector.job_started()
+        collector.compile_ended()
+        collector.job_ended()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_capture_with_early_work_leaves_the_collector_on(monkeypatch):
+    import gc
+
+    threads = _threads_calling(monkeypatch, graph, "_walk")
+    cap = _capture(_big(), jnp.ones(4), prebuild=graph.prebuild)
+    graph_document(cap, on_demand=OnDemand())
+    assert threads == ["jaxmagic-prefetch"]
+    assert gc.isenabled()

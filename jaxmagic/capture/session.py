@@ -168,6 +168,7 @@ class CaptureSession:
     def stop(self, error: BaseException | None = None) -> Capture:
         """Undo every hook (always), then note the error. Safe to call twice. No cyclic garbage
         collection meanwhile (`quiet_gc`): stopping builds every call's record at once."""
+        prefetch.COLLECTOR.compile_ended()  # the collector as the user left it, whatever a compile did
         with paused_gc():
             return self._stop(error)
 

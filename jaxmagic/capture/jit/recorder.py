@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import strict
-from .. import jax_compat, source, tasks
+from .. import jax_compat, prefetch, source, tasks
 from ..findings.donation import DonationLog
 from ..findings.recorder import ProgramFindings
 from ..keys.recorder import KeyRecorder
@@ -200,6 +200,8 @@ class JitRecorder:
         )
         if phase == "lower" and self.on_lowered is not None:
             self._lowered(self.on_lowered)
+        elif phase == "compile":
+            prefetch.COLLECTOR.compile_ended()
 
     def _lowered(self, on_lowered: Callable[[Any], None]) -> None:
         """JAX lowered a program of the cell's and compiles it next: `on_lowered` gets its jaxpr
@@ -207,6 +209,7 @@ class JitRecorder:
         try:
             jaxpr = jax_compat.jaxpr_being_lowered()
             if jaxpr is not None:
+                prefetch.COLLECTOR.compile_started()
                 on_lowered(jaxpr)
         except Exception as exc:  # boundary: nothing starts early; the work is done after the cell
             strict.fallback("work on a program started while XLA compiles it", exc)
@@ -424,6 +427,7 @@ class JitRecorder:
         cost: only this slow path changes it), and, as a backstop, a call recorded while another
         is being recorded is run and not recorded (`record`, MAX_RECORDING_DEPTH).
         """
+        prefetch.COLLECTOR.compile_ended()  # the call returned: no compile runs now, whatever JAX reported
         self._finishing += 1
         previous = jit_patch.set_recorder(None)
         try:
