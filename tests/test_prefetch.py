@@ -276,3 +276,19 @@ def test_a_capture_with_early_work_leaves_the_collector_on(monkeypatch):
     graph_document(cap, on_demand=OnDemand())
     assert threads == ["jaxmagic-prefetch"]
     assert gc.isenabled()
+
+
+def test_an_aot_lowering_in_a_capture_never_pauses_the_collector():
+    """`.lower()` of the user's is not followed by a compile: the user's next lines must run with the collector on."""
+    import gc
+
+    from jaxmagic.capture import prefetch as prefetch_module
+
+    session = CaptureSession({}, prebuild=graph.prebuild)
+    session.start()
+    try:
+        _big().lower(jnp.ones(4))
+        assert not prefetch_module.COLLECTOR._compiling
+        assert gc.isenabled()
+    finally:
+        session.stop()

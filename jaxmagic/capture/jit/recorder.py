@@ -97,6 +97,7 @@ class JitRecorder:
         self.run_jitted: Any = call_plain  # how `record` runs a jitted call (the session picks it)
         # Called with each ClosedJaxpr JAX lowers for the cell, before XLA compiles it (the session's).
         self.on_lowered: Callable[[Any], None] | None = None
+        self._calls_running = 0  # calls `record` is running now (their lowering is followed by a compile)
         self._collecting = False  # our own artefact tracing: its events are not the user's
         self._finishing = 0  # depth of `_finish`: above 0, jaxmagic is recording a call (its own JAX work)
         self._nested_noted = False
@@ -209,7 +210,8 @@ class JitRecorder:
         try:
             jaxpr = jax_compat.jaxpr_being_lowered()
             if jaxpr is not None:
-                prefetch.COLLECTOR.compile_started()
+                if self._calls_running:  # a call compiles next (an AOT `.lower()` of the user's need not)
+                    prefetch.COLLECTOR.compile_started()
                 on_lowered(jaxpr)
         except Exception as exc:  # boundary: nothing starts early; the work is done after the cell
             strict.fallback("work on a program started while XLA compiles it", exc)
@@ -268,14 +270,17 @@ class JitRecorder:
         sampled = start >= self._next_sample[0]  # readiness is polled and watched once per SAMPLE_S
         if sampled:
             self._ready.poll(start)
+        self._calls_running += 1
         try:
             out = self.run_jitted(fn, *args, **kwargs)
         except BaseException as exc:
             end = _clock()
+            self._calls_running -= 1
             if self._finishing < MAX_RECORDING_DEPTH:
                 self._finish(fn, args, kwargs, index, n_events, n_logs, start, end, exc)
             raise
         end = _clock()
+        self._calls_running -= 1
         if sampled:
             self._watch(index, out, start, end, state)
         if state is not None and len(events) == n_events:
