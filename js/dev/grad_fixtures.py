@@ -62,6 +62,9 @@ def train_step() -> None:
 
     for _ in range(3):
         p, _ = step(p, h)
+    # The cell waits for its result, as a training cell that logs does: the NaN check at the capture's
+    # stop never waits, so outputs still computing would add a note that depends on the machine's load.
+    jax.block_until_ready(p)
 
 
 PROGRAMS = {
