@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import jax_compat, source
+from ..jaxpr_memo import JaxprMemo
 from ..record import Finding, KeyRecord, SourceLocation
 from . import flow as key_flow
 from .lineage import MAX_NODES, EagerOp, Lineage, ProgramCall
@@ -139,7 +140,7 @@ class KeyLog:
         if key not in self._programs:
             program = None
             jaxpr = getattr(artifacts, "jaxpr", None)
-            if jaxpr is not None and _mentions_keys(jaxpr):
+            if jaxpr is not None and _MENTIONS_KEYS.get(jaxpr, _mentions_keys):
                 program = key_flow.program_keys(jaxpr)
                 if program.empty:
                     program = None
@@ -223,6 +224,12 @@ class KeyLog:
             except Exception:  # boundary: a seed or key implementation of the user's JAX will not make
                 self._seed_words[key] = None
         return self._seed_words[key]
+
+
+# Whether a jaxpr handles keys at all, per live jaxpr object: JAX hands back the same jaxpr for a
+# signature it traced before, so a training cell run again walks nothing (0.45 ms at a 4-layer
+# transformer step's first call in every cell, bench/trace.py's loop).
+_MENTIONS_KEYS: JaxprMemo[bool] = JaxprMemo()
 
 
 def _mentions_keys(closed_jaxpr: Any) -> bool:
