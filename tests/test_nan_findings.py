@@ -408,3 +408,24 @@ def test_host_counts_equal_numpys_exact_counts_whatever_the_dtype_and_magnitude(
     got = nan_check.host_counts(array)
     exact = np.asarray(array, dtype=np.complex128 if dtype == "complex64" else np.float64).view(np.float64)
     assert got == (int(np.isnan(exact).sum()), int(np.isinf(exact).sum()))
+
+
+def test_host_counts_read_each_distinct_part_once_sharded_replicated_or_on_one_device():
+    """A sharded array's NaN/Inf are counted in every shard; a replicated one's once, not per device."""
+    devices = jax.devices()
+    assert len(devices) == 8
+    mesh = jax.sharding.Mesh(np.array(devices).reshape(4, 2), ("x", "y"))
+    host = np.zeros((8, 6), np.float32)
+    host[0, 0] = host[7, 5] = np.nan  # in the first and the last shard
+    host[3, 2] = np.inf
+    expected = (2, 1)
+    P = jax.sharding.PartitionSpec
+    layouts = {
+        "sharded": jax.sharding.NamedSharding(mesh, P("x", "y")),
+        "sharded on one axis, replicated on the other": jax.sharding.NamedSharding(mesh, P("x")),
+        "replicated": jax.sharding.NamedSharding(mesh, P()),
+        "one device": jax.sharding.SingleDeviceSharding(devices[3]),
+    }
+    for what, sharding in layouts.items():
+        array = jax.device_put(host, sharding)
+        assert nan_check.host_counts(array) == expected, what
