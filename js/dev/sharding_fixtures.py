@@ -109,6 +109,9 @@ def main() -> None:
     ns: dict = {}
     with jaxmagic.capture(ns, shardings=True) as cap:
         body(ns)
+        # the cell waits for what it bound: whether an output is ready at the capture's stop (a
+        # NaN-check note) then never depends on the machine's load
+        jax.block_until_ready(ns)
     json.dump(jaxmagic.document(cap, "sharding"), sys.stdout)
 
 
