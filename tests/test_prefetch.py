@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmagic.capture import prefetch
+from jaxmagic.capture.findings import index as index_findings
 from jaxmagic.capture.findings import program as program_findings
 from jaxmagic.capture.prefetch import PREFETCH
 from jaxmagic.capture.session import CaptureSession
@@ -93,6 +94,38 @@ def test_prefetched_loops_are_the_loops_found_after_the_cell():
     assert early
     found = program_findings.unrolled_loops(cap.calls[0].artifacts.jaxpr)
     assert [(f.kind, f.message, f.severity) for f in early] == [(f.kind, f.message, f.severity) for f in found]
+
+
+TABLE = jnp.linspace(0.0, 1.0, 64)  # a global the step reads: JAX bakes it into the program
+
+
+def _step_with_findings():
+    """A ~400-eqn step with an unrolled loop, a baked global and a write past the end (dropped)."""
+
+    def step(x):
+        for i in range(130):
+            x = jnp.tanh(x * 1.01 + i)
+        x = x.at[10].set(1.0)  # x has 4 elements: JAX drops this write
+        return x + TABLE[:4]
+
+    return jax.jit(step)
+
+
+def _findings(cap, kinds=("unrolled_loop", "global_constant", index_findings.KIND)):
+    return sorted((f.kind, f.message, f.severity) for f in cap.findings if f.kind in kinds)
+
+
+def test_findings_walked_while_xla_compiles_equal_those_walked_after_the_cell(monkeypatch):
+    """Baked constants and out-of-bounds indices are walked on the prefetch thread, and say the same."""
+    constants = _threads_calling(monkeypatch, program_findings, "_sites")
+    indices = _threads_calling(monkeypatch, index_findings, "index_problems")
+    early = _findings(_capture(_step_with_findings(), jnp.ones(4)))
+    assert {kind for kind, _, _ in early} == {"unrolled_loop", "global_constant", index_findings.KIND}
+    assert constants == indices == ["jaxmagic-prefetch"]
+    monkeypatch.setattr(prefetch, "MIN_EQNS", 10**9)  # nothing starts early: all walked after the cell
+    late = _findings(_capture(_step_with_findings(), jnp.ones(4)))
+    assert constants[-1] == indices[-1] == threading.main_thread().name
+    assert early == late
 
 
 def test_small_programs_start_nothing_and_a_capture_starts_at_most_its_budget():

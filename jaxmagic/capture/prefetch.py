@@ -179,6 +179,8 @@ def _eqns_at_least(closed_jaxpr: Any, count: int) -> bool:
         item = todo.pop()
         eqns = getattr(item, "jaxpr", item).eqns
         seen += len(eqns)
+        if seen >= count:  # a 4k-eqn step: no sub-jaxpr is looked for (9 ms of a first call before)
+            break
         for eqn in eqns:
             todo.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False))
     return seen >= count

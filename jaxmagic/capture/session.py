@@ -21,6 +21,7 @@ import jax
 
 from . import jax_compat, prefetch, source
 from .buffers import drop_device_buffers, remembered_stub
+from .findings import index as index_findings
 from .findings import program as program_findings
 from .findings import trace_prints, warning_site
 from .findings.donation import DonationLog
@@ -121,12 +122,16 @@ class CaptureSession:
         return self.capture
 
     def _on_lowered(self, closed_jaxpr: Any) -> None:
-        """A program of the cell's is about to compile: its unrolled-loop finding (which `stop`
-        needs) and what the view needs of it start on the prefetch thread meanwhile."""
+        """A program of the cell's is about to compile: the walks of its findings (unrolled loops,
+        baked constants, out-of-bounds indices: `stop` needs them) and what the view needs of it
+        start on the prefetch thread meanwhile."""
         if not prefetch.worth_starting(closed_jaxpr):
             return
         PREFETCH.started += 1
-        PREFETCH.submit("loops", closed_jaxpr, program_findings.unrolled_loops)  # `stop` reads the original
+        # `stop` reads these of the original: its findings' walks (loops, baked constants, indices)
+        PREFETCH.submit("loops", closed_jaxpr, program_findings.unrolled_loops)
+        PREFETCH.submit("constants", closed_jaxpr, program_findings.weak_constant_sites)
+        PREFETCH.submit("index", closed_jaxpr, index_findings.index_problems)
         if self._prebuild is not None:  # the view reads the program as kept: its arrays stubbed
             self._prebuild(remembered_stub(closed_jaxpr))
 

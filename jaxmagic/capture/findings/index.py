@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import jax_compat, source
 from ..jaxpr_memo import JaxprMemo
+from ..prefetch import PREFETCH
 from ..record import Finding, SourceLocation
 
 KIND = "index_out_of_bounds"
@@ -395,10 +396,18 @@ def _message(p: dict, where: SourceLocation | None, function: str) -> str:
 _SEEN: JaxprMemo[list[tuple[dict, SourceLocation | None]]] = JaxprMemo()
 
 
-def _compute(closed_jaxpr: Any) -> list[tuple[dict, SourceLocation | None]]:
+def index_problems(closed_jaxpr: Any) -> list[tuple[dict, SourceLocation | None]]:
+    """Every static out-of-bounds index of the program with where it is: the walk over the jaxpr
+    alone, also what the prefetch thread computes while XLA compiles it (capture/prefetch.py)."""
     walk = _Walk()
     walk.closed(closed_jaxpr, {})
     return walk.found
+
+
+def _compute(closed_jaxpr: Any) -> list[tuple[dict, SourceLocation | None]]:
+    """The walk the prefetch thread did while XLA compiled the program, else done now."""
+    ready, found = PREFETCH.take("index", closed_jaxpr)
+    return found if ready else index_problems(closed_jaxpr)
 
 
 def index_findings(closed_jaxpr: Any, function: str | None = None) -> list[Finding]:

@@ -373,29 +373,39 @@ _CONSTANT_SITES: JaxprMemo[list | None] = JaxprMemo()
 _SCALAR_LITERALS: JaxprMemo[dict] = JaxprMemo()
 
 
+def _sites(jaxpr: Any) -> list[tuple[Any, str, tuple | None, int]]:
+    """(value, aval text, user frame of its first use or None, bytes) for each array constant."""
+    found = []
+    for value, aval, eqn in _constants(jaxpr):
+        stack = _stack(eqn) if eqn is not None else ()
+        found.append((value, aval, stack[-1] if stack else None, _nbytes(value)))
+    return found
+
+
+def weak_constant_sites(closed_jaxpr: Any) -> list | None:
+    """`_sites` with each value held weakly (what the memo keeps); None when a value cannot be.
+    Also what the prefetch thread computes while XLA compiles the program (capture/prefetch.py)."""
+    try:
+        return [(weakref.ref(value), aval, frame, size) for value, aval, frame, size in _sites(closed_jaxpr)]
+    except TypeError:  # a constant that cannot be weakly referenced: not remembered
+        return None
+
+
+def _prefetched_sites(closed_jaxpr: Any) -> list | None:
+    """The constant sites the prefetch thread found while XLA compiled the program, else found now."""
+    ready, found = PREFETCH.take("constants", closed_jaxpr)
+    return found if ready else weak_constant_sites(closed_jaxpr)
+
+
 def _constant_sites(closed_jaxpr: Any) -> list[tuple[Any, str, tuple[str, int, str] | None, int]]:
     """(value, aval text, user frame of its first use or None, bytes) for each array constant."""
-
-    def sites(jaxpr: Any) -> list[tuple[Any, str, tuple | None, int]]:
-        found = []
-        for value, aval, eqn in _constants(jaxpr):
-            stack = _stack(eqn) if eqn is not None else ()
-            found.append((value, aval, stack[-1] if stack else None, _nbytes(value)))
-        return found
-
-    def weakly(jaxpr: Any) -> list | None:
-        try:
-            return [(weakref.ref(value), aval, frame, size) for value, aval, frame, size in sites(jaxpr)]
-        except TypeError:  # a constant that cannot be weakly referenced: not remembered
-            return None
-
-    remembered = _CONSTANT_SITES.get(closed_jaxpr, weakly)
+    remembered = _CONSTANT_SITES.get(closed_jaxpr, _prefetched_sites)
     if remembered is not None:
         found = [(ref(), aval, frame, size) for ref, aval, frame, size in remembered]
         if all(value is not None for value, _, _, _ in found):
             return found
         _CONSTANT_SITES.forget(closed_jaxpr)  # a value the jaxpr no longer holds: read it again
-    return sites(closed_jaxpr)
+    return _sites(closed_jaxpr)
 
 
 def constants_reach(fn: Any) -> _Reach:
