@@ -12,10 +12,11 @@ import threading
 import jax
 import jax.numpy as jnp
 
-from jaxmagic.capture import prefetch
+from jaxmagic.capture import buffers, prefetch
 from jaxmagic.capture.findings import index as index_findings
 from jaxmagic.capture.findings import program as program_findings
 from jaxmagic.capture.prefetch import PREFETCH
+from jaxmagic.capture.record import ConstantStub
 from jaxmagic.capture.session import CaptureSession
 from jaxmagic.model import graph
 from jaxmagic.model.graph import graph_document
@@ -126,6 +127,44 @@ def test_findings_walked_while_xla_compiles_equal_those_walked_after_the_cell(mo
     late = _findings(_capture(_step_with_findings(), jnp.ones(4)))
     assert constants[-1] == indices[-1] == threading.main_thread().name
     assert early == late
+
+
+def _closing_over_an_array():
+    """A ~400-eqn step whose inner jitted function closes over a device array (a const to stub)."""
+    weights = jnp.arange(4.0) + 1.0  # computed: a device array, closed over
+
+    @jax.jit
+    def inner(x):
+        return x * weights
+
+    def step(x):
+        for i in range(130):
+            x = jnp.tanh(x * 1.01 + i)
+        return inner(x)
+
+    return jax.jit(step)
+
+
+def _consts(closed) -> list:
+    found = list(getattr(closed, "consts", ()))
+    for eqn in getattr(closed, "jaxpr", closed).eqns:
+        for value in eqn.params.values():
+            if hasattr(value, "consts") and hasattr(value, "jaxpr"):
+                found.extend(_consts(value))
+    return found
+
+
+def test_without_a_prebuilding_view_the_kept_program_is_stubbed_while_xla_compiles(monkeypatch):
+    """`%%trace`'s capture keeps the program stubbed as `stop` would stub it, made on the prefetch thread."""
+    threads = _threads_calling(monkeypatch, buffers, "_stubbed_jaxpr")
+    early = _capture(_closing_over_an_array(), jnp.ones(4)).calls[0].artifacts.jaxpr
+    assert threads and set(threads) == {"jaxmagic-prefetch"}
+    monkeypatch.setattr(prefetch, "MIN_EQNS", 10**9)
+    late = _capture(_closing_over_an_array(), jnp.ones(4)).calls[0].artifacts.jaxpr
+    assert threads[-1] == threading.main_thread().name
+    assert str(early) == str(late)
+    stubs = _consts(early)
+    assert stubs and all(isinstance(c, ConstantStub) for c in stubs)  # no device array kept
 
 
 def test_small_programs_start_nothing_and_a_capture_starts_at_most_its_budget():

@@ -20,7 +20,7 @@ from typing import Any
 import jax
 
 from . import jax_compat, prefetch, source
-from .buffers import drop_device_buffers, remembered_stub
+from .buffers import drop_device_buffers, remembered_stub, stub_of
 from .findings import index as index_findings
 from .findings import program as program_findings
 from .findings import trace_prints, warning_site
@@ -134,6 +134,8 @@ class CaptureSession:
         PREFETCH.submit("index", closed_jaxpr, index_findings.index_problems)
         if self._prebuild is not None:  # the view reads the program as kept: its arrays stubbed
             self._prebuild(remembered_stub(closed_jaxpr))
+        else:  # the program as the capture keeps it, made while it compiles
+            PREFETCH.submit("stub", closed_jaxpr, stub_of)
 
     def _install(self, stack: ExitStack) -> None:
         """Every hook, each undone by `stack`: jitted calls, grads, random, warnings, monitoring, logs, print."""
