@@ -22,7 +22,8 @@ from bench.programs import transformer_step
 from jaxmagic.capture import jax_compat
 from jaxmagic.capture.grads.split import grad_split
 from jaxmagic.capture.record import ArgSpec, Capture, GradCall, SourceLocation
-from jaxmagic.model.grad import grad_document
+from jaxmagic.model import grad as grad_model
+from jaxmagic.model.grad import MAX_LISTED_BY_SOURCE, grad_document
 from jaxmagic.model.grad_findings import LARGE_RESIDUAL_BYTES, LARGE_RESIDUAL_SHARE, is_large_residual
 from tests.grad_programs import block_args, block_loss, clip_gradient, remat_loss, softplus, stacked_blocks
 
@@ -374,6 +375,36 @@ def test_jitted_train_step_roles_residuals_and_links():
         assert roles[b] == "backward" and link["forward"] and all(roles[f] == "forward" for f in link["forward"])
         if nodes[b]["prim"] == "dot_general" and link["kind"] == "exact":
             assert any(nodes[f]["prim"] == "dot_general" for f in link["forward"])
+
+
+def loop_line_loss(params):
+    return sum(jnp.sum(jnp.tanh(p["w"]) * 2.0) + jnp.sum(p["b"] ** 2) for p in params)  # every layer, one line
+
+
+def test_a_loop_lines_by_source_links_are_counted_and_the_document_stays_linear(monkeypatch):
+    """A jitted grad over 300 layers written on one line: each backward op of that line could
+    differentiate any of 300 forward ops (JAX records the span, nothing finer). Those links count
+    them; listed, 2,000 backward nodes x 300 ids made the document quadratic (56 MB at 1,000 layers)."""
+    params = [{"w": jnp.ones((4, 4)), "b": jnp.zeros(4)} for _ in range(300)]
+    with jaxmagic.capture(grads=True) as cap:
+        jax.jit(jax.grad(loop_line_loss))(params)
+    (region,) = grad_document(cap)["entries"][0]["regions"]
+    monkeypatch.setattr(grad_model, "MAX_LISTED_BY_SOURCE", 10**9)
+    (every,) = grad_document(cap)["entries"][0]["regions"]  # the same links, all listed
+    assert region["links"].keys() == every["links"].keys()
+    counted = 0
+    for b, link in region["links"].items():
+        whole = every["links"][b]
+        if "n_forward" in link:
+            counted += 1
+            assert link["kind"] == whole["kind"] == "by_source" and link["forward"] == []
+            assert link["n_forward"] == len(whole["forward"]) > MAX_LISTED_BY_SOURCE
+            assert len(whole["forward"]) % 300 == 0  # as many of each layer
+        else:
+            assert link == whole and 0 < len(link["forward"]) <= MAX_LISTED_BY_SOURCE
+    assert counted > 300
+    compact, listed = len(json.dumps(region["links"])), len(json.dumps(every["links"]))
+    assert compact < 200 * len(region["links"]) and 10 * compact < listed
 
 
 def test_jit_without_differentiation_gets_no_entry():

@@ -603,3 +603,35 @@ def test_main_shardings_read_from_the_module_equal_those_read_from_its_text():
         assert from_module is not None
         assert from_module == hlo.lowered_shardings(lowered.as_text())
         assert len(from_module["args"]) == len(jax.tree_util.tree_leaves(args))
+
+
+def test_a_models_thousands_of_leaves_are_counted_in_the_fallbacks_not_listed():
+    """A step over 400 layers takes and returns 800 leaves and leaves 800 arrays: the text and HTML
+    fallbacks list 24 leaves a side (moved ones chosen first) and 200 arrays, and count the rest by
+    sharding; the signature is cut at an argument with the count (the widget has them all)."""
+    from jaxmagic.views import static_sharding
+    from jaxmagic.views.static_sharding import sharding_html, sharding_text
+
+    params = [{"w": jnp.ones((4, 4)), "b": jnp.zeros(4)} for _ in range(400)]
+    namespace = {"step": jax.jit(lambda ps: jax.tree_util.tree_map(lambda x: x * 2, ps)), "params": params}
+    with jaxmagic.capture(namespace, shardings=True) as cap:
+        namespace["out"] = namespace["step"](params)
+    doc = jaxmagic.document(cap, "sharding")
+    (call,) = doc["calls"]
+    assert len(call["inputs"]) == len(call["outputs"]) == 800 and len(doc["arrays"]) >= 800
+    moved = call["inputs"][500]
+    moved.update(mismatch=True, given="P('x')")  # as a leaf given another sharding reads
+    text, page = sharding_text(doc), sharding_html(doc)
+    assert len(text) < 40_000 and len(page) < 80_000
+    lines = text.splitlines()
+    ins = [line for line in lines if line.startswith("  in ")]
+    assert len(ins) == static_sharding.MAX_LEAF_LINES + 1  # a moved leaf is always among those listed
+    assert any(moved["path"] in line and line.endswith("(given P('x'): moved)") for line in ins)
+    spec = static_sharding._leaf_spec(call["inputs"][0])
+    assert ins[-1] == f"  in {800 - static_sharding.MAX_LEAF_LINES:,} more leaves: {800 - 24:,} {spec}"
+    assert any(line.startswith("  out 776 more leaves: 776 ") for line in lines)
+    n_arrays = len([a for a in doc["arrays"] if not a["earlier"]])
+    assert f"{n_arrays - static_sharding.MAX_ARRAY_ROWS:,} more arrays: " in text
+    assert f"{n_arrays - static_sharding.MAX_ARRAY_ROWS:,} more arrays: " in page
+    header = next(line for line in lines if line.startswith(call["name"] + "("))
+    assert len(header) < len(call["name"]) + 300 and header.endswith(", … (800 arguments in all)):")

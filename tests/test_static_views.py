@@ -108,3 +108,14 @@ def test_text_summary_of_a_big_program_is_bounded():
     text = text_summary(doc)
     assert text.count("\n") < 420 and "more lines" in text
     assert function["text"].split("\n")[0] in text
+
+
+def test_a_long_signature_is_cut_at_an_argument_with_the_count():
+    from jaxmagic.views.html_parts import signature_text, top_level_items
+
+    short = "f32[2,3], i32[]"
+    assert signature_text(short) == short and top_level_items(short) == 2 and top_level_items("") == 0
+    long = ", ".join(["f32[32,32]", "f32[32]"] * 3600)
+    cut = signature_text(long)
+    assert len(cut) < 300 and cut.endswith(", … (7,200 arguments in all)")
+    assert long.startswith(cut.split(", …")[0] + ", ")  # cut between arguments, never inside one

@@ -44,6 +44,9 @@ from .jaxpr_text import Printout
 from .on_demand import OnDemand
 
 CUSTOM_RULE_PRIMS = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
+# A backward node linked by source span alone to more forward nodes than this gets their count, not
+# their ids (`_link_json`): a highlight of hundreds of layers' ops says nothing the count does not.
+MAX_LISTED_BY_SOURCE = 32
 
 Path = tuple[int, ...]
 
@@ -788,15 +791,14 @@ def _jit_region(region: Any, regions: GradRegions, node_of: dict[tuple, str], pr
             }
         )
     members = set(region.backward)
-    links = {
-        node_of[b]: {
-            "forward": [node_of[f] for f in link.forward if f in node_of],
-            "kind": link.kind,
-            "source": link.source,
-        }
-        for b, link in regions.links.items()
-        if b in members and b in node_of
-    }
+    drawn: dict[int, list[str]] = {}  # id(candidates) -> their node ids: one list per source position
+    links = {}
+    for b, link in regions.links.items():
+        if b in members and b in node_of:
+            forward = drawn.get(id(link.forward))
+            if forward is None:
+                forward = drawn[id(link.forward)] = [node_of[f] for f in link.forward if f in node_of]
+            links[node_of[b]] = _link_json(link.kind, forward, link.source)
     recomputed = [node_of[k] for k in region.backward if k in node_of and regions.eqns[k].recomputed]
     owner = region.container[:-1] if region.container else None
     return {
@@ -812,6 +814,15 @@ def _jit_region(region: Any, regions: GradRegions, node_of: dict[tuple, str], pr
         "links": links,
         "recomputed": recomputed,
     }
+
+
+def _link_json(kind: str, forward: list[str], source: str | None) -> dict:
+    """A backward node's link; by source span alone to more than MAX_LISTED_BY_SOURCE forward nodes
+    (a loop's line: every layer's op), they are counted, not listed: which one it is, JAX does not
+    record, and thousands of backward nodes each listing thousands made the document quadratic."""
+    if kind == "by_source" and len(forward) > MAX_LISTED_BY_SOURCE:
+        return {"forward": [], "kind": kind, "source": source, "n_forward": len(forward)}
+    return {"forward": forward, "kind": kind, "source": source}
 
 
 def _grad_sites(traced: list[GradCall]) -> list[dict]:

@@ -147,6 +147,7 @@ class JitLink(TypedDict):
     forward: list[str]
     kind: Literal["exact", "by_source"]
     source: str
+    n_forward: NotRequired[int]  # by_source to more than MAX_LISTED_BY_SOURCE nodes: counted, `forward` empty
 
 
 class Region(TypedDict):

@@ -27,6 +27,35 @@ def visible(text: object) -> str:
     return text
 
 
+SIGNATURE_CHARS = 240  # a fallback's signature past this is cut (a model's step takes thousands of leaves)
+
+
+def top_level_items(text: str) -> int:
+    """How many comma-separated items `text` lists outside brackets (`f32[2,3], i32[]` is two)."""
+    if not text.strip():
+        return 0
+    depth, items = 0, 1
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items += 1
+    return items
+
+
+def signature_text(signature: str, limit: int = SIGNATURE_CHARS) -> str:
+    """A signature for a one-line fallback: whole, or cut at an argument boundary before `limit`
+    characters with how many arguments it has in all (a 7,200-leaf signature was a 75 KB line)."""
+    if len(signature) <= limit:
+        return signature
+    head = signature[:limit]
+    cut = head.rfind(", ")
+    head = head[:cut] if cut > 0 else head
+    return f"{head}, … ({top_level_items(signature):,} arguments in all)"
+
+
 def esc(text: object) -> str:
     """Text for HTML content, SVG text or a quoted attribute: escaped, and `visible`."""
     return html.escape(visible(text), quote=True)

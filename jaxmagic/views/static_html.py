@@ -14,7 +14,7 @@ from pathlib import Path
 from ..kinds import KINDS, resolve
 from ..model.captions.words import cells_of
 from ..units import plural
-from .html_parts import caption_html, caption_text, error_html, error_text, findings_html, svg_img
+from .html_parts import caption_html, caption_text, error_html, error_text, findings_html, signature_text, svg_img
 from .html_parts import esc as _esc
 from .static_svg import function_svg
 from .wire import safe_wire
@@ -55,7 +55,7 @@ def _listing_lines(doc: dict) -> list[str]:
     for fn in listed[:MAX_LISTED_ROWS]:
         src = fn.get("source") or {}
         where = f" at {src.get('file')}:{src.get('line')}" if src.get("file") else ""
-        out.append(f"  {fn['name']}({fn['signature']}): {_counts(fn)}{where}")
+        out.append(f"  {fn['name']}({signature_text(fn['signature'])}): {_counts(fn)}{where}")
     if len(listed) > MAX_LISTED_ROWS:
         out.append(f"  … and {plural(len(listed) - MAX_LISTED_ROWS, 'more function')} (listed in the widget)")
     if unlisted:
@@ -75,7 +75,9 @@ def fallback_html(doc: dict) -> str:
         findings_html(doc),
     ]
     for i, fn in enumerate(doc.get("functions", [])):
-        parts.append(f"<p><code>{_esc(fn['name'])}({_esc(fn['signature'])})</code>: {_esc(_counts(fn))}</p>")
+        parts.append(
+            f"<p><code>{_esc(fn['name'])}({_esc(signature_text(fn['signature']))})</code>: {_esc(_counts(fn))}</p>"
+        )
         if i < MAX_PICTURES:  # a picture is tens of kB: a document of 40 functions draws the first few
             parts.append(svg_img(lambda fn=fn: function_svg(fn), f"graph of {fn['name']}"))
     parts.extend(f"<p>{_esc(line)}</p>" for line in _listing_lines(doc))
@@ -109,7 +111,7 @@ def text_summary(doc: dict) -> str:
                 f"… {len(text) - keep} more lines (the whole text is in the widget and in the capture)"
             ]
         budget -= len(text)
-        lines.append(f"\n{fn['name']}({fn['signature']}): {_counts(fn)}\n" + "\n".join(text))
+        lines.append(f"\n{fn['name']}({signature_text(fn['signature'])}): {_counts(fn)}\n" + "\n".join(text))
     lines.extend(_listing_lines(doc))
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)

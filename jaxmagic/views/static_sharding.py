@@ -2,8 +2,10 @@
 jitted call's shardings and collectives, as tables and small SVG pictures.
 
 For hosts that run no scripts (GitHub, nbviewer, email) and for `text/plain`. Arrays of rank 3
-and more are drawn as their first 2-D slice with a note; at most `MAX_ARRAYS` pictures. Every
-document string is escaped.
+and more are drawn as their first 2-D slice with a note; at most `MAX_ARRAYS` pictures. A model's
+step takes and returns thousands of leaves: a call lists `MAX_LEAF_LINES` of each side (those moved
+to another sharding first) and counts the rest by sharding; `MAX_ARRAY_ROWS` arrays are listed and
+the rest counted the same way (the widget has every one). Every document string is escaped.
 
 The same order and names as the widget (widgets/sharding/view.js): findings, the meshes by the
 names the user bound (`mesh dp`, `mesh_title`) with each axis's type, the jitted calls
@@ -17,9 +19,20 @@ from __future__ import annotations
 import re
 
 from ..units import bytes_text, plural
-from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
+from .html_parts import (
+    caption_html,
+    caption_text,
+    error_html,
+    error_text,
+    esc,
+    findings_html,
+    signature_text,
+    svg_img,
+)
 
 MAX_ARRAYS = 12  # pictures; the rest are listed
+MAX_LEAF_LINES = 24  # in / out leaves listed per call; the rest counted by sharding
+MAX_ARRAY_ROWS = 200  # arrays listed (this cell's, and earlier cells'); the rest counted by sharding
 MAX_TITLED = 64  # blocks with a hover title per picture (a 256-device array stays small)
 CELL = 18  # px per mesh cell
 SIDE = 140  # px of the longer side of an array picture
@@ -139,9 +152,21 @@ def _mesh_line(mesh: dict) -> str:
     return f"{mesh_title(mesh)}: {axes_text(mesh)}" + (f", also bound as {', '.join(also)}" if also else "")
 
 
+def _counted_by_sharding(items: list, spec_of, what: str) -> str:
+    """`7,100 more leaves: 7,000 SingleDeviceSharding, 100 P('dp')`: what a list left out, by sharding."""
+    counts: dict[str, int] = {}
+    for item in items:
+        spec = spec_of(item)
+        counts[spec] = counts.get(spec, 0) + 1
+    top = sorted(counts.items(), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{n:,} {spec}" for spec, n in top[:6])
+    more = f" and {plural(len(top) - 6, 'other sharding')}" if len(top) > 6 else ""
+    return f"{len(items):,} more {what}: {shown}{more}"
+
+
 def _array_table(arrays: list[dict]) -> str:
     rows = ["<table><tr><th>array</th><th>shape</th><th>sharding</th><th>blocks</th><th>copies</th><th>bytes</th></tr>"]
-    for a in arrays:
+    for a in arrays[:MAX_ARRAY_ROWS]:
         rows.append(
             "<tr>"
             + "".join(
@@ -158,6 +183,8 @@ def _array_table(arrays: list[dict]) -> str:
             + "</tr>"
         )
     rows.append("</table>")
+    if len(arrays) > MAX_ARRAY_ROWS:
+        rows.append(f"<p><i>{esc(_counted_by_sharding(arrays[MAX_ARRAY_ROWS:], _array_spec, 'arrays'))}</i></p>")
     return "".join(rows)
 
 
@@ -177,7 +204,7 @@ def sharding_html(doc: dict) -> str:
         if mesh["devices"]:
             parts.append(svg_img(lambda mesh=mesh: mesh_svg(mesh, colors), mesh_title(mesh)))
     for c in doc.get("calls", []):
-        parts.append(f"<p><b>{esc(c['name'])}({esc(c['signature'])})</b></p><ul>")
+        parts.append(f"<p><b>{esc(c['name'])}({esc(signature_text(c['signature']))})</b></p><ul>")
         parts.extend(f"<li>{esc(line)}</li>" for line in _call_lines(c))
         parts.append("</ul>")
     arrays = doc.get("arrays", [])
@@ -198,16 +225,28 @@ def sharding_html(doc: dict) -> str:
     return "".join(parts)
 
 
-def _call_lines(c: dict) -> list[str]:
+def _leaf_spec(leaf: dict) -> str:
+    return _spec_text(leaf["spec"], leaf["kind"] or "?", leaf.get("unreduced"))
+
+
+def _leaf_lines(side: str, leaves: list[dict]) -> list[str]:
+    """A call's in or out leaves: MAX_LEAF_LINES of them (moved ones first), the rest counted."""
+    shown = sorted(leaves, key=lambda leaf: not leaf.get("mismatch"))[:MAX_LEAF_LINES]
+    keep = {id(leaf) for leaf in shown}
     lines = [
-        f"in {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
+        f"{side} {leaf['path']} {leaf['aval']}: {_leaf_spec(leaf)}"
         + (f" (given {leaf['given'] or 'one device'}: moved)" if leaf.get("mismatch") else "")
-        for leaf in c["inputs"]
+        for leaf in leaves
+        if id(leaf) in keep
     ]
-    lines += [
-        f"out {leaf['path']} {leaf['aval']}: {_spec_text(leaf['spec'], leaf['kind'] or '?', leaf.get('unreduced'))}"
-        for leaf in c["outputs"]
-    ]
+    rest = [leaf for leaf in leaves if id(leaf) not in keep]
+    if rest:
+        lines.append(f"{side} {_counted_by_sharding(rest, _leaf_spec, 'leaves')}")
+    return lines
+
+
+def _call_lines(c: dict) -> list[str]:
+    lines = _leaf_lines("in", c["inputs"]) + _leaf_lines("out", c["outputs"])
     for col in c["collectives"]:
         groups = f", {plural(len(col['groups']), 'group')} of {len(col['groups'][0])}" if col["groups"] else ""
         lines.append(
@@ -236,18 +275,25 @@ def _array_line(a: dict) -> str:
     return line + (f" ({a['note']})" if a.get("note") else "")
 
 
+def _array_lines(arrays: list[dict], indent: str) -> list[str]:
+    lines = [indent + _array_line(a) for a in arrays[:MAX_ARRAY_ROWS]]
+    if len(arrays) > MAX_ARRAY_ROWS:
+        lines.append(indent + _counted_by_sharding(arrays[MAX_ARRAY_ROWS:], _array_spec, "arrays"))
+    return lines
+
+
 def sharding_text(doc: dict) -> str:
     lines = [doc.get("title", "jaxmagic"), *caption_text(doc), *error_text(doc)]
     lines.extend(f"{f['severity']}: {f['message']}" for f in doc.get("findings", []))
     lines.extend(_mesh_line(mesh) for mesh in doc.get("meshes", []))
     for c in doc.get("calls", []):
-        lines.append(f"{c['name']}({c['signature']}):")
+        lines.append(f"{c['name']}({signature_text(c['signature'])}):")
         lines.extend("  " + line for line in _call_lines(c))
     arrays = doc.get("arrays", [])
-    lines.extend(_array_line(a) for a in arrays if not a.get("earlier"))
+    lines.extend(_array_lines([a for a in arrays if not a.get("earlier")], ""))
     earlier = [a for a in arrays if a.get("earlier")]
     if earlier:
         lines.append(f"{earlier_text(len(earlier))}:")
-        lines.extend("  " + _array_line(a) for a in earlier)
+        lines.extend(_array_lines(earlier, "  "))
     lines.extend(f"note: {n}" for n in doc.get("notes", []))
     return "\n".join(lines)

@@ -292,6 +292,20 @@ describe("grad view: jit entries, tabs, findings", () => {
     expect(el.querySelector(".jm-grad-details").textContent).toContain("by source line");
   });
 
+  it("a by-source link the document counts instead of listing says how many, and lights up nothing", async () => {
+    const d = structuredClone(fixture("grad-jit")), e = d.entries[0];
+    const [b] = Object.entries(e.regions[0].links).find(([, l]) => l.kind === "by_source");
+    e.regions[0].links[b] = { ...e.regions[0].links[b], forward: [], n_forward: 3600 }; // a 3,600-layer loop's line
+    const el = render(d);
+    await ready(el);
+    click(nodeEl(el, "program", b));
+    await settle(el);
+    expect(ids(pane(el, "program"), "jm-linked")).toEqual([]);
+    const det = el.querySelector(".jm-grad-details").textContent;
+    expect(det).toContain("Differentiates (by source line)");
+    expect(det).toContain("one of 3,600 forward ops with this source span");
+  });
+
   it("lists the step's gradients by pytree path; a row selects the program node that makes it", async () => {
     const d = fixture("grad-jit"), e = d.entries[0];
     const el = render(d);

@@ -52,6 +52,11 @@ export function gradDetails(panel, ctx, key) {
     parts.push(sec(ref, `Differentiates${jit ? ` (${kind === "exact" ? "exact" : "by source line"})` : ""}`,
       h("div", { class: "jm-grad-links" }, fwdIds.map((f) => nodeButton(ref, ctx.fnOf(other), other, f, ctx.go)), ref)));
   }
+  const unlisted = jit && role === "backward" ? links.unlisted.get(id) : undefined;
+  if (unlisted) {
+    parts.push(sec(ref, "Differentiates (by source line)", h("div", { class: "jm-muted" },
+      `one of ${unlisted.toLocaleString("en-US")} forward ops with this source span; JAX records nothing finer`, ref)));
+  }
   if (bwdIds && bwdIds.length && (jit ? role !== "backward" : graph === "forward")) {
     parts.push(sec(ref, `Differentiated by (${bwdIds.length})`,
       h("div", { class: "jm-grad-links" }, bwdIds.slice(0, 60).map((b) => nodeButton(ref, ctx.fnOf(other), other, b, ctx.go)), ref)));

@@ -129,10 +129,12 @@ export function residualTargets(entry, r) {
 /**
  * Links both ways: `toForward` backward node id -> forward node ids, `toBackward`
  * forward node id -> backward node ids (in document order), `kind` backward node id
- * -> "exact" | "by_source" (jit; split links are exact), `source` (jit: the span text).
+ * -> "exact" | "by_source" (jit; split links are exact), `source` (jit: the span text),
+ * `unlisted` backward node id -> how many forward nodes share its source span when the
+ * document counts them instead of listing them (a loop's line: every layer's op).
  */
 export function linkMaps(entry) {
-  const toForward = new Map(), toBackward = new Map(), kind = new Map(), source = new Map();
+  const toForward = new Map(), toBackward = new Map(), kind = new Map(), source = new Map(), unlisted = new Map();
   const add = (b, fs, k, src) => {
     toForward.set(b, fs);
     kind.set(b, k);
@@ -141,12 +143,15 @@ export function linkMaps(entry) {
   };
   if (entry.origin === "jit") {
     for (const reg of entry.regions || []) {
-      for (const [b, l] of Object.entries(reg.links || {})) add(b, (l && l.forward) || [], l && l.kind === "exact" ? "exact" : "by_source", l && l.source);
+      for (const [b, l] of Object.entries(reg.links || {})) {
+        add(b, (l && l.forward) || [], l && l.kind === "exact" ? "exact" : "by_source", l && l.source);
+        if (l && Number.isInteger(l.n_forward)) unlisted.set(b, l.n_forward);
+      }
     }
   } else {
     for (const [b, f] of Object.entries((entry.links && entry.links.backward) || {})) add(b, [f], "exact", null);
   }
-  return { toForward, toBackward, kind, source };
+  return { toForward, toBackward, kind, source, unlisted };
 }
 
 /** The UserOp a node comes from (split entries), or null. */

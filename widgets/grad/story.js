@@ -90,11 +90,12 @@ const avals = (rs) => rs.slice(0, 2).map((r) => String(r.aval ?? "?")).join(", "
  * A backward eqn in words: `mul — transpose of sin (line 3)`, from the forward eqn(s)
  * the document links it to (`fwdIx`: the graph holding them), and its user line.
  */
-function backwardText(ix, fwdIx, node, forwardIds) {
+function backwardText(ix, fwdIx, node, forwardIds, unlisted = 0) {
   const f = forwardIds.length ? fwdIx.nodes.get(forwardIds[0]) : null;
   const src = node.src || (f && f.src);
   const line = src ? lineText(ix, src) || lineText(fwdIx, src) : "";
-  const of = f ? ` — transpose of ${f.prim}${forwardIds.length > 1 ? ` (+${forwardIds.length - 1})` : ""}` : "";
+  const of = f ? ` — transpose of ${f.prim}${forwardIds.length > 1 ? ` (+${forwardIds.length - 1})` : ""}`
+    : unlisted ? ` — transpose of one of ${unlisted.toLocaleString("en-US")} forward ops on its line` : "";
   return `${node.prim}${of}${line ? ` (${line})` : ""}`;
 }
 
@@ -146,7 +147,7 @@ export function gradLabels(entry, parts, { values = false } = {}) {
       const role = roleOf(entry, ids);
       head = `${P} of ${N} · ${role}`;
       if (role === "backward" && node) {
-        what = [backwardText(ix, ix, node, links.toForward.get(node.id) || []), cotangentText(ix, valuesOf(graph), node)];
+        what = [backwardText(ix, ix, node, links.toForward.get(node.id) || [], links.unlisted.get(node.id)), cotangentText(ix, valuesOf(graph), node)];
       } else what = [stepText(ix, key, { values: valuesOf(graph) })];
     }
     if (!node && !what[0]) what = [`${containerName(ix, key)}`];

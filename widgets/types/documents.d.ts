@@ -463,6 +463,7 @@ export interface JitLink {
   forward: string[];
   kind: "exact" | "by_source";
   source: string;
+  n_forward?: number;
 }
 /** One differentiation inside a jitted program, found by its name stacks. */
 export interface Region {

@@ -336,11 +336,14 @@ def _residuals(state: _Walk) -> list[Residual]:
 
 
 def _links(state: _Walk, residuals: list[Residual]) -> dict[EqnKey, GradLink]:
-    by_position: dict[tuple, list[EqnKey]] = {}
+    grouped: dict[tuple, list[EqnKey]] = {}
     for key, role in state.eqns.items():
         position = state.positions[key]
         if role.role == FORWARD and position is not None:
-            by_position.setdefault((role.region, position, role.scope), []).append(key)
+            grouped.setdefault((role.region, position, role.scope), []).append(key)
+    # one tuple per source position, shared by every backward eqn linked to all of it (a loop's line:
+    # thousands of backward eqns, each by that line's thousand forward eqns, held once)
+    by_position = {k: tuple(v) for k, v in grouped.items()}
     reads: dict[EqnKey, set] = {}
     for residual in residuals:
         if residual.origin == "forward":
@@ -355,13 +358,14 @@ def _links(state: _Walk, residuals: list[Residual]) -> dict[EqnKey, GradLink]:
         if not candidates:
             continue
         if len(candidates) == 1:
-            links[key] = GradLink(key, tuple(candidates), "exact", role.source)
+            links[key] = GradLink(key, candidates, "exact", role.source)
             continue
-        confirmed = tuple(c for c in candidates if c in reads.get(key, ()))
+        read = reads.get(key, ())
+        confirmed = tuple(c for c in candidates if c in read) if read else ()
         links[key] = (
             GradLink(key, confirmed, "exact", role.source)
             if confirmed
-            else GradLink(key, tuple(candidates), "by_source", role.source)
+            else GradLink(key, candidates, "by_source", role.source)
         )
     return links
 

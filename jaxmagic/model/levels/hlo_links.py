@@ -112,17 +112,15 @@ def share_out(hlo: HloModule, twins: list[Eqn], lines: list[int]) -> list[list[i
     fusion), in order of appearance. Anything else stays unassigned.
     """
     shapes = [_out_shapes(t.obj) for t in twins]
-    counts = [{(dtype, prod(dims)) for dtype, dims in x} for x in shapes]
     shares: list[list[int]] = [[] for _ in twins]
     if all(shapes) and len({frozenset(x) for x in shapes}) > 1:  # else no shape tells them apart
+        by_shape = _owners(shapes)  # looked up per line: a run of thousands of twins stays linear
+        by_count = _owners([{(dtype, prod(dims)) for dtype, dims in x} for x in shapes])
         for line in lines:
             shape = hlo.result_shape(line)
             if shape is None:
                 continue
-            owners = [k for k, x in enumerate(shapes) if shape in x]
-            if not owners:
-                count = (shape[0], prod(shape[1]))
-                owners = [k for k, x in enumerate(counts) if count in x]
+            owners = by_shape.get(shape) or by_count.get((shape[0], prod(shape[1])), [])
             if len(owners) == 1:
                 shares[owners[0]].append(line)
         if any(shares):
@@ -130,6 +128,15 @@ def share_out(hlo: HloModule, twins: list[Eqn], lines: list[int]) -> list[list[i
     if len(lines) == len(twins):
         return [[line] for line in lines]
     return None
+
+
+def _owners(keys_per_twin: list[set]) -> dict[Any, list[int]]:
+    """key -> the twins (indices) having it."""
+    owners: dict[Any, list[int]] = {}
+    for k, keys in enumerate(keys_per_twin):
+        for key in keys:
+            owners.setdefault(key, []).append(k)
+    return owners
 
 
 def _out_shapes(eqn: Any) -> set[tuple[str, tuple[int, ...]]]:

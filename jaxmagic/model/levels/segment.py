@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
 from itertools import combinations
 from math import comb
 
@@ -14,38 +16,34 @@ _MAX_SEGMENTATIONS = 4096
 
 def segment(
     facts: list[Facts],
-    sizes_equal: list[tuple[int, int]],
+    classes: list[int] | None,
     parts: int,
     fed_by_run: list[bool] | None = None,
 ) -> list[list[int]] | None:
     """The only way to cut ops into `parts` consecutive groups that look like separate lowerings.
 
     A lowering's ops feed its last op (every earlier op's value is used later in the group), its
-    inner values are used by no other lowering, and twins' last ops are of one kind; `sizes_equal`
-    pairs of twins share a lowering, so equal sizes. A twin whose inputs all come from twins of the
-    run (`fed_by_run`) uses no value from outside the run but constants.
-    Returns group index lists, or None when no cut or several fit.
+    inner values are used by no other lowering, and twins' last ops are of one kind; twins of one
+    of `classes` (a label per twin, twins/`lowering_classes`; None: unknown) share a lowering, so
+    their groups have equal sizes. A twin whose inputs all come from twins of the run
+    (`fed_by_run`) uses no value from outside the run but constants.
+
+    With `classes` known, the candidates are one cut per choice of each class's size (a `tree_map`
+    over 3,600 parameters of two shapes: a handful of cuts, where cut points would be
+    astronomically many); without, every choice of cut points, where there are few enough. Fewer
+    constraints can only let more cuts fit, so an unknown `classes` never gives a wrong cut, at
+    worst none. Returns group index lists, or None when no cut or several fit.
     """
     n = len(facts)
+    candidates = _cuts_by_class_sizes(n, classes) if classes is not None else None
+    if candidates is None:
+        if not searchable(n, parts):
+            return None
+        candidates = _cuts_by_points(n, parts)
     in_run = set().union(*(f[0] for f in facts)) if facts else set()
-    if parts > n or comb(n - 1, parts - 1) > _MAX_SEGMENTATIONS:
-        return None
     found = None
-    for cuts in combinations(range(1, n), parts - 1):
-        bounds = (0, *cuts, n)
-        groups = [list(range(bounds[k], bounds[k + 1])) for k in range(parts)]
-        if len({facts[g[-1]][2] for g in groups}) != 1:
-            continue
-        if any(len(groups[a]) != len(groups[b]) for a, b in sizes_equal):
-            continue
-        if not all(_feeds_last(facts, g) for g in groups):
-            continue
-        if _uses_foreign_internals(facts, groups):
-            continue
-        if fed_by_run and any(
-            fed and any(not is_constant_value(v) for i in g for v in facts[i][1] - in_run)
-            for fed, g in zip(fed_by_run, groups)
-        ):
+    for groups in candidates:
+        if not _looks_like_lowerings(facts, groups, in_run, fed_by_run):
             continue
         if found is not None:
             return None
@@ -53,19 +51,79 @@ def segment(
     return found
 
 
+def searchable(n_ops: int, parts: int) -> bool:
+    """Whether cutting `n_ops` ops into `parts` groups has few enough ways to try them all."""
+    return 0 < parts <= n_ops and comb(n_ops - 1, parts - 1) <= _MAX_SEGMENTATIONS
+
+
+def _cuts_by_points(n: int, parts: int) -> Iterator[list[list[int]]]:
+    for cuts in combinations(range(1, n), parts - 1):
+        bounds = (0, *cuts, n)
+        yield [list(range(bounds[k], bounds[k + 1])) for k in range(parts)]
+
+
+def _cuts_by_class_sizes(n: int, classes: list[int]) -> list[list[list[int]]] | None:
+    """One cut per way to give each class a size (at least one op per twin) that adds up to `n`
+    ops; None when there are more than _MAX_SEGMENTATIONS ways."""
+    counts = sorted(Counter(classes).items())
+    choices: list[dict[int, int]] = []
+
+    def choose(k: int, left: int, sizes: dict[int, int]) -> bool:
+        if k == len(counts):
+            if left == 0:
+                choices.append(dict(sizes))
+            return len(choices) <= _MAX_SEGMENTATIONS
+        label, twins = counts[k]
+        rest = sum(c for _, c in counts[k + 1 :])  # ops the later classes need at least
+        for size in range(1, (left - rest) // twins + 1):
+            sizes[label] = size
+            if not choose(k + 1, left - size * twins, sizes):
+                return False
+        return True
+
+    if not choose(0, n, {}):
+        return None
+    cuts = []
+    for sizes in choices:
+        groups, start = [], 0
+        for label in classes:
+            groups.append(list(range(start, start + sizes[label])))
+            start += sizes[label]
+        cuts.append(groups)
+    return cuts
+
+
+def _looks_like_lowerings(
+    facts: list[Facts], groups: list[list[int]], in_run: set, fed_by_run: list[bool] | None
+) -> bool:
+    if len({facts[g[-1]][2] for g in groups}) != 1:
+        return False
+    if not all(_feeds_last(facts, g) for g in groups):
+        return False
+    if _uses_foreign_internals(facts, groups):
+        return False
+    return not (
+        fed_by_run
+        and any(
+            fed and any(not is_constant_value(v) for i in g for v in facts[i][1] - in_run)
+            for fed, g in zip(fed_by_run, groups)
+        )
+    )
+
+
 def _uses_foreign_internals(facts: list[Facts], groups: list[list[int]]) -> bool:
-    """Whether a group uses a value another group consumes itself (an internal of another lowering)."""
-    internal: list[set[str]] = []
-    for g in groups:
+    """Whether a group uses a value another group consumes itself (an internal of another lowering).
+    One pass over the ops: each internal value knows its group (SSA values are defined once)."""
+    owner: dict[str, int] = {}
+    for k, g in enumerate(groups):
         inside: set[str] = set()
         for i in g:
             inside |= facts[i][1]
-        internal.append({v for i in g[:-1] for v in facts[i][0] if v in inside})
-    for k, g in enumerate(groups):
-        uses = set().union(*(facts[i][1] for i in g))
-        if any(uses & internal[j] for j in range(len(groups)) if j != k):
-            return True
-    return False
+        for i in g[:-1]:
+            for v in facts[i][0]:
+                if v in inside:
+                    owner[v] = k
+    return any(owner.get(v, k) != k for k, g in enumerate(groups) for i in g for v in facts[i][1])
 
 
 def _feeds_last(facts: list[Facts], group: list[int]) -> bool:
