@@ -71,20 +71,24 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
     """The user's line that made the eqn: JAX's innermost non-JAX frame, unless that is a library's
     (Flax, Optax, ... in site-packages) and a frame of the user's own code (a cell, a script) called it.
 
-    `memo` (one per graph) keeps the answer per innermost frame when that frame is the user's:
-    a layer's eqns come from a few lines, and each answer reads the line's code (13 µs an eqn).
-    Each node gets its own copy."""
+    `memo` (one per graph) keeps the answer per innermost frame when that frame is the user's, and
+    per innermost frame and user stack when it is a library's: a layer's eqns come from a few
+    lines (an optimizer's update: thousands of eqns from a few of Optax's), and each answer reads
+    the line's code (13 µs an eqn). Each node gets its own copy."""
     frame = jax_compat.user_frame(eqn.source_info)
     if frame is None:
         return None
     if not capture_source.is_user_file(frame.file_name):
-        for file, line, function in reversed(jax_compat.user_stack(eqn.source_info)):  # innermost first
-            if not capture_source.is_user_file(file):
-                continue
-            src = source_json(capture_source.location(file, line, None, function))
-            if src is not None:  # None: a frame without a line number
-                src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line, frame.function_name)
-                return src
+        stack = jax_compat.user_stack(eqn.source_info)
+        key = (frame.file_name, frame.start_line, frame.function_name, stack)
+        if memo is not None and key in memo:
+            src = memo[key]
+        else:
+            src = _called_from_user_code(frame, stack)
+            if memo is not None:
+                memo[key] = src
+        if src is not None:
+            return dict(src)  # else the library's own line, below
     elif memo is not None:
         key = (frame.file_name, frame.start_line, frame.start_column, frame.function_name)
         src = memo.get(key)
@@ -93,6 +97,19 @@ def _eqn_source(eqn: Any, memo: dict | None = None) -> dict | None:
         return dict(src) if src is not None else None
     loc = capture_source.location(frame.file_name, frame.start_line, frame.start_column, frame.function_name)
     return source_json(loc)
+
+
+def _called_from_user_code(frame: Any, stack: tuple) -> dict | None:
+    """The innermost user frame of `stack` (outermost first) that called the library `frame`, with the
+    library's frame beside it; None when the stack has no user frame with a line."""
+    for file, line, function in reversed(stack):  # innermost first
+        if not capture_source.is_user_file(file):
+            continue
+        src = source_json(capture_source.location(file, line, None, function))
+        if src is not None:  # None: a frame without a line number
+            src["lib"] = capture_source.library_frame_text(frame.file_name, frame.start_line, frame.function_name)
+            return src
+    return None
 
 
 class _FunctionBuilder:
