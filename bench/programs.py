@@ -96,6 +96,31 @@ def transformer_step(
     return train_step, (params, tokens)
 
 
+def adam_step(layers: int, width: int = 16) -> tuple[Callable, tuple]:
+    """A jitted train step with Optax's Adam over `layers` dense layers (2 leaves each; the optimizer's
+    state 4 more): a model's thousands of parameters, most eqns made on a few of Optax's lines.
+    About 46 eqns per layer."""
+    import optax
+
+    params = [{"w": jnp.ones((width, width)) * 0.01, "b": jnp.zeros(width)} for _ in range(layers)]
+    opt = optax.adam(1e-3)
+    x = jnp.ones((4, width))
+
+    def loss(ps: list, x: Any) -> Any:
+        h = x
+        for p in ps:
+            h = jnp.tanh(h @ p["w"] + p["b"])
+        return jnp.mean(h**2)
+
+    @jax.jit
+    def step(ps: list, state: Any, x: Any) -> tuple:
+        value, grads = jax.value_and_grad(loss)(ps, x)
+        updates, state = opt.update(grads, state, ps)
+        return optax.apply_updates(ps, updates), state, value
+
+    return step, (params, opt.init(params), x)
+
+
 def eqn_count(closed_jaxpr: Any) -> int:
     """Recursive eqn count, as the graph document counts them."""
     from jaxmagic.capture.jax_compat import sub_jaxprs
