@@ -575,3 +575,28 @@ def test_reuse_matches_a_reference_that_counts_consumption_by_key_data(ops, lega
     assert {np.asarray(r.data, dtype=np.uint32).tobytes() for r in cap.keys if r.state == "consumed"} == {
         w for w, n in consumed.items() if n == 1
     }
+
+
+def test_another_threads_key_operation_in_flight_hides_none_of_the_cells():
+    """A background thread inside one of the stand-ins (here: inside `quiet`, as a stand-in
+    running JAX's function is) leaves the cell's thread recording its own key operations."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def background() -> None:
+        with key_patch.quiet():
+            inside.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=background, daemon=True)
+    thread.start()
+    try:
+        assert inside.wait(30)
+        with jaxmagic.capture({}) as cap:
+            jr.normal(jr.key(7))
+    finally:
+        release.set()
+        thread.join(30)
+    [root] = cap.keys
+    assert [u.name for u in root.uses] == ["normal"]

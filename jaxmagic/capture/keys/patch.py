@@ -16,6 +16,7 @@ import contextlib
 import functools
 import inspect
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any, Protocol
@@ -54,7 +55,16 @@ WATCHED = frozenset(
         "random_fold_in",
     }
 )
-_inside = [0]  # >0 while one of our stand-ins runs JAX's function: its binds are that call's
+
+
+class _Depth(threading.local):
+    """How deep this thread is inside one of our stand-ins: per thread, since another thread's
+    key operation in flight must not hide the cell's (a shared count did, now and then)."""
+
+    n = 0
+
+
+_inside = _Depth()  # >0 while one of our stand-ins runs JAX's function: its binds are that call's
 
 
 class KeyRecorder(Protocol):
@@ -93,11 +103,11 @@ def _kind_of(name: str, original: Callable) -> str | None:
 def quiet() -> Iterator[None]:
     """Key operations inside this block are jaxmagic's own (evaluating a program again for
     values), not the user's: neither the stand-ins nor the eager-transform hook record them."""
-    _inside[0] += 1
+    _inside.n += 1
     try:
         yield
     finally:
-        _inside[0] -= 1
+        _inside.n -= 1
 
 
 @functools.lru_cache(maxsize=256)
@@ -109,17 +119,17 @@ def _patched(name: str, kind: str, original: Callable) -> Callable:
     def random_call(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         recorder = _recorder
-        if recorder is None or _inside[0] or _CURRENT_TRACE.value is not _NO_TRACE:
+        if recorder is None or _inside.n or _CURRENT_TRACE.value is not _NO_TRACE:
             # Under a trace (jit, vmap, grad, scan): the program that trace binds tells the story.
             return original(*args, **kwargs)  # its warnings keep their place (capture/findings/warning_site.py)
-        _inside[0] += 1
+        _inside.n += 1
         try:
             # bad arguments raise from JAX itself, as without a capture
             out = original(*args, **kwargs)
         except BaseException as exc:  # the relay's frame is not the user's to read
             raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
         finally:
-            _inside[0] -= 1
+            _inside.n -= 1
         try:
             recorder.on_random(name, kind, args, kwargs, out, sys._getframe(1))
         except Exception as exc:  # our failure never becomes the user's: the operation goes unrecorded
@@ -177,21 +187,21 @@ def patch_eager_transforms(stack: ExitStack) -> None:
     def process_primitive(self: Any, primitive: Any, args: Any, params: Any, /) -> Any:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         recorder = _recorder
-        if recorder is not None and not _inside[0] and params.get("differentiated") is True:
+        if recorder is not None and not _inside.n and params.get("differentiated") is True:
             # A checkpoint's backward recomputation redraws what its forward pass drew (JAX's checker
             # skips it too): its binds are not new uses.
-            _inside[0] += 1
+            _inside.n += 1
             try:
                 return original(self, primitive, args, params)
             finally:
-                _inside[0] -= 1
-        if recorder is None or _inside[0] or primitive.name not in WATCHED or _from_jit_dispatch():
+                _inside.n -= 1
+        if recorder is None or _inside.n or primitive.name not in WATCHED or _from_jit_dispatch():
             return original(self, primitive, args, params)
-        _inside[0] += 1
+        _inside.n += 1
         try:
             out = original(self, primitive, args, params)
         finally:
-            _inside[0] -= 1
+            _inside.n -= 1
         try:
             recorder.on_eval(primitive, tuple(args), params, out)
         except Exception as exc:  # our failure never becomes the user's: the operation goes unrecorded
