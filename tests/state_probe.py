@@ -133,7 +133,7 @@ def _recorders() -> dict[str, Any]:
             continue
         out[name] = {"_recorder": None if module._recorder is None else _ident(module._recorder)}
         if hasattr(module, "_inside"):
-            out[name]["_inside"] = list(module._inside)
+            out[name]["_inside"] = module._inside.n  # this thread's depth inside the stand-ins
     magics = sys.modules.get("jaxmagic.magics")
     if magics is not None:
         installed = magics._installed.get(id(_shell()))

@@ -451,7 +451,7 @@ def test_nothing_leaks(corpus_runs, mode, name):
             recorders[m]["_recorder"] is None
             for m in ("jaxmagic.capture.jit.patch", "jaxmagic.capture.grads.patch", "jaxmagic.capture.keys.patch")
         )
-        assert recorders["jaxmagic.capture.keys.patch"]["_inside"] == [0]
+        assert recorders["jaxmagic.capture.keys.patch"]["_inside"] == 0
         assert recorders["jaxmagic.magics"] == {"installed": True, "_pending": None}
 
 
