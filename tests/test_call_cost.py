@@ -176,3 +176,36 @@ def test_explanations_go_off_when_lambdas_made_anew_keep_compiling(monkeypatch):
     assert "jitted functions made from the code at" in note and __file__ in note
     assert cap.calls[-1].miss_reason.redefined and cap.calls[-1].explanations == ()
     assert cap.calls[1].explanations  # JAX's own words, while they were on
+
+
+def test_jitted_calls_under_a_trace_run_at_once_and_the_traced_call_is_recorded(monkeypatch):
+    """An optimizer's jitted helpers called while its update is traced (thousands for a real model)
+    never reach the recorder's `record`: JAX's call runs at once. The call being traced is
+    recorded as ever, and the inner jit still appears inside its program."""
+    from jaxmagic.capture.jit.recorder import JitRecorder
+
+    calls = []
+    original = JitRecorder.record
+
+    def counted(self, fn, args, kwargs):
+        calls.append(getattr(fn, "__name__", "?"))
+        return original(self, fn, args, kwargs)
+
+    monkeypatch.setattr(JitRecorder, "record", counted)
+
+    @jax.jit
+    def scale(x):
+        return x * 0.9
+
+    @jax.jit
+    def update(params):
+        return [scale(p) for p in params]
+
+    params = [jnp.ones(3)] * 50
+    with jaxmagic.capture({}, keys=False) as cap:
+        out = update(params)
+    assert calls == ["update"]
+    assert [c.name.rsplit(".", 1)[-1] for c in cap.calls] == ["update"]
+    assert all(float(o[0]) == pytest.approx(0.9) for o in out)
+    inner = [e for e in cap.calls[0].jaxpr.jaxpr.eqns if "jaxpr" in e.params]
+    assert len(inner) == 50  # each traced call of `scale` is a nested program of `update`

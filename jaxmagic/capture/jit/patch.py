@@ -55,11 +55,12 @@ class FastPath:
     `hot` maps id(jitted function) to the recorder's state for the functions whose cache hits
     need nothing but a row (the recorder adds and removes them); `rows` receives the state and
     `times` the call's start and end (two floats: no tuple per call, so the rows of a long loop
-    add nothing for Python's garbage collector to walk); a change in `len(events)` during the call means JAX traced or
-    compiled (a miss: `recorder.fast_missed` records it); `next_sample[0]` is the clock time
-    from which a call goes the recorder's full way instead (readiness sampling); only calls
-    on `thread` are taken. `passthrough` holds the jitted functions JAX defines itself, which
-    the recorder has seen and left out: they run at once (checked by identity: ids are reused).
+    add nothing for Python's garbage collector to walk); a change in `len(events)` during the
+    call means JAX traced or compiled (a miss: `recorder.fast_missed` records it);
+    `next_sample[0]` is the clock time from which a call goes the recorder's full way instead
+    (readiness sampling); only calls on `thread` are taken. `passthrough` holds the jitted
+    functions JAX defines itself, which the recorder has seen and left out: they run at once
+    (checked by identity: ids are reused).
     """
 
     hot: dict
@@ -91,6 +92,7 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
     if fast is None:  # nothing of an ended capture stays referenced (its functions, their executables)
         _hot = _passthrough = _NO_HOT
         _add_row, _add_time, _events, _next_sample = [].append, [].append, [], [0.0]
+        _thread_id = getattr(recorder, "thread", 0)
     else:
         _hot, _passthrough, _events, _next_sample, _thread_id = (
             fast.hot,
@@ -120,8 +122,10 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
     A cache hit of a hot function (called a few times already, nothing else to record per
     call) is recorded here, in this frame: a row (the state; start and end on a list of floats),
     about 0.3 us where the recorder's own path costs 1.4 (bench/trace.py). A hot call due a
-    readiness sample goes to the recorder's `sampled`; anything else (JAX traced or compiled
-    during the call, an error, a call under a JAX trace or from another thread) to its `record`.
+    readiness sample goes to the recorder's `sampled`. A call under a JAX trace on the cell's
+    thread runs at once (it is part of the computation traced; `record` would only run it).
+    Anything else (JAX traced or compiled during the call, an error, a call from another
+    thread) goes to the recorder's `record`.
     """
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     state = _hot.get(id(self))
@@ -157,6 +161,14 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
     recorder = _recorder
     if recorder is None:
         return call_jitted(self, *args, **kwargs)
+    if _CURRENT_TRACE.value is not _NO_TRACE and _thread() == _thread_id:
+        # Part of what JAX is tracing on the cell's thread (an optimizer's jitted helpers while its
+        # update is traced: 13.5k calls for Optax's Adam over 1,000 parameters): JAX's call at once,
+        # as `record` would run it, without its frame.
+        try:
+            return call_jitted(self, *args, **kwargs)
+        except BaseException as exc:
+            raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
     try:
         return recorder.record(self, args, kwargs)
     except BaseException as exc:  # the recorder's frames are not the user's to read
