@@ -535,9 +535,13 @@ def memory() -> str:
     )
 
 
-def close_widgets() -> int:
-    """Close every live widget (what a front end does when the outputs are cleared); how many."""
-    live = list(_registered_widgets().values())
+def close_widgets(limit: int = 200) -> int:
+    """Close up to `limit` live widgets (what a front end does when the outputs are cleared); how many.
+
+    Each close is one iopub message: a burst of 2,000 could overrun ZeroMQ's queues (1,000 messages
+    each way) while a busy client reads, and the dropped messages would include the request's
+    `idle`. The caller repeats until none is left."""
+    live = list(_registered_widgets().values())[:limit]
     for w in live:
         w.close()
     return len(live)
