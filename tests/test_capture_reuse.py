@@ -178,3 +178,83 @@ def test_sampling_backs_off_while_watches_tell_nothing_and_returns_when_one_sett
     watch.watch(500, kept, 0.0)
     watch.poll()
     assert 500 in watch.ready and watch.interval() == readiness.SAMPLE_S
+
+
+def test_hits_on_the_one_program_jax_holds_are_rows_that_name_it():
+    """JAX's call cache holds one program for `f`: every later hit can only run it, so after one call
+    recorded in full the hits are rows, each with that call's signature and artefacts (as computed
+    afresh); the hits the signature budget would have recorded still have their outputs read for NaN."""
+    f = jax.jit(lambda w, x: (w * 0.5 + jnp.log(x - 3.0), x - 1.0))
+    w, x = w0, x0 = jnp.ones(4), jnp.full(4, 4.5)
+    f(w, x)  # compiled before the cell
+    assert f._cache_size() == 1  # JAX's own count of its programs for f
+    with jaxmagic.capture({}, keys=False) as cap:
+        for _ in range(12):
+            w, x = f(w, x)
+    assert [c.phases is not None for c in cap.calls] == [True] + [False] * 11  # recorded in full once
+    assert all(c.cache_hit for c in cap.calls)
+    first = cap.calls[0]
+    assert first.signature == signature_of(f, (w0, x0), {})
+    assert all(c.signature is first.signature and c.artifacts is first.artifacts for c in cap.calls)
+    # x: 4.5, 3.5, 2.5 -> log of a negative in the third call's output: found, and its origin too
+    (nan,) = [fd for fd in cap.findings if fd.kind == "nan"]
+    assert nan.call == 2 and "`log`" in nan.message
+
+
+def test_hits_of_a_function_holding_several_programs_keep_the_signature_budget():
+    f = jax.jit(lambda x: x * 2)
+    a, b = jnp.ones(3), jnp.ones(5)
+    f(a), f(b)  # two programs: which one a hit runs is known only from its arguments
+    with jaxmagic.capture({}, keys=False) as cap:
+        for _ in range(6):
+            f(a), f(b)
+    recorded = [c for c in cap.calls if c.phases is not None]
+    assert len(recorded) == 8  # the budget
+    assert [str(c.signature) for c in recorded] == ["f32[3]", "f32[5]"] * 4
+    assert all(c.signature is None for c in cap.calls[8:])  # not known: never guessed
+
+
+def test_a_miss_that_adds_a_program_ends_what_hits_are_known_to_run():
+    """After a miss the cache holds two programs: the next hits are recorded in full again (the budget),
+    and earlier rows keep the program they ran."""
+    f = jax.jit(lambda x: x + 1)
+    a, b = jnp.ones(3), jnp.ones(7)
+    with jaxmagic.capture({}, keys=False) as cap:
+        for x in (a, a, a, b, a, b):
+            f(x)
+    sigs = [str(c.signature) for c in cap.calls]
+    assert sigs == ["f32[3]", "f32[3]", "f32[3]", "f32[7]", "f32[3]", "f32[7]"]
+    assert [c.cache_hit for c in cap.calls] == [False, True, True, False, True, True]
+    assert [c.phases is not None for c in cap.calls] == [True, False, False, True, True, True]
+
+
+def test_the_early_steps_of_a_loop_are_not_kept_alive_for_the_nan_check():
+    """A one-program step's early hits are watched without their arguments kept: the loop frees its
+    intermediate parameters as it would without the capture."""
+    step = jax.jit(lambda p: {k: v * 0.9 for k, v in p.items()})
+    params = {"w": jnp.ones((64, 64)), "b": jnp.ones(64)}
+    step(params)
+    refs = []
+    with jaxmagic.capture({}, keys=False) as cap:
+        p = params
+        for _ in range(6):
+            p = step(p)
+            refs.append(weakref.ref(p["w"]))
+        jax.block_until_ready(p)
+        gc.collect()
+        alive = [r() is not None for r in refs]
+    assert alive == [False] * 5 + [True]
+    assert len(cap.calls) == 6 and not [fd for fd in cap.findings if fd.kind == "nan"]
+
+
+def test_without_a_count_of_jaxs_programs_the_budget_applies(monkeypatch):
+    from jaxmagic.capture import jax_compat
+
+    monkeypatch.setattr(jax_compat, "cached_programs", lambda fn: None)
+    f = jax.jit(lambda x: x - 1)
+    x = jnp.ones(3)
+    with jaxmagic.capture({}, keys=False) as cap:
+        for _ in range(10):
+            f(x)
+    assert [c.phases is not None for c in cap.calls] == [True] * 8 + [False] * 2
+    assert all(c.signature is None for c in cap.calls[8:])

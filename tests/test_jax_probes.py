@@ -53,6 +53,27 @@ def test_jit_info_reads_static_and_donated_arguments():
     probe(found == ((1,), (0,)), "jit_info (`_jit_info`, or `_cache_miss`'s closure on 0.4)", found)
 
 
+def test_cached_programs_counts_the_programs_a_jitted_function_holds():
+    """The count a hit's program is known from (capture/jit/functions.py `note_program`): one per
+    distinct signature compiled, shared by `jax.jit(f)` made again for the same `f`, none before a call."""
+
+    def double(x):
+        return x * 2
+
+    f = jax.jit(double)
+    counts = [jax_compat.cached_programs(f)]
+    f(jnp.ones(3))
+    counts.append(jax_compat.cached_programs(f))
+    f(jnp.ones(3) + 1)
+    counts.append(jax_compat.cached_programs(f))
+    f(jnp.ones(5))
+    counts.append(jax_compat.cached_programs(f))
+    probe(counts == [0, 1, 1, 2], "cached_programs (`_cache_size()`)", counts)
+    again = jax_compat.cached_programs(jax.jit(double))
+    probe(again in (0, 2), "cached_programs of jax.jit(f) made again (shared, or its own)", again)
+    probe(jax_compat.cached_programs(lambda x: x) is None, "cached_programs of a plain function", None)
+
+
 def test_jit_options_equal_for_equal_jits():
     options = jax_compat.jit_options(jax.jit(abs))
     probe(options is not None, "jit_options (PjitInfo's fields after fun_sourceinfo, fun_signature)", options)
@@ -525,10 +546,19 @@ def test_tracer_transform_is_read():
 
 
 def test_deleted_array_error_is_read():
+    y = jnp.ones(3)
+    for _ in range(3):  # the eager op's program cached and on JAX 0.4's C++ path, which words it otherwise
+        (y - 2.5).block_until_ready()
+    jax.jit(lambda a: a + 1, donate_argnums=0)(y)
+    with pytest.raises((RuntimeError, ValueError)) as raised:
+        y - 2.5
+    probe(
+        jax_compat.is_deleted_array_error(raised.value), "is_deleted_array_error (a cached eager op)", str(raised.value)
+    )
     x = jnp.ones(3)
     jax.jit(lambda a: a + 1, donate_argnums=0)(x)
     probe(jax_compat.is_deleted(x), "is_deleted (Array.is_deleted)", x)
-    for read in (lambda: x + 1, lambda: np.asarray(x)):
+    for read in (lambda: x + 1, lambda: x * 3.5, lambda: np.asarray(x)):
         with pytest.raises((RuntimeError, ValueError)) as raised:
             read()
         probe(jax_compat.is_deleted_array_error(raised.value), "is_deleted_array_error", str(raised.value))

@@ -467,16 +467,21 @@ def _function_entries(capture: Capture) -> tuple[list[tuple[JitCall, list[JitCal
     latest: dict[tuple, tuple] = {}
     unattributed: Counter = Counter()
     signatures: dict[int, set] = {}  # function id -> its signature keys so far
+    keys: dict[int, tuple] = {}  # id(Signature) -> its key: a loop's cache hits share one Signature
     for call in capture.calls:
-        if call.signature is None:  # a cache hit recorded as a row only: the signature is known if unique
+        sig = call.signature
+        if sig is None:  # a cache hit recorded as a row only: the signature is known if unique
             known = signatures.get(call.function_id, ())
             if len(known) == 1:
                 order[latest[(call.function_id, next(iter(known)))]].append(call)
             else:
                 unattributed[call.name] += 1
             continue
-        signatures.setdefault(call.function_id, set()).add(call.signature.key)
-        key = (call.function_id, call.signature.key)
+        sig_key = keys.get(id(sig))
+        if sig_key is None:  # the capture holds every Signature meanwhile: ids are not reused
+            sig_key = keys[id(sig)] = sig.key
+        signatures.setdefault(call.function_id, set()).add(sig_key)
+        key = (call.function_id, sig_key)
         group = latest.get(key)
         jaxpr = call.jaxpr
         if group is None or (
@@ -610,7 +615,7 @@ def _side_notes(capture: Capture, unattributed: dict[str, int]) -> list[str]:
     for name, count in list(unattributed.items())[:8]:
         out.append(
             f"{name}: {count} further cache hits, recorded without their signature "
-            "(signatures are taken on misses and on the first calls of each function)"
+            "(JAX's cache held several programs for it; signatures are taken on misses and on a function's first calls)"
         )
     if len(unattributed) > 8:
         out.append(

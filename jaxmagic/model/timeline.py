@@ -136,6 +136,7 @@ class _CallColumns:
         self.lanes: list[_Lane] = []
         self.lane_at: dict[tuple, int] = {}
         self.signatures, self.sites = _Table(), _Table()
+        self._signature_at: dict[int, int] = {}  # id(Signature) -> its row: a loop's hits share one object
         self.cols: dict[str, list] = {k: [] for k in ("lane", "start", "end", "hit", "ready", "sig", "miss", "site")}
         self.errors: dict[str, str] = {}
         self.misses: list[dict] = []
@@ -147,6 +148,16 @@ class _CallColumns:
             li = self.lane_at[key] = len(self.lanes)
             self.lanes.append(_Lane(call.name, "call", call.source, first_call=call.index))
         return li, self.lanes[li]
+
+    def _signature_row(self, sig: Any) -> int:
+        """The signature's row in `signatures` (-1: not recorded). Looked up by object first: the
+        cache hits of a loop share one Signature, whose key a step of 1,000 leaves makes long."""
+        if sig is None:
+            return -1
+        at = self._signature_at.get(id(sig))
+        if at is None:  # the capture holds every Signature while this runs: ids are not reused
+            at = self._signature_at[id(sig)] = self.signatures.add(sig.key, lambda: _signature_json(sig))
+        return at
 
     def add(self, call: JitCall) -> None:
         li, lane = self.lane_of(call)
@@ -163,8 +174,7 @@ class _CallColumns:
         cols["end"].append(_us(call.end, origin))
         cols["hit"].append(1 if call.cache_hit else 0)
         cols["ready"].append(None if call.ready is None else _us(call.ready, origin))
-        sig = call.signature
-        cols["sig"].append(-1 if sig is None else self.signatures.add(sig.key, lambda s=sig: _signature_json(s)))
+        cols["sig"].append(self._signature_row(call.signature))
         site = call.call_site
         cols["site"].append(
             -1 if site is None else self.sites.add((site.file, site.line), lambda s=site: source_json(s))

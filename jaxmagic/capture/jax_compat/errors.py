@@ -21,7 +21,10 @@ _ORIGIN = re.compile(
     r" for (?P<traced_for>[\w.]+)\."
 )
 _DEPENDS = re.compile(r"depends on the values? of the arguments? (?P<args>.+?)\.(?:\n|$)")
-_DELETED = ("Array has been deleted", "Buffer has been deleted or donated")
+# In lower case: the runtime's INVALID_ARGUMENT writes "Buffer has been deleted or donated" when
+# the op is compiled on the spot and "Invalid buffer passed: buffer has been ..." on JAX 0.4's C++
+# fast path (an eager op whose program is cached already).
+_DELETED = ("array has been deleted", "buffer has been deleted or donated")
 
 
 def concretization_kind(exc: BaseException) -> str | None:
@@ -71,7 +74,10 @@ def is_deleted_array_error(exc: BaseException) -> bool:
     """True for JAX's errors on reading an array whose buffer was deleted or donated: the
     RuntimeError of `Array._check_if_deleted` and the runtime's INVALID_ARGUMENT when one is passed
     to a compiled call."""
-    return isinstance(exc, (RuntimeError, ValueError)) and any(s in str(exc) for s in _DELETED)
+    if not isinstance(exc, (RuntimeError, ValueError)):
+        return False
+    text = str(exc).lower()
+    return any(s in text for s in _DELETED)
 
 
 def is_deleted(x: Any) -> bool:

@@ -60,6 +60,23 @@ def jit_options(fn: Any) -> tuple | None:
     return None
 
 
+def cached_programs(fn: Any) -> int | None:
+    """How many compiled programs JAX's call cache holds for jitted `fn` (`_cache_size()`: the C++
+    fast path's entries, shared by every jitted function JAX treats as `fn`); None when unknown.
+
+    A cache hit runs one of these programs; when there is only one, which one is known.
+    """
+    size = getattr(fn, "_cache_size", None)
+    if size is None:
+        return None
+    try:
+        count = size()
+    except Exception as exc:  # boundary: an unknown count only means the caller records more
+        strict.fallback("the number of programs in a jitted function's call cache", exc)
+        return None
+    return count if type(count) is int else None
+
+
 def _make_trace_state_clean() -> Callable[[], bool]:
     try:
         from jax._src import core

@@ -22,7 +22,8 @@ from ..record import Artifacts, Signature, SourceLocation
 
 # Cache hits get a signature (and a graph, for functions compiled before the capture)
 # for this many calls per function; after that only misses do. Flattening the
-# arguments of every call would cost more than JAX's own dispatch.
+# arguments of every call would cost more than JAX's own dispatch. A function whose
+# cache holds a single program needs one (`FunctionTable.note_program`).
 SIGNATURE_BUDGET_PER_FUNCTION = 8
 
 
@@ -39,6 +40,12 @@ class FunctionState:
     last_signature: Signature | None = None  # of the latest call with one: what a miss is compared with
     key_program: Any = None  # keys.flow.ProgramKeys of its latest program that handles PRNG keys
     wrappers: int = 1  # jitted functions JAX treats as this one (`jax.jit(f)` made anew for the same `f`)
+    hot: bool = False  # its cache hits are recorded as rows, without a signature taken (`FunctionTable`)
+    donates: bool = False  # it donates arguments: each call's donated arrays are noted (not the routed fast path)
+    watched_hits: int = 0  # hot hits still to leave their outputs to the NaN check (`note_program`)
+    # (first call index, signature, artefacts) from which every cache hit runs the one program JAX's
+    # call cache holds, or (index, None, None) from where it holds several (`note_program`)
+    hit_programs: list[tuple[int, Signature | None, Artifacts | None]] = field(default_factory=list)
 
     @classmethod
     def of(cls, fn: Any) -> FunctionState:
@@ -81,10 +88,11 @@ def function_name(fn: Any) -> str:
 class FunctionTable:
     """Every jitted function seen in one capture, by id, and which of them are hot.
 
-    `hot`: functions past the signature budget (their cache hits are recorded without a
-    signature); `fast`: the hot ones whose cache hits need only a row, which the jitted type's
-    routed call records itself (capture/jit/patch.py `FastPath`); `jax_own`: jitted functions
-    JAX itself defines, passed through unrecorded. The recorder reads these dicts directly.
+    `hot`: functions whose cache hits are recorded as rows, without their arguments flattened
+    (JAX holds the one program they run, or past the signature budget); `fast`: the hot ones
+    whose cache hits need only a row, which the jitted type's routed call records itself
+    (capture/jit/patch.py `FastPath`); `jax_own`: jitted functions JAX itself defines, passed
+    through unrecorded. The recorder reads these dicts directly.
     """
 
     def __init__(self) -> None:
@@ -126,9 +134,50 @@ class FunctionTable:
         """One more call of `fn`; past the signature budget its cache hits take the fast paths."""
         state.calls += 1
         if state.calls >= SIGNATURE_BUDGET_PER_FUNCTION:
-            self.hot[id(fn)] = state  # later cache hits take the recorder's short path
-            if state.key_program is None:  # ... or the routed call's (not when a program handles keys)
-                self.fast[id(fn)] = state
+            self._make_hot(fn, state)
+
+    def note_program(
+        self, fn: Any, state: FunctionState, index: int, signature: Signature, artifacts: Artifacts | None
+    ) -> None:
+        """After call `index` of `fn` was recorded with `signature`: what its later cache hits run.
+
+        When JAX's call cache holds one compiled program for `fn`, a later call that compiles
+        nothing can only hit that program: its signature and artefacts are this call's, so taking
+        them again tells nothing. The function is hot at once (a loop's step: 7 calls fewer
+        recorded in full), each hit still given this signature; the hits the signature budget
+        would have recorded in full still leave their outputs to the NaN check (`watched_hits`),
+        without their arguments kept. With several programs (a miss added one) a hit's program is
+        not known: later hits get no signature, and the budget applies.
+        """
+        programs = state.hit_programs
+        known = jax_compat.cached_programs(fn) == 1
+        if not known and not programs:
+            return
+        if not programs or programs[-1][1] is not (signature if known else None):
+            programs.append((index, signature, artifacts) if known else (index, None, None))
+        if known and not state.hot:
+            state.watched_hits = max(0, SIGNATURE_BUDGET_PER_FUNCTION - state.calls)
+            self._make_hot(fn, state)
+        elif not known and state.hot and state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
+            state.hot, state.watched_hits = False, 0  # hot only by its one program: the budget again
+            self.hot.pop(id(fn), None)
+            self.fast.pop(id(fn), None)
+
+    def _make_hot(self, fn: Any, state: FunctionState) -> None:
+        """Let `fn`'s later cache hits be recorded as rows (no signature taken, no artefacts)."""
+        state.hot = True
+        self.hot[id(fn)] = state  # later cache hits take the recorder's short path
+        self.settle_fast(fn, state)
+
+    def settle_fast(self, fn: Any, state: FunctionState) -> None:
+        """Whether `fn`'s cache hits take the routed call's fast path (capture/jit/patch.py): a hot
+        function whose calls need nothing but a row. Not when its program handles keys (each call
+        joins the key tree), it donates (each call's donated arrays are noted) or hits are still
+        watched for NaN: those take the recorder's short path."""
+        if state.hot and state.key_program is None and not state.donates and not state.watched_hits:
+            self.fast[id(fn)] = state
+        else:
+            self.fast.pop(id(fn), None)
 
     def hot_definition(self, fn: Any) -> FunctionState | None:
         """The state of a hot function when `fn`, seen for the first time, is another jitted function
@@ -137,13 +186,12 @@ class FunctionTable:
             return None
         key = definition_key(fn)
         state = self.by_definition.get(key) if key is not None else None
-        if state is None or state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
+        if state is None or not state.hot:
             return None
         state.wrappers += 1
         self.functions[id(fn)] = self.hot[id(fn)] = state
         self.keep_id(fn)
-        if state.key_program is None:
-            self.fast[id(fn)] = state
+        self.settle_fast(fn, state)
         return state
 
     def keep_id(self, fn: Any) -> None:

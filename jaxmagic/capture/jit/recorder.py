@@ -1,10 +1,12 @@
 """The jit recorder: what every jitted call of a capture reports to (capture/jit/patch.py routes them here).
 
-One row per call, in order. The common case, a cache hit of a function already seen a few
-times, costs a row appended by the routed call itself (`FastPath`) or, here, a trace check, two
-clock reads and three list appends. A miss or one of a function's first calls is recorded in
-full (`_finish`): its compile events, its signature (the user's names for its leaves), why it
-missed, and for each new signature its artefacts (capture/jit/artifacts.py). The recorder also
+One row per call, in order. The common case, a cache hit of a hot function (JAX's cache holds
+the one program it ran, or it was called a few times already: capture/jit/functions.py), costs
+a row appended by the routed call itself (`FastPath`) or, here, a trace check, two clock reads
+and three list appends; its signature and artefacts, when known, are its program's. A miss or one
+of a function's first calls is recorded in full (`_finish`): its compile events, its signature
+(the user's names for its leaves), why it missed, and for each new signature its artefacts
+(capture/jit/artifacts.py). The recorder also
 receives JAX's monitoring events (`on_duration`, `on_event`), which give each call its phases.
 
 Hot-path code here is written for speed (locals for attributes, positional constructors): see
@@ -57,6 +59,18 @@ def recording_call(frame: Any) -> int | None:
             return frame.f_locals.get("index")
         frame = frame.f_back
     return None
+
+
+_UNKNOWN_PROGRAM: tuple = (0, None, None)
+
+
+def _hit_program(state: FunctionState, index: int) -> tuple:
+    """(first index, signature, artefacts) of the program a cache hit recorded as a row at `index`
+    ran: the one its function's call cache held then (`FunctionTable.note_program`), else unknown."""
+    for entry in reversed(state.hit_programs):
+        if entry[0] < index:
+            return entry
+    return _UNKNOWN_PROGRAM
 
 
 class JitRecorder:
@@ -292,6 +306,8 @@ class JitRecorder:
                 self.placement.note_inputs(args, kwargs)
             if self.donations.donating and self.donations.donating.get(id(state)):
                 self.donations.note(id(state), args, kwargs, index, state.name)
+            if state.watched_hits:
+                self._watch_hit(fn, state, index, args, kwargs, out)
             if state.key_program is not None and self.keys is not None:
                 self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
                 self._record_key_call(out)
@@ -356,6 +372,15 @@ class JitRecorder:
         if error is None and self._key_call is not None:
             self._record_key_call(out)
 
+    def _watch_hit(self, fn: Any, state: FunctionState, index: int, args: tuple, kwargs: dict, out: Any) -> None:
+        """A hot hit within the signature budget of a function hot at once (`FunctionTable.note_program`):
+        its outputs go to the NaN check as a fully recorded call's would, its arguments not kept
+        (they would keep a loop's every early step alive to be read at stop)."""
+        state.watched_hits -= 1
+        self.nans.note_call(index, self._rows, fn, args, kwargs, out, keep_arguments=False)
+        if not state.watched_hits:
+            self.table.settle_fast(fn, state)
+
     def _record_key_call(self, out: Any) -> None:
         key_call, self._key_call = self._key_call, None
         if key_call is not None and self.keys is not None:
@@ -384,6 +409,8 @@ class JitRecorder:
         for index in range(len(calls), len(rows)):
             row = rows[index]
             if type(row) is FunctionState:  # a fast-path hit: every field positional (the cheapest call)
+                programs = row.hit_programs  # what it ran: one entry, or one more per later miss
+                hit = programs[-1] if programs and programs[-1][0] < index else _hit_program(row, index)
                 made.append(
                     JitCall(
                         index,
@@ -391,13 +418,13 @@ class JitRecorder:
                         row.function_id,
                         row.source,
                         None,
-                        None,
+                        hit[1],
                         True,
                         times[used],
                         times[used + 1],
                         None,
                         None,
-                        None,
+                        hit[2],
                         None,
                         (),
                         ready(index),
@@ -495,6 +522,8 @@ class JitRecorder:
             if error is None or isinstance(error, FloatingPointError):
                 artifacts = self._artifacts(fn, args, kwargs, index, state, signature, renames, durations["execute"])
                 self._note_key_program(fn, state, artifacts, index, leaves, call_site)
+            if error is None:
+                self.table.note_program(fn, state, index, signature, artifacts)  # what its later hits run
         self._rows.append(
             JitCall(
                 index=index,
@@ -514,8 +543,9 @@ class JitRecorder:
             )
         )
         if error is None and self.donations.donates(id(state), fn):  # its calls' donated arrays are noted,
-            self._fast.pop(id(fn), None)  # cache hits included (`record`'s way, not the fast path)
+            state.donates = True  # cache hits included (`record`'s way, not the fast path)
             self.donations.note(id(state), args, kwargs, index, state.name)
+        self.table.settle_fast(fn, state)
 
     def _artifacts(
         self,
@@ -566,7 +596,6 @@ class JitRecorder:
         if self.keys is None:
             return
         program = self.keys.program(artifacts)
-        state.key_program = program  # cache hits past the budget reuse it (`record`)
+        state.key_program = program  # cache hits past the budget reuse it (`record`), not the fast path
         if program is not None:
-            self._fast.pop(id(fn), None)
             self._key_call = (index, state.name, program, leaves, call_site)

@@ -230,8 +230,11 @@ class NanWatch:
         self.pinned = 0  # calls whose arguments are held strongly because they returned NaN/Inf (`_pin`)
         self.small_held = 0  # bytes of small arguments held strongly (`_hold_small`)
 
-    def note_call(self, index: int, name: str, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
-        """A call recorded in full: its float outputs and its arguments, held weakly."""
+    def note_call(
+        self, index: int, name: str, fn: Any, args: tuple, kwargs: dict, out: Any, keep_small: bool = True
+    ) -> None:
+        """A call recorded in full: its float outputs and its arguments, held weakly; the arguments
+        held strongly when its outputs already hold NaN/Inf (`_pin`), or when small (`keep_small`)."""
         entry = self._entry(index, None, name, out)
         if entry is None:
             return
@@ -241,7 +244,7 @@ class NanWatch:
         self._read_early(entry)
         if any(nan or inf for nan, inf in entry.early.values()):
             self._pin(entry)
-        else:
+        elif keep_small:
             self._hold_small(entry)
         self._add(entry)
 

@@ -41,13 +41,15 @@ class NanRecorder:
             self.capture.notes.append(f"the cell's arrays not checked for NaN/Inf: {type(exc).__name__}: {exc}")
             self._names_before = None
 
-    def note_call(self, index: int, rows: list, fn: Any, args: tuple, kwargs: dict, out: Any) -> None:
-        """Hold a fully recorded call's float outputs and arguments weakly, to check them at `check`
-        (`rows[index]`: the call's `JitCall`, absent when recording it failed)."""
+    def note_call(
+        self, index: int, rows: list, fn: Any, args: tuple, kwargs: dict, out: Any, keep_arguments: bool = True
+    ) -> None:
+        """Hold a call's float outputs and arguments weakly, to check them at `check` (`rows[index]`:
+        the call's row, absent when recording it failed); `keep_arguments`: small ones strongly too."""
         try:
             name = rows[index].name
             with paused_gc():  # a weak reference per leaf: a train step's thousand would start a collection
-                self.watch().note_call(index, name, fn, args, kwargs, out)
+                self.watch().note_call(index, name, fn, args, kwargs, out, keep_arguments)
         except Exception as exc:  # boundary: our failure never becomes the user's
             self.capture.notes.append(f"outputs of call {index} not checked for NaN/Inf: {type(exc).__name__}: {exc}")
 
