@@ -171,3 +171,78 @@ def test_prng_cell_does_not_keep_eager_samples(magic_shell):
     assert [(u.name, u.shape, u.dtype) for u in uses] == [("normal", (N,), "f32")] * 4
     assert _reachable_arrays(cap) == []
     ip.run_cell("del keys_cap, refs, k")
+
+
+def _own_cyclic_garbage(run) -> list[str]:
+    """What of jaxmagic's `run()` left only Python's cyclic collector to free: its objects, named.
+
+    A reference cycle (a recorder holding a bound method of its session, a recursive closure)
+    keeps a whole capture, its calls and a big program's walk alive until a full collection,
+    which then pauses the user's own code later (a training loop's step, say)."""
+    run()  # first compiles and JAX's own first-time caches: not what is measured
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        run()
+        gc.collect()
+        own = [
+            f"{type(o).__qualname__} {getattr(o, '__qualname__', '')}".strip()
+            for o in gc.garbage
+            if (getattr(type(o), "__module__", "") or "").startswith("jaxmagic")
+            or (callable(o) and (getattr(o, "__module__", "") or "").startswith("jaxmagic"))
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was_enabled:
+            gc.enable()
+    return own
+
+
+_CYCLES_SETUP = (
+    "import jax, jax.numpy as jnp, numpy as np\n"
+    "from jax.sharding import Mesh, PartitionSpec as P, NamedSharding\n"
+    "mesh = Mesh(np.array(jax.devices()[:4]), ('d',))\n"
+    "@jax.jit\n"
+    "def step(w, x, k):\n"
+    "    h = jax.lax.with_sharding_constraint(jnp.tanh(x @ w), NamedSharding(mesh, P('d')))\n"
+    "    h = jax.lax.fori_loop(0, 3, lambda i, a: a * 0.5, h)\n"
+    "    h = jax.lax.cond(h.sum() > 0, jnp.sin, jnp.cos, h)\n"
+    "    return (h + jax.random.normal(k, h.shape)).sum()\n"
+    "w, x, k = jnp.ones((8, 8)), jnp.ones((8, 8)), jax.random.key(0)\n"
+)
+_CYCLES_BODY = (
+    "for i in range(12):\n    k, sub = jax.random.split(k)\n    loss = step(w, x, sub)\ng = jax.grad(step)(w, x, k)\n"
+)
+
+
+@pytest.mark.parametrize("magic", ["jaxpr", "trace", "grad_graph", "sharding", "prng"])
+def test_a_magic_cell_leaves_no_reference_cycle_of_its_own(magic_shell, magic):
+    ip = magic_shell
+    assert ip.run_cell(_CYCLES_SETUP).success
+
+    def run() -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = ip.run_cell(f"%%{magic}\n{_CYCLES_BODY}")
+        assert result.success, result.error_in_exec
+
+    assert _own_cyclic_garbage(run) == []
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"keys": False}, {"values": True, "grads": True}, {"shardings": True, "vmap": True}, {"sync": True}]
+)
+def test_a_dropped_capture_and_its_exports_leave_no_reference_cycle(options):
+    namespace: dict = {}
+    exec(_CYCLES_SETUP, namespace)
+
+    def run() -> None:
+        with jaxmagic.capture(namespace, **options) as cap:
+            exec(_CYCLES_BODY, namespace)
+        for view in ("graph", "timeline", "grad", "sharding", "keys"):
+            jaxmagic.static_html(cap, view)
+        jaxmagic.to_dot(cap)
+
+    assert _own_cyclic_garbage(run) == []

@@ -101,6 +101,9 @@ class CaptureSession:
         self.jit.start()
         PREFETCH.clear()  # what an earlier capture started and no view took
         self.jit.on_lowered = self._on_lowered
+        # Undone with the hooks: the recorder keeps no bound method of this session, so the two (and
+        # the capture's calls) are freed when the user drops them, not by a later cyclic collection.
+        self._stack.callback(setattr, self.jit, "on_lowered", None)
         # The backend is read at the end, and only if the cell's code made one: starting JAX's
         # backend here would refuse the cell's own `jax.config.update('jax_num_cpu_devices', 8)`.
         self._stack.callback(self._note_backend)

@@ -313,23 +313,24 @@ def estimate_all(closed_jaxpr: Any, limit: int | None = None) -> list[Cost]:
     `limit`: stop after that many (the graph of a huge program keeps only its first eqns).
     """
     out: list[Cost] = []
-    sizes: dict[int, tuple[Any, int, int]] = {}
-
-    def walk(jaxpr: Any) -> list[Cost]:
-        top = []
-        for eqn in jaxpr.eqns:
-            if limit is not None and len(out) >= limit:
-                break
-            index = len(out)
-            out.append(Cost(None, None))  # placeholder: the owner's slot precedes its body's eqns
-            subs = [walk(sub) for _, sub in sub_jaxprs(eqn, opened=True)]
-            cost = owner_cost(eqn, subs) if subs else eqn_cost(eqn, sizes)
-            out[index] = cost
-            top.append(cost)
-        return top
-
-    walk(getattr(closed_jaxpr, "jaxpr", closed_jaxpr))
+    _estimate_body(getattr(closed_jaxpr, "jaxpr", closed_jaxpr), out, {}, limit)
     return out
+
+
+def _estimate_body(jaxpr: Any, out: list[Cost], sizes: dict, limit: int | None) -> list[Cost]:
+    """`estimate_all`'s walk: appends each eqn's cost to `out`, returns the body's top-level ones (a
+    module function: a recursive closure is a reference cycle, kept until the cyclic collector runs)."""
+    top = []
+    for eqn in jaxpr.eqns:
+        if limit is not None and len(out) >= limit:
+            break
+        index = len(out)
+        out.append(Cost(None, None))  # placeholder: the owner's slot precedes its body's eqns
+        subs = [_estimate_body(sub, out, sizes, limit) for _, sub in sub_jaxprs(eqn, opened=True)]
+        cost = owner_cost(eqn, subs) if subs else eqn_cost(eqn, sizes)
+        out[index] = cost
+        top.append(cost)
+    return top
 
 
 def estimate_nodes(eqns: list[Any], nodes: list[dict]) -> list[Cost]:

@@ -294,27 +294,31 @@ def _tangent_roles(fn: dict, tangent_in: set[str]) -> dict[str, str]:
     for node in fn["nodes"]:
         members.setdefault(node["group"], []).append(node)
     roles: dict[str, str] = {}
-
-    def walk(gid: str) -> None:
-        for node in members.get(gid, []):
-            ins = [op.get("var") for op in node["ins"]]
-            hot = any(v in tangent for v in ins if v)
-            outs_from_body: set[str] | None = None
-            for sub in node["subgroups"]:
-                group = groups[sub]
-                if len(group["invars"]) == len(ins):
-                    tangent.update(b for b, v in zip(group["invars"], ins) if v in tangent)
-                elif hot:
-                    tangent.update(group["invars"])
-                walk(sub)
-                outvars = [o.get("var") for o in group["outvars"]]
-                if len(outvars) == len(node["outs"]) and len(node["subgroups"]) == 1:
-                    outs_from_body = {o for o, v in zip(node["outs"], outvars) if v in tangent}
-            roles[node["id"]] = "tangent" if hot else "primal"
-            tangent.update(outs_from_body if outs_from_body is not None else node["outs"] if hot else ())
-
-    walk(fn["root"])
+    _tangent_roles_of_group(fn["root"], members, groups, tangent, roles)
     return roles
+
+
+def _tangent_roles_of_group(
+    gid: str, members: dict[str, list[dict]], groups: dict[str, dict], tangent: set, roles: dict[str, str]
+) -> None:
+    """`_tangent_roles`' walk, in evaluation order (a module function: a recursive closure is a
+    reference cycle, kept until Python's cyclic collector runs)."""
+    for node in members.get(gid, []):
+        ins = [op.get("var") for op in node["ins"]]
+        hot = any(v in tangent for v in ins if v)
+        outs_from_body: set[str] | None = None
+        for sub in node["subgroups"]:
+            group = groups[sub]
+            if len(group["invars"]) == len(ins):
+                tangent.update(b for b, v in zip(group["invars"], ins) if v in tangent)
+            elif hot:
+                tangent.update(group["invars"])
+            _tangent_roles_of_group(sub, members, groups, tangent, roles)
+            outvars = [o.get("var") for o in group["outvars"]]
+            if len(outvars) == len(node["outs"]) and len(node["subgroups"]) == 1:
+                outs_from_body = {o for o, v in zip(node["outs"], outvars) if v in tangent}
+        roles[node["id"]] = "tangent" if hot else "primal"
+        tangent.update(outs_from_body if outs_from_body is not None else node["outs"] if hot else ())
 
 
 def _custom_rules(
@@ -404,17 +408,18 @@ def _node_paths(closed: Any, limit: int) -> list[Path]:
     """Path of each eqn in `function_graph`'s node order: (i,) top level, (i, k, j, ...) for eqn j of the
     k-th sub-jaxpr (sorted param order) of eqn i: the path form of `GradLinks.nested`."""
     out: list[Path] = []
-
-    def walk(jaxpr: Any, prefix: Path) -> None:
-        for i, eqn in enumerate(jaxpr.eqns):
-            if len(out) >= limit:
-                return
-            out.append((*prefix, i))
-            for k, (_, sub) in enumerate(jax_compat.sub_jaxprs(eqn, opened=True)):
-                walk(sub, (*prefix, i, k))
-
-    walk(_open(closed), ())
+    _add_node_paths(_open(closed), (), out, limit)
     return out
+
+
+def _add_node_paths(jaxpr: Any, prefix: Path, out: list[Path], limit: int) -> None:
+    """`_node_paths`' walk (a module function: a recursive closure is a reference cycle)."""
+    for i, eqn in enumerate(jaxpr.eqns):
+        if len(out) >= limit:
+            return
+        out.append((*prefix, i))
+        for k, (_, sub) in enumerate(jax_compat.sub_jaxprs(eqn, opened=True)):
+            _add_node_paths(sub, (*prefix, i, k), out, limit)
 
 
 def _node_ids(closed: Any, fn: dict) -> dict[Path, str]:

@@ -29,14 +29,28 @@ def function_dot(fn: dict) -> Any:
         node_attr={"shape": "box", "fontname": "monospace", "fontsize": "10"},
         edge_attr={"fontname": "monospace", "fontsize": "9"},
     )
-    groups = {g["id"]: g for g in fn["groups"]}
-    variables = {v["id"]: v for v in fn["vars"]}
-    by_group: dict[str, list[dict]] = {}
-    for node in fn["nodes"]:
-        by_group.setdefault(node["group"], []).append(node)
+    writer = _ClusterWriter(fn)
+    writer.group(graph, fn["root"])
+    variables = writer.variables
+    for source, target, vid in derive_edges(fn):
+        graph.edge(_port(source), _port(target), label=_label(variables[vid]["aval"], 24))
+    return graph
 
-    def emit_group(parent: Any, gid: str) -> None:
-        group = groups[gid]
+
+class _ClusterWriter:
+    """Nodes and nested clusters of one function (a class, not closures calling each other: those
+    would be a reference cycle, kept alive until Python's cyclic collector runs)."""
+
+    def __init__(self, fn: dict) -> None:
+        self.groups = {g["id"]: g for g in fn["groups"]}
+        self.variables = {v["id"]: v for v in fn["vars"]}
+        self.by_group: dict[str, list[dict]] = {}
+        for node in fn["nodes"]:
+            self.by_group.setdefault(node["group"], []).append(node)
+        self.clusters = iter(range(1 << 62))
+
+    def group(self, parent: Any, gid: str) -> None:
+        group, variables = self.groups[gid], self.variables
         with parent.subgraph(name=f"cluster_{gid}") as cluster:
             cluster.attr(label=_label(group["label"]), style="rounded", color="grey60")
             for vid in group["constvars"] + group["invars"]:
@@ -50,11 +64,9 @@ def function_dot(fn: dict) -> Any:
             for i, op in enumerate(group["outvars"]):
                 text = variables[op["var"]]["aval"] if "var" in op else f"{op['lit']}: {op['aval']}"
                 cluster.node(_port(f"out:{gid}:{i}"), _label(f"out {i}: {text}"), shape="ellipse", fontsize="9")
-            emit_items(cluster, gid, by_group.get(gid, []), depth=0)
+            self.items(cluster, gid, self.by_group.get(gid, []), depth=0)
 
-    clusters = iter(range(1 << 62))
-
-    def emit_items(parent: Any, gid: str, nodes: list[dict], depth: int) -> None:
+    def items(self, parent: Any, gid: str, nodes: list[dict], depth: int) -> None:
         runs: dict[str, list[dict]] = {}
         order: list[tuple[str, Any]] = []
         for node in nodes:
@@ -68,20 +80,15 @@ def function_dot(fn: dict) -> Any:
                 order.append(("node", node))
         for kind, item in order:
             if kind == "scope":
-                with parent.subgraph(name=f"cluster_scope{next(clusters)}") as cluster:
+                with parent.subgraph(name=f"cluster_scope{next(self.clusters)}") as cluster:
                     cluster.attr(label=_label(item), style="dashed", color="grey70")
-                    emit_items(cluster, gid, runs[item], depth + 1)
+                    self.items(cluster, gid, runs[item], depth + 1)
                 continue
             lits = [op["lit"] for op in item["ins"] if "lit" in op]
             label = item["prim"] + (" " + ", ".join(_label(x, 12) for x in lits[:3]) if lits else "")
             parent.node(item["id"], _label(label))
             for sub in item["subgroups"]:
-                emit_group(parent, sub)
-
-    emit_group(graph, fn["root"])
-    for source, target, vid in derive_edges(fn):
-        graph.edge(_port(source), _port(target), label=_label(variables[vid]["aval"], 24))
-    return graph
+                self.group(parent, sub)
 
 
 def _port(endpoint: str) -> str:

@@ -63,19 +63,22 @@ class _Tree:
 
 
 def _walk(tree: _Tree, emit, budget: list[int]) -> None:
-    def visit(items: list, depth: int) -> None:
-        rows = [i for i in items if i[0] == "node" and i[1]["how"] == "row"]
-        shown = items if len(rows) <= MAX_ROWS else [i for i in items if i not in rows[MAX_ROWS:]]
-        for item in shown:
-            if budget[0] <= 0:
-                return
-            budget[0] -= 1
-            emit(item, depth)
-            visit(tree.kids(item), depth + 1)
-        if len(shown) < len(items):
-            emit(("more", len(items) - len(shown)), depth)
+    _visit(tree, emit, budget, tree.children.get(None, []), 0)
 
-    visit(tree.children.get(None, []), 0)
+
+def _visit(tree: _Tree, emit, budget: list[int], items: list, depth: int) -> None:
+    """`_walk` below `items` (a module function: a recursive closure is a reference cycle, which
+    keeps the tree alive until Python's cyclic collector runs)."""
+    rows = [i for i in items if i[0] == "node" and i[1]["how"] == "row"]
+    shown = items if len(rows) <= MAX_ROWS else [i for i in items if i not in rows[MAX_ROWS:]]
+    for item in shown:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        emit(item, depth)
+        _visit(tree, emit, budget, tree.kids(item), depth + 1)
+    if len(shown) < len(items):
+        emit(("more", len(items) - len(shown)), depth)
 
 
 def tree_svg(doc: dict) -> str:

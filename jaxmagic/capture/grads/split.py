@@ -374,26 +374,25 @@ def _own_path(eqn: Any) -> UserPath | None:
 
 def _top_paths(jaxpr: Any, side: str, nested: dict) -> list[UserPath | None]:
     """Links of the top-level eqns; eqns inside sub-jaxprs go to `nested`, inheriting the holder's link."""
-
-    def walk(inner: Any, where: tuple[int, ...], inherited: UserPath | None) -> None:
-        for i, eqn in enumerate(inner.eqns):
-            path = _own_path(eqn)
-            # Inside a re-tagged body, tags name the full path; an untagged eqn belongs to the holder.
-            path = (
-                path if path is not None and (inherited is None or path[: len(inherited)] == inherited) else inherited
-            )
-            if path is not None:
-                nested[(side, (*where, i))] = path
-            for k, sub in enumerate(_open_subs(eqn)):
-                walk(sub, (*where, i, k), path)
-
     paths: list[UserPath | None] = []
     for i, eqn in enumerate(jaxpr.eqns):
         path = _own_path(eqn)
         paths.append(path)
         for k, sub in enumerate(_open_subs(eqn)):
-            walk(sub, (i, k), path)
+            _nested_paths(sub, (i, k), path, side, nested)
     return paths
+
+
+def _nested_paths(inner: Any, where: tuple[int, ...], inherited: UserPath | None, side: str, nested: dict) -> None:
+    """`_top_paths` inside a sub-jaxpr (a module function: a recursive closure is a reference cycle)."""
+    for i, eqn in enumerate(inner.eqns):
+        path = _own_path(eqn)
+        # Inside a re-tagged body, tags name the full path; an untagged eqn belongs to the holder.
+        path = path if path is not None and (inherited is None or path[: len(inherited)] == inherited) else inherited
+        if path is not None:
+            nested[(side, (*where, i))] = path
+        for k, sub in enumerate(_open_subs(eqn)):
+            _nested_paths(sub, (*where, i, k), path, side, nested)
 
 
 def _recomputed(jaxpr: Any, where: tuple[int, ...], state: str = "top") -> Iterator[tuple[int, ...]]:
@@ -430,20 +429,9 @@ def _strip_closed(closed: Any) -> Any:
 
 def _strip(jaxpr: Any) -> Any:
     """`jaxpr` with our tag scopes removed from every eqn, sub-jaxprs included."""
-    closed_type, open_type = jax_compat.jaxpr_types()
-
-    def strip_value(value: Any) -> Any:
-        if isinstance(value, closed_type):
-            return closed_type(_strip(value.jaxpr), value.consts)
-        if isinstance(value, open_type):
-            return _strip(value)
-        if isinstance(value, tuple) and any(isinstance(v, (closed_type, open_type)) for v in value):
-            return tuple(strip_value(v) for v in value)
-        return value
-
     eqns = []
     for eqn in jaxpr.eqns:
-        params = {k: strip_value(v) for k, v in eqn.params.items()}
+        params = {k: _strip_value(v) for k, v in eqn.params.items()}
         changed = any(params[k] is not eqn.params[k] for k in params)
         eqns.append(
             eqn.replace(
@@ -451,6 +439,18 @@ def _strip(jaxpr: Any) -> Any:
             )
         )
     return jaxpr.replace(eqns=eqns)
+
+
+def _strip_value(value: Any) -> Any:
+    """A param value with the jaxprs it holds stripped (`_strip`); anything else as it is."""
+    closed_type, open_type = jax_compat.jaxpr_types()
+    if isinstance(value, closed_type):
+        return closed_type(_strip(value.jaxpr), value.consts)
+    if isinstance(value, open_type):
+        return _strip(value)
+    if isinstance(value, tuple) and any(isinstance(v, (closed_type, open_type)) for v in value):
+        return tuple(_strip_value(v) for v in value)
+    return value
 
 
 # ---------------------------------------------------------------------------------------------

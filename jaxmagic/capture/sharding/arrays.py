@@ -706,30 +706,32 @@ class ShardMapRecord:
 def shard_maps(closed_jaxpr: Any) -> list[ShardMapRecord]:
     """Every shard_map eqn in a jaxpr (inside jit bodies too), with its specs and explicit collectives."""
     out: list[ShardMapRecord] = []
-
-    def walk(jaxpr: Any, path: tuple[int, ...]) -> None:
-        for i, eqn in enumerate(jaxpr.eqns):
-            subs = [sub for _, sub in jax_compat.sub_jaxprs(eqn, opened=True)]
-            if eqn.primitive.name == "shard_map" and subs:
-                body = subs[0]
-                in_specs, out_specs = jax_compat.shard_map_specs(eqn)
-                out.append(
-                    ShardMapRecord(
-                        mesh=mesh_record(eqn.params.get("mesh")),
-                        in_specs=tuple(jax_compat.spec_text(s) for s in in_specs),
-                        out_specs=tuple(jax_compat.spec_text(s) for s in out_specs),
-                        in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
-                        shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
-                        out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),
-                        collectives=tuple(_explicit(body)),
-                        path=(*path, i),
-                    )
-                )
-            for sub in subs:
-                walk(sub, (*path, i))
-
-    walk(closed_jaxpr.jaxpr, ())
+    _add_shard_maps(closed_jaxpr.jaxpr, (), out)
     return out
+
+
+def _add_shard_maps(jaxpr: Any, path: tuple[int, ...], out: list[ShardMapRecord]) -> None:
+    """`shard_maps`' walk (a module function, not a closure: a recursive closure is a reference
+    cycle, which keeps what it reaches alive until Python's cyclic collector runs)."""
+    for i, eqn in enumerate(jaxpr.eqns):
+        subs = [sub for _, sub in jax_compat.sub_jaxprs(eqn, opened=True)]
+        if eqn.primitive.name == "shard_map" and subs:
+            body = subs[0]
+            in_specs, out_specs = jax_compat.shard_map_specs(eqn)
+            out.append(
+                ShardMapRecord(
+                    mesh=mesh_record(eqn.params.get("mesh")),
+                    in_specs=tuple(jax_compat.spec_text(s) for s in in_specs),
+                    out_specs=tuple(jax_compat.spec_text(s) for s in out_specs),
+                    in_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.invars),
+                    shard_avals=tuple(jax_compat.short_aval(v.aval) for v in body.invars),
+                    out_avals=tuple(jax_compat.short_aval(v.aval) for v in eqn.outvars),
+                    collectives=tuple(_explicit(body)),
+                    path=(*path, i),
+                )
+            )
+        for sub in subs:
+            _add_shard_maps(sub, (*path, i), out)
 
 
 def _explicit(jaxpr: Any) -> Iterable[ExplicitCollective]:
@@ -792,42 +794,54 @@ def intermediate_shardings(closed_jaxpr: Any) -> tuple[list[IntermediateSharding
     (not shard_map bodies, which are per-shard and described by their specs)."""
     out: list[IntermediateSharding] = []
     extra = 0
-
-    def walk(jaxpr: Any, path: tuple[int, ...]) -> None:
-        nonlocal extra
-        for i, eqn in enumerate(jaxpr.eqns):
-            name = eqn.primitive.name
-            requested = name in SHARDING_PRIMITIVES
-            for var in eqn.outvars[:1]:
-                sharding = eqn.params.get("sharding") if requested else None
-                spec = getattr(sharding, "spec", None) if sharding is not None else None
-                if spec is None:
-                    sharding = getattr(var.aval, "sharding", None)
-                    spec = getattr(sharding, "spec", None)
-                    if not requested and (
-                        spec is None or (all(p is None for p in _spec(spec)) and not _axes(spec, "unreduced"))
-                    ):
-                        continue
-                if len(out) >= MAX_INTERMEDIATES:
-                    extra += 1
-                    continue
-                frame = jax_compat.user_frame(eqn.source_info)
-                out.append(
-                    IntermediateSharding(
-                        primitive=name,
-                        aval=jax_compat.short_aval(var.aval),
-                        spec=None if spec is None else jax_compat.spec_text(spec),
-                        requested=requested,
-                        path=(*path, i),
-                        source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
-                        uneven=_uneven(tuple(getattr(var.aval, "shape", ())), spec, getattr(sharding, "mesh", None))
-                        if spec is not None
-                        else (),
-                    )
-                )
-            if name != "shard_map":
-                for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
-                    walk(sub, (*path, i))
-
-    walk(closed_jaxpr.jaxpr, ())
+    for path, eqn in _eqns_outside_shard_maps(closed_jaxpr.jaxpr, ()):
+        found = _sharding_of_output(eqn)
+        if found is None:
+            continue
+        if len(out) >= MAX_INTERMEDIATES:
+            extra += 1
+            continue
+        var, sharding, spec = found
+        frame = jax_compat.user_frame(eqn.source_info)
+        out.append(
+            IntermediateSharding(
+                primitive=eqn.primitive.name,
+                aval=jax_compat.short_aval(var.aval),
+                spec=None if spec is None else jax_compat.spec_text(spec),
+                requested=eqn.primitive.name in SHARDING_PRIMITIVES,
+                path=path,
+                source=None if frame is None else (frame.file_name, frame.start_line, frame.function_name),
+                uneven=_uneven(tuple(getattr(var.aval, "shape", ())), spec, getattr(sharding, "mesh", None))
+                if spec is not None
+                else (),
+            )
+        )
     return out, extra
+
+
+def _eqns_outside_shard_maps(jaxpr: Any, path: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], Any]]:
+    """(path, eqn) in eqn order, nested bodies included except shard_map's (a module function: a
+    recursive closure is a reference cycle, kept alive until Python's cyclic collector runs)."""
+    for i, eqn in enumerate(jaxpr.eqns):
+        yield (*path, i), eqn
+        if eqn.primitive.name != "shard_map":
+            for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+                yield from _eqns_outside_shard_maps(sub, (*path, i))
+
+
+def _sharding_of_output(eqn: Any) -> tuple[Any, Any, Any] | None:
+    """(first output var, its sharding, its spec) when the eqn asks for a sharding or its output has a
+    non-trivial one; None otherwise."""
+    requested = eqn.primitive.name in SHARDING_PRIMITIVES
+    for var in eqn.outvars[:1]:
+        sharding = eqn.params.get("sharding") if requested else None
+        spec = getattr(sharding, "spec", None) if sharding is not None else None
+        if spec is None:
+            sharding = getattr(var.aval, "sharding", None)
+            spec = getattr(sharding, "spec", None)
+            if not requested and (
+                spec is None or (all(p is None for p in _spec(spec)) and not _axes(spec, "unreduced"))
+            ):
+                return None
+        return var, sharding, spec
+    return None

@@ -28,29 +28,33 @@ def collect_eqns(closed_jaxpr: Any) -> list[Eqn]:
     root = Eqn("", "", "", None, [])
     eqns = [root]
     jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
-    kept = _kept(jaxpr)
-
-    def walk(jaxpr: Any, inherited: Frame | None, live: bool) -> list[int]:
-        ids = []
-        for eqn in jaxpr.eqns:
-            prim = eqn.primitive.name
-            ns = jax_compat.lowered_name_stack_text(eqn.source_info)
-            own = _eqn_frame(eqn, canon)
-            frame = own or inherited
-            alive = (
-                live
-                and (kept is None or id(eqn) in kept or any(id(v) in kept for v in eqn.outvars))
-                and not (prim == "integer_pow" and eqn.params.get("y") == 1)
-            )  # JAX 0.4 keeps `x ** 1`: lowered to x, no op
-            info = Eqn(prim, ns, f"{ns}/{prim}" if ns else prim, frame, [], own is not None, alive, eqn)
-            ids.append(len(eqns))
-            eqns.append(info)
-            for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
-                info.subs.append(walk(sub, frame, alive))
-        return ids
-
-    root.subs.append(walk(jaxpr, None, True))
+    root.subs.append(_collect_body(jaxpr, None, True, eqns, _kept(jaxpr), canon))
     return eqns
+
+
+def _collect_body(
+    jaxpr: Any, inherited: Frame | None, live: bool, eqns: list[Eqn], kept: set[int] | None, canon: Any
+) -> list[int]:
+    """`collect_eqns`' walk: appends the body's eqns (nested ones after their owner), returns their
+    indices (a module function: a recursive closure is a reference cycle, which would keep every
+    `Eqn` of a big program alive until Python's cyclic collector runs)."""
+    ids = []
+    for eqn in jaxpr.eqns:
+        prim = eqn.primitive.name
+        ns = jax_compat.lowered_name_stack_text(eqn.source_info)
+        own = _eqn_frame(eqn, canon)
+        frame = own or inherited
+        alive = (
+            live
+            and (kept is None or id(eqn) in kept or any(id(v) in kept for v in eqn.outvars))
+            and not (prim == "integer_pow" and eqn.params.get("y") == 1)
+        )  # JAX 0.4 keeps `x ** 1`: lowered to x, no op
+        info = Eqn(prim, ns, f"{ns}/{prim}" if ns else prim, frame, [], own is not None, alive, eqn)
+        ids.append(len(eqns))
+        eqns.append(info)
+        for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+            info.subs.append(_collect_body(sub, frame, alive, eqns, kept, canon))
+    return ids
 
 
 def same_lowering(a: Any, b: Any) -> bool:
@@ -75,16 +79,17 @@ def _kept(jaxpr: Any) -> set[int] | None:
     if pruned is None:
         return None
     kept: set[int] = set()
-
-    def walk(jaxpr: Any) -> None:
-        for eqn in jaxpr.eqns:
-            kept.add(id(eqn))
-            kept.update(id(v) for v in eqn.outvars)
-            for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
-                walk(sub)
-
-    walk(pruned)
+    _add_kept(pruned, kept)
     return kept
+
+
+def _add_kept(jaxpr: Any, kept: set[int]) -> None:
+    """`_kept`'s walk (a module function: a recursive closure is a reference cycle)."""
+    for eqn in jaxpr.eqns:
+        kept.add(id(eqn))
+        kept.update(id(v) for v in eqn.outvars)
+        for _, sub in jax_compat.sub_jaxprs(eqn, opened=True):
+            _add_kept(sub, kept)
 
 
 def _eqn_frame(eqn: Any, canon: Any) -> Frame | None:

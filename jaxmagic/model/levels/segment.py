@@ -67,21 +67,7 @@ def _cuts_by_class_sizes(n: int, classes: list[int]) -> list[list[list[int]]] | 
     ops; None when there are more than _MAX_SEGMENTATIONS ways."""
     counts = sorted(Counter(classes).items())
     choices: list[dict[int, int]] = []
-
-    def choose(k: int, left: int, sizes: dict[int, int]) -> bool:
-        if k == len(counts):
-            if left == 0:
-                choices.append(dict(sizes))
-            return len(choices) <= _MAX_SEGMENTATIONS
-        label, twins = counts[k]
-        rest = sum(c for _, c in counts[k + 1 :])  # ops the later classes need at least
-        for size in range(1, (left - rest) // twins + 1):
-            sizes[label] = size
-            if not choose(k + 1, left - size * twins, sizes):
-                return False
-        return True
-
-    if not choose(0, n, {}):
+    if not _choose_sizes(counts, 0, n, {}, choices):
         return None
     cuts = []
     for sizes in choices:
@@ -91,6 +77,24 @@ def _cuts_by_class_sizes(n: int, classes: list[int]) -> list[list[list[int]]] | 
             start += sizes[label]
         cuts.append(groups)
     return cuts
+
+
+def _choose_sizes(
+    counts: list[tuple[int, int]], k: int, left: int, sizes: dict[int, int], choices: list[dict[int, int]]
+) -> bool:
+    """Add to `choices` every way to size classes k.. with `left` ops; False once there are too many
+    (a module function: a recursive closure is a reference cycle)."""
+    if k == len(counts):
+        if left == 0:
+            choices.append(dict(sizes))
+        return len(choices) <= _MAX_SEGMENTATIONS
+    label, twins = counts[k]
+    rest = sum(c for _, c in counts[k + 1 :])  # ops the later classes need at least
+    for size in range(1, (left - rest) // twins + 1):
+        sizes[label] = size
+        if not _choose_sizes(counts, k + 1, left - size * twins, sizes, choices):
+            return False
+    return True
 
 
 def _looks_like_lowerings(
