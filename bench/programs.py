@@ -96,10 +96,11 @@ def transformer_step(
     return train_step, (params, tokens)
 
 
-def adam_step(layers: int, width: int = 16) -> tuple[Callable, tuple]:
+def adam_step(layers: int, width: int = 16, donate: bool = False) -> tuple[Callable, tuple]:
     """A jitted train step with Optax's Adam over `layers` dense layers (2 leaves each; the optimizer's
     state 4 more): a model's thousands of parameters, most eqns made on a few of Optax's lines.
-    About 46 eqns per layer."""
+    About 46 eqns per layer. `donate`: the parameters and the optimizer's state are donated
+    (`donate_argnums=(0, 1)`, as big-model loops save memory)."""
     import optax
 
     params = [{"w": jnp.ones((width, width)) * 0.01, "b": jnp.zeros(width)} for _ in range(layers)]
@@ -112,13 +113,12 @@ def adam_step(layers: int, width: int = 16) -> tuple[Callable, tuple]:
             h = jnp.tanh(h @ p["w"] + p["b"])
         return jnp.mean(h**2)
 
-    @jax.jit
     def step(ps: list, state: Any, x: Any) -> tuple:
         value, grads = jax.value_and_grad(loss)(ps, x)
         updates, state = opt.update(grads, state, ps)
         return optax.apply_updates(ps, updates), state, value
 
-    return step, (params, opt.init(params), x)
+    return jax.jit(step, donate_argnums=(0, 1) if donate else ()), (params, opt.init(params), x)
 
 
 def eqn_count(closed_jaxpr: Any) -> int:

@@ -16,6 +16,10 @@
 6. Freshly jitted distinct lambdas (each compiled): seconds per lambda.
 7. A first-call cell of a ~4k-eqn jitted grad (`mlp_grad(280)`): build, compile and run, plain vs
    captured as `%%trace` captures (the view built after the cell is not included).
+8. A 200-step loop of an Optax Adam step that donates its parameters and optimizer state (301 and
+   901 arrays a step): each call's donated arrays are noted for the donated-then-read finding.
+9. 200-step train loops written with Equinox (`eqx.filter_jit`) and Flax NNX (`nnx.jit`): the jitted
+   call reached through each library's wrapper.
 Best of several interleaved repeats and the median of paired ratios; nothing here is a pass/fail test.
 Run some items only: `bench/trace.py jit_per_iteration first_call_cell` (the names in `ITEMS`).
 """
@@ -28,6 +32,7 @@ import os
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -272,6 +277,101 @@ def first_call_cell(layers: int = 280, repeats: int = 3) -> dict[str, float]:
     return _paired_runs(run, repeats, keys=False)
 
 
+def donating_loop(layers: int, steps: int = 200, repeats: int = 11) -> tuple[int, dict[str, float]]:
+    """(donated leaves, plain vs captured) for a 200-step loop of an Optax Adam step over `layers` dense
+    layers that donates its parameters and optimizer state (each call's donated arrays are noted for
+    the donated-then-read finding), the loss read every 20 steps."""
+    step, (params, state, x) = programs.adam_step(layers, donate=True)
+    donated = len(jax.tree_util.tree_leaves((params, state)))
+
+    def run() -> float:
+        ps, st = jax.tree.map(jnp.copy, (params, state))  # fresh arrays: the loop donates them
+        start = time.perf_counter()
+        for i in range(steps):
+            ps, st, loss = step(ps, st, x)
+            if i % 20 == 0:
+                float(loss)
+        jax.block_until_ready(ps)
+        return time.perf_counter() - start
+
+    run()
+    return donated, _paired_runs(run, repeats, keys=False)
+
+
+def _equinox_loop(steps: int) -> Callable[[], float]:
+    """A 200-step Equinox loop as its users write it: `eqx.filter_jit`, Optax's Adam, a 6-layer MLP."""
+    import equinox as eqx
+    import optax
+
+    model = eqx.nn.MLP(64, 1, 64, 6, key=jax.random.key(0))
+    opt = optax.adam(1e-3)
+    x, y = jnp.ones((32, 64)), jnp.ones((32, 1))
+
+    @eqx.filter_jit
+    def step(model, state, x, y):
+        loss, grads = eqx.filter_value_and_grad(lambda m: ((jax.vmap(m)(x) - y) ** 2).mean())(model)
+        updates, state = opt.update(grads, state, eqx.filter(model, eqx.is_array))
+        return loss, eqx.apply_updates(model, updates), state
+
+    def run() -> float:
+        m, s = model, opt.init(eqx.filter(model, eqx.is_array))
+        start = time.perf_counter()
+        for i in range(steps):
+            loss, m, s = step(m, s, x, y)
+            if i % 20 == 0:
+                float(loss)
+        jax.block_until_ready(m)
+        return time.perf_counter() - start
+
+    return run
+
+
+def _nnx_loop(steps: int) -> Callable[[], float]:
+    """The same loop in Flax NNX: `nnx.jit`, `nnx.Optimizer` over Optax's Adam."""
+    import optax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs):
+            self.layers = nnx.List([nnx.Linear(64, 64, rngs=rngs) for _ in range(6)])
+            self.out = nnx.Linear(64, 1, rngs=rngs)
+
+        def __call__(self, x):
+            for layer in self.layers:
+                x = jax.nn.relu(layer(x))
+            return self.out(x)
+
+    model = MLP(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+    x, y = jnp.ones((32, 64)), jnp.ones((32, 1))
+
+    @nnx.jit
+    def step(model, optimizer, x, y):
+        loss, grads = nnx.value_and_grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+        optimizer.update(model, grads)
+        return loss
+
+    def run() -> float:
+        start = time.perf_counter()
+        for i in range(steps):
+            loss = step(model, optimizer, x, y)
+            if i % 20 == 0:
+                float(loss)
+        return time.perf_counter() - start
+
+    return run
+
+
+def framework_loops(steps: int = 200, repeats: int = 15) -> dict[str, dict[str, float]]:
+    """200-step train loops through Equinox's and Flax NNX's own jit wrappers, plain vs captured."""
+    results = {}
+    for name, make in (("Equinox", _equinox_loop), ("Flax NNX", _nnx_loop)):
+        run = make(steps)
+        run()
+        results[name] = _paired_runs(run, repeats, keys=False)
+    return results
+
+
 def _print_paired(what: str, result: dict[str, float], unit: str, scale: float) -> None:
     print(
         f"{what}: plain {result['plain best'] * scale:.3f} {unit} best, {result['plain median'] * scale:.3f} "
@@ -329,6 +429,17 @@ def _lambdas() -> None:
     _print_paired("100 freshly jitted distinct lambdas", fresh_lambdas(), "ms/lambda", 1e3)
 
 
+def _donating() -> None:
+    for layers in (50, 150):
+        donated, result = donating_loop(layers)
+        _print_paired(f"200-step Adam loop donating {donated} arrays a step", result, "ms", 1e3)
+
+
+def _frameworks() -> None:
+    for name, result in framework_loops().items():
+        _print_paired(f"200-step {name} train loop (6-layer MLP, Adam)", result, "ms", 1e3)
+
+
 def _first_call() -> None:
     _print_paired("first-call cell of jit(grad(mlp, 280 layers)) under %%trace's capture", first_call_cell(), "s", 1.0)
 
@@ -341,6 +452,8 @@ ITEMS = {
     "jit_per_iteration": _wrappers,
     "fresh_lambdas": _lambdas,
     "first_call_cell": _first_call,
+    "donating_loop": _donating,
+    "framework_loops": _frameworks,
 }
 
 

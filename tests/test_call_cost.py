@@ -211,3 +211,36 @@ def test_jitted_calls_under_a_trace_run_at_once_and_the_traced_call_is_recorded(
     assert all(float(o[0]) == pytest.approx(0.9) for o in out)
     inner = [e for e in cap.calls[0].jaxpr.jaxpr.eqns if "jaxpr" in e.params]
     assert len(inner) == 50  # each traced call of `scale` is a nested program of `update`
+
+
+def test_an_equinox_step_donating_nothing_or_all_is_recorded_and_a_donated_state_named():
+    """`eqx.filter_jit` as people write it: its jit always donates its first argument, a dict that is
+    empty unless `donate` asks (nothing noted then); with `donate="all"` the model's arrays are
+    noted at each call, and reading a donated one names the call that took it."""
+    eqx = pytest.importorskip("equinox")
+    model = eqx.nn.MLP(4, 1, 8, 2, key=jax.random.key(0))
+    x = jnp.ones((5, 4))
+
+    def step(model, x):
+        params = eqx.filter(model, eqx.is_array)
+        return eqx.apply_updates(model, jax.tree.map(lambda p: -0.1 * p, params)), jax.vmap(model)(x).sum()
+
+    def fresh(model):  # a copy of the model's arrays, to donate
+        return eqx.apply_updates(model, jax.tree.map(jnp.zeros_like, eqx.filter(model, eqx.is_array)))
+
+    plain, donating = eqx.filter_jit(step), eqx.filter_jit(step, donate="all")
+    plain(model, x), donating(fresh(model), x)
+    with jaxmagic.capture({}) as cap:
+        m = model
+        for _ in range(20):
+            m, _loss = plain(m, x)
+        jax.vmap(model)(x)  # the model passed first: not donated, still readable
+    assert len(cap.calls) == 20 and all(c.cache_hit for c in cap.calls) and not cap.findings
+    with pytest.raises((RuntimeError, ValueError), match="deleted"):  # as JAX's dispatch reaches it
+        with jaxmagic.capture({}) as cap:
+            m = fresh(model)
+            for _ in range(12):
+                first, (m, _loss) = m, donating(m, x)
+            jax.vmap(first)(x)
+    (f,) = [f for f in cap.findings if f.kind == "donated_then_read"]
+    assert f.call == 11 and "donated" in f.message, f.message

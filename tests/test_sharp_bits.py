@@ -283,18 +283,37 @@ def test_no_donation_finding_where_jax_kept_the_array_or_another_call_deleted_it
 
 
 def test_the_donation_log_forgets_arrays_that_died(monkeypatch):
+    """A loop that donates a new state each step and drops the one before: the log holds about twice
+    the live references, and an argument with one array still alive keeps its call named."""
     from jaxmagic.capture.findings import donation
 
     monkeypatch.setattr(donation, "PRUNE_FROM", 100)
-    step = jax.jit(lambda s: s + 1, donate_argnums=0)
+    step = jax.jit(lambda s: s, donate_argnums=0)
     log = donation.DonationLog()
     assert log.donates(1, step)
-    state = jnp.zeros(3)
+    kept = {"w": jnp.zeros(3), "b": jnp.zeros(2)}
+    log.note(1, (kept,), {}, 7, "step")
+    survivor = kept["w"]
+    del kept  # the argument dies but one of its arrays lives on
     for i in range(3 * donation.PRUNE_FROM):
-        log.note(1, (jnp.zeros(1),), {}, i, "step")
-    log.note(1, (state,), {}, 7, "step")
-    assert len(log._arrays) <= 2 * donation.PRUNE_FROM
-    assert log._arrays[id(state)][1] == 7
+        log.note(1, ({"w": jnp.zeros(1), "b": jnp.zeros(1)},), {}, 8 + i, "step")
+        assert log._refs <= 2 * donation.PRUNE_FROM + 2
+    assert len(log._notes) < donation.PRUNE_FROM
+    assert log.donor_of(survivor)[1] == 7
+    assert log.donor_of(jnp.zeros(3)) is None
+
+
+@pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
+def test_a_python_scalar_beside_a_donated_array_is_left_out_and_the_array_named():
+    step = jax.jit(lambda s: s["x"] * s["lr"], donate_argnums=0)
+    x = jnp.arange(4.0)
+    with pytest.raises(RuntimeError, match="deleted") as raised:
+        with jaxmagic.capture({}) as cap:
+            y = step({"x": x, "lr": 0.5})
+            x + y
+    (f,) = [f for f in cap.findings if f.kind == "donated_then_read"]
+    assert f.call == 0 and "an array of its argument s donated" in f.message, f.message
+    assert "deleted" in str(raised.value)
 
 
 def test_an_index_read_under_grad_is_one_finding_and_vmap_rows_are_checked():
