@@ -15,6 +15,7 @@ import weakref
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxmagic
 from jaxmagic.capture import buffers
@@ -178,6 +179,68 @@ def test_sampling_backs_off_while_watches_tell_nothing_and_returns_when_one_sett
     watch.watch(500, kept, 0.0)
     watch.poll()
     assert 500 in watch.ready and watch.interval() == readiness.SAMPLE_S
+
+
+def test_a_costly_sample_widens_the_interval_to_its_cost_factor_within_a_cap():
+    """A sample that cost `c` seconds (poll and watch) is followed by none for COST_FACTOR x c, so
+    sampling takes a bounded share of the cell however cold the caches; never wider than
+    COST_INTERVAL_MAX_S on that account, and never below the backoff's interval."""
+    import time
+
+    from jaxmagic.capture.jit import readiness
+
+    watch = readiness.ReadyWatch(time.perf_counter)
+    assert watch.interval(0.0) == readiness.SAMPLE_S
+    assert watch.interval(0.1e-6) == readiness.SAMPLE_S  # a cheap sample: the plain interval
+    assert watch.interval(25e-6) == pytest.approx(readiness.COST_FACTOR * 25e-6)
+    assert watch.interval(1.0) == readiness.COST_INTERVAL_MAX_S
+    watch.unknown_streak = readiness.BACKOFF_AFTER * readiness.MAX_DOUBLINGS
+    assert watch.interval(1e-6) == 64 * readiness.SAMPLE_S
+
+
+def test_the_recorder_spaces_samples_by_what_they_cost(monkeypatch):
+    """The recorder hands each sample's measured cost to the interval: with a factor so large that
+    any cost reaches the cap, consecutive sampled calls of a tight loop are the cap apart, where
+    SAMPLE_S alone would sample one call in twenty."""
+    from jaxmagic.capture.jit import readiness
+
+    monkeypatch.setattr(readiness, "COST_FACTOR", 1e12)
+    monkeypatch.setattr(readiness, "COST_INTERVAL_MAX_S", 5e-3)
+    ns = {"f": jax.jit(lambda a: a + 1)}
+    x = jnp.ones(3)
+    ns["f"](x).block_until_ready()
+    kept = []
+    with jaxmagic.capture(ns) as cap:
+        for _ in range(4000):
+            kept.append(ns["f"](x))  # outputs kept: every watch settles, no backoff
+    sampled = [c.start for c in cap.calls if c.ready is not None]
+    assert sampled, "no call sampled"
+    assert all(b - a >= 5e-3 for a, b in zip(sampled, sampled[1:]))
+    assert len(sampled) <= (cap.calls[-1].start - cap.calls[0].start) / 5e-3 + 1
+
+
+def test_the_call_after_a_watch_polls_while_the_loop_still_holds_the_watched_output(monkeypatch):
+    """`y = f(a)` in a loop frees the previous `y` as each call returns: the watched output is seen
+    ready only by a poll at the very next call, so that call polls even though the next watch is
+    5 ms away (without it, no call of this loop would have a device time)."""
+    import time
+
+    from jaxmagic.capture.jit import readiness
+
+    monkeypatch.setattr(readiness, "COST_FACTOR", 1e12)
+    monkeypatch.setattr(readiness, "COST_INTERVAL_MAX_S", 5e-3)
+    ns = {"f": jax.jit(lambda a: a * 2.0)}
+    a = jnp.ones(8)
+    ns["f"](a).block_until_ready()
+    with jaxmagic.capture(ns) as cap:
+        for _ in range(40):
+            y = ns["f"](a)  # the previous `y` is freed here
+            time.sleep(1.5e-3)  # long enough for the call's output to be ready
+    del y
+    known = [c for c in cap.calls if c.ready is not None]
+    watches = (cap.calls[-1].start - cap.calls[0].start) / 5e-3
+    assert len(known) >= min(5, watches / 2), (len(known), watches)
+    assert len(known) <= watches + 1 and all(c.ready >= c.end for c in known)
 
 
 def test_hits_on_the_one_program_jax_holds_are_rows_that_name_it():

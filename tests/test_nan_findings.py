@@ -201,6 +201,7 @@ def _loop_findings(monkeypatch, sample_s: float) -> list:
     """Findings of a 60-step loop that ends in NaN, with cache hits readiness-sampled every `sample_s`
     (whether the loop's last call is sampled is a matter of timing; each test fixes it one way)."""
     monkeypatch.setattr(readiness, "SAMPLE_S", sample_s)
+    monkeypatch.setattr(readiness, "COST_FACTOR", 0)  # the interval is SAMPLE_S, whatever a sample costs
     namespace = {"f": jax.jit(lambda p: p * 0.5 + jnp.log(p - 3.0)), "p": jnp.full(8, 4.0), "jnp": jnp}
     with jaxmagic.capture(namespace) as cap:
         exec(_LOOP_CELL, namespace)

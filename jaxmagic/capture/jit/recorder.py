@@ -128,6 +128,7 @@ class JitRecorder:
         self.cache_log = cache_log.CacheLog(self._logs.append)
         self._ready = readiness.ReadyWatch(_clock)
         self._next_sample = [0.0]  # clock time of the next call whose readiness is sampled (shared with jit_patch)
+        self._next_watch = 0.0  # clock time of the next sampled call that also watches its outputs
         self.signatures = CallSignatures(self.table, self.cache_log, capture.notes)
         self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
@@ -282,8 +283,10 @@ class JitRecorder:
         index = len(rows)
         start = _clock()
         sampled = start >= self._next_sample[0]  # readiness is polled and watched once per SAMPLE_S
+        polled = start
         if sampled:
             self._ready.poll(start)
+            polled = _clock()
         self._calls_running += 1
         try:
             out = self.run_jitted(fn, *args, **kwargs)
@@ -296,7 +299,7 @@ class JitRecorder:
         end = _clock()
         self._calls_running -= 1
         if sampled:
-            self._watch(index, out, start, end, state)
+            self._watch(index, out, start, end, state, polled - start)
         if state is not None and len(events) == n_events:
             rows.append(state)
             times = self._times
@@ -326,10 +329,11 @@ class JitRecorder:
 
     def sampled(self, fn: Any, state: FunctionState, args: tuple, kwargs: dict, n_events: int, start: float) -> Any:
         """A fast-path call (`jit_patch._routed_call`: hot, no trace, this thread) due a readiness sample:
-        poll, run, watch its outputs, add its row. What `record` does for it, without the checks the
-        routed call made already (a train step of 0.5 ms is sampled about every other call)."""
+        poll, run, watch its outputs (unless it is the poll right after a watch), add its row. What
+        `record` does for it, without the checks the routed call made already."""
         __tracebackhide__ = True
         self._ready.poll(start)
+        polled = _clock()
         try:
             out = self.run_jitted(fn, *args, **kwargs)
         except BaseException as exc:
@@ -339,7 +343,7 @@ class JitRecorder:
         if len(self._events) != n_events:  # JAX traced or compiled: a miss, recorded in full
             self.fast_missed(fn, args, kwargs, out, n_events, start, end, None)
             return out
-        self._watch(len(self._rows), out, start, end, state)
+        self._watch(len(self._rows), out, start, end, state, polled - start)
         self._rows.append(state)
         times = self._times
         times.append(start)
@@ -390,15 +394,25 @@ class JitRecorder:
         """Hold a fully recorded call's float outputs and arguments weakly, to check them at `stop`."""
         self.nans.note_call(index, self._rows, fn, args, kwargs, out)
 
-    def _watch(self, index: int, out: Any, start: float, end: float, state: FunctionState | None = None) -> None:
+    def _watch(
+        self, index: int, out: Any, start: float, end: float, state: FunctionState | None = None, poll_s: float = 0.0
+    ) -> None:
         """Wait for this call's outputs (`sync`), or keep a weak reference to poll later. The
-        latest sampled cache hit of each function leaves its watched outputs to the NaN check."""
+        latest sampled cache hit of each function leaves its watched outputs to the NaN check.
+
+        The next watch waits at least COST_FACTOR times what this one cost (`poll_s`, the poll
+        before the call, and the watch here): readiness.py. The call right after a watch only
+        polls: a loop's `loss = step(...)` still holds the watched output then, and frees it
+        when the call returns, long before the next watch's poll could see it ready."""
         if self.sync:
             self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
+        elif start < self._next_watch:  # the poll after a watch: no watch until the interval is over
+            self._next_sample[0] = self._next_watch
         elif self._ready.watch(index, out, end - start):
-            self._next_sample[0] = start + self._ready.interval()
             if state is not None:
                 self.nans.watch().note_sampled(id(state), index, state.name, self._ready.pending[-1][1])
+            self._next_watch = start + self._ready.interval(poll_s + _clock() - end)
+            self._next_sample[0] = 0.0  # the next call polls
 
     def materialize_calls(self) -> None:
         """Turn every row into its `JitCall` (a fast-path hit's row is only its function's state)."""
