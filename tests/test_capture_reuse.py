@@ -219,6 +219,37 @@ def test_the_recorder_spaces_samples_by_what_they_cost(monkeypatch):
     assert len(sampled) <= (cap.calls[-1].start - cap.calls[0].start) / 5e-3 + 1
 
 
+def test_one_watch_stretched_by_the_machine_does_not_stop_sampling(monkeypatch):
+    """A watch that took 5 ms (a thread switch, a page fault) is not what watching costs: the next
+    interval comes from the cheaper of it and the previous watch. Taken alone, 5 ms x COST_FACTOR
+    would stop sampling for the cap (here 1 s, longer than the loop)."""
+    import time
+
+    from jaxmagic.capture.jit import readiness
+
+    monkeypatch.setattr(readiness, "COST_INTERVAL_MAX_S", 1.0)
+    watch = readiness.ReadyWatch.watch
+    watches = []
+
+    def stretched_watch(self, index, out, seconds):
+        watches.append(index)
+        if len(watches) == 3:
+            time.sleep(5e-3)
+        return watch(self, index, out, seconds)
+
+    monkeypatch.setattr(readiness.ReadyWatch, "watch", stretched_watch)
+    ns = {"f": jax.jit(lambda a: a + 1)}
+    x = jnp.ones(3)
+    ns["f"](x).block_until_ready()
+    kept = []
+    with jaxmagic.capture(ns) as cap:
+        deadline = time.perf_counter() + 0.3
+        while time.perf_counter() < deadline:
+            kept.append(ns["f"](x))  # outputs kept: every watch settles, no backoff
+    assert len(watches) >= 4, watches  # watching went on after the stretched one
+    assert all(cap.calls[i].ready is not None for i in watches)
+
+
 def test_the_call_after_a_watch_polls_while_the_loop_still_holds_the_watched_output(monkeypatch):
     """`y = f(a)` in a loop frees the previous `y` as each call returns: the watched output is seen
     ready only by a poll at the very next call, so that call polls even though the next watch is

@@ -20,7 +20,8 @@ every `BACKOFF_AFTER` such watches in a row, up to 64 x `SAMPLE_S`, and falls ba
 
 A sample's own cost is measured too (the poll and the watch, two clock reads), and the
 interval is at least `COST_FACTOR` times it, so sampling takes at most about 1/COST_FACTOR of
-the cell's time whatever the step. Warm, a sample costs 2-3 µs; inside a framework's loop
+the cell's time whatever the step. The cost taken is the smaller of the last two samples': one
+sample stretched by a thread switch does not stop sampling for the next `COST_INTERVAL_MAX_S`. Warm, a sample costs 2-3 µs; inside a framework's loop
 (Flax NNX flattens its graph in Python around every call) the caches are cold and it costs
 20-30 µs, which on a 1.7 ms `nnx.jit` step sampled at every call was 1.5% of the loop. A step
 longer than `COST_FACTOR` samples (a GPU step of tens of ms) is still sampled at every call.

@@ -129,6 +129,7 @@ class JitRecorder:
         self._ready = readiness.ReadyWatch(_clock)
         self._next_sample = [0.0]  # clock time of the next call whose readiness is sampled (shared with jit_patch)
         self._next_watch = 0.0  # clock time of the next sampled call that also watches its outputs
+        self._last_sample_s = float("inf")  # what the previous watch cost (poll and watch), seconds
         self.signatures = CallSignatures(self.table, self.cache_log, capture.notes)
         self._key_call: tuple | None = None  # the keyed call `_append_call` just recorded, for `record`
         self._thread = _thread()  # the cell's thread; calls and compiles from others are not recorded
@@ -401,9 +402,11 @@ class JitRecorder:
         latest sampled cache hit of each function leaves its watched outputs to the NaN check.
 
         The next watch waits at least COST_FACTOR times what this one cost (`poll_s`, the poll
-        before the call, and the watch here): readiness.py. The call right after a watch only
-        polls: a loop's `loss = step(...)` still holds the watched output then, and frees it
-        when the call returns, long before the next watch's poll could see it ready."""
+        before the call, and the watch here): readiness.py. The cost is the smaller of this
+        watch's and the previous one's: a thread switch or a page fault inside one watch (ms)
+        says nothing about what watching costs, and would leave the next 20 ms unwatched. The call
+        right after a watch only polls: a loop's `loss = step(...)` still holds the watched output
+        then, and frees it when the call returns, long before the next watch's poll could see it ready."""
         if self.sync:
             self._ready.wait(index, out)  # next_sample stays 0: every call is waited for
         elif start < self._next_watch:  # the poll after a watch: no watch until the interval is over
@@ -411,7 +414,9 @@ class JitRecorder:
         elif self._ready.watch(index, out, end - start):
             if state is not None:
                 self.nans.watch().note_sampled(id(state), index, state.name, self._ready.pending[-1][1])
-            self._next_watch = start + self._ready.interval(poll_s + _clock() - end)
+            cost = poll_s + _clock() - end
+            self._next_watch = start + self._ready.interval(min(cost, self._last_sample_s))
+            self._last_sample_s = cost
             self._next_sample[0] = 0.0  # the next call polls
 
     def materialize_calls(self) -> None:
