@@ -156,6 +156,41 @@ def test_wrappers_made_anew_are_not_kept_alive_and_still_counted():
     assert all(c.cache_hit for c in cap.calls[1:40]) and all(c.start <= c.end for c in cap.calls)
 
 
+def test_wrappers_made_anew_and_called_again_are_listed_and_freed():
+    """A hot definition's further wrappers, each called three times, stay off the routed call's fast
+    path (its table would keep them alive) and still have every call listed as a cache hit."""
+    x = jnp.ones(3)
+    refs = []
+    with jaxmagic.capture({}, keys=False) as cap:
+        for _ in range(30):
+            wrapper = jax.jit(_step)
+            for _ in range(3):
+                wrapper(x)
+            refs.append(weakref.ref(wrapper))
+        del wrapper
+        gc.collect()
+        alive_inside = sum(r() is not None for r in refs)
+    assert alive_inside <= 8
+    assert len(cap.calls) == 90 and len({c.function_id for c in cap.calls}) == 1
+    assert all(c.cache_hit for c in cap.calls[1:]) and all(c.start <= c.end for c in cap.calls)
+
+
+def test_a_hot_function_is_not_kept_alive_by_its_capture():
+    """The routed call's fast path holds each hot function (JAX's call bound to it) only while the
+    capture runs: dropped by the cell, the function is freed after the capture stops."""
+    x = jnp.ones(3)
+    with jaxmagic.capture({}, keys=False) as cap:
+        hot = jax.jit(lambda v: v * 5)
+        for _ in range(50):
+            hot(x)
+    ref = weakref.ref(hot)
+    del hot
+    gc.collect()
+    assert ref() is None
+    assert len(cap.calls) == 50 and all(c.cache_hit for c in cap.calls[1:])
+    assert [c.start for c in cap.calls] == sorted(c.start for c in cap.calls)
+
+
 def test_sampling_backs_off_while_watches_tell_nothing_and_returns_when_one_settles():
     """Outputs freed before any poll saw them ready (a step whose outputs the next step consumes) widen
     the readiness interval, at most 64x; the first watch that gives a time brings it back."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import types
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,10 +96,14 @@ class FunctionTable:
     through unrecorded. The recorder reads these dicts directly.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, bind_call: Callable[[Any], Callable[..., Any] | None] = lambda fn: None) -> None:
         self.functions: dict[int, FunctionState] = {}
         self.hot: dict[int, FunctionState] = {}
-        self.fast: dict[int, FunctionState] = {}
+        # jitted function -> (state, JAX's call bound to it, `bind_call`). Keyed by the function
+        # itself (its hash is its identity; no `id()` call per hit), so only functions the table
+        # keeps alive anyway are in it (`settle_fast`).
+        self.fast: dict[Any, tuple[FunctionState, Callable[..., Any]]] = {}
+        self._bind_call = bind_call
         self.jax_own: dict[int, Any] = {}
         # One state per definition as JAX's own call cache keys it (the Python function and jit's
         # options): a `jax.jit(f)` made anew each iteration is one function called many times.
@@ -161,7 +166,8 @@ class FunctionTable:
         elif not known and state.hot and state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
             state.hot, state.watched_hits = False, 0  # hot only by its one program: the budget again
             self.hot.pop(id(fn), None)
-            self.fast.pop(id(fn), None)
+            if self.fast:
+                self.fast.pop(fn, None)
 
     def _make_hot(self, fn: Any, state: FunctionState) -> None:
         """Let `fn`'s later cache hits be recorded as rows (no signature taken, no artefacts)."""
@@ -173,11 +179,16 @@ class FunctionTable:
         """Whether `fn`'s cache hits take the routed call's fast path (capture/jit/patch.py): a hot
         function whose calls need nothing but a row. Not when its program handles keys (each call
         joins the key tree), it donates (each call's donated arrays are noted) or hits are still
-        watched for NaN: those take the recorder's short path."""
+        watched for NaN: those take the recorder's short path. Nor a further wrapper of a hot definition
+        kept by a weak reference (`keep_id`): the bound call would keep it alive (it is called once,
+        typically: `jax.jit(f)(x)` in a loop)."""
+        call = None
         if state.hot and state.key_program is None and not state.donates and not state.watched_hits:
-            self.fast[id(fn)] = state
-        else:
-            self.fast.pop(id(fn), None)
+            call = self._bind_call(fn) if id(fn) not in self._wrapper_refs else None
+        if call is not None:
+            self.fast[fn] = (state, call)
+        elif self.fast:  # empty where the type is not keyed by identity (`bind_call` gives None)
+            self.fast.pop(fn, None)
 
     def hot_definition(self, fn: Any) -> FunctionState | None:
         """The state of a hot function when `fn`, seen for the first time, is another jitted function
@@ -215,7 +226,6 @@ class FunctionTable:
             del self._wrapper_refs[key]
             self.functions.pop(key, None)
             self.hot.pop(key, None)
-            self.fast.pop(key, None)
 
     def is_jax_own(self, fn: Any) -> bool:
         """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
@@ -253,6 +263,7 @@ class FunctionTable:
         """Let go of the cell's jitted functions (they live as long as the cell keeps them) and of
         JAX's own helpers (`_pjit_call_impl`'s hold programs with constants)."""
         self._alive.clear()
+        self.fast.clear()  # it holds its functions too
         self._wrapper_refs.clear()
         self.by_definition.clear()
         self._user_targets.clear()

@@ -52,8 +52,9 @@ class CallRecorder(Protocol):
 class FastPath:
     """What `_routed_call` needs to record a cache hit of a hot function without leaving its frame.
 
-    `hot` maps id(jitted function) to the recorder's state for the functions whose cache hits
-    need nothing but a row (the recorder adds and removes them); `rows` receives the state and
+    `hot` maps a jitted function to the recorder's state for the functions whose cache hits
+    need nothing but a row, with JAX's call bound to the function (`bound_call`; the recorder adds
+    and removes them); `rows` receives the state and
     `times` the call's start and end (two floats: no tuple per call, so the rows of a long loop
     add nothing for Python's garbage collector to walk); a change in `len(events)` during the
     call means JAX traced or compiled (a miss: `recorder.fast_missed` records it);
@@ -108,9 +109,32 @@ def set_recorder(recorder: CallRecorder | None) -> CallRecorder | None:
 _JITTED_TYPE = jax_compat.PJIT_FUNCTION_TYPE
 # The C++ call of a jitted function, `call_jitted(fn, *args, **kwargs)`: what a recorder runs.
 # The same object routes or not, so it also runs a jitted function while its type is routed.
+# The fast path's table is keyed by the jitted functions themselves: right only while their type
+# hashes and compares by identity (object's own, on every JAX seen).
+_IDENTITY_KEYED = (
+    _JITTED_TYPE is not None and _JITTED_TYPE.__hash__ is object.__hash__ and _JITTED_TYPE.__eq__ is object.__eq__
+)
 call_jitted: Callable[..., Any] = (call_hook.original_call(_JITTED_TYPE) if _JITTED_TYPE is not None else None) or (
     lambda fn, *args, **kwargs: fn(*args, **kwargs)
 )
+
+
+def bound_call(fn: Any) -> Callable[..., Any] | None:
+    """JAX's C++ call bound to jitted `fn` (a method-wrapper), or None where there is none.
+
+    The routed call's fast path calls it with the arguments alone: the slot wrapper
+    `call_jitted(fn, *args)` checks `fn`'s type and copies the arguments without it on every
+    call, about 3% of a tiny jitted call (bench/trace.py). It holds `fn`: only for functions the
+    capture keeps alive anyway (`FunctionTable.settle_fast`). None also where the type does not
+    hash by identity (the fast path's table is keyed by the function): those calls take the
+    recorder's way.
+    """
+    bind = getattr(call_jitted, "__get__", None)
+    if not _IDENTITY_KEYED or bind is None or type(fn) is not _JITTED_TYPE:
+        return None
+    return bind(fn)
+
+
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
 _thread = threading.get_ident
@@ -128,14 +152,15 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
     thread) goes to the recorder's `record`.
     """
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    state = _hot.get(id(self))
-    if state is not None and _CURRENT_TRACE.value is _NO_TRACE and _thread() == _thread_id:
+    entry = _hot.get(self)
+    if entry is not None and _CURRENT_TRACE.value is _NO_TRACE and _thread() == _thread_id:
+        state, call = entry
         events = _events
         n_events = len(events)
         start = _clock()
         if start < _next_sample[0]:
             try:  # an empty `**kwargs` passed on costs the C call a dict (about 1% of a tiny call)
-                out = call_jitted(self, *args, **kwargs) if kwargs else call_jitted(self, *args)
+                out = call(*args, **kwargs) if kwargs else call(*args)
             except BaseException as exc:
                 _fast_missed(self, args, kwargs, None, n_events, start, exc)
                 raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
@@ -152,7 +177,7 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
                 return recorder.sampled(self, state, args, kwargs, n_events, start)
             except BaseException as exc:
                 raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
-    elif state is None and _passthrough.get(id(self)) is self and _thread() == _thread_id:
+    elif entry is None and _passthrough.get(id(self)) is self and _thread() == _thread_id:
         # JAX's own op (`jnp.less`), seen before: never recorded (another thread's goes on to be counted)
         try:
             return call_jitted(self, *args, **kwargs)

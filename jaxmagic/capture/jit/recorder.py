@@ -102,7 +102,7 @@ class JitRecorder:
         self.namespace = namespace
         self.values, self.vmap, self.sync, self.grads = values, vmap, sync, grads
         self.keys, self.placement, self.nans, self.donations = keys, placement, nans, donations
-        self.table = FunctionTable()
+        self.table = FunctionTable(jit_patch.bound_call)
         self.findings = ProgramFindings(capture, self.table.name_of)
         self._hot = self.table.hot  # functions past the signature budget, by id
         self._fast = self.table.fast  # hot functions whose cache hits `jit_patch._routed_call` records itself
