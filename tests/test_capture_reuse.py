@@ -173,6 +173,54 @@ def test_wrappers_made_anew_and_called_again_are_listed_and_freed():
     assert alive_inside <= 8
     assert len(cap.calls) == 90 and len({c.function_id for c in cap.calls}) == 1
     assert all(c.cache_hit for c in cap.calls[1:]) and all(c.start <= c.end for c in cap.calls)
+    assert cap.wrappers == {cap.calls[0].function_id: 30}  # each counted once, though called three times
+
+
+def test_wrappers_of_a_hot_definition_are_counted_once_however_they_are_called():
+    """Three held wrappers of one hot definition called in turn, one of them then with a new shape (a
+    miss, recorded in full), and 50 made and dropped: 53 wrappers, each counted once; a dropped
+    wrapper's id taken by a later one names the later one. Every call is listed, in order."""
+    x = jnp.ones(3)
+    with jaxmagic.capture({}, keys=False) as cap:
+        first = jax.jit(_step)
+        for _ in range(10):  # hot: past the budget, its program known
+            first(x)
+        a, b = jax.jit(_step), jax.jit(_step)
+        for _ in range(20):  # alternating: each counted on its first call, registered on its second
+            a(x)
+            b(x)
+        b(jnp.ones(5))  # a miss: a new program, recorded in full
+        for _ in range(50):
+            jax.jit(_step)(x)  # counted once each, never registered
+    fid = cap.calls[0].function_id
+    assert len(cap.calls) == 10 + 40 + 1 + 50 and {c.function_id for c in cap.calls} == {fid}
+    assert cap.wrappers == {fid: 53}
+    miss = cap.calls[50]
+    assert not miss.cache_hit and miss.signature is not None and miss.signature.args[0].aval == "f32[5]"
+    assert all(c.cache_hit for c in cap.calls[1:50] + cap.calls[51:])
+    assert [c.index for c in cap.calls] == list(range(len(cap.calls)))
+
+
+def test_a_wrapper_counted_while_its_definition_was_hot_is_not_counted_again_when_it_no_longer_is():
+    """A wrapper counted on its first call (its definition hot: JAX held one program) and called again
+    after a miss gave the definition a second program (no longer hot: recorded in full) is one wrapper."""
+
+    def double(v):
+        return v * 2
+
+    x = jnp.ones(3)
+    with jaxmagic.capture({}, keys=False) as cap:
+        first = jax.jit(double)
+        first(x)  # compiled: JAX holds one program, the definition is hot at once
+        later = jax.jit(double)
+        later(x)  # counted, not registered
+        first(jnp.ones(5))  # a second program: hits are no longer known, the budget applies again
+        later(x)  # recorded in full now
+    fid = cap.calls[0].function_id
+    assert [c.function_id for c in cap.calls] == [fid] * 4
+    assert [c.cache_hit for c in cap.calls] == [False, True, False, True]
+    assert cap.calls[3].signature is not None  # within the budget: recorded in full
+    assert cap.wrappers == {fid: 2}
 
 
 def test_a_hot_function_is_not_kept_alive_by_its_capture():
@@ -387,3 +435,19 @@ def test_without_a_count_of_jaxs_programs_the_budget_applies(monkeypatch):
             f(x)
     assert [c.phases is not None for c in cap.calls] == [True] * 8 + [False] * 2
     assert all(c.signature is None for c in cap.calls[8:])
+
+
+def test_wrappers_counted_once_are_noted_in_bounded_memory():
+    """The notes of wrappers counted on their first call are swept of the dead ones as they grow: a
+    loop that makes 3,000 keeps a few hundred weak references, not 3,000, and counts every one."""
+    from jaxmagic.capture.jit.functions import _ONCE_SWEEP_MIN, FunctionTable
+
+    table = FunctionTable()
+    state, _ = table.state_of(jax.jit(_step))
+    state.hot = True
+    for _ in range(3000):
+        assert table.hot_definition(jax.jit(_step)) is state
+    assert state.wrappers == 3001
+    assert len(table._once) <= 2 * _ONCE_SWEEP_MIN
+    table.release()
+    assert not table._once

@@ -5,8 +5,9 @@ and misses, its artefacts per signature. Jitted functions JAX treats as one (`ja
 anew each iteration: the same Python function and options, so JAX's own call cache serves
 them all) share a state, counted in `wrappers`. Ids are reused when an object dies, so the
 table keeps every function it names alive until the capture stops, or forgets it by a weak
-reference when it dies (`keep_id`); JAX's own jitted functions (`jnp.where`) are remembered by
-identity and never recorded.
+reference when it dies (`keep_id`); a further wrapper of a hot definition called once is counted
+and not named at all (`hot_definition`). JAX's own jitted functions (`jnp.where`) are remembered
+by identity and never recorded.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..record import Artifacts, Signature, SourceLocation
 # arguments of every call would cost more than JAX's own dispatch. A function whose
 # cache holds a single program needs one (`FunctionTable.note_program`).
 SIGNATURE_BUDGET_PER_FUNCTION = 8
+_ONCE_SWEEP_MIN = 256  # `FunctionTable._once` is swept of dead wrappers at this size, then as it doubles
 
 
 @dataclass
@@ -113,6 +115,13 @@ class FunctionTable:
         # ... except the further wrappers of a hot definition (`hot_definition`): those are forgotten
         # by id when they die (a weak reference each), so a loop of `jax.jit(f)(x)` keeps none alive.
         self._wrapper_refs: dict[int, weakref.ref] = {}
+        # Wrappers of a hot definition called once so far: counted, not registered (`hot_definition`);
+        # a plain weak reference each (no callback), the dead ones swept when the dict doubles.
+        self._once: dict[int, weakref.ref] = {}
+        self._sweep_at = _ONCE_SWEEP_MIN
+        # Python function (by id) -> (it, jit's options, state): a wrapper's definition found without
+        # building and hashing its key (`_definition_of`).
+        self._by_target: dict[int, tuple[Any, tuple, FunctionState]] = {}
         self._user_targets: dict[int, Any] = {}  # the user's Python functions behind jitted ones, by id
 
     def name_of(self, fn: Any) -> str | None:
@@ -125,8 +134,10 @@ class FunctionTable:
         cache keys on, so the earlier one's compiled program serves both), counted in `wrappers`."""
         key = definition_key(fn)
         state = self.by_definition.get(key) if key is not None else None
+        once = self._once.pop(id(fn), None)
         if state is not None:
-            state.wrappers += 1
+            if once is None or once() is not fn:  # a wrapper `hot_definition` counted already is not counted again
+                state.wrappers += 1
         else:
             state = FunctionState.of(fn)
             if key is not None:
@@ -179,38 +190,82 @@ class FunctionTable:
         """Whether `fn`'s cache hits take the routed call's fast path (capture/jit/patch.py): a hot
         function whose calls need nothing but a row. Not when its program handles keys (each call
         joins the key tree), it donates (each call's donated arrays are noted) or hits are still
-        watched for NaN: those take the recorder's short path. Nor a further wrapper of a hot definition
-        kept by a weak reference (`keep_id`): the bound call would keep it alive (it is called once,
-        typically: `jax.jit(f)(x)` in a loop)."""
+        watched for NaN: those take the recorder's short path. Nor a further wrapper of a hot definition,
+        counted only or kept by a weak reference (`keep_id`): the bound call would keep it alive (it is
+        called once, typically: `jax.jit(f)(x)` in a loop)."""
         call = None
         if state.hot and state.key_program is None and not state.donates and not state.watched_hits:
-            call = self._bind_call(fn) if id(fn) not in self._wrapper_refs else None
+            named = id(fn) in self.functions and id(fn) not in self._wrapper_refs
+            call = self._bind_call(fn) if named else None
         if call is not None:
             self.fast[fn] = (state, call)
         elif self.fast:  # empty where the type is not keyed by identity (`bind_call` gives None)
             self.fast.pop(fn, None)
 
     def hot_definition(self, fn: Any) -> FunctionState | None:
-        """The state of a hot function when `fn`, seen for the first time, is another jitted function
-        of its definition (`jax.jit(f)` made anew each iteration): `fn` is then hot too."""
-        if id(fn) in self.functions or not self.by_definition:
+        """The state of a hot function when `fn`, not registered, is another jitted function of its
+        definition (`jax.jit(f)` made anew each iteration): `fn`'s calls are then that function's.
+
+        Such a wrapper is typically called once and dropped, so its first call only counts it
+        (`_once`: a plain weak reference, which costs its death nothing): registering it by id with
+        a callback to forget it cost about 2 us of a ~50 us iteration of JAX's jit tutorial loop
+        (bench/trace.py `jit_per_iteration`). A second call registers it, so its later hits take
+        the recorder's short path (a lookup by id) instead of finding the definition again.
+        """
+        if not self.by_definition or id(fn) in self.functions:
             return None
-        key = definition_key(fn)
-        state = self.by_definition.get(key) if key is not None else None
+        state = self._definition_of(fn)
         if state is None or not state.hot:
             return None
+        once = self._once.get(id(fn))
+        if once is not None and once() is fn:  # its second call: registered from now on
+            del self._once[id(fn)]
+            self.functions[id(fn)] = self.hot[id(fn)] = state
+            self.keep_id(fn)
+            self.settle_fast(fn, state)
+            return state
         state.wrappers += 1
-        self.functions[id(fn)] = self.hot[id(fn)] = state
-        self.keep_id(fn)
-        self.settle_fast(fn, state)
+        self._remember_once(fn, state)
         return state
+
+    def _definition_of(self, fn: Any) -> FunctionState | None:
+        """The state recorded for `fn`'s definition (its Python function and jit's options), if any."""
+        target = jax_compat.python_function(fn)
+        entry = self._by_target.get(id(target)) if target is not None else None
+        if entry is not None and entry[0] is target:
+            try:
+                if jax_compat.jit_options(fn) == entry[1]:
+                    return entry[2]
+            except Exception:  # an option that cannot be compared: the key's own way says
+                pass
+        return self._definition_by_key(fn)
+
+    def _definition_by_key(self, fn: Any) -> FunctionState | None:
+        key = definition_key(fn)
+        state = self.by_definition.get(key) if key is not None else None
+        if state is not None and key is not None:
+            self._by_target[id(key[0])] = (key[0], key[1], state)  # the table keeps `key[0]` alive
+        return state
+
+    def _remember_once(self, fn: Any, state: FunctionState) -> None:
+        """Note that `fn` was counted, without keeping it alive; dead notes are swept as the dict doubles."""
+        once = self._once
+        if len(once) >= self._sweep_at:
+            for key in [key for key, ref in once.items() if ref() is None]:
+                del once[key]
+            self._sweep_at = max(_ONCE_SWEEP_MIN, 2 * len(once))
+        try:
+            once[id(fn)] = weakref.ref(fn)
+        except TypeError:  # no weak reference to this type: registered and kept alive instead
+            self.functions[id(fn)] = self.hot[id(fn)] = state
+            self._alive.append(fn)
 
     def keep_id(self, fn: Any) -> None:
         """Make sure `fn`'s id means `fn` for the rest of the capture, without keeping `fn` alive.
 
-        A `jax.jit(f)` made anew each iteration is called once and dropped: kept alive until the
-        capture stops, thousands of them (and JAX's objects behind each) made Python's garbage
-        collector walk them again and again (+30% on each call). A weak reference drops its id from
+        For a further wrapper of a hot definition called more than once (`hot_definition`): kept
+        alive until the capture stops, thousands of `jax.jit(f)` made anew (and JAX's objects behind
+        each) made Python's garbage collector walk them again and again (+30% on each call). A weak reference drops its id from
         the tables when it dies, before another object can take that id; where JAX's type takes
         no weak reference, the function stays alive as any other recorded one.
         """
@@ -265,6 +320,8 @@ class FunctionTable:
         self._alive.clear()
         self.fast.clear()  # it holds its functions too
         self._wrapper_refs.clear()
+        self._once.clear()
+        self._by_target.clear()
         self.by_definition.clear()
         self._user_targets.clear()
         self.jax_own.clear()
