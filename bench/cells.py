@@ -3,6 +3,7 @@
     .venv/bin/python bench/cells.py                          # mlp_grad(280): ~3.9k eqns
     .venv/bin/python bench/cells.py "mlp_grad(700)" --repeats 2   # ~9.8k eqns
     .venv/bin/python bench/cells.py "mlp_grad(280)" --magics jaxpr --profile jaxpr
+    .venv/bin/python bench/cells.py "mlp_grad(700)" --magics grad_graph --profile grad_graph --sort tottime
 
 A real IPython shell (IPython's own test shell, jaxmagic loaded as `%load_ext` does) runs
 `out = fn(*args); jax.block_until_ready(out)` on a freshly jitted program from bench/programs.py
@@ -33,7 +34,7 @@ MAGICS = ("jaxpr", "trace", "grad_graph", "sharding", "prng")
 BODY = "out = fn(*args)\n_ = jax.block_until_ready(out)\n"
 
 
-def run_cell(shell, program: str, magic: str, profile: bool) -> float:
+def run_cell(shell, program: str, magic: str, profile: bool, sort: str = "cumulative") -> float:
     """Seconds for one first-call cell (a new jit of `program`), plain when `magic` is ""."""
     shell.run_cell(f"fn, args = programs.{program}")
     cell = (f"%%{magic}\n" + BODY) if magic else BODY
@@ -47,7 +48,7 @@ def run_cell(shell, program: str, magic: str, profile: bool) -> float:
         profiler.disable()
     seconds = time.perf_counter() - start
     if profiler:
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats("jaxmagic", 40)
+        pstats.Stats(profiler).sort_stats(sort).print_stats("jaxmagic", 40)
     if not result.success:
         raise RuntimeError(f"%%{magic or 'plain'} cell failed: {result.error_in_exec!r}")
     return seconds
@@ -74,6 +75,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="rounds of plain and every magic, interleaved")
     parser.add_argument("--magics", default=",".join(MAGICS), help="comma-separated magics")
     parser.add_argument("--profile", default="", help='profile this magic\'s runs ("plain" for the cells without one)')
+    parser.add_argument("--sort", default="cumulative", help='the profile\'s order ("tottime": own time first)')
     args = parser.parse_args()
     from IPython.testing.globalipapp import start_ipython
 
@@ -84,7 +86,7 @@ def main() -> None:
     times: dict[str, list[float]] = {m: [] for m in magics}
     for _ in range(args.repeats):
         for magic in magics:
-            times[magic].append(run_cell(shell, args.program, magic, (magic or "plain") == args.profile))
+            times[magic].append(run_cell(shell, args.program, magic, (magic or "plain") == args.profile, args.sort))
     plain = sorted(times[""])
     print(f"first-call cell of {args.program}: best and median of {args.repeats} interleaved runs")
     for magic, runs in times.items():

@@ -569,3 +569,30 @@ def test_hessian_is_the_jvp_of_the_gradient():
     theirs = jax.make_jaxpr(lambda x, t: jax.jvp(jax.grad(f), (x,), (t,)))(x, jnp.ones(3))
     assert [n["prim"] for n in entry["program"]["nodes"]] == [e.primitive.name for e in theirs.jaxpr.eqns]
     assert entry["totals"]["n_tangent"] > 0 and entry["totals"]["n_primal"] > 0
+
+
+def _every_file(value) -> set[str]:
+    """Every string `file` anywhere in a JSON value, nothing skipped (the oracle for `files_in`)."""
+    if isinstance(value, dict):
+        found = {value["file"]} if isinstance(value.get("file"), str) else set()
+        return found.union(*(_every_file(v) for v in value.values()))
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_every_file(v) for v in value))
+    return set()
+
+
+@pytest.mark.parametrize("kind", ["grad", "graph"])
+def test_the_files_a_document_names_are_all_found_by_the_walk_that_skips_sourceless_keys(kind):
+    """`files_in` (which names a document's cells) skips the keys that hold no sources (links,
+    consumers, params...): on a real document it finds every file a full walk finds."""
+    from jaxmagic.model.document import files_in
+
+    def loss(params, x):  # its ops' sources are in this file and in tests/grad_programs.py (softplus's)
+        return softplus(mlp_loss(params, x))
+
+    with jaxmagic.capture(grads=True) as cap:
+        jax.block_until_ready(jax.jit(jax.grad(loss))(*mlp_args()))
+    doc = jaxmagic.document(cap, kind)
+    expected = _every_file(doc)
+    assert {Path(f).name for f in expected} >= {"test_grad_model.py", "grad_programs.py"}
+    assert files_in(doc) == expected

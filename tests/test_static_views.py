@@ -119,3 +119,31 @@ def test_a_long_signature_is_cut_at_an_argument_with_the_count():
     cut = signature_text(long)
     assert len(cut) < 300 and cut.endswith(", … (7,200 arguments in all)")
     assert long.startswith(cut.split(", …")[0] + ", ")  # cut between arguments, never inside one
+
+
+def test_grad_fallbacks_list_the_largest_residuals_and_count_the_rest():
+    """A step saving more residuals than are listed: the fallbacks list the largest (in JAX's
+    order among equal sizes) and say how many more there are."""
+    from jaxmagic.views.static_grad import MAX_ROWS
+
+    def loss(params, x):
+        for i, w in enumerate(params):  # residuals of growing width: f32[2,8], f32[2,9], ...
+            x = jnp.tanh(x @ w)
+        return jnp.sum(x)
+
+    widths = list(range(8, 8 + MAX_ROWS + 12))
+    params = [jnp.ones((a, b)) for a, b in zip([8, *widths], widths)]
+    with jaxmagic.capture(grads=True) as cap:
+        jax.block_until_ready(jax.jit(jax.grad(loss))(params, jnp.ones((2, 8))))
+    doc = jaxmagic.document(cap, "grad")
+    (entry,) = doc["entries"]
+    residuals = [r for region in entry["regions"] for r in region["residuals"]]
+    assert len(residuals) > MAX_ROWS
+    expected = [r["aval"] for r in sorted(residuals, key=lambda r: -r["bytes"])[:MAX_ROWS]]
+    text = text_summary(doc)
+    assert re.findall(r"residual (\S+): ", text) == expected
+    assert f"… and {len(residuals) - MAX_ROWS} more residuals" in text
+    html = fallback_html(doc)
+    table = html[html.index("<th>residual</th>") : html.index("</table>")]
+    assert re.findall(r"<tr><td>([^<]+)</td>", table) == expected
+    assert f"… and {len(residuals) - MAX_ROWS} more residuals" in html

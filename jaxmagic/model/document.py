@@ -38,7 +38,8 @@ def error_json(capture: Capture) -> dict | None:
     return out
 
 
-# Keys of graph-like documents whose values hold no sources (avals, operands, params, texts): not walked,
+# Keys of graph-like documents whose values hold no sources (avals, operands, params, texts, a grad
+# document's node links and residual consumers): not walked,
 # which keeps the walk of a 50,000-eqn graph to a few milliseconds per thousand eqns.
 _NO_SOURCES = frozenset(
     {
@@ -60,6 +61,8 @@ _NO_SOURCES = frozenset(
         "shlo",
         "hlo",
         "repeats",
+        "links",
+        "consumers",
     }
 )
 
@@ -67,19 +70,28 @@ _NO_SOURCES = frozenset(
 def files_in(value: Any) -> set[str]:
     """Every `file` a document's sources name (any dict with a string `file`, at any depth).
 
-    One pass over plain JSON with an explicit stack, skipping what holds no sources."""
+    One pass over plain JSON with an explicit stack, skipping what holds no sources (the key is
+    tested before the value's type: most keys of a graph node are skipped)."""
     found: set[str] = set()
     stack = [value]
+    push, pop = stack.append, stack.pop
     while stack:
-        item = stack.pop()
+        item = pop()
         if type(item) is dict:
             file = item.get("file")
             if type(file) is str:
                 found.add(file)
-            stack.extend([v for k, v in item.items() if type(v) in (dict, list, tuple) and k not in _NO_SOURCES])
+            for key, inner in item.items():
+                if key not in _NO_SOURCES and type(inner) in _CONTAINERS:
+                    push(inner)
         else:
-            stack.extend([v for v in item if type(v) in (dict, list, tuple)])
+            for inner in item:
+                if type(inner) in _CONTAINERS:
+                    push(inner)
     return found
+
+
+_CONTAINERS = (dict, list, tuple)
 
 
 def cells_json(*parts: Any) -> dict[str, int]:

@@ -8,6 +8,8 @@ step or a forward-mode call: its one program, with counts by role). Every docume
 
 from __future__ import annotations
 
+import heapq
+
 from ..model.captions.words import at_line
 from ..units import bytes_text, plural
 from .html_parts import caption_html, caption_text, error_html, error_text, esc, findings_html, svg_img
@@ -26,13 +28,13 @@ def grad_html(doc: dict) -> str:
     for entry in doc.get("entries", []):
         parts.append(f"<p><b>{esc(_heading(entry))}</b></p>")
         parts.extend(f"<p>{esc(line)}</p>" for line in _facts(entry))
-        rows = _residual_rows(entry)
+        rows, n_residuals = _residual_rows(entry)
         if rows:
             parts.append("<table><tr><th>residual</th><th>bytes</th><th>made by</th><th>read by</th></tr>")
-            parts.extend("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in rows[:MAX_ROWS])
+            parts.extend("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in rows)
             parts.append("</table>")
-            if len(rows) > MAX_ROWS:
-                parts.append(f"<p>… and {len(rows) - MAX_ROWS} more residuals</p>")
+            if n_residuals > MAX_ROWS:
+                parts.append(f"<p>… and {n_residuals - MAX_ROWS} more residuals</p>")
         grads = _gradient_rows(entry)
         if grads:
             parts.append(
@@ -56,12 +58,10 @@ def grad_text(doc: dict) -> str:
         lines.append("")
         lines.append(_heading(entry))
         lines.extend("  " + line for line in _facts(entry))
-        rows = _residual_rows(entry)
-        lines.extend(
-            f"  residual {aval}: {size}, made by {made}, read by {read}" for aval, size, made, read in rows[:MAX_ROWS]
-        )
-        if len(rows) > MAX_ROWS:
-            lines.append(f"  … and {len(rows) - MAX_ROWS} more residuals")
+        rows, n_residuals = _residual_rows(entry)
+        lines.extend(f"  residual {aval}: {size}, made by {made}, read by {read}" for aval, size, made, read in rows)
+        if n_residuals > MAX_ROWS:
+            lines.append(f"  … and {n_residuals - MAX_ROWS} more residuals")
         for path, aval, lo, hi, mean, norm, nan, inf in _gradient_rows(entry)[:MAX_ROWS]:
             lines.append(
                 f"  gradient of {path} {aval}: min {lo}, max {hi}, mean {mean}, norm {norm}"
@@ -113,14 +113,18 @@ def _facts(entry: dict) -> list[str]:
     return out
 
 
-def _residual_rows(entry: dict) -> list[tuple]:
+def _residual_rows(entry: dict) -> tuple[list[tuple], int]:
+    """The rows of the `MAX_ROWS` largest residuals, and how many residuals there are in all: only
+    the rows shown are formatted (a 10k-eqn step saves thousands of residuals)."""
     if entry["origin"] == "split":
         residuals, fn = entry["residuals"], entry["forward"]
     else:
         residuals, fn = [r for region in entry.get("regions", []) for r in region["residuals"]], entry["program"]
-    prims = {n["id"]: n["prim"] for n in fn["nodes"]}
+    shown = heapq.nsmallest(MAX_ROWS, residuals, key=lambda r: -r["bytes"])  # largest first, ties in order
+    producers = {r["producer"] for r in shown if isinstance(r.get("producer"), str)}
+    prims = {n["id"]: n["prim"] for n in fn["nodes"] if n["id"] in producers}
     rows = []
-    for r in sorted(residuals, key=lambda r: -r["bytes"]):
+    for r in shown:
         producer = r.get("producer")
         if isinstance(producer, str):
             made = prims.get(producer, producer) + (at_line(r["source"]) if r.get("source") else "")
@@ -132,7 +136,7 @@ def _residual_rows(entry: dict) -> list[tuple]:
             made = "an input or constant" if r.get("origin") != "forward" else "?"
         count = len(r.get("consumers", []))
         rows.append((r["aval"], bytes_text(r["bytes"]), made, plural(count, "backward eqn")))
-    return rows
+    return rows, len(residuals)
 
 
 def _gradient_rows(entry: dict) -> list[tuple]:
