@@ -53,3 +53,37 @@ def test_the_committed_fixtures_are_current() -> None:
     stale = make_fixtures.stale()
     assert not stale, f"stale fixtures (run ./dev fixtures and commit them): {stale}"
     print(f"fixtures regenerated and compared in {time.perf_counter() - start:.1f} s")
+
+
+def test_a_fixture_matches_through_float_noise_and_nothing_else() -> None:
+    """XLA's CPU reductions add in an order that follows the machine's vector width: a fixture made
+    on another CPU differs in last bits (and in a near-zero mean's text). That passes; a changed
+    word, count or structure does not."""
+    committed = {
+        "message": "the gradient of b has RMS 1.05e-09 (below 1e-07)",
+        "value": "[[-0.007849  2.021404]\n [ 0.        1.5     ]]",
+        "mean": -2.07e-11,
+        "norm": 118.24223925155614,
+        "n": 3,
+        "ok": True,
+    }
+    noisy = {
+        "message": "the gradient of b has RMS 3.73e-09 (below 1e-07)",
+        "value": "[[-0.00785   2.021403]\n [ 1.2e-10   1.5     ]]",
+        "mean": 1.72e-09,
+        "norm": 118.24223924135683,
+        "n": 3,
+        "ok": True,
+    }
+    same = make_fixtures.same
+    assert same("x.json", json.dumps(noisy), json.dumps(committed))
+    for key, changed in [
+        ("message", "the gradient of w has RMS 1.05e-09 (below 1e-07)"),
+        ("message", "the gradient of b has RMS 1.05e-03 (below 1e-07)"),
+        ("value", "[[-0.007849  2.021404]]"),
+        ("n", 4),
+        ("ok", 1),
+        ("norm", 119.2),
+    ]:
+        assert not same("x.json", json.dumps({**committed, key: changed}), json.dumps(committed)), key
+    assert not same("x.json", json.dumps({**committed, "extra": 1}), json.dumps(committed))
