@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .harness import REPO, poll
-from .stage import legibility
+from .stage import legibility, present
 
 SCREENS = REPO / "build" / "screens"
 VIEWPORTS: dict[str, tuple[int, int]] = {"1400x900": (1400, 900), "1280x720": (1280, 720)}
@@ -151,17 +151,28 @@ _STABLE_JS = """(root) => [...root.querySelectorAll('[data-jm-pane]')].map((p) =
   Math.round(p.getBoundingClientRect().height)].join('|')).join(';') + '#' + root.getBoundingClientRect().height"""
 
 
+# Frames until the view's framing has not changed for 160 ms (framing follows layout by a frame or
+# more), in the page: one round trip. False when it was still changing after `timeout` ms.
+_SETTLE_JS = f"""
+async (root, timeout) => {{
+  const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+  const signature = {_STABLE_JS};
+  const start = performance.now();
+  let last = signature(root), since = start;
+  while (performance.now() - since < 160) {{
+    if (performance.now() - start > timeout) return false;
+    await frame();
+    const now = signature(root);
+    if (now !== last) {{ last = now; since = performance.now(); }}
+  }}
+  return true;
+}}
+"""
+
+
 def settle(root: Any, timeout: float = 3.0) -> None:
-    """Wait until the view's framing stops changing (framing follows layout by a frame or more)."""
-    state = {"last": None, "same": 0}
-
-    def stable() -> bool:
-        now = root.evaluate(_STABLE_JS)
-        state["same"] = state["same"] + 1 if now == state["last"] else 0
-        state["last"] = now
-        return state["same"] >= 2
-
-    poll(stable, timeout, interval=0.08)
+    """Wait until the view's framing stops changing (a view still moving is measured as it is)."""
+    root.evaluate(_SETTLE_JS, 1000 * timeout)
 
 
 def _rect(text: str | None) -> tuple[float, float, float, float] | None:
@@ -317,15 +328,6 @@ def measure(root: Any, mode: str) -> tuple[dict, list[str]]:
     return m, fails
 
 
-def toggle_present(root: Any, on: bool) -> None:
-    """stage.present, polled finely: a view switches in a frame or two, and this runs 4 times a view."""
-    toggle = root.locator(".jm-present-toggle").first
-    if (toggle.get_attribute("aria-pressed") == "true") != on:
-        toggle.click()
-    switched = poll(lambda: root.evaluate("r => r.classList.contains('jm-present')") == on, 10, interval=0.03)
-    assert switched, "presentation mode did not switch"
-
-
 def scroll_top_into_view(root: Any) -> None:
     """Bring the view's top edge to the top of whatever scrolls it (window or notebook panel)."""
     root.evaluate("r => r.scrollIntoView({block: 'start', inline: 'nearest'})")
@@ -350,34 +352,48 @@ def check_view(page: Any, root: Any, check: ViewCheck) -> ViewCheck:
     return check
 
 
+# Viewport and mode of each round of checks: every view switches presentation mode twice a run,
+# once on (in the first viewport) and once off (in the second), and a resize reaches each mode.
+_ROUNDS = [(vp, mode) for vp, modes in zip(VIEWPORTS, (("normal", "present"), ("present", "normal"))) for mode in modes]
+
+
 def check_all_views(page: Any, host: str, notebook: str, roots: Any) -> list[ViewCheck]:
-    """Every `.jm-root` at every viewport, in normal then present mode (toggled back after)."""
+    """Every `.jm-root` at every viewport, in normal and present mode (normal again at the end)."""
     results: list[ViewCheck] = []
     n = roots.count()
     page.set_default_timeout(5_000)  # a missing control fails its row in seconds, not in 30 s
-    for vp_name, (w, h) in VIEWPORTS.items():
-        page.set_viewport_size({"width": w, "height": h})
-        page.wait_for_timeout(400)
+    mode_now, viewport_now = "normal", None
+    for vp_name, mode in _ROUNDS:
+        if vp_name != viewport_now:
+            w, h = VIEWPORTS[vp_name]
+            page.set_viewport_size({"width": w, "height": h})
+            page.wait_for_timeout(400)
+            viewport_now = vp_name
+        switch_failed = _switch_every_view(roots, n, mode) if mode != mode_now else {}
+        mode_now = mode
         for i in range(n):
-            root = roots.nth(i)
-            for mode in ("normal", "present"):
-                check = ViewCheck(host, notebook, i, "?", vp_name, mode)
-                t0 = time.monotonic()
-                try:
-                    if mode == "present":
-                        toggle_present(root, True)
-                    check_view(page, root, check)
-                except Exception as exc:  # one view's breakage is a row of the table, not the end of it
-                    check.failures.append(f"check raised {type(exc).__name__}: {str(exc)[:300]}")
-                finally:
-                    if mode == "present":
-                        try:
-                            toggle_present(root, False)
-                        except Exception as exc:
-                            check.failures.append(f"present mode did not switch back: {str(exc)[:200]}")
-                check.seconds = round(time.monotonic() - t0, 2)
-                results.append(check)
+            check = ViewCheck(host, notebook, i, "?", vp_name, mode)
+            t0 = time.monotonic()
+            try:
+                check_view(page, roots.nth(i), check)
+            except Exception as exc:  # one view's breakage is a row of the table, not the end of it
+                check.failures.append(f"check raised {type(exc).__name__}: {str(exc)[:300]}")
+            if i in switch_failed:
+                check.failures.insert(0, f"presentation mode did not switch: {switch_failed[i]}")
+            check.seconds = round(time.monotonic() - t0, 2)
+            results.append(check)
     return results
+
+
+def _switch_every_view(roots: Any, n: int, mode: str) -> dict[int, str]:
+    """Turn presentation mode on or off in every view; view index -> what went wrong."""
+    failed = {}
+    for i in range(n):
+        try:
+            present(roots.nth(i), mode == "present")
+        except Exception as exc:
+            failed[i] = str(exc)[:200]
+    return failed
 
 
 def report(results: list[ViewCheck], host: str, notebook: str) -> str:

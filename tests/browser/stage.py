@@ -212,17 +212,40 @@ class Playback:
         return labels
 
 
+# Presentation mode, switched in the page as a user does it: the widget's own toggle, scrolled on
+# screen and clicked only where nothing covers it, then frames until the view is redrawn in the mode.
+# One round trip (a view is switched hundreds of times a run); a string says what went wrong.
+_PRESENT_JS = r"""
+async ([root, on]) => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+  const toggle = root.querySelector('.jm-present-toggle');
+  if (!toggle) return 'the view has no presentation toggle';
+  if (root.classList.contains('jm-present') === on) return null;
+  toggle.scrollIntoView({block: 'nearest', inline: 'nearest'});
+  await frame();
+  const r = toggle.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  if (!hit || !(hit === toggle || toggle.contains(hit))) {
+    const what = hit ? hit.tagName.toLowerCase() + '.' + String(hit.className || '').split(/\s+/).join('.') : 'nothing';
+    return `the presentation toggle cannot be clicked: ${what} covers it`;
+  }
+  toggle.click();
+  const start = performance.now();
+  while (root.classList.contains('jm-present') !== on) {
+    if (performance.now() - start > 10000) return 'presentation mode did not switch';
+    await frame();
+  }
+  await frame();
+  await frame();
+  return null;
+}
+"""
+
+
 def present(root: Any, on: bool = True) -> None:
     """Switch presentation mode with the widget's own toggle, and wait until the view is redrawn in it."""
-    from .harness import poll
-
-    toggle = root.locator(".jm-present-toggle").first
-    pressed = toggle.get_attribute("aria-pressed") == "true"
-    if pressed != on:
-        toggle.click()
-    assert poll(lambda: root.evaluate("r => r.classList.contains('jm-present')") == on, 10), (
-        "presentation mode did not switch"
-    )
+    problem = root.evaluate(f"(r, on) => ({_PRESENT_JS})([r, on])", on)
+    assert problem is None, problem
 
 
 def write_page(doc: dict, tmp_path: Any, name: str) -> Any:

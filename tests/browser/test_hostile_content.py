@@ -237,7 +237,6 @@ def _interact(page: Any, root: Any, kind: str, search: str | None) -> list[str]:
         done.append("search")
     for details in root.locator("details").all():
         details.evaluate("(d) => { d.open = true; }")
-    page.wait_for_timeout(300)
     return done
 
 
@@ -259,6 +258,7 @@ def _render_and_check(
         )
     loaded = time.perf_counter() - t0
     clicked = {doc["kind"]: _interact(page, roots.nth(i), doc["kind"], search) for i, doc in enumerate(docs)}
+    page.wait_for_timeout(300)  # what the clicks and the search redraw
 
     inert = page.evaluate(_INERT_JS, PWNED)
     assert not inert["pwned"], f"{label}: a payload ran (window.{PWNED} is set) after {clicked}"

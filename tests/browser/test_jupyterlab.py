@@ -1,4 +1,5 @@
-"""The demo notebook in a real JupyterLab in headless Chromium: run all, then drive the views.
+"""The demo notebook in a real JupyterLab in headless Chromium: run all once, then drive the
+views, read the timelines' colours and switch the theme (one run: the demo is the slow part).
 
 Expected eqn counts come from an independent oracle (plain IPython + JAX, see
 `harness.expected_views`), never from the widget or from jaxmagic's document.
@@ -24,6 +25,7 @@ from .harness import (
     prim_pattern,
 )
 from .hosts import count_code_cells, dismiss_dialogs, open_and_run_all
+from .stage import present
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -205,8 +207,15 @@ def _check_keyboard_playback(page, driver: ViewDriver, label: str) -> None:
     )
 
 
-def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
+@pytest.mark.timeout(600)
+def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage, tmp_path) -> None:
+    """The demo, run all once in a real JupyterLab: every widget view against the oracle (the first
+    one driven: node, text line, search, deferred levels, keyboard playback), every timeline in
+    colour and every keys view framed, and with the kernel shut down the HLO pane says so. Then a
+    30-shape recompile loop in the same JupyterLab, and its dark theme: the timeline redraws in
+    the dark palette."""
     timings: dict[str, float] = {}
+    loop_nb = _recompile_loop_notebook(tmp_path)
     t_start = time.monotonic()
     assert DEMO_NOTEBOOK.exists(), f"demo notebook missing: {DEMO_NOTEBOOK}"
     views = expected_views(DEMO_NOTEBOOK)
@@ -216,7 +225,7 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
     n_code_cells = _count_code_cells(DEMO_NOTEBOOK)
 
     page = guarded_page.page
-    with jupyter_lab([DEMO_NOTEBOOK]) as lab:
+    with jupyter_lab([DEMO_NOTEBOOK, loop_nb]) as lab:
         timings["server start"] = round(time.monotonic() - t_start - timings["oracle"], 2)
         t = time.monotonic()
         page.goto(lab.lab_url(DEMO_NOTEBOOK.name), wait_until="domcontentloaded", timeout=60_000)
@@ -259,9 +268,18 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage) -> None:
             _check_view(guarded_page, ViewDriver(roots.first), view, label, interact=(k == 0), timings=timings)
             timings[label] = round(time.monotonic() - t, 2)
         guarded_page.screenshot("jupyterlab-notebook-after")
+        t = time.monotonic()
+        _check_timelines_and_keys(guarded_page, DEMO_NOTEBOOK)
+        timings["timelines and keys"] = round(time.monotonic() - t, 2)
         last = cells.nth(widget_views[-1].cell_index).locator(".jm-root").first
         _check_kernel_gone(page, last, f"view{len(widget_views) - 1}")
         guarded_page.screenshot("jupyterlab-kernel-gone", last)
+
+        t = time.monotonic()
+        _open_and_run(page, lab, loop_nb)
+        _check_timelines_and_keys(guarded_page, loop_nb)
+        _check_dark_theme(guarded_page)
+        timings["recompile loop and dark theme"] = round(time.monotonic() - t, 2)
 
     timings["total"] = round(time.monotonic() - t_start, 2)
     print(f"[timings] {timings}")
@@ -320,72 +338,66 @@ def _drawn(root) -> bool:
     return (root.evaluate("r => Number(r.querySelector('.jm-tl-plot').getAttribute('data-draws') || 0)") or 0) > 0
 
 
-@pytest.mark.timeout(600)
-def test_timelines_in_jupyterlab_paint_in_colour_and_follow_the_theme(guarded_page: GuardedPage, tmp_path) -> None:
-    """The demo's %%trace cells and a 30-shape recompile loop, run in a real JupyterLab: no
-    timeline canvas has a 40x10 block of pure black and the phase colours are drawn; switching
-    JupyterLab to its dark theme redraws them in the dark palette. The keys views are framed."""
+def _check_timelines_and_keys(guarded_page: GuardedPage, nb) -> None:
+    """Every timeline of the open notebook: no 40x10 block of pure black, the phase colours drawn,
+    a legend, legible text; the recompile loop's first recompile marker is published; the demo's
+    keys views are framed with the reused key drawn."""
     from .test_timeline import assert_coloured, canvas_colours
 
     page = guarded_page.page
-    loop_nb = _recompile_loop_notebook(tmp_path)
-    with jupyter_lab([DEMO_NOTEBOOK, loop_nb]) as lab:
-        reports = {}
-        for nb in (DEMO_NOTEBOOK, loop_nb):
-            _open_and_run(page, lab, nb)
-            roots = _timeline_roots(page)
-            if nb is DEMO_NOTEBOOK:
-                assert len(roots) >= 3, f"the demo has three %%trace cells; {len(roots)} timelines drawn"
-            for i, root in enumerate(roots):
-                root.scroll_into_view_if_needed()
-                assert poll(lambda: _drawn(root), 20), f"{nb.name} timeline {i} never drew"
-                label = f"{nb.stem}-timeline{i}"
-                reports[label] = canvas_colours(root)
-                guarded_page.screenshot(f"jupyterlab-{label}", root)
-                print(f"[lab colours] {label}: {reports[label]}")
-                assert_coloured(reports[label], label)
-                pane = root.locator('[data-jm-pane="timeline"]')
-                assert root.locator("[data-jm-legend]").count() == 1, f"{label}: no legend"
-                assert float(pane.get_attribute("data-jm-text-px")) >= 11, label
-            if nb is loop_nb:
-                key_rect = roots[0].locator('[data-jm-pane="timeline"]').get_attribute("data-jm-key-rect")
-                assert key_rect, "the recompile loop's first recompile marker has no key rect"
-            if nb is DEMO_NOTEBOOK:
-                for i, kroot in enumerate(page.locator(".jp-Notebook .jm-root:has(.jm-keys)").all()):
-                    kroot.scroll_into_view_if_needed()
-                    pane = kroot.locator('[data-jm-pane="keys"]')
-                    assert poll(lambda: pane.get_attribute("data-jm-text-px") is not None, 10)
-                    assert float(pane.get_attribute("data-jm-text-px")) >= 11, f"keys {i}: text too small"
-                    assert kroot.locator("[data-jm-key-element]").count() == 1, f"keys {i}: the reused key is not drawn"
-                    guarded_page.screenshot(f"jupyterlab-demo-keys{i}", kroot)
-
-        # JupyterLab's dark theme: the timeline redraws in the dark palette
-        root = _timeline_roots(page)[0]
+    roots = _timeline_roots(page)
+    if nb is DEMO_NOTEBOOK:
+        assert len(roots) >= 3, f"the demo has three %%trace cells; {len(roots)} timelines drawn"
+    for i, root in enumerate(roots):
         root.scroll_into_view_if_needed()
-        before = canvas_colours(root)
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        assert poll(lambda: page.evaluate("() => document.body.dataset.jpThemeLight") == "false", 30), (
-            "the theme did not switch"
-        )
-        assert poll(lambda: canvas_colours(root)[0]["overviewBg"] != before[0]["overviewBg"], 10), (
-            f"the timeline kept its light colours after the switch to the dark theme: {before}"
-        )
-        page.wait_for_timeout(500)
-        after = canvas_colours(root)
-        guarded_page.screenshot("jupyterlab-recompile-loop-dark", root)
-        print(f"[lab colours] theme switch: {before[0]['overviewBg']} -> {after[0]['overviewBg']}")
-        assert_coloured(after, "after the switch to the dark theme")
-        present_btn = root.locator(".jm-present-toggle").first
-        present_btn.click()
-        page.wait_for_timeout(800)
-        root = _timeline_roots(page)[0]
-        presenting = canvas_colours(root)
-        assert_coloured(presenting, "dark theme, presentation mode")
-        assert sum(int(v) for v in presenting[0]["overviewBg"].split(",")) < 3 * 96, (
-            f"presentation mode under JupyterLab's dark theme drew a light canvas: {presenting}"
-        )
-        guarded_page.screenshot("jupyterlab-recompile-loop-dark-present", root)
-    assert not guarded_page.page_errors, guarded_page.page_errors
+        assert poll(lambda: _drawn(root), 20), f"{nb.name} timeline {i} never drew"
+        label = f"{nb.stem}-timeline{i}"
+        colours = canvas_colours(root)
+        guarded_page.screenshot(f"jupyterlab-{label}", root)
+        print(f"[lab colours] {label}: {colours}")
+        assert_coloured(colours, label)
+        pane = root.locator('[data-jm-pane="timeline"]')
+        assert root.locator("[data-jm-legend]").count() == 1, f"{label}: no legend"
+        assert float(pane.get_attribute("data-jm-text-px")) >= 11, label
+    if nb is not DEMO_NOTEBOOK:
+        key_rect = roots[0].locator('[data-jm-pane="timeline"]').get_attribute("data-jm-key-rect")
+        assert key_rect, "the recompile loop's first recompile marker has no key rect"
+        return
+    for i, kroot in enumerate(page.locator(".jp-Notebook .jm-root:has(.jm-keys)").all()):
+        kroot.scroll_into_view_if_needed()
+        pane = kroot.locator('[data-jm-pane="keys"]')
+        assert poll(lambda: pane.get_attribute("data-jm-text-px") is not None, 10)
+        assert float(pane.get_attribute("data-jm-text-px")) >= 11, f"keys {i}: text too small"
+        assert kroot.locator("[data-jm-key-element]").count() == 1, f"keys {i}: the reused key is not drawn"
+        guarded_page.screenshot(f"jupyterlab-demo-keys{i}", kroot)
+
+
+def _check_dark_theme(guarded_page: GuardedPage) -> None:
+    """JupyterLab's dark theme: the first timeline redraws in the dark palette, in presentation mode too."""
+    from .test_timeline import assert_coloured, canvas_colours
+
+    page = guarded_page.page
+    root = _timeline_roots(page)[0]
+    root.scroll_into_view_if_needed()
+    before = canvas_colours(root)
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    assert poll(lambda: page.evaluate("() => document.body.dataset.jpThemeLight") == "false", 30), (
+        "the theme did not switch"
+    )
+    assert poll(lambda: canvas_colours(root)[0]["overviewBg"] != before[0]["overviewBg"], 10), (
+        f"the timeline kept its light colours after the switch to the dark theme: {before}"
+    )
+    page.wait_for_timeout(500)
+    after = canvas_colours(root)
+    guarded_page.screenshot("jupyterlab-recompile-loop-dark", root)
+    print(f"[lab colours] theme switch: {before[0]['overviewBg']} -> {after[0]['overviewBg']}")
+    assert_coloured(after, "after the switch to the dark theme")
+    present(root, True)
+    dark = poll(lambda: sum(int(v) for v in canvas_colours(root)[0]["overviewBg"].split(",")) < 3 * 96, 10)
+    presenting = canvas_colours(root)
+    assert dark, f"presentation mode under JupyterLab's dark theme drew a light canvas: {presenting}"
+    assert_coloured(presenting, "dark theme, presentation mode")
+    guarded_page.screenshot("jupyterlab-recompile-loop-dark-present", root)
 
 
 # --------------------------------------------------------------------------------------
