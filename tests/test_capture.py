@@ -204,3 +204,32 @@ def test_where_text_names_cell_lines_by_line_and_files_by_name():
     assert where_text("/site-packages/flax/linen/stochastic.py", 105) == "stochastic.py:105"
     assert where_text("/home/me/ipykernel_tools.py", 1) == "ipykernel_tools.py:1"
     assert where_text(None, 4) == "line 4"
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"values": True, "vmap": True}, {"grads": True}, {"shardings": True}, {"keys": True}]
+)
+def test_calls_under_disable_jit_run_the_python_once_and_are_said_not_recorded(options):
+    """Under `jax.disable_jit()` a jitted function's call runs its Python eagerly: no program exists,
+    and asking JAX for one would run the user's Python (its side effects) again."""
+
+    def run(effects: list) -> list:
+        @jax.jit
+        def step(x):
+            effects.append(float(x.sum()) if not isinstance(x, jax.core.Tracer) else "traced")
+            return x * 2
+
+        with jax.disable_jit():
+            outs = [step(jnp.ones(3)), step(jnp.ones(3))]
+        outs.append(step(jnp.ones(3)))
+        return [np.asarray(o).tolist() for o in outs]
+
+    plain_effects: list = []
+    plain = run(plain_effects)
+    captured_effects: list = []
+    with jaxmagic.capture({}, **options) as cap:
+        captured = run(captured_effects)
+    assert captured == plain
+    assert captured_effects == plain_effects == [3.0, 3.0, "traced"]
+    assert len(cap.calls) == 1 and not cap.calls[0].cache_hit
+    assert any("2 jitted calls ran under jax.disable_jit()" in note for note in cap.notes), cap.notes

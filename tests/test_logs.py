@@ -82,3 +82,27 @@ def test_explanations_the_user_turns_on_in_the_cell_show_as_without_a_capture(ca
     assert captured.count("TRACING CACHE MISS") == plain.count("TRACING CACHE MISS")
     assert [c.cache_hit for c in cap.calls] == [False, False]
     assert jax.config.jax_explain_cache_misses is False
+
+
+def _explained_in_context(tag: float) -> None:
+    """The thread-local form: `with jax.explain_cache_misses(True):` around the miss."""
+    f = jax.jit(lambda v: v * tag)
+    f(jnp.ones(2))
+    with jax.explain_cache_misses(True):
+        f(jnp.ones(3))  # a miss JAX explains, to this thread only
+    f(jnp.ones(4))  # a miss nobody asked JAX to explain
+
+
+def test_explanations_the_user_turns_on_for_the_thread_show_as_without_a_capture(capsys):
+    with unconfigured_logging():
+        _explained_in_context(2.0)
+        plain = capsys.readouterr().err
+        with jaxmagic.capture({}) as cap:
+            _explained_in_context(3.0)
+        captured = capsys.readouterr().err
+    if not logging.getLogger("jax").handlers:  # JAX 0.4 prints through a handler of its own, past capsys
+        assert plain.count("TRACING CACHE MISS") == 1, plain
+    assert captured.count("TRACING CACHE MISS") == plain.count("TRACING CACHE MISS"), captured
+    assert [c.cache_hit for c in cap.calls] == [False, False, False]
+    assert len(cap.logs) >= 2  # the capture still keeps the explanations it asked for itself
+    assert not jax.explain_cache_misses.value

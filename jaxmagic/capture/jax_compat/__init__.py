@@ -25,7 +25,14 @@ from __future__ import annotations
 
 import jax  # noqa: F401 - `jax_compat.jax.__version__` in tests' messages
 
-from .config import LocalExplaining, backends_are_initialized, debug_checks_off, explain_misses_state
+from .config import (
+    LocalExplaining,
+    asked_by_user,
+    backends_are_initialized,
+    debug_checks_off,
+    explain_misses_state,
+    jit_disabled_probe,
+)
 from .errors import (
     concretization_kind,
     concretization_origin,
@@ -97,6 +104,7 @@ __all__ = [
     "PJIT_FUNCTION_TYPE",
     "REMAT_SCOPE",
     "LocalExplaining",
+    "asked_by_user",
     "argument_paths",
     "aval_of",
     "axis_types",
@@ -116,6 +124,7 @@ __all__ = [
     "dtype_truncation",
     "eqn_with_params",
     "explain_misses_state",
+    "jit_disabled_probe",
     "explaining_is_safe",
     "frame_line",
     "has_sub_jaxprs",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -52,6 +52,24 @@ def debug_checks_off() -> Iterator[None]:
             jax.config.update(name, True)
 
 
+def jit_disabled_probe() -> Callable[[], bool]:
+    """A check, cheap enough for every recorded call (~50 ns), of whether jit is off on this thread now.
+
+    Under `jax.disable_jit()` (or `jax_disable_jit`) a jitted function's call runs its Python eagerly:
+    nothing is traced or compiled, so there is no program to record, and asking JAX for one
+    (`fn.trace`) would run the user's Python, and its side effects, a second time.
+    """
+    try:
+        from jax._src import config as jax_config
+
+        state = jax_config.disable_jit
+        bool(state.value)
+    except (ImportError, AttributeError, TypeError) as exc:
+        strict.fallback("jax.disable_jit() read from the config's public name", exc)
+        return lambda: bool(getattr(jax.config, "jax_disable_jit", False))
+    return lambda: bool(state.value)
+
+
 def explain_misses_state() -> Any:
     """JAX's `jax_explain_cache_misses` setting object, or None where this JAX has none.
 
@@ -68,23 +86,56 @@ def explain_misses_state() -> Any:
     return state if hasattr(state, "get_global") and callable(state) else None
 
 
+_OWN_MARK = 1  # jaxmagic's own thread-local value of the explain flag: true to JAX, never `True` itself
+
+
 class LocalExplaining:
-    """JAX's cache-miss explanations turned on for this thread until `off()` (idempotent)."""
+    """JAX's cache-miss explanations turned on for this thread until `off()` (idempotent).
+
+    Where the setting can be swapped directly (JAX's C++ config: `swap_local`), jaxmagic's value is
+    `_OWN_MARK`, so a `with jax.explain_cache_misses(True):` the user enters in the cell reads
+    `True` (`asked_by_user`) and their explanations reach them; elsewhere it is JAX's own context
+    with `True`, and the user's own thread-local setting cannot be told from it (`marked` False).
+    """
 
     def __init__(self, state: Any):
         self._state = state
         self._context: Any = None
+        self.marked = callable(getattr(state, "swap_local", None)) and callable(getattr(state, "set_local", None))
+
+    @property
+    def active(self) -> bool:
+        return self._context is not None
 
     def on(self) -> None:
-        if self._context is None:
-            context = self._state(True)
-            context.__enter__()
-            self._context = context
+        if self._context is not None:
+            return
+        if self.marked:
+            self._context = ("swapped", self._state.swap_local(_OWN_MARK))
+            return
+        context = self._state(True)
+        context.__enter__()
+        self._context = context
 
     def off(self) -> bool:
-        """True if it was on."""
+        """True if it was on. A user's context still open on top of it is left to close itself."""
         context, self._context = self._context, None
         if context is None:
             return False
-        context.__exit__(None, None, None)
+        if isinstance(context, tuple):
+            if self._state.value is _OWN_MARK:
+                self._state.set_local(context[1])
+        else:
+            context.__exit__(None, None, None)
         return True
+
+
+def asked_by_user(state: Any, own: LocalExplaining | None) -> bool:
+    """Whether the user turned explanations on: globally, or for this thread with JAX's context
+    (`True`; jaxmagic's own local value is `_OWN_MARK`). Unknowable while jaxmagic's own context,
+    unmarked, is on: then only the global setting counts."""
+    if state.get_global():
+        return True
+    if own is not None and own.active and not own.marked:
+        return False
+    return state.value is True

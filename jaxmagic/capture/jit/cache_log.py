@@ -56,9 +56,10 @@ class CacheLog:
 
     @property
     def user_wants_explanations(self) -> bool:
-        """The user's own setting, read on every record: turned on during the cell, it shows from then on."""
+        """The user's own setting, read on every record: turned on during the cell (globally or with
+        JAX's context for this thread), it shows from then on."""
         try:
-            return self._state is not None and bool(self._state.get_global())
+            return self._state is not None and jax_compat.asked_by_user(self._state, self._explaining)
         except Exception:  # an odd setting object: show what JAX says rather than hide it
             return True
 

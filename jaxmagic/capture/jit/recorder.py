@@ -40,6 +40,7 @@ from .functions import SIGNATURE_BUDGET_PER_FUNCTION, FunctionState, FunctionTab
 # the jit recorder off during recording none should arrive; past this depth one is not recorded.
 MAX_RECORDING_DEPTH = 1
 
+_jit_disabled = jax_compat.jit_disabled_probe()  # `jax.disable_jit()`: the call runs the Python, no program
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
 _thread = threading.get_ident  # a capture records the thread that runs the cell (about 40 ns a check)
@@ -136,6 +137,7 @@ class JitRecorder:
         self._other_threads = 0
         self._earlier_tasks: frozenset = frozenset()  # asyncio tasks an earlier cell left running (tasks.py)
         self._other_tasks = 0
+        self._jit_disabled_calls = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -183,6 +185,12 @@ class JitRecorder:
                 "only the cell's own code (and tasks it starts) is recorded"
             )
             self._other_tasks = 0
+        if self._jit_disabled_calls:
+            self.capture.notes.append(
+                f"{self._jit_disabled_calls} jitted calls ran under jax.disable_jit(): JAX ran their Python "
+                "eagerly, with no program traced or compiled, so they are not recorded"
+            )
+            self._jit_disabled_calls = 0
 
     def release(self) -> None:
         """After `stop`: the capture keeps no jitted function, option or array a program closed over."""
@@ -273,9 +281,12 @@ class JitRecorder:
             self._other_tasks += 1
             return self.run_jitted(fn, *args, **kwargs)
         state = self._hot.get(id(fn))
+        if state is None and self.table.is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
+            return self.run_jitted(fn, *args, **kwargs)
+        if _jit_disabled():  # no program to record; asking JAX for one would run the user's Python again
+            self._jit_disabled_calls += 1
+            return self.run_jitted(fn, *args, **kwargs)
         if state is None:
-            if self.table.is_jax_own(fn):  # `jnp.where`, `jax.random.normal`: JAX's ops, not programs
-                return self.run_jitted(fn, *args, **kwargs)
             state = self.table.hot_definition(fn)
         events = self._events
         n_events = len(events)
