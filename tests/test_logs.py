@@ -12,6 +12,7 @@ import logging
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 import jaxmagic
 
@@ -62,7 +63,8 @@ def test_a_users_handler_gets_each_record_once(capsys):
     assert capsys.readouterr().err == ""  # a handler exists: no last resort, as without the capture
 
 
-def _explained_misses(tag: float) -> None:
+def _explained_globally(tag: float) -> int:
+    """`jax.config.update('jax_explain_cache_misses', True)` in the cell; returns its jitted calls."""
     jax.config.update("jax_explain_cache_misses", True)
     try:
         f = jax.jit(lambda v: v * tag)
@@ -70,39 +72,30 @@ def _explained_misses(tag: float) -> None:
         f(jnp.ones(3))  # a miss JAX explains
     finally:
         jax.config.update("jax_explain_cache_misses", False)
+    return 2
 
 
-def test_explanations_the_user_turns_on_in_the_cell_show_as_without_a_capture(capsys):
-    with unconfigured_logging():
-        _explained_misses(2.0)
-        plain = capsys.readouterr().err
-        with jaxmagic.capture({}) as cap:
-            _explained_misses(3.0)
-        captured = capsys.readouterr().err
-    assert captured.count("TRACING CACHE MISS") == plain.count("TRACING CACHE MISS")
-    assert [c.cache_hit for c in cap.calls] == [False, False]
-    assert jax.config.jax_explain_cache_misses is False
-
-
-def _explained_in_context(tag: float) -> None:
-    """The thread-local form: `with jax.explain_cache_misses(True):` around the miss."""
+def _explained_in_context(tag: float) -> int:
+    """The thread-local form: `with jax.explain_cache_misses(True):` around one miss of three."""
     f = jax.jit(lambda v: v * tag)
     f(jnp.ones(2))
     with jax.explain_cache_misses(True):
         f(jnp.ones(3))  # a miss JAX explains, to this thread only
     f(jnp.ones(4))  # a miss nobody asked JAX to explain
+    return 3
 
 
-def test_explanations_the_user_turns_on_for_the_thread_show_as_without_a_capture(capsys):
+@pytest.mark.parametrize("cell", [_explained_globally, _explained_in_context], ids=["global", "thread"])
+def test_explanations_the_user_turns_on_in_the_cell_show_as_without_a_capture(capsys, cell):
     with unconfigured_logging():
-        _explained_in_context(2.0)
+        cell(2.0)
         plain = capsys.readouterr().err
         with jaxmagic.capture({}) as cap:
-            _explained_in_context(3.0)
+            n_calls = cell(3.0)
         captured = capsys.readouterr().err
     if not logging.getLogger("jax").handlers:  # JAX 0.4 prints through a handler of its own, past capsys
-        assert plain.count("TRACING CACHE MISS") == 1, plain
+        assert plain.count("TRACING CACHE MISS") >= 1, plain
     assert captured.count("TRACING CACHE MISS") == plain.count("TRACING CACHE MISS"), captured
-    assert [c.cache_hit for c in cap.calls] == [False, False, False]
-    assert len(cap.logs) >= 2  # the capture still keeps the explanations it asked for itself
+    assert [c.cache_hit for c in cap.calls] == [False] * n_calls
+    assert jax.config.jax_explain_cache_misses is False
     assert not jax.explain_cache_misses.value
