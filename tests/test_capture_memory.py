@@ -25,6 +25,8 @@ from jaxmagic.capture.buffers import drop_device_buffers
 from jaxmagic.capture.record import ConstantStub
 
 session_module = importlib.import_module("jaxmagic.capture.session")
+jit_recorder_module = importlib.import_module("jaxmagic.capture.jit.recorder")
+grad_recorder_module = importlib.import_module("jaxmagic.capture.grads.recorder")
 N = 1024 * 1024  # f32 elements: 4 MiB
 
 
@@ -107,6 +109,8 @@ def test_documents_are_the_same_before_and_after_the_buffers_are_dropped(monkeyp
     big, small = jnp.arange(N, dtype=jnp.float32), jnp.ones((N // 4,), jnp.float32)
     step = _program(big, small)
     monkeypatch.setattr(session_module, "drop_device_buffers", lambda cap: None)
+    for recorder in (jit_recorder_module, grad_recorder_module):  # nor stubbed right after each call
+        monkeypatch.setattr(recorder, "_keep_no_buffers", lambda record: None)
     with jaxmagic.capture(values=True, grads=True) as cap:
         step(jnp.ones(3))
         jax.grad(step)(jnp.ones(3))
@@ -248,3 +252,106 @@ def test_a_dropped_capture_and_its_exports_leave_no_reference_cycle(options):
             jaxmagic.to_dot(cap)
 
     assert _own_cyclic_garbage(run) == []
+
+
+# -- while the cell runs ------------------------------------------------------------------------
+# Each magic's capture options (jaxmagic.kinds), as a `with jaxmagic.capture()` block takes them.
+_MAGIC_OPTIONS = {
+    "jaxpr": {"vmap": True},
+    "grad_graph": {"grads": True, "values": True},
+    "trace": {"keys": False},
+    "sharding": {"shardings": True},
+    "prng": {},
+}
+
+
+@pytest.mark.parametrize("magic", sorted(_MAGIC_OPTIONS))
+def test_a_dropped_jitted_closure_frees_its_array_inside_the_cell(magic):
+    """JAX's own `test_jit_reference_dropping`, inside a capture: the array a jitted closure holds is
+    freed the moment the cell drops the function, as without a capture, and the finding about the
+    constant it baked in is still there when the capture ends."""
+    with jaxmagic.capture({}, **_MAGIC_OPTIONS[magic]) as cap:
+        x = jnp.ones(10)
+        f = (lambda x: lambda: x)(x)
+        g = jax.jit(f)
+        x = weakref.ref(x)
+        assert x() is not None
+        f()
+        g()
+        g()
+        del f
+        assert x() is not None
+        g()
+        del g
+        freed_in_cell = x() is None
+    assert freed_in_cell, "the capture kept the closed-over array while the cell ran"
+    assert [c.cache_hit for c in cap.calls] == [False, True, True]
+    [constant] = [f for f in cap.findings if f.kind == "global_constant"]
+    assert constant.message.startswith("`x` (closure variable, f32[10]")
+    assert _reachable_arrays(cap) == []
+
+
+@pytest.mark.parametrize("magic", sorted(_MAGIC_OPTIONS))
+def test_a_loop_of_fresh_jitted_closures_holds_no_earlier_step_s_array(magic):
+    """A train loop that jits a new closure over each step's parameters (a few calls each) keeps at
+    most the current step's parameters alive under a capture, as without one (4 MiB each)."""
+    baseline = _live_bytes()
+    peaks = []
+    with jaxmagic.capture({}, **_MAGIC_OPTIONS[magic]) as cap:
+        params = jnp.zeros((N,), jnp.float32)
+        for step in range(6):
+            loss = jax.jit(lambda x, params=params: (params[:3] * x).sum())  # a default: a closure too
+            for _ in range(3):
+                loss(jnp.ones(3)).block_until_ready()
+            params = params + 1.0
+            del loss
+            peaks.append(_live_bytes() - baseline)
+        del params
+    assert max(peaks) < 3 * N * 4, f"live bytes after each step: {peaks}"
+    assert len(cap.calls) == 18 and sum(not c.cache_hit for c in cap.calls) == 6
+
+
+def test_a_function_called_often_is_kept_until_the_cell_ends_and_then_freed():
+    """The fast path holds a function whose cache hits took the short path FAST_AFTER_HITS times
+    (its table is keyed by the function); the capture lets go of it when it stops."""
+    from jaxmagic.capture.jit.functions import FAST_AFTER_HITS, SIGNATURE_BUDGET_PER_FUNCTION
+
+    calls = SIGNATURE_BUDGET_PER_FUNCTION + FAST_AFTER_HITS
+
+    big = jnp.ones((N,), jnp.float32)
+    ref = weakref.ref(big)
+    with jaxmagic.capture({}) as cap:
+        step = jax.jit(lambda x, big=big: x + big[:3])
+        for _ in range(calls):
+            step(jnp.ones(3))
+        del big, step
+        gc.collect()
+        kept_in_cell = ref() is not None
+    gc.collect()
+    assert kept_in_cell
+    assert ref() is None
+    assert len(cap.calls) == calls
+
+
+@pytest.mark.parametrize("magic", ["grad_graph", "jaxpr"])
+def test_eager_grads_of_fresh_closures_hold_no_earlier_batch(magic):
+    """`jax.grad(lambda w: loss(w, batch))(w)` each step: under `%%grad_graph` each differentiation
+    gets JAX's forward/backward split, whose program holds the batch the lambda closed over; the
+    records keep it stubbed and the split cache forgets it with the lambda, so no earlier batch lives."""
+    refs = []
+    with jaxmagic.capture({}, **_MAGIC_OPTIONS[magic]) as cap:
+        w = jnp.ones(3)
+        for step in range(4):
+            batch = jnp.full((N,), float(step))
+            refs.append(weakref.ref(batch))
+            jax.grad(lambda w, batch=batch: (w * batch[:3]).sum())(w)
+            del batch
+        gc.collect()
+        alive_in_cell = [r() is not None for r in refs]
+    assert alive_in_cell == [False] * 4
+    assert len(cap.grads) == 4
+    if magic == "grad_graph":
+        assert all(g.split is not None for g in cap.grads)
+        consts = [c for g in cap.grads for c in g.split.forward.consts]
+        assert consts and all(isinstance(c, ConstantStub) for c in consts)
+    assert _reachable_arrays(cap) == []

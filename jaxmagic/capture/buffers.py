@@ -113,7 +113,39 @@ def _remembered_stub(closed: Any, memo: dict[int, Any]) -> Any:
         return None if result is original else result  # never the original itself: it would stay alive
 
     result = _STUBBED.get(closed, stubbed)
-    return closed if result is None else result
+    if result is None:
+        return closed
+    _STUBBED.get(result, _holds_no_array)  # the copy is stubbed already: asked again, nothing is walked
+    return result
+
+
+def _holds_no_array(closed: Any) -> None:
+    """The `_STUBBED` answer for a stubbed copy: it is what the capture keeps as it is."""
+    return None
+
+
+# The stubbed copy of each live differentiation record (`GradSplit`, `TangentProgram`), as `_STUBBED`.
+_STUBBED_RECORDS: JaxprMemo[Any] = JaxprMemo()
+_GRAD_FIELDS = {"split": ("user", "forward", "backward"), "tangent": ("program",)}
+
+
+def remembered_record_stub(record: Any, field: str) -> Any:
+    """`record` (a `GradCall`'s split or tangent program, named by `field`) as the capture keeps it:
+    itself when it holds no array, else its stubbed copy, made once per live record (a loop's grads
+    of one function share one split)."""
+    if record is None:
+        return None
+    names = _GRAD_FIELDS[field]
+
+    def stubbed(original: Any) -> Any:
+        result = _stubbed_fields(original, names, {})
+        return None if result is original else result
+
+    result = _STUBBED_RECORDS.get(record, stubbed)
+    if result is None:
+        return record
+    _STUBBED_RECORDS.get(result, _holds_no_array)
+    return result
 
 
 def stub_of(closed: Any) -> Any:
@@ -151,5 +183,5 @@ def drop_device_buffers(capture: Capture) -> None:
             memo[id(artifacts)] = (artifacts, artifacts)
             artifacts.jaxpr = _remembered_stub(artifacts.jaxpr, memo)
     for grad in capture.grads:
-        grad.split = _stubbed_fields(grad.split, ("user", "forward", "backward"), memo)
-        grad.tangent = _stubbed_fields(grad.tangent, ("program",), memo)
+        grad.split = remembered_record_stub(grad.split, "split")
+        grad.tangent = remembered_record_stub(grad.tangent, "tangent")

@@ -122,7 +122,9 @@ class JitCall:
 
     index: int
     name: str
-    function_id: int  # id() of the underlying jitted function: tells same-named functions apart
+    # id() of the underlying jitted function, unique in the capture: tells same-named functions apart
+    # (where a function the cell dropped had that id first, another number, odd: no object's id).
+    function_id: int
     source: SourceLocation | None  # where the Python function is defined
     call_site: SourceLocation | None  # the user's line that made the call
     signature: Signature | None  # None: a cache hit after the per-function budget

@@ -33,6 +33,7 @@ import types
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -134,6 +135,11 @@ class _Reach:
         self.numpy: list[tuple[str, str, np.ndarray]] = []
         self.scalars: list[tuple[str, str, Any]] = []
         self._functions: set[int] = set()
+
+    def drop_arrays(self) -> None:
+        """Forget the arrays once matched (`pending_findings`): they may be the cell's, freed as it drops them."""
+        self.arrays.clear()
+        self.numpy.clear()
 
     # values
     def add(self, value: Any, label: str, how: str, names: set[str], depth: int) -> None:
@@ -252,21 +258,26 @@ def _first_uses(jaxpr: Any, wanted: Iterable[Any]) -> dict[Any, Any]:
     return found
 
 
-def _refine(eqn: Any, var: Any, depth: int = 0) -> Any:
+def _refine(eqn: Any, var: Any, firsts: dict[int, tuple[Any, dict]], depth: int = 0) -> Any:
     """The eqn itself, or inside a call-like eqn (jit, remat) the first eqn of its body reading `var`.
 
     The use inside a nested jit is the line that reads the global; the outer eqn is only
-    the line that calls the nested function.
+    the line that calls the nested function. `firsts` remembers each body's first uses of all its
+    inputs and each eqn's input positions (one pass each: a nested jit fed 560 constants is walked
+    once, not 560 times).
     """
     if depth >= 8:
         return eqn
     for _, inner in jax_compat.sub_jaxprs(eqn, ordered=False, opened=True):
         if len(inner.invars) == len(eqn.invars):
-            position = next(i for i, v in enumerate(eqn.invars) if v is var)
-            inner_var = inner.invars[position]
-            deeper = _first_uses(inner, (inner_var,)).get(inner_var)
+            if id(eqn) not in firsts:
+                firsts[id(eqn)] = (eqn, {id(v): i for i, v in reversed(list(enumerate(eqn.invars)))})
+            inner_var = inner.invars[firsts[id(eqn)][1][id(var)]]
+            if id(inner) not in firsts:
+                firsts[id(inner)] = (inner, _first_uses(inner, inner.invars))  # `inner` kept: ids stay unique
+            deeper = firsts[id(inner)][1].get(inner_var)
             if deeper is not None:
-                deeper = _refine(deeper, inner_var, depth + 1)
+                deeper = _refine(deeper, inner_var, firsts, depth + 1)
                 if _stack(deeper):
                     return deeper
     return eqn
@@ -334,12 +345,13 @@ def _scalar_key(value: Any) -> tuple[float, float] | None:
 
 def _constants(closed_jaxpr: Any) -> Iterator[tuple[Any, str, Any]]:
     """(value, aval text, first eqn using it) for each array constant: constvars, then array literals."""
+    firsts: dict[int, tuple[Any, dict]] = {}
     for jaxpr, consts in _walk(closed_jaxpr):
         arrays = [(var, value) for var, value in zip(jaxpr.constvars, consts) if _is_array(value)]
         first = _first_uses(jaxpr, (var for var, _ in arrays)) if arrays else {}
         for var, value in arrays:
             eqn = first.get(var)
-            yield value, jax_compat.short_aval(var.aval), None if eqn is None else _refine(eqn, var)
+            yield value, jax_compat.short_aval(var.aval), None if eqn is None else _refine(eqn, var, firsts)
         for eqn in jaxpr.eqns:  # jax_use_simplified_jaxpr_constants: arrays inline as Literals
             for atom in eqn.invars:
                 if jax_compat.is_literal(atom):
@@ -446,6 +458,11 @@ def _baked_scalars(
     return found
 
 
+def _where(location: SourceLocation | None) -> Callable[[Any], SourceLocation | None]:
+    """A finding's site: the user frame of the eqn, else the function's definition."""
+    return lambda frame: _location(frame) if frame is not None else location
+
+
 def baked_constants(
     fn: Any, closed_jaxpr: Any, min_unnamed_bytes: int = MIN_UNNAMED_BYTES, reach: _Reach | None = None
 ) -> list[Finding]:
@@ -463,17 +480,24 @@ def baked_constants(
     if reach is None:
         reach = constants_reach(fn)
     name = _function_name(fn)
-    fallback: list[SourceLocation | None] = []  # the function's definition, read only if a finding needs it
-
-    def where(frame: tuple[str, int, str] | None) -> SourceLocation | None:
-        if frame is not None:
-            return _location(frame)
-        if not fallback:
-            fallback.append(source.function_location(fn))
-        return fallback[0]
-
-    findings: list[Finding] = []
+    where = _where(source.function_location(fn))
     reported: set[str] = set()
+    findings = _baked_arrays(closed_jaxpr, reach, name, where, reported, min_unnamed_bytes)
+    if reach.scalars:
+        findings.extend(_baked_scalars(closed_jaxpr, reach, name, reported, where))
+    return findings
+
+
+def _baked_arrays(
+    closed_jaxpr: Any,
+    reach: _Reach,
+    name: str,
+    where: Callable[[Any], SourceLocation | None],
+    reported: set[str],
+    min_unnamed_bytes: int = MIN_UNNAMED_BYTES,
+) -> list[Finding]:
+    """The array constants of `baked_constants`: named ones, and unnamed ones from `min_unnamed_bytes`."""
+    findings: list[Finding] = []
     unnamed: set[int] = set()
     for value, aval, frame, size in _constant_sites(closed_jaxpr):
         named = _match(value, reach)
@@ -510,9 +534,69 @@ def baked_constants(
                     "info",
                 )
             )
-    if reach.scalars:
-        findings.extend(_baked_scalars(closed_jaxpr, reach, name, reported, where))
     return findings
+
+
+@dataclass
+class PendingFindings:
+    """One program's jaxpr findings between its call and the capture's `stop`, holding no array and
+    no function of the user's: a jitted closure the cell drops frees what it closed over at once.
+
+    Its array constants are matched right after the call (their sites were found by the prefetch
+    thread while XLA compiled a big program, or now for a small one); the scalar literals and the
+    unrolled loops, which read the program's structure alone, wait for `stop` (`finish_pending`),
+    on the program JAX traced while it is alive (the prefetch thread's walks are found by it), else
+    on the copy the capture keeps, its constants stubbed.
+    """
+
+    name: str
+    where: Callable[[Any], SourceLocation | None]
+    kept: Any  # the program as the capture keeps it: itself when it holds no array, else its stubbed copy
+    original: Any  # a weak reference to the program JAX traced, or None when `kept` is it
+    reach: _Reach | None  # the scalars `fn` could read after its call (no arrays); None: constants unchecked
+    found: list[Finding] = field(default_factory=list)
+    reported: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+
+    def program(self) -> Any:
+        original = self.original() if self.original is not None else None
+        return original if original is not None else self.kept
+
+
+def pending_findings(fn: Any, closed_jaxpr: Any, kept: Any, reach: _Reach | None) -> PendingFindings:
+    """Take what `finish_pending` needs of one program right after its call (`PendingFindings`)."""
+    name = _function_name(fn)
+    original = None
+    if kept is not closed_jaxpr:
+        try:
+            original = weakref.ref(closed_jaxpr)
+        except TypeError:  # a jaxpr type without weak references: its walks are done on the copy
+            original = None
+    pending = PendingFindings(name, _where(source.function_location(fn)), kept, original, reach)
+    if reach is not None:
+        try:
+            pending.found = _baked_arrays(closed_jaxpr, reach, name, pending.where, pending.reported)
+        except Exception as exc:  # boundary: said in a note; the other analyses still run
+            pending.notes.append(f"{name}: {CONSTANTS} not checked: {type(exc).__name__}: {exc}")
+        reach.drop_arrays()
+    return pending
+
+
+def finish_pending(pending: PendingFindings) -> tuple[list[Finding], list[str]]:
+    """The findings of one program at `stop`: its array constants (matched after its call), scalar
+    literals and unrolled loops; a note for each analysis that failed."""
+    program = pending.program()
+    findings, notes = list(pending.found), list(pending.notes)
+    if pending.reach is not None and pending.reach.scalars:
+        try:
+            findings.extend(_baked_scalars(program, pending.reach, pending.name, pending.reported, pending.where))
+        except Exception as exc:  # boundary: said in a note; the loops are still looked for
+            notes.append(f"{pending.name}: {CONSTANTS} not checked: {type(exc).__name__}: {exc}")
+    try:
+        findings.extend(_remembered_loops(program))
+    except Exception as exc:  # boundary: said in a note
+        notes.append(f"{pending.name}: {LOOPS} not checked: {type(exc).__name__}: {exc}")
+    return findings, notes
 
 
 # -- unrolled loops -----------------------------------------------------------------------

@@ -27,6 +27,7 @@ import io
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -213,9 +214,12 @@ class GradLog:
     def __init__(self, owner: Any, recording_call: Callable[[Any], int | None]):
         self._owner = owner
         self._recording_call = recording_call
-        # (id(fn), argnums, has_aux, signature key) -> (fn, split, error): one split per function
-        # and avals; `fn` is held so its id is not reused by another function during the capture.
-        self._splits: dict[tuple, tuple[Any, Any, str | None]] = {}
+        # (maker, id(fn), argnums, has_aux, signature key) -> (split, error): one split per function
+        # and avals, while the function lives: a weak reference forgets its entries when it dies (so
+        # its id is not taken by another function's, and the arrays it closed over, which its split
+        # holds, go with it). A function that takes no weak reference is kept until the capture stops.
+        self._splits: dict[tuple, tuple[Any, str | None]] = {}
+        self._functions: dict[int, tuple[Any, list[tuple]]] = {}  # id(fn) -> (weak reference, its keys)
         self._running: list[GradCall] = []  # records whose call is in progress: `grad(grad(f))` nests
 
     def record(
@@ -336,7 +340,7 @@ class GradLog:
         key = (make.__name__, id(what.fn), what.argnums, what.has_aux, Signature(rec.args).key)
         known = self._splits.get(key)
         if known is not None:
-            return known[1], known[2], False
+            return known[0], known[1], False
         owner = self._owner
         split, error = None, None
         owner._collecting = True
@@ -350,8 +354,33 @@ class GradLog:
             owner.capture.notes.append(f"no graph of {what.kind} of {rec.name}: {error}")
         finally:
             owner._collecting = False
-        self._splits[key] = (what.fn, split, error)
+        self._remember(what.fn, key, (split, error))
         return split, error, True
+
+    def _remember(self, fn: Any, key: tuple, answer: tuple[Any, str | None]) -> None:
+        """Keep `answer` under `key` while `fn` lives (`_forget` drops it when `fn` dies)."""
+        entry = self._functions.get(id(fn))
+        if entry is None:
+            try:
+                holder: Any = weakref.ref(fn, functools.partial(self._forget, id(fn)))
+            except TypeError:  # no weak reference to this type: kept alive until the capture stops
+                holder = fn
+            entry = self._functions[id(fn)] = (holder, [])
+        entry[1].append(key)
+        self._splits[key] = answer
+
+    def release(self) -> None:
+        """Let go of every split and weak reference: their callbacks hold this log (no cycle is left)."""
+        self._functions.clear()
+        self._splits.clear()
+
+    def _forget(self, fn_id: int, ref: weakref.ref) -> None:
+        """A differentiated function died: its splits go, and its id no longer names it (callback)."""
+        entry = self._functions.get(fn_id)
+        if entry is not None and entry[0] is ref:
+            del self._functions[fn_id]
+            for key in entry[1]:
+                self._splits.pop(key, None)
 
 
 def replayable(fn: Any) -> Callable[[], Any] | None:

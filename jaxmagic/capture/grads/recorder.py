@@ -11,8 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ... import strict
+from ..buffers import remembered_record_stub
 from ..values.recorder import NanRecorder
 from . import patch as grad_patch
+
+
+def _keep_no_buffers(rec: Any) -> None:
+    """The differentiation's split or tangent program from now on with its array constants stubbed (the
+    copy `stop` keeps): the arrays the differentiated function closed over go when the cell drops it.
+    The split cache (`GradLog`) and the NaN check keep the original while the function lives."""
+    try:
+        rec.split = remembered_record_stub(rec.split, "split")
+        rec.tangent = remembered_record_stub(rec.tangent, "tangent")
+    except Exception as exc:  # boundary: the originals are then stubbed at `stop`, as before
+        strict.fallback("a differentiation's programs stubbed after the call", exc)
 
 
 class GradRecorder:
@@ -40,8 +53,11 @@ class GradRecorder:
         out = self._log.record(what, run, args, kwargs, primals, primal_kwargs)
         if first < len(grads) and not grads[first].traced and grads[first].kind in ("grad", "value_and_grad"):
             self._nans.note_grad(grads[first], out, primals, primal_kwargs, self._split)
+        for rec in grads[first:]:  # its values were read: the record keeps the programs' arrays stubbed
+            _keep_no_buffers(rec)
         return out
 
     def release(self) -> None:
         """Drop the cache of splits (their programs hold the arrays a function closed over)."""
+        self._log.release()
         self._log = grad_patch.GradLog(self._owner, self._recording_call)

@@ -36,6 +36,11 @@ class CallSignatures:
         # id(state) -> (concrete_key, Signature) of its latest signature taken (`_raw_signature`); the
         # key holds jit's options of the user's function: dropped at `release`.
         self._raw: dict[int, tuple[tuple, Signature]] = {}
+        table.on_forget.append(self._forget)
+
+    def _forget(self, state: FunctionState) -> None:
+        """A function of `state` died: its key (jit's options, the defaults of its parameters) goes too."""
+        self._raw.pop(id(state), None)
 
     def release(self) -> None:
         self._raw.clear()

@@ -3,11 +3,16 @@
 A state is made once per function (not per call): its name, its definition's source, its calls
 and misses, its artefacts per signature. Jitted functions JAX treats as one (`jax.jit(f)` made
 anew each iteration: the same Python function and options, so JAX's own call cache serves
-them all) share a state, counted in `wrappers`. Ids are reused when an object dies, so the
-table keeps every function it names alive until the capture stops, or forgets it by a weak
-reference when it dies (`keep_id`); a further wrapper of a hot definition called once is counted
-and not named at all (`hot_definition`). JAX's own jitted functions (`jnp.where`) are remembered
-by identity and never recorded.
+them all) share a state, counted in `wrappers`.
+
+The table never decides how long a function lives: a jitted closure the cell drops (with the
+arrays it closed over) is freed as without a capture. Ids are reused when an object dies, so each
+function named by id is held by a weak reference whose callback forgets the id first (`keep_id`);
+a further wrapper of a hot definition called once is counted and not named at all
+(`hot_definition`). Only a function whose cache hits have taken the recorder's short path
+`FAST_AFTER_HITS` times joins the routed call's fast path, which holds it (its table is keyed by
+the function itself) until the capture stops. JAX's own jitted functions (`jnp.where`) are
+remembered by identity and never recorded.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from ..record import Artifacts, Signature, SourceLocation
 # arguments of every call would cost more than JAX's own dispatch. A function whose
 # cache holds a single program needs one (`FunctionTable.note_program`).
 SIGNATURE_BUDGET_PER_FUNCTION = 8
+# A hot function's cache hits take the recorder's short path (about 1 us more than the fast path)
+# this many times before the fast path, which keeps the function alive until the capture stops,
+# takes them: a closure jitted, called a few times and dropped is not kept.
+FAST_AFTER_HITS = 4
 _ONCE_SWEEP_MIN = 256  # `FunctionTable._once` is swept of dead wrappers at this size, then as it doubles
 
 
@@ -109,20 +118,33 @@ class FunctionTable:
         self.jax_own: dict[int, Any] = {}
         # One state per definition as JAX's own call cache keys it (the Python function and jit's
         # options): a `jax.jit(f)` made anew each iteration is one function called many times.
-        self.by_definition: dict[tuple, FunctionState] = {}
-        self._definitions: dict[tuple, set[int]] = {}  # definition site -> ids of jitted functions made there
-        self._alive: list = []  # every recorded jitted function, until `release`: their ids stay theirs
-        # ... except the further wrappers of a hot definition (`hot_definition`): those are forgotten
-        # by id when they die (a weak reference each), so a loop of `jax.jit(f)(x)` keeps none alive.
-        self._wrapper_refs: dict[int, weakref.ref] = {}
+        self.by_definition: dict[tuple, FunctionState] = {}  # keyed by (id of the Python function, options)
+        self._definitions: dict[tuple, int] = {}  # definition site -> jitted functions made there, called
+        self._made: list[FunctionState] = []  # every state made, its function dead or alive (`wrapper_counts`)
+        # Every `function_id` given: `id(fn)`, unless a function that died took it first (`state_of`).
+        self._function_ids: set[int] = set()
+        # Every registered jitted function by id, weakly: its callback forgets the id (`keep_id`).
+        self._weak: dict[int, weakref.ref] = {}
+        # Called with the state of each registered function that dies during the capture: what others
+        # keep per function (`CallSignatures`' last arguments key, which holds jit's view of its
+        # parameters, defaults included) goes with it.
+        self.on_forget: list[Callable[[FunctionState], None]] = []
+        self._kept: list = []  # functions of a type that takes no weak reference: alive until `release`
+        # Ids registered as further wrappers of a hot definition (`hot_definition`): never on the fast
+        # path, whose bound call would keep them alive (typically called once: `jax.jit(f)(x)` in a loop).
+        self._further: set[int] = set()
+        # Hot functions not yet on the fast path: id -> cache hits seen on the short path (`note_hit`).
+        self.young: dict[int, int] = {}
         # Wrappers of a hot definition called once so far: counted, not registered (`hot_definition`);
         # a plain weak reference each (no callback), the dead ones swept when the dict doubles.
         self._once: dict[int, weakref.ref] = {}
         self._sweep_at = _ONCE_SWEEP_MIN
-        # Python function (by id) -> (it, jit's options, state): a wrapper's definition found without
-        # building and hashing its key (`_definition_of`).
+        # Python function (by id) -> (its weak reference, jit's options, state): a wrapper's
+        # definition found without building and hashing its key (`_definition_of`).
         self._by_target: dict[int, tuple[Any, tuple, FunctionState]] = {}
-        self._user_targets: dict[int, Any] = {}  # the user's Python functions behind jitted ones, by id
+        self._user_targets: dict[int, Any] = {}  # ids of the user's Python functions behind jitted ones (weakly)
+        self._targets: dict[int, Any] = {}  # id of a Python function in a key -> its weak reference (`_key_of`)
+        self._target_keys: dict[int, list[tuple]] = {}  # id of a Python function -> its keys in `by_definition`
 
     def name_of(self, fn: Any) -> str | None:
         state = self.functions.get(id(fn))
@@ -132,7 +154,7 @@ class FunctionTable:
         """The state of a jitted function seen for the first time, and whether it is new: shared with
         an earlier jitted function of the same Python function and jit options (what JAX's own call
         cache keys on, so the earlier one's compiled program serves both), counted in `wrappers`."""
-        key = definition_key(fn)
+        key = self._key_of(fn)
         state = self.by_definition.get(key) if key is not None else None
         once = self._once.pop(id(fn), None)
         if state is not None:
@@ -140,11 +162,40 @@ class FunctionTable:
                 state.wrappers += 1
         else:
             state = FunctionState.of(fn)
+            if state.function_id in self._function_ids:  # an earlier function's, dead now: its id was reused
+                state.function_id = 2 * len(self._function_ids) + 1  # odd: never an object's id (aligned)
+            self._function_ids.add(state.function_id)
+            self._made.append(state)
             if key is not None:
                 self.by_definition[key] = state
+                self._target_keys.setdefault(key[0], []).append(key)
         self.functions[id(fn)] = state
-        self._alive.append(fn)
+        self.keep_id(fn)
         return state, state.wrappers == 1
+
+    def _key_of(self, fn: Any) -> tuple | None:
+        """`definition_key(fn)` with the Python function by id: the key keeps neither it nor the arrays
+        it closes over alive; a weak reference forgets its entries when it dies (`_forget_target`)."""
+        key = definition_key(fn)
+        if key is None:
+            return None
+        target = key[0]
+        if id(target) not in self._targets:
+            try:
+                self._targets[id(target)] = weakref.ref(target, functools.partial(self._forget_target, id(target)))
+            except TypeError:  # no weak reference to this type: kept alive instead
+                self._targets[id(target)] = target
+                self._kept.append(target)
+        return (id(target), key[1])
+
+    def _forget_target(self, target_id: int, ref: weakref.ref) -> None:
+        """A Python function behind a recorded jitted one died: its id no longer names it (callback)."""
+        if self._targets.get(target_id) is not ref:
+            return
+        del self._targets[target_id]
+        self._by_target.pop(target_id, None)
+        for key in self._target_keys.pop(target_id, ()):
+            self.by_definition.pop(key, None)
 
     def count_call(self, fn: Any, state: FunctionState) -> None:
         """One more call of `fn`; past the signature budget its cache hits take the fast paths."""
@@ -177,6 +228,7 @@ class FunctionTable:
         elif not known and state.hot and state.calls < SIGNATURE_BUDGET_PER_FUNCTION:
             state.hot, state.watched_hits = False, 0  # hot only by its one program: the budget again
             self.hot.pop(id(fn), None)
+            self.young.pop(id(fn), None)
             if self.fast:
                 self.fast.pop(fn, None)
 
@@ -190,17 +242,39 @@ class FunctionTable:
         """Whether `fn`'s cache hits take the routed call's fast path (capture/jit/patch.py): a hot
         function whose calls need nothing but a row. Not when its program handles keys (each call
         joins the key tree), it donates (each call's donated arrays are noted) or hits are still
-        watched for NaN: those take the recorder's short path. Nor a further wrapper of a hot definition,
-        counted only or kept by a weak reference (`keep_id`): the bound call would keep it alive (it is
-        called once, typically: `jax.jit(f)(x)` in a loop)."""
+        watched for NaN: those take the recorder's short path. Nor a further wrapper of a hot definition
+        (`hot_definition`): the bound call would keep it alive (it is called once, typically:
+        `jax.jit(f)(x)` in a loop). Nor, until its short-path hits reach FAST_AFTER_HITS (`note_hit`),
+        a function young on the path: a closure jitted, called a few times and dropped dies as it would
+        without the capture."""
         call = None
-        if state.hot and state.key_program is None and not state.donates and not state.watched_hits:
-            named = id(fn) in self.functions and id(fn) not in self._wrapper_refs
-            call = self._bind_call(fn) if named else None
+        key = id(fn)
+        if (
+            state.hot
+            and state.key_program is None
+            and not state.donates
+            and key in self.functions
+            and key not in self._further
+        ):
+            hits = self.young.setdefault(key, 0)
+            if hits >= FAST_AFTER_HITS and not state.watched_hits:
+                del self.young[key]
+                call = self._bind_call(fn)
+        else:
+            self.young.pop(key, None)
         if call is not None:
             self.fast[fn] = (state, call)
         elif self.fast:  # empty where the type is not keyed by identity (`bind_call` gives None)
             self.fast.pop(fn, None)
+
+    def note_hit(self, fn: Any, state: FunctionState) -> None:
+        """A cache hit of a young hot function on the recorder's short path: one more towards the fast path."""
+        key = id(fn)
+        hits = self.young.get(key)
+        if hits is not None:
+            self.young[key] = hits + 1
+            if hits + 1 >= FAST_AFTER_HITS:
+                self.settle_fast(fn, state)
 
     def hot_definition(self, fn: Any) -> FunctionState | None:
         """The state of a hot function when `fn`, not registered, is another jitted function of its
@@ -221,8 +295,8 @@ class FunctionTable:
         if once is not None and once() is fn:  # its second call: registered from now on
             del self._once[id(fn)]
             self.functions[id(fn)] = self.hot[id(fn)] = state
+            self._further.add(id(fn))
             self.keep_id(fn)
-            self.settle_fast(fn, state)
             return state
         state.wrappers += 1
         self._remember_once(fn, state)
@@ -232,7 +306,7 @@ class FunctionTable:
         """The state recorded for `fn`'s definition (its Python function and jit's options), if any."""
         target = jax_compat.python_function(fn)
         entry = self._by_target.get(id(target)) if target is not None else None
-        if entry is not None and entry[0] is target:
+        if entry is not None and entry[0]() is target:
             try:
                 if jax_compat.jit_options(fn) == entry[1]:
                     return entry[2]
@@ -241,10 +315,13 @@ class FunctionTable:
         return self._definition_by_key(fn)
 
     def _definition_by_key(self, fn: Any) -> FunctionState | None:
-        key = definition_key(fn)
-        state = self.by_definition.get(key) if key is not None else None
-        if state is not None and key is not None:
-            self._by_target[id(key[0])] = (key[0], key[1], state)  # the table keeps `key[0]` alive
+        key = self._key_of(fn)
+        if key is None:
+            return None
+        state = self.by_definition.get(key)
+        target = self._targets.get(key[0])
+        if state is not None and isinstance(target, weakref.ref):  # forgotten with its target
+            self._by_target[key[0]] = (target, key[1], state)
         return state
 
     def _remember_once(self, fn: Any, state: FunctionState) -> None:
@@ -258,29 +335,35 @@ class FunctionTable:
             once[id(fn)] = weakref.ref(fn)
         except TypeError:  # no weak reference to this type: registered and kept alive instead
             self.functions[id(fn)] = self.hot[id(fn)] = state
-            self._alive.append(fn)
+            self._further.add(id(fn))
+            self._kept.append(fn)
 
     def keep_id(self, fn: Any) -> None:
         """Make sure `fn`'s id means `fn` for the rest of the capture, without keeping `fn` alive.
 
-        For a further wrapper of a hot definition called more than once (`hot_definition`): kept
-        alive until the capture stops, thousands of `jax.jit(f)` made anew (and JAX's objects behind
-        each) made Python's garbage collector walk them again and again (+30% on each call). A weak reference drops its id from
-        the tables when it dies, before another object can take that id; where JAX's type takes
-        no weak reference, the function stays alive as any other recorded one.
+        A jitted closure the cell drops frees the arrays it closed over at once, as without a capture
+        (JAX's own tests check it); thousands kept alive (and JAX's objects behind each) would also
+        make Python's garbage collector walk them again and again (+30% on each call of a loop that
+        jits anew). A weak reference drops its id from the tables when it dies, before another object
+        can take that id; where JAX's type takes no weak reference, the function is kept alive.
         """
         key = id(fn)
         try:
-            self._wrapper_refs[key] = weakref.ref(fn, functools.partial(self._forget_wrapper, key))
+            self._weak[key] = weakref.ref(fn, functools.partial(self._forget_function, key))
         except TypeError:  # no weak reference to this type: kept alive instead, as documented
-            self._alive.append(fn)
+            self._kept.append(fn)
 
-    def _forget_wrapper(self, key: int, ref: weakref.ref) -> None:
-        """A wrapper registered by `keep_id` died: its id no longer names it (weakref callback)."""
-        if self._wrapper_refs.get(key) is ref:
-            del self._wrapper_refs[key]
-            self.functions.pop(key, None)
+    def _forget_function(self, key: int, ref: weakref.ref) -> None:
+        """A function registered by `keep_id` died: its id no longer names it (weakref callback)."""
+        if self._weak.get(key) is ref:
+            del self._weak[key]
+            state = self.functions.pop(key, None)
             self.hot.pop(key, None)
+            self.young.pop(key, None)
+            self._further.discard(key)
+            if state is not None:
+                for forget in self.on_forget:
+                    forget(state)
 
     def is_jax_own(self, fn: Any) -> bool:
         """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
@@ -290,38 +373,60 @@ class FunctionTable:
                 return True
             del self.jax_own[id(fn)]  # that function is gone and its id taken by another
         traced = jax_compat.python_function(fn)
-        if traced is not None and self._user_targets.get(id(traced)) is traced:
+        if traced is not None and id(traced) in self._user_targets and self._user_targets[id(traced)]() is traced:
             return False  # `jax.jit(f)` made anew for an `f` already known to be the user's
         # No Python function at all: JAX's eager dispatch of a primitive or a `jit_p` bind
         # (`_pjit_call_impl` makes such C++ jitted callables itself).
         if traced is not None and not source.is_jax_function(traced):
-            self._user_targets[id(traced)] = traced
+            self._remember_user_target(traced)
             return False
         self.jax_own[id(fn)] = fn  # JAX's own, module-level and alive anyway
         return True
 
     def seen_definition_before(self, fn: Any) -> bool:
-        """True when another jitted function made from the same `def`/`lambda` was called before."""
+        """True when another jitted function made from the same `def`/`lambda` was called before.
+
+        Asked once per function, on its first call (a new state): counted by definition site, not by
+        id, since the earlier one may be dead by now and its id taken by `fn`."""
         code = getattr(jax_compat.python_function(fn), "__code__", None)
         if code is None:
             return False
-        ids = self._definitions.setdefault((code.co_filename, code.co_firstlineno, code.co_name), set())
-        seen = bool(ids - {id(fn)})
-        ids.add(id(fn))
+        site = (code.co_filename, code.co_firstlineno, code.co_name)
+        seen = self._definitions.get(site, 0) > 0
+        self._definitions[site] = self._definitions.get(site, 0) + 1
         return seen
 
     def wrapper_counts(self) -> dict[int, int]:
         """{function_id: jitted functions JAX treats as it} for the definitions made more than once."""
-        return {state.function_id: state.wrappers for state in self.by_definition.values() if state.wrappers > 1}
+        return {state.function_id: state.wrappers for state in self._made if state.wrappers > 1}
+
+    def _remember_user_target(self, target: Any) -> None:
+        """Note a Python function behind a jitted one as the user's, weakly (forgotten when it dies)."""
+        try:
+            ref = weakref.ref(target, functools.partial(self._forget_user_target, id(target)))
+        except TypeError:  # no weak reference to this type: not remembered (found again next time)
+            return
+        self._user_targets[id(target)] = ref
+
+    def _forget_user_target(self, target_id: int, ref: weakref.ref) -> None:
+        if self._user_targets.get(target_id) is ref:
+            del self._user_targets[target_id]
 
     def release(self) -> None:
         """Let go of the cell's jitted functions (they live as long as the cell keeps them) and of
         JAX's own helpers (`_pjit_call_impl`'s hold programs with constants)."""
-        self._alive.clear()
+        self._kept.clear()
+        self._made.clear()
+        self._function_ids.clear()
+        self.on_forget.clear()
         self.fast.clear()  # it holds its functions too
-        self._wrapper_refs.clear()
+        self._weak.clear()  # later deaths find no entry: their callbacks do nothing
+        self._further.clear()
+        self.young.clear()
         self._once.clear()
         self._by_target.clear()
         self.by_definition.clear()
+        self._targets.clear()
+        self._target_keys.clear()
         self._user_targets.clear()
         self.jax_own.clear()

@@ -114,6 +114,11 @@ def _text(key: str, value: Any) -> str:
     return text if len(text) <= MAX_OPTION_TEXT else text[: MAX_OPTION_TEXT - 1] + "…"
 
 
+def _same(a: dict, b: dict) -> bool:
+    """Two wrappers' options, equal in every key (values that do not compare count as equal)."""
+    return a.keys() == b.keys() and not any(_differ(a[key], b[key]) for key in a)
+
+
 def _differ(a: Any, b: Any) -> bool:
     try:
         return bool(a != b)
@@ -135,9 +140,12 @@ def wrapper_changes(fn: Any, first_call: bool) -> tuple[Change, ...] | None:
         earlier = _WRAPPERS.setdefault(target, [])
     except TypeError:  # a callable that takes no weak reference or no hash: not followed
         return None
-    others = [(ref, opts) for ref, opts in earlier if ref() is not None and ref() is not fn]
+    # Earlier wrappers count though the cell dropped them (`jax.jit(f)(x)` then `jax.jit(f, ...)(x)`):
+    # their options are what is remembered; one dead entry per distinct options is enough.
+    others = [(ref, opts) for ref, opts in earlier if ref() is not fn]
     if not any(ref() is fn for ref, _ in earlier):
         try:
+            earlier[:] = [(ref, opts) for ref, opts in earlier if ref() is not None or not _same(opts, options)]
             earlier.append((weakref.ref(fn), options))
         except TypeError:
             pass

@@ -23,6 +23,7 @@ from typing import Any
 
 from ... import strict
 from .. import jax_compat, prefetch, source, tasks
+from ..buffers import remembered_stub
 from ..findings.donation import DonationLog
 from ..findings.recorder import ProgramFindings
 from ..keys.recorder import KeyRecorder
@@ -74,6 +75,15 @@ def _hit_program(state: FunctionState, index: int) -> tuple:
     return _UNKNOWN_PROGRAM
 
 
+def _keep_no_buffers(artifacts: Artifacts) -> None:
+    """Keep the call's program with its array constants stubbed from now on, once everything that
+    reads their values has run (its forward values, its key flow, its findings' matches): a jitted
+    closure the cell drops frees the arrays it closed over at once, as without a capture. The copy
+    is the one `stop` keeps (`buffers.remembered_stub`, made on the prefetch thread for a big program)."""
+    if artifacts.jaxpr is not None:
+        artifacts.jaxpr = remembered_stub(artifacts.jaxpr)
+
+
 class JitRecorder:
     """Records the jitted calls and JAX compile events of one capture into `capture`.
 
@@ -106,6 +116,7 @@ class JitRecorder:
         self.table = FunctionTable(jit_patch.bound_call)
         self.findings = ProgramFindings(capture, self.table.name_of)
         self._hot = self.table.hot  # functions past the signature budget, by id
+        self._young = self.table.young  # hot functions not yet on the fast path (`FunctionTable.note_hit`)
         self._fast = self.table.fast  # hot functions whose cache hits `jit_patch._routed_call` records itself
         self.fast_path: jit_patch.FastPath | None = None
         self.running = False
@@ -314,15 +325,15 @@ class JitRecorder:
             self._watch(index, out, start, end, state, polled - start)
         if state is not None and len(events) == n_events:
             rows.append(state)
-            times = self._times
-            times.append(start)
-            times.append(end)
+            self._times.extend((start, end))
             if self.placement is not None:
                 self.placement.note_inputs(args, kwargs)
             if self.donations.donating and self.donations.donating.get(id(state)):
                 self.donations.note(id(state), args, kwargs, index, state.name)
             if state.watched_hits:
                 self._watch_hit(fn, state, index, args, kwargs, out)
+            if self._young:  # hot functions not yet on the fast path count their hits towards it
+                self.table.note_hit(fn, state)
             if state.key_program is not None and self.keys is not None:
                 self._key_call = (index, state.name, state.key_program, (fn, args, kwargs), None)
                 self._record_key_call(out)
@@ -552,6 +563,7 @@ class JitRecorder:
             if error is None or isinstance(error, FloatingPointError):
                 artifacts = self._artifacts(fn, args, kwargs, index, state, signature, renames, durations["execute"])
                 self._note_key_program(fn, state, artifacts, index, leaves, call_site)
+                _keep_no_buffers(artifacts)
             if error is None:
                 self.table.note_program(fn, state, index, signature, artifacts)  # what its later hits run
         self._rows.append(

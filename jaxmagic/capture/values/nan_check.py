@@ -136,6 +136,15 @@ def _weak(leaf: Any) -> Any:
     return leaf
 
 
+def _weak_object(obj: Any) -> Any:
+    """A weak reference to a jitted function or a differentiation's split (each may hold big arrays the
+    cell drops), or the object itself where its type takes none."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return obj
+
+
 def _strong(item: Any) -> tuple[bool, Any]:
     """(alive, value) of a held argument leaf: a dead weak reference means it was freed."""
     if isinstance(item, weakref.ref):
@@ -166,10 +175,10 @@ class _Watched:
     function: str
     out_tree: Any
     outputs: list  # (leaf position, weak ref) of float leaves
-    fn: Any = None  # the jitted function, for its program
+    fn: Any = None  # the jitted function, for its program: a weak reference but when pinned (`_pin`)
     arg_tree: Any = None
     args: list = field(default_factory=list)  # weak refs to array leaves, other leaves as they are
-    split: Any = None  # grads.GradSplit of an eager grad
+    split: Any = None  # grads.GradSplit of an eager grad: a weak reference but when pinned (`_pin`)
     no_inputs: str | None = None  # why the origin cannot be searched, known when watched
     value_first: bool = False  # value_and_grad: output [0] is the value, [1] the gradients
     early: dict = field(default_factory=dict)  # leaf position -> (NaN, Inf) read right after the call
@@ -240,7 +249,7 @@ class NanWatch:
             return
         arg_leaves, entry.arg_tree = jax.tree_util.tree_flatten((args, kwargs))
         entry.args = [_weak(leaf) for leaf in arg_leaves]
-        entry.fn = fn
+        entry.fn = _weak_object(fn)
         self._read_early(entry)
         if any(nan or inf for nan, inf in entry.early.values()):
             self._pin(entry)
@@ -273,6 +282,8 @@ class NanWatch:
         if _arg_bytes(values_) > PIN_MAX_BYTES:
             return
         entry.args = values_
+        entry.fn = _strong(entry.fn)[1]  # and its program: the cell may drop a `jax.jit(f)` at once
+        entry.split = _strong(entry.split)[1]
         self.pinned += 1
 
     def _read_early(self, entry: _Watched) -> None:
@@ -312,9 +323,13 @@ class NanWatch:
         entry = self._entry(None, index, name, out)
         if entry is None:
             return
-        entry.split, entry.no_inputs, entry.value_first = split, why, kind == "value_and_grad"
+        entry.no_inputs, entry.value_first = why, kind == "value_and_grad"
         if split is not None:
+            entry.split = _weak_object(split)  # it holds what the function closed over: strongly only when pinned
             entry.args = [_weak(leaf) for leaf in jax.tree_util.tree_leaves((tuple(primals), primal_kwargs))]
+            self._read_early(entry)
+            if any(nan or inf for nan, inf in entry.early.values()):
+                self._pin(entry)
         self._add(entry)
 
     def _entry(self, call: int | None, grad: int | None, name: str, out: Any) -> _Watched | None:
@@ -548,7 +563,13 @@ def _locate(entry: _Watched, kind: str) -> tuple[_Origin | None, str | None]:
     try:
         with key_patch.quiet():
             if entry.split is not None:
-                return _locate_grad(entry.split, leaves, kind)
+                alive, split = _strong(entry.split)
+                if not alive:
+                    return None, (
+                        "the cell dropped the differentiated function before it ended, and with it the "
+                        "program's constants, so the program cannot be evaluated again"
+                    )
+                return _locate_grad(split, leaves, kind)
             return _locate_call(entry, leaves, kind)
     except Exception as exc:  # boundary: the user's program, evaluated again, may fail: the reason says so
         return None, f"evaluating the program again failed: {type(exc).__name__}: {exc}"
@@ -556,12 +577,18 @@ def _locate(entry: _Watched, kind: str) -> tuple[_Origin | None, str | None]:
 
 def _locate_call(entry: _Watched, leaves: list, kind: str) -> tuple[_Origin | None, str | None]:
     """The origin inside a jitted call's program, evaluated again on the call's own arguments."""
+    alive, fn = _strong(entry.fn)
+    if not alive:
+        return None, (
+            "the cell dropped the jitted function before it ended, and with it the program's constants, "
+            "so the program cannot be evaluated again"
+        )
     args, kwargs = jax.tree_util.tree_unflatten(entry.arg_tree, leaves)
     # The call's own trace (JAX's cache answers it), under the user's settings: traced while
     # jax_debug_nans is switched off for this thread, JAX keeps a cache entry that later calls
     # under the user's jax_debug_nans reuse without checking (JAX 0.10).
-    traced = entry.fn.trace(*args, **kwargs)
-    flat = values.call_arguments(entry.fn, traced, args, kwargs)
+    traced = fn.trace(*args, **kwargs)
+    flat = values.call_arguments(fn, traced, args, kwargs)
     if flat is None:
         return None, "the call's arguments do not match its traced program"
     deadline = time.perf_counter() + LOCATE_BUDGET_S
