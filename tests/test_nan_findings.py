@@ -194,6 +194,17 @@ def test_origin_not_located_when_the_arguments_are_gone_says_why_and_what_finds_
     assert "jax_debug_nans" in found.message and "--values" in found.message and found.source is None
 
 
+def test_origin_not_located_when_the_cell_dropped_the_function_says_so(monkeypatch):
+    """The capture holds a recorded function weakly (its closure may hold big arrays): dropped before
+    the cell ends, its program cannot be evaluated again, unless its outputs held NaN when read."""
+    monkeypatch.setattr(nan_check, "EARLY_MAX_BYTES", 0)  # as if the output were computed after the call
+    shift = jnp.full(4, 2.0)
+    with jaxmagic.capture({}) as cap:
+        _y = jax.jit(lambda v: jnp.log(v - shift))(jnp.ones(4)).block_until_ready()  # the function: a temporary
+    (found,) = nan_findings(cap)
+    assert "could not be located" in found.message and "dropped the jitted function" in found.message
+
+
 _LOOP_CELL = "for _ in range(60):\n    p = f(p)\nstate = {'w': p, 'b': jnp.zeros(2)}\np.block_until_ready()\n"
 
 
