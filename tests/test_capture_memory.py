@@ -355,3 +355,22 @@ def test_eager_grads_of_fresh_closures_hold_no_earlier_batch(magic):
         consts = [c for g in cap.grads for c in g.split.forward.consts]
         assert consts and all(isinstance(c, ConstantStub) for c in consts)
     assert _reachable_arrays(cap) == []
+
+
+@pytest.mark.parametrize("magic", sorted(_MAGIC_OPTIONS))
+def test_jitted_closures_run_under_eager_grad_and_vmap_hold_no_earlier_batch(magic):
+    """A jitted closure differentiated or vmapped eagerly runs through JAX's eager dispatch of its
+    program (`_pjit_call_impl` makes a jitted callable holding the program): the capture passes such
+    JAX-made callables through by a weak reference, so the batch goes with the closure."""
+    refs = []
+    with jaxmagic.capture({}, **_MAGIC_OPTIONS[magic]):
+        w = jnp.ones(3)
+        for step in range(3):
+            batch = jnp.full((N,), float(step))
+            refs.append(weakref.ref(batch))
+            jax.grad(jax.jit(lambda w, batch=batch: (w * batch[:3]).sum()))(w)
+            jax.vmap(jax.jit(lambda w, batch=batch: (w * batch[:3]).sum()))(jnp.ones((2, 3)))
+            del batch
+        gc.collect()
+        alive_in_cell = [r() is not None for r in refs]
+    assert alive_in_cell == [False] * 3

@@ -97,6 +97,16 @@ def function_name(fn: Any) -> str:
     return getattr(target, "__qualname__", None) or getattr(fn, "__name__", "<jitted>")
 
 
+def _drop_entry(entries: dict, key: int, ref: weakref.ref) -> None:
+    """The object of `ref` died: its entry goes (only its own, never a later object's of the same id)."""
+    if entries.get(key) is ref:
+        del entries[key]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
 class FunctionTable:
     """Every jitted function seen in one capture, by id, and which of them are hot.
 
@@ -115,7 +125,7 @@ class FunctionTable:
         # keeps alive anyway are in it (`settle_fast`).
         self.fast: dict[Any, tuple[FunctionState, Callable[..., Any]]] = {}
         self._bind_call = bind_call
-        self.jax_own: dict[int, Any] = {}
+        self.jax_own: dict[int, Any] = {}  # id -> weak reference (`_remember_jax_own`)
         # One state per definition as JAX's own call cache keys it (the Python function and jit's
         # options): a `jax.jit(f)` made anew each iteration is one function called many times.
         self.by_definition: dict[tuple, FunctionState] = {}  # keyed by (id of the Python function, options)
@@ -369,7 +379,7 @@ class FunctionTable:
         """True for a jitted function JAX itself defines; remembered by identity (ids are reused)."""
         known = self.jax_own.get(id(fn))
         if known is not None:
-            if known is fn:
+            if known() is fn:
                 return True
             del self.jax_own[id(fn)]  # that function is gone and its id taken by another
         traced = jax_compat.python_function(fn)
@@ -380,8 +390,18 @@ class FunctionTable:
         if traced is not None and not source.is_jax_function(traced):
             self._remember_user_target(traced)
             return False
-        self.jax_own[id(fn)] = fn  # JAX's own, module-level and alive anyway
+        self._remember_jax_own(fn)
         return True
+
+    def _remember_jax_own(self, fn: Any) -> None:
+        """Note `fn` as JAX's own by a weak reference: the callables JAX's eager dispatch makes for a
+        program (`_pjit_call_impl`) hold its jaxpr and the arrays it closed over, and live only as long
+        as JAX caches that program; its module-level ops are alive anyway."""
+        key = id(fn)
+        try:
+            self.jax_own[key] = weakref.ref(fn, functools.partial(_drop_entry, self.jax_own, key))
+        except TypeError:  # no weak reference to this type: kept alive until the capture stops
+            self.jax_own[key] = functools.partial(_identity, fn)
 
     def seen_definition_before(self, fn: Any) -> bool:
         """True when another jitted function made from the same `def`/`lambda` was called before.

@@ -70,7 +70,7 @@ class FastPath:
     events: list
     next_sample: list
     thread: int
-    passthrough: dict  # id -> jitted function JAX itself defines (`jnp.less`): run, never recorded
+    passthrough: dict  # id -> weak reference to a jitted function JAX defines (`jnp.less`): run, never recorded
 
 
 _recorder: CallRecorder | None = None  # the innermost running capture session
@@ -135,6 +135,11 @@ def bound_call(fn: Any) -> Callable[..., Any] | None:
     return bind(fn)
 
 
+def _gone() -> None:
+    """What a `passthrough` entry gives for an id it does not hold: no function."""
+    return None
+
+
 _CURRENT_TRACE, _NO_TRACE = jax_compat.current_trace_probe()  # `.value is _NO_TRACE`: the call runs
 _clock = time.perf_counter
 _thread = threading.get_ident
@@ -177,7 +182,7 @@ def _routed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
                 return recorder.sampled(self, state, args, kwargs, n_events, start)
             except BaseException as exc:
                 raise exc.with_traceback(source.past_own_frames(exc.__traceback__))
-    elif entry is None and _passthrough.get(id(self)) is self and _thread() == _thread_id:
+    elif entry is None and _passthrough.get(id(self), _gone)() is self and _thread() == _thread_id:
         # JAX's own op (`jnp.less`), seen before: never recorded (another thread's goes on to be counted)
         try:
             return call_jitted(self, *args, **kwargs)
