@@ -755,6 +755,21 @@ def _finding(
     return Finding(kind=kind, message=message, source=where, severity="bug", call=entry.call, function=entry.function)
 
 
+def _verdict_message(kind: str, stopped_at: str, where: SourceLocation | None, function: str | None) -> str:
+    """What JAX's `jax_debug_{kind}s` stopped at, in its words. Older JAX (0.4) names only the jitted
+    function (`jit(f)`) when its de-optimized re-run does not produce the value again: then no op
+    and no op's fix is claimed."""
+    line = f" at line {where.line}" + (f" ({where.code})" if where.code else "") if where else ""
+    name = f" in {function}" if function else ""
+    raised = f"jax_debug_{kind}s raised FloatingPointError (invalid value ({kind}) encountered in {stopped_at})"
+    if stopped_at.startswith(("jit(", "pjit(")):
+        return (
+            f"JAX stopped the cell{name} inside the jitted call `{stopped_at}`{line}: {raised}; this JAX does not "
+            f"name the op inside. Run the cell without jax_debug_{kind}s to have the magic locate it."
+        )
+    return f"JAX stopped the cell{name} at `{stopped_at}`{line}: {raised}. Usual fix: {_FIXES.get(stopped_at, _DEFAULT_FIX)}."
+
+
 def debug_findings(capture: Capture) -> list[Finding]:
     """What the user's `jax_debug_nans`/`jax_debug_infs` stopped at: JAX's FloatingPointError, from a
     recorded call, a differentiation, or the cell itself; one finding per (op, line)."""
@@ -770,8 +785,6 @@ def debug_findings(capture: Capture) -> list[Finding]:
         if key in seen:
             return
         seen.add(key)
-        line = f" at line {where.line}" + (f" ({where.code})" if where.code else "") if where else ""
-        name = f" in {function}" if function else ""
         found.append(
             Finding(
                 kind=kind,
@@ -779,11 +792,7 @@ def debug_findings(capture: Capture) -> list[Finding]:
                 source=where,
                 call=call,
                 function=function,
-                message=(
-                    f"JAX stopped the cell{name} at `{primitive}`{line}: jax_debug_{kind}s raised "
-                    f"FloatingPointError (invalid value ({kind}) encountered in {primitive}). Usual fix: "
-                    f"{_FIXES.get(primitive, _DEFAULT_FIX)}."
-                ),
+                message=_verdict_message(kind, primitive, where, function),
             )
         )
 
