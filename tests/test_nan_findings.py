@@ -401,6 +401,28 @@ def test_under_the_users_jax_debug_nans_an_eager_grad_names_the_op_jax_stopped_a
     assert found.kind == "nan" and f"`{stopped_at(raised.value)}`" in found.message and found.function == "softplus"
 
 
+def test_the_replay_under_a_threads_own_debug_nans_leaves_the_global_flag_alone():
+    """A check turned on for one thread (`with jax.debug_nans(True):`, as JAX's own test harness
+    does) is never written to the process-wide flag by jaxmagic's replay; the replay stops where
+    that check stops, and the values say so."""
+    f = jax.jit(lambda v: jnp.where(v > 0, jnp.log(v), 0.0) * 3)  # a NaN inside, masked in the output
+    x = jnp.array([1.0, -1.0])
+    seen = {}
+
+    def cell() -> None:
+        with jax.debug_nans(True):
+            with jaxmagic.capture({}, values=True) as cap:
+                seen["out"] = f(x)
+            seen["inside"] = jax.config.jax_debug_nans
+        seen["cap"] = cap
+
+    assert in_fresh_thread(cell) is None
+    assert seen["inside"] is True and jax.config.jax_debug_nans is False  # the thread's, and the global value
+    assert np.asarray(seen["out"]).tolist() == [0.0, 0.0]
+    (call,) = seen["cap"].calls
+    assert "FloatingPointError" in (call.artifacts.values_note or ""), call.artifacts.values_note
+
+
 def test_jaxmagics_replay_leaves_the_users_debug_nans_working_for_functions_jitted_before():
     """On JAX 0.10, leaving a `jax.debug_nans(False)` context makes functions jitted before it skip
     the user's check for the rest of the process; jaxmagic's replay under the user's

@@ -23,6 +23,19 @@ def backends_are_initialized() -> bool:
         return True
 
 
+def _global_value(name: str) -> Any:
+    """The process-wide value of JAX flag `name`, leaving out a thread's override (`with
+    jax.debug_nans(True):`, or JAX's test harness). The value as read where this JAX cannot tell
+    them apart."""
+    try:
+        from jax._src import config as jax_config
+
+        return getattr(jax_config, name.removeprefix("jax_")).get_global()
+    except (ImportError, AttributeError) as exc:
+        strict.fallback(f"{name}'s global value read apart from the thread's", exc)
+        return getattr(jax.config, name, False)
+
+
 @contextlib.contextmanager
 def debug_checks_off() -> Iterator[None]:
     """`jax_debug_nans` and `jax_debug_infs` off for jaxmagic's own replay, and back on after.
@@ -31,16 +44,18 @@ def debug_checks_off() -> Iterator[None]:
     eager result, which JAX's debug checks stop at even where the compiled program masks it
     (`where(x > 0, log(x), 0)`); the user's program, run by the user, keeps the user's setting.
 
-    A check that is on is switched off with `jax.config.update` and on again in `finally`, not
-    with JAX's thread-local `jax.debug_nans(False)`: on JAX 0.10, entering and leaving that
-    context makes every function jitted before it skip the check in that thread for good,
+    A check that is on process-wide is switched off with `jax.config.update` and on again in
+    `finally`, not with JAX's thread-local `jax.debug_nans(False)`: on JAX 0.10, entering and leaving
+    that context makes every function jitted before it skip the check in that thread for good,
     though the flag reads True (tests/test_nan_findings.py). For the replay's milliseconds other
-    threads see the check off too. A check already off is left alone.
+    threads see the check off too. A check off process-wide is left alone, even where this thread
+    turned it on for itself (`with jax.debug_nans(True):`): setting the global value would outlive
+    the user's context; the replay then stops where the user's check would, and says so.
     """
     switched = []
     try:
         for name in ("jax_debug_nans", "jax_debug_infs"):
-            if getattr(jax.config, name, False) is True:
+            if _global_value(name) is True:
                 try:
                     jax.config.update(name, False)
                     switched.append(name)
