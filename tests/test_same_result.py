@@ -28,6 +28,7 @@ import queue
 import re
 import signal
 import tempfile
+import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +42,10 @@ pytest.importorskip("jupyter_client")
 
 from jaxmagic.magics import MAGIC_VIEWS
 from tests.kernel_cells import CELLS, INTERRUPT_MARKER, INTERRUPTS
+
+# CPython 3.11's parser keeps its recursion depth per interpreter, not per thread: two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch" (gh-106905).
+_AST_LOCK = threading.Lock()
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -212,7 +217,8 @@ class Kernel:
         result = reply.content["user_expressions"]["value"]
         if result.get("status") != "ok":
             raise RuntimeError(f"{expression}: {result.get('ename')}: {result.get('evalue')}")
-        return ast.literal_eval(result["data"]["text/plain"])
+        with _AST_LOCK:
+            return ast.literal_eval(result["data"]["text/plain"])
 
     def shutdown(self) -> None:
         self.client.stop_channels()

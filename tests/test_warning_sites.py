@@ -134,10 +134,18 @@ def test_the_finding_names_requested_given_line_function_and_fix():
         assert words in found.message, found.message
 
 
+def _enable_x64(on: bool):
+    """JAX's x64 context: `jax.enable_x64` (JAX 0.8+), `jax.experimental.enable_x64` before."""
+    context = getattr(jax, "enable_x64", None)
+    if context is None:
+        from jax.experimental import enable_x64 as context
+    return context(on)
+
+
 def test_no_finding_where_jax_does_not_truncate_or_the_user_silenced_it():
     with warnings.catch_warnings(record=True) as caught, jaxmagic.capture() as cap:
         warnings.simplefilter("always")
-        with jax.enable_x64(True):
+        with _enable_x64(True):
             jnp.zeros(2, dtype="float64")  # x64 on: JAX gives float64, no warning
         jnp.zeros(2, dtype="float32")
         jax.random.normal(jax.random.key(0), (2,))

@@ -18,7 +18,11 @@ view and a repr, so there the class publishes the same whole bundle itself.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
+import re
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +79,31 @@ class _PackedBundle:
         return self.packed
 
 
+_IPYWIDGETS_DEPRECATIONS = ("ignore", None, DeprecationWarning, re.compile(r"ipywidgets(\.|$)"), 0)
+
+
+@contextlib.contextmanager
+def _ipywidgets_deprecations_hidden() -> Iterator[None]:
+    """The DeprecationWarnings ipywidgets 7 (Colab's pin) raises from its own code while it makes a
+    widget, left out of the user's warnings: `trait.get_metadata`, deprecated in traitlets 5, once
+    per synced trait anywidget adds, and ipykernel's `Comm` class, deprecated since ipykernel 6.22.
+    A plain cell raises none of them; under a "default" or "always" filter the view showed four.
+
+    A filter entry put in front for the widget's making and taken out by identity, without
+    `catch_warnings` or `filterwarnings`: both tell CPython the filters changed, which empties every
+    module's once-per-location registry and shows the user's "default" warnings again. An
+    "ignore" leaves no registry entry behind."""
+    filters = warnings.filters
+    filters.insert(0, _IPYWIDGETS_DEPRECATIONS)
+    try:
+        yield
+    finally:
+        for i, entry in enumerate(filters):
+            if entry is _IPYWIDGETS_DEPRECATIONS:
+                del filters[i]
+                break
+
+
 class JaxmagicWidget(anywidget.AnyWidget):
     """Renders one jaxmagic JSON document (docs/schema.md).
 
@@ -98,7 +127,8 @@ class JaxmagicWidget(anywidget.AnyWidget):
         # Jupyter sends state as UTF-8: no lone surrogates, checked by the one JSON pass that packs it.
         doc, wire = safe_wire(doc)
         self.document = doc  # the logical document (docs/schema.md); `doc` syncs its wire form
-        super().__init__(doc=wire, **kwargs)
+        with _ipywidgets_deprecations_hidden():
+            super().__init__(doc=wire, **kwargs)
         # What the document left out (`deferred`), computed when the view asks (views/requests.py).
         serve(self, handlers or {})
 

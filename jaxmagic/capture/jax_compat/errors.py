@@ -91,10 +91,11 @@ def is_deleted(x: Any) -> bool:
 # JAX's warning when a dtype is requested that the x64 setting does not allow (`dtypes.py`,
 # `check_user_dtype_supported`): "Explicitly requested dtype float64 [requested in zeros] is not
 # available, and will be truncated to dtype float32. ..." (JAX 0.4 writes a dtype class as
-# `<class 'jax.numpy.float64'>`: read as its last name).
+# `<class 'jax.numpy.float64'>`: read as its last name; JAX 0.5 to 0.7 leave two spaces where no
+# function is named: "dtype float64  is not available").
 _TRUNCATED = re.compile(
     r"Explicitly requested dtype (?:<class '(?:[\w]+\.)*(?P<class>\w+)'>|(?P<requested>\S+?))"
-    r"(?: requested in (?P<where>\S+?))? "
+    r"(?: requested in (?P<where>\S+?))? +"
     r"is not available, and will be truncated to dtype (?P<given>[\w.]+?)\.(?:\s|$)"
 )
 
