@@ -96,3 +96,25 @@ CALLEE_AT_CALL_SITE = (
     "JAX here places a called function's ops at the call's source position (custom_jvp, "
     "loop and remat bodies): jaxmagic leaves those links out rather than risk a wrong one"
 )
+
+
+@functools.cache
+def places_unreduced_arrays() -> bool:
+    """Whether this JAX makes an array unreduced over a mesh axis and places it (asked, not a version):
+    JAX 0.7 has `PartitionSpec(..., unreduced=...)` but raises NotImplementedError placing one."""
+    import jax.numpy as jnp
+
+    if not HAS_AXIS_TYPES or not hasattr(jax.sharding.PartitionSpec(), "unreduced"):
+        return False
+    try:
+        mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+        placed = jax.device_put(
+            jnp.ones(8), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("y", unreduced={"x"}))
+        )
+        jax.block_until_ready(placed)
+    except NotImplementedError:
+        return False
+    return True
+
+
+UNREDUCED = "arrays unreduced over a mesh axis (PartitionSpec(unreduced=...))"

@@ -28,7 +28,7 @@ from .jax_versions import COMPILED, auto_mesh, reads_compiled_hlo
 from .jaxpr_oracle import jaxprs_preorder
 from .kind_documents import documents_of_every_kind
 from .test_grads import jax_saved_residuals
-from .test_keys import _JAX_CHECKS_EAGER
+from .test_keys import _JAX_CHECKS_EAGER, _jax_says_reuse
 
 jr = jax.random
 KINDS = ("graph", "timeline", "grad", "sharding", "keys")
@@ -375,17 +375,6 @@ def _collectives_unknown_here(sentences: list[str]) -> None:
     if not COMPILED_HLO:
         assert not any("XLA inserted" in s for s in sentences), sentences
         pytest.skip(f"{COMPILED} is not available on JAX {jax.__version__}")
-
-
-def _jax_says_reuse(run) -> bool:
-    with jax.debug_key_reuse(True):
-        try:
-            run()
-        except Exception as exc:
-            if type(exc).__name__ == "KeyReuseError":
-                return True
-            raise
-    return False
 
 
 def drawn_in_every_iteration(key):

@@ -15,9 +15,8 @@ import pytest
 import jaxmagic
 from jaxmagic.capture.jax_compat.explain import parse_explanation
 from jaxmagic.model.timeline import timeline_document
+from tests.jax_versions import places_unreduced_arrays
 from tests.test_explain import RECORDED, explaining
-
-AxisType = getattr(jax.sharding, "AxisType", None)
 
 HEDGED = "maybe the function is being re-defined repeatedly, preventing caching?"
 
@@ -139,7 +138,7 @@ def test_a_new_wrapper_with_other_static_argnums_keeps_jax_reason():
         texts.clear()
         jax.jit(k_static, static_argnums=1)(1.0, 2)
     [jax_k] = _jax_records(texts, "k_static")
-    assert jax_k.kind not in ("first", "unknown") and jax_k.hints == ()
+    assert jax_k.kind != "first" and jax_k.hints == ()  # JAX 0.7 reports it and cannot explain it: "unknown"
 
     def k_again(x, n):
         return x * n
@@ -148,9 +147,15 @@ def test_a_new_wrapper_with_other_static_argnums_keeps_jax_reason():
         jax.jit(k_again)(1.0, 2)
         jax.jit(k_again, static_argnums=1)(1.0, 2)
     again = _misses(cap)[1]
-    assert again["kind"] == parse_explanation(cap.calls[1].explanations[-1]).kind == jax_k.kind
+    ours = parse_explanation(cap.calls[1].explanations[-1]).kind
+    if jax_k.kind == "unknown":  # JAX 0.7 cannot explain it: the wrapper's changed option is the reason
+        assert ours == "unknown" and again["kind"] == "new_wrapper"
+        assert "with other jit options (static_argnums" in again["words"]
+    else:
+        assert again["kind"] == ours == jax_k.kind
+        assert "earlier jax.jit wrapper" in again["words"]
     assert any(c["kind"] == "new_wrapper" and c["path"] == "static_argnums" for c in again["changes"])
-    assert "earlier jax.jit wrapper" in again["words"] and again["hint"] is None
+    assert again["hint"] is None
 
 
 def test_every_recorded_jax_record_with_a_guess_is_a_first_call_with_a_hint():
@@ -209,8 +214,8 @@ def test_trace_and_sharding_magics_in_a_real_shell(magic_shell, capsys):
     assert misses[1]["hint"].startswith("JAX suggests: ") and "made anew" not in misses[1]["words"]
     assert misses[3]["words"].endswith("JAX did not report the cause of this compile")
 
-    if AxisType is None or not hasattr(jax.sharding.PartitionSpec(), "unreduced"):
-        return  # this JAX has no unreduced axes
+    if not places_unreduced_arrays():
+        return  # this JAX has no unreduced arrays
     cell = (
         "%%sharding --name scap_u\n"
         "import jax, jax.numpy as jnp\n"

@@ -532,11 +532,12 @@ def test_a_one_device_program_has_no_collectives_and_its_compiled_text_is_not_re
     assert reads == []
 
 
-@pytest.mark.skipif(AxisType is None or not hasattr(P(), "unreduced"), reason="this JAX has no unreduced axes")
 def test_an_unreduced_array_is_shown_with_its_sharding_and_a_note():
     """`out_sharding=P(..., unreduced={'x'})` leaves partial sums on the devices along x. JAX cannot
     index such an array (its shards' `index` raises): it is shown, not dropped, with its spec, blocks where
     the partitions put them, and a note; the holders of each block sum to what JAX's own reshard gives."""
+    if not jax_versions.places_unreduced_arrays():
+        pytest.skip(f"{jax_versions.UNREDUCED} are not available on JAX {jax.__version__}")
     from jaxmagic.views.static_html import fallback_html, text_summary
 
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)

@@ -168,7 +168,9 @@ def test_a_constant_index_past_the_end_is_clamped_as_jax_does():
     assert f.severity == "warning" and f.function.endswith("<lambda>") and f.call == 0
     assert f.source is not None and "x[7]" in f.source.code
     out, (f,) = _oob(lambda x: x[-7], X)
-    assert out == X[0] and "index -7" in f.message and "clamps it to 0" in f.message
+    # the index as the program holds it: JAX 0.10 keeps -7; JAX 0.4 to 0.7 add the axis size while tracing
+    said = ("index -7 on", "index -2 (as the program holds it: JAX's indexing adds the axis size 5 to a negative")
+    assert out == X[0] and any(s in f.message for s in said) and "clamps it to 0" in f.message
     out, (f,) = _oob(lambda x: x.reshape(1, 5)[0, 6], X)
     assert out == X[4] and "index 6 on axis 1" in f.message
 
@@ -318,7 +320,8 @@ def test_a_python_scalar_beside_a_donated_array_is_left_out_and_the_array_named(
 
 def test_an_index_read_under_grad_is_one_finding_and_vmap_rows_are_checked():
     out, found = _oob(jax.grad(lambda v: v[7] * 2), X)
-    np.testing.assert_array_equal(out, [0, 0, 0, 0, 2])  # JAX: the read and its gradient both went to 4
+    # JAX's own answer: 0.10 sends the read and its gradient to element 4; 0.7 drops the gradient
+    np.testing.assert_array_equal(out, jax.jit(jax.grad(lambda v: v[7] * 2))(X))
     assert len(found) == 1 and "clamps it to 4" in found[0].message
     rows = X.reshape(1, 5).repeat(3, axis=0)
     out, (f,) = _oob(jax.vmap(lambda r: r[6]), rows)

@@ -180,9 +180,23 @@ def _same_value(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
+# The JAX the fixtures were made with: they hold JAX's own texts and numbers, which another JAX
+# writes otherwise (tests/test_fixtures.py compares them only on this one).
+MADE_WITH = "tests/fixtures/made-with-jax.txt"
+
+
+def made_with() -> str:
+    """The JAX version the committed fixtures were made with ("" before it was recorded)."""
+    path = ROOT / MADE_WITH
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+
 def make(into: Path) -> list[str]:
     """Write every made fixture under `into`; their paths, relative to it."""
+    import jax
+
     made = real_fixtures()
+    made[MADE_WITH] = jax.__version__ + "\n"
     for path, text in made.items():
         (into / path).parent.mkdir(parents=True, exist_ok=True)
         (into / path).write_text(text, encoding="utf-8")

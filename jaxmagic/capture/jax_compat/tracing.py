@@ -108,7 +108,8 @@ def current_trace_probe() -> tuple[Any, Any]:
     On the JAX versions with a current-trace context variable this reads it directly
     (0.06 us against 0.3 us for `trace_state_clean()`, which also compares the named-axis
     environment: a call under a named axis but no trace still executes, so recording
-    it is right). Elsewhere it falls back to `trace_state_clean`.
+    it is right). JAX 0.5 to 0.7 have a thread-local trace context instead, read through a property
+    (`_TraceContextProbe`, 0.1 us). Elsewhere (JAX 0.4) it falls back to `trace_state_clean`.
     """
     try:
         from jax._src import core
@@ -118,8 +119,30 @@ def current_trace_probe() -> tuple[Any, Any]:
             return holder, top
     except (ImportError, AttributeError):  # older JAX: no such variable
         pass
+    try:
+        from jax._src import core
+
+        context, top = core.trace_ctx, core.eval_trace
+        if (context.trace is top) == trace_state_clean():
+            return _TraceContextProbe(context), top
+    except (ImportError, AttributeError):  # JAX 0.4: no thread-local trace context
+        pass
     probe = _CleanProbe()
     return probe, probe.TOP
+
+
+class _TraceContextProbe:
+    """`.value`: the current trace of JAX's thread-local trace context (JAX 0.5 to 0.7, before the
+    context variable): one attribute read more than the variable, a third of `trace_state_clean()`."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: Any):
+        self._context = context
+
+    @property
+    def value(self) -> Any:
+        return self._context.trace
 
 
 def aval_of(x: Any) -> Any:
