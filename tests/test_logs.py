@@ -12,6 +12,7 @@ import logging
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxmagic
@@ -99,3 +100,41 @@ def test_explanations_the_user_turns_on_in_the_cell_show_as_without_a_capture(ca
     assert [c.cache_hit for c in cap.calls] == [False] * n_calls
     assert jax.config.jax_explain_cache_misses is False
     assert not jax.explain_cache_misses.value
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.mark.parametrize("options, size", [({"values": True}, 3), ({}, 5)], ids=["values", "nan-search"])
+def test_the_users_compile_log_lists_the_cells_compiles_only(options, size):
+    """Under the user's `jax_log_compiles`, jaxmagic's own replay (`--values`, the NaN origin search)
+    compiles each op of the program once: those compiles are not logged as the cell's. The user's
+    flag stays on, and a function compiled before is not compiled again after the capture."""
+    before = jax.jit(lambda v: v - 4.0)
+    x = jnp.ones(size)
+    before(x).block_until_ready()
+    records = _Records()
+    jax_logger = logging.getLogger("jax")
+    jax_logger.addHandler(records)
+    jax.config.update("jax_log_compiles", True)
+    try:
+        with jaxmagic.capture({}, **options):
+            out = jax.jit(lambda v: jnp.log(jnp.cos(v) - 2.0) * 3.0)(x)  # NaN: the origin is searched
+        during = [m for m in records.messages if m.startswith("Compiling ")]
+        records.messages.clear()
+        before(x).block_until_ready()  # compiled before: no compile now
+        jax.jit(lambda v: v * 9.0)(x).block_until_ready()  # new: logged as ever
+        after = [m for m in records.messages if m.startswith("Compiling ")]
+        assert jax.config.jax_log_compiles is True
+    finally:
+        jax.config.update("jax_log_compiles", False)
+        jax_logger.removeHandler(records)
+    assert np.isnan(np.asarray(out)).all()
+    assert len(during) == 1 and "<lambda>" in during[0], during  # "Compiling jit(<lambda>)" (JAX 0.4: no "jit")
+    assert len(after) == 1 and "<lambda>" in after[0], after

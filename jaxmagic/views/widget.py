@@ -93,7 +93,7 @@ def _ipywidgets_deprecations_hidden() -> Iterator[None]:
     `catch_warnings` or `filterwarnings`: both tell CPython the filters changed, which empties every
     module's once-per-location registry and shows the user's "default" warnings again. An
     "ignore" leaves no registry entry behind."""
-    filters = warnings.filters
+    filters: list = warnings.filters  # type: ignore[assignment]  # a list at run time (typeshed: Sequence)
     filters.insert(0, _IPYWIDGETS_DEPRECATIONS)
     try:
         yield

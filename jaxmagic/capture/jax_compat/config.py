@@ -67,6 +67,28 @@ def debug_checks_off() -> Iterator[None]:
             jax.config.update(name, True)
 
 
+@contextlib.contextmanager
+def compile_logs_off() -> Iterator[None]:
+    """JAX's compile log (`jax_log_compiles`) off on this thread for jaxmagic's own replay.
+
+    Evaluating a program eqn by eqn (`--values`, the NaN origin search) compiles each op once, and
+    under the user's `jax_log_compiles` the cell's output listed "Compiling jit(cos)" for ops the
+    cell never compiled. JAX's thread-local context of the flag: the user's global value is never
+    written, and another thread's compiles are logged as before."""
+    state = None
+    try:
+        from jax._src import config as jax_config
+
+        state = jax_config.log_compiles if bool(jax_config.log_compiles.value) else None
+    except (ImportError, AttributeError, TypeError) as exc:
+        strict.fallback("jax_log_compiles read for jaxmagic's own replay", exc)
+    if state is None:
+        yield
+        return
+    with state(False):
+        yield
+
+
 def jit_disabled_probe() -> Callable[[], bool]:
     """A check, cheap enough for every recorded call (~50 ns), of whether jit is off on this thread now.
 

@@ -367,7 +367,10 @@ def _evaluate(
     interpreter = _Interpreter(time.perf_counter() + budget_s, max_eqns, budget_s)
     notes, outputs = [], None
     try:
-        with jax_compat.debug_checks_off():  # the user's jax_debug_nans guards their program, not this replay
+        with (
+            jax_compat.debug_checks_off(),
+            jax_compat.compile_logs_off(),
+        ):  # the user's jax_debug_nans guards their program, not this replay
             outputs = interpreter.run(jaxpr, closed_jaxpr.consts, flat_args)
     except _Stop as stop:
         notes.append(f"values are partial: {stop}")

@@ -624,7 +624,10 @@ def _search(
         return None, f"its arguments have {elements:,} elements (searched up to {values.MAX_ARG_ELEMENTS:,})", None
     interpreter = _FirstNonFinite(kind, deadline, LOCATE_MAX_EQNS, LOCATE_BUDGET_S)
     try:
-        with jax_compat.debug_checks_off():  # the replay is ours: the user's checks would stop it
+        with (
+            jax_compat.debug_checks_off(),
+            jax_compat.compile_logs_off(),
+        ):  # the replay is ours: the user's checks would stop it
             outputs = interpreter.run(jaxpr, closed.consts, flat)
     except _Found as found:
         return _origin_of(jaxpr, closed.consts, found.var, names, side), None, None
