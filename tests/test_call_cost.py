@@ -17,6 +17,8 @@ import jaxmagic
 from jaxmagic.capture import jax_compat
 from jaxmagic.capture.jit.signature import signature_of
 
+from .jax_versions import typeof
+
 
 def _sharding_of(fn, *args):
     return [a.sharding for a in signature_of(fn, args, {}).args]
@@ -31,7 +33,7 @@ def test_concrete_signatures_keep_their_placement():
     named = jax.device_put(jnp.ones((len(jax.devices()), 2)), NamedSharding(mesh, P("x")))
     assert _sharding_of(f, default, other, named) == [None, "device 3", "P('x',)"]
     avals = [a.aval for a in signature_of(f, (default, other, named), {}).args]
-    assert avals == ["f32[4]", "f32[4]", jax_compat.short_aval(jax.typeof(named))]
+    assert avals == ["f32[4]", "f32[4]", jax_compat.short_aval(typeof(named))]
 
 
 class _CountingSharding:
@@ -92,7 +94,7 @@ def test_explicit_sharding_is_read_from_the_aval(tracer_sharding_reads):
         jax.jit(jax.grad(lambda v: (v * v).sum()))(x)
     [grad] = cap.grads
     [arg] = grad.args
-    assert arg.sharding == jax_compat.spec_text(jax.typeof(x).sharding.spec)
+    assert arg.sharding == jax_compat.spec_text(typeof(x).sharding.spec)
     assert "'x'" in arg.sharding
     assert tracer_sharding_reads.reads == 0
 

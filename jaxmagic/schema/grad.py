@@ -69,7 +69,7 @@ class GradOf(TypedDict):
 
 class CustomRule(TypedDict):
     user: str
-    prim: Literal["custom_jvp_call", "custom_vjp_call"]
+    prim: Literal["custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"]  # the last: JAX 0.4
     rules: list[str]
     forward: list[str]
     backward: list[str]

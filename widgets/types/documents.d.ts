@@ -382,7 +382,7 @@ export interface GradOf {
 }
 export interface CustomRule {
   user: string;
-  prim: "custom_jvp_call" | "custom_vjp_call";
+  prim: "custom_jvp_call" | "custom_vjp_call" | "custom_vjp_call_jaxpr";
   rules: string[];
   forward: string[];
   backward: string[];
