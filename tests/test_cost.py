@@ -126,6 +126,24 @@ def test_transcendental(fn):
     assert est.bytes == xla["bytes accessed"]
 
 
+# Primitives of newer JAX (0.12: `one_minus_square`, the tangent of tanh; `log2`; `polynomial`), where this JAX has them
+NEWER = {
+    "one_minus_square": lambda a: lax.one_minus_square(a),
+    "log2": lambda a: lax.log2(a),
+    "polynomial": lambda a: lax.polynomial(a, [1.0, 2.0, 3.0, 4.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEWER))
+def test_newer_primitives_as_xla_counts_them(name):
+    if not hasattr(lax, name):
+        pytest.skip(f"JAX {jax.__version__} has no lax.{name}")
+    est, xla = _single(NEWER[name], A)
+    assert est.flops == xla.get("flops", 0) and est.flops > 0
+    assert est.transcendentals == xla.get("transcendentals", 0)
+    assert est.bytes == xla["bytes accessed"]
+
+
 @pytest.mark.parametrize("y", [2, 3, 5, -2])
 def test_integer_pow(y):
     est, xla = _single(lambda a: lax.integer_pow(a, y), A)

@@ -542,7 +542,11 @@ def test_tracer_transform_is_read():
     with pytest.raises(Exception) as raised:
         jax.vmap(lambda x: bool(x))(jnp.ones(2))
     found = jax_compat.tracer_transform(str(raised.value))
-    probe(found == "vmap", "tracer_transform ('This BatchTracer with object id')", str(raised.value)[:200])
+    probe(
+        found == "vmap",
+        "tracer_transform ('This BatchTracer (0.12: VmapTracer) with object id')",
+        str(raised.value)[:200],
+    )
 
 
 def test_deleted_array_error_is_read():

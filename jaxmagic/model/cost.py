@@ -118,7 +118,8 @@ _TRANSCENDENTAL = frozenset(
 )
 
 # flops and transcendentals per output element, for functions XLA expands
-_EXPANDED = {"logistic": (3, 1), "exp2": (1, 1)}
+# (JAX 0.12's `one_minus_square`, the tangent of tanh, is (1 + y) * (1 - y); its `log2` is a log times 1/log 2)
+_EXPANDED = {"logistic": (3, 1), "exp2": (1, 1), "one_minus_square": (3, 0), "log2": (1, 1)}
 
 # n - m binary ops for n input and m output elements
 _REDUCTIONS = frozenset(
@@ -170,6 +171,10 @@ _DATA_MOVEMENT = frozenset(
         "tie_in",
         "empty",
         "full_like",
+        "relayout",
+        "with_memory_space_constraint",
+        "reduced_vary_cast",
+        "vary_unreduced_cast",
     ]
 )
 
@@ -200,6 +205,9 @@ _COLLECTIVES = frozenset(
         "reduce_scatter",
         "psum_scatter",
         "pbroadcast",
+        "pbroadcast_dynamic",
+        "unreduced_pmax",
+        "unreduced_pmin",
         "axis_index",
     ]
 )
@@ -446,6 +454,11 @@ def _reduce_window(eqn: Any, nbytes: int) -> Cost:
     return Cost(_elements(eqn.outvars[0].aval) * max(window - 1, 0), nbytes)
 
 
+def _polynomial(eqn: Any, nbytes: int) -> Cost:
+    """JAX 0.12's `polynomial(x, *coeffs)`, by Horner's rule: a multiply and an add per coefficient past the first."""
+    return Cost(2 * max(len(eqn.invars) - 2, 0) * _elements(eqn.outvars[0].aval), nbytes)
+
+
 _RULES: dict[str, Callable[[Any, int], Cost]] = {
     "dot_general": _dot_general,
     "conv_general_dilated": _conv,
@@ -454,6 +467,7 @@ _RULES: dict[str, Callable[[Any, int], Cost]] = {
     "reduce_window_sum": _reduce_window,
     "reduce_window_max": _reduce_window,
     "reduce_window_min": _reduce_window,
+    "polynomial": _polynomial,
 }
 
 

@@ -59,7 +59,8 @@ def concretization_origin(message: str) -> dict | None:
     }
 
 
-_TRACER_TRANSFORMS = {"BatchTracer": "vmap", "JVPTracer": "jvp", "LinearizeTracer": "linearize"}
+# JAX 0.12 names the vmap tracer `VmapTracer` (before: `BatchTracer`)
+_TRACER_TRANSFORMS = {"BatchTracer": "vmap", "VmapTracer": "vmap", "JVPTracer": "jvp", "LinearizeTracer": "linearize"}
 _TRACER_NAMED = re.compile(r"This (\w+Tracer) with object id")
 
 

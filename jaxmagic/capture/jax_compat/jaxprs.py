@@ -192,16 +192,19 @@ def argument_paths(jaxpr: Any) -> tuple[str, ...] | None:
 
 
 def jaxpr_types() -> tuple[type, type]:
-    """(ClosedJaxpr, Jaxpr) classes, wherever this JAX keeps them.
+    """(ClosedJaxpr, Jaxpr) classes, wherever this JAX keeps them; from JAX 0.12, where one
+    `Jaxpr` type holds its consts, (Jaxpr, Jaxpr).
 
-    `jax._src.core` is loaded with jax; `jax.extend` (the public home) costs ~16 ms to import.
+    From `jax._src.core`, loaded with jax. `jax.extend` (the public home) is the last resort: it
+    costs ~16 ms to import, and on JAX 0.12 importing it adds config values to the tracing context,
+    so every function compiled before would compile again on its next call.
     """
     global _jaxpr_types
     if _jaxpr_types is None:
         try:
             from jax._src import core
 
-            _jaxpr_types = (core.ClosedJaxpr, core.Jaxpr)
+            _jaxpr_types = (getattr(core, "ClosedJaxpr", core.Jaxpr), core.Jaxpr)
         except (ImportError, AttributeError):
             from jax import extend
 
@@ -221,6 +224,19 @@ def jaxpr_with_eqns(jaxpr: Any, eqns: list, consts: list | None = None) -> Any:
     """`jaxpr` with other eqns (same invars, outvars, effects and debug info), and other consts
     where given (JAX 0.11 and later: a `Jaxpr` holds its consts, there is no separate ClosedJaxpr)."""
     return jaxpr.replace(eqns=eqns) if consts is None else jaxpr.replace(eqns=eqns, consts=consts)
+
+
+def scan_counts(params: dict) -> tuple[int, int]:
+    """(consts, carry): how many of a `scan` eqn's inputs are constants and how many the carry;
+    the rest are the scanned-over `xs`.
+
+    JAX up to 0.11 keeps the counts as `num_consts` and `num_carry`; JAX 0.12 keeps the three
+    groups as one flat tree, `ft_in` (its `unpack()` gives consts, carry, xs).
+    """
+    if "num_consts" in params:
+        return int(params["num_consts"]), int(params["num_carry"])
+    consts, carry, _ = params["ft_in"].unpack()
+    return len(consts), len(carry)
 
 
 def eqn_with_params(eqn: Any, params: dict) -> Any:

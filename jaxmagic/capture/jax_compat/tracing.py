@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -188,15 +189,32 @@ def tracer_vars() -> bool:
     return bool(seen) and seen[0] is not None and any(v is seen[0] for v in closed.jaxpr.outvars)
 
 
-def primitive_names() -> frozenset[str]:
-    """Names of JAX's primitives: an eager op compiles as `jit(<primitive>)`."""
-    try:
-        from jax.extend.core import primitives
+_PRIMITIVES: tuple[int, frozenset[str]] = (0, frozenset())  # (modules loaded when read, names)
 
-        return frozenset(getattr(primitives, n).name for n in dir(primitives) if n.endswith("_p"))
-    except (ImportError, AttributeError) as exc:
+
+def primitive_names() -> frozenset[str]:
+    """Names of JAX's primitives: an eager op compiles as `jit(<primitive>)`.
+
+    Read from JAX's modules already loaded (an eager op the cell ran is bound by one of them), read
+    again only when more are loaded. Not from `jax.extend.core.primitives`: importing `jax.extend`
+    adds config values to JAX 0.12's tracing context, and every function compiled before then
+    misses its cache and compiles again on its next call (tests/test_trace_context.py).
+    """
+    global _PRIMITIVES
+    modules = sys.modules
+    if _PRIMITIVES[0] == len(modules):
+        return _PRIMITIVES[1]
+    try:
+        from jax._src.core import Primitive
+    except ImportError as exc:
         strict.fallback("eager ops' compiles told from the user's functions", exc)
         return frozenset()
+    names = set()
+    for name, module in list(modules.items()):
+        if name.startswith("jax._src.") and module is not None:
+            names.update(v.name for v in list(vars(module).values()) if isinstance(v, Primitive))
+    _PRIMITIVES = (len(modules), frozenset(names))
+    return _PRIMITIVES[1]
 
 
 def bind_eqn(eqn: Any, invals: list) -> list:

@@ -502,7 +502,7 @@ class _Reader:
 
     def scan(self, eqn: Any, ins: list, env: dict, ctx: _Context) -> None:
         body = _sub(eqn, "jaxpr")
-        n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+        n_consts, n_carry = jax_compat.scan_counts(eqn.params)
         loc, _, _ = origin(eqn.source_info)
         loop = self._loop("scan", int(eqn.params["length"]), loc)
         outer = ctx.enter(loop)

@@ -676,6 +676,9 @@ COLLECTIVE_PRIMITIVES = (
     "psum_scatter",
     "reduce_scatter",
     "pbroadcast",
+    "pbroadcast_dynamic",  # JAX 0.12
+    "unreduced_pmax",  # JAX 0.12
+    "unreduced_pmin",  # JAX 0.12
     "axis_index",
 )
 
