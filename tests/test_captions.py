@@ -275,7 +275,7 @@ def test_grad_counts_residuals_as_jax_saves_them():
     assert remat["recomputed"]  # the checkpointed block is recomputed in the backward
     aval, size = max(_jax_residuals(loss, params, x), key=lambda t: t[1])
     makers = _jax_residual_makers(loss, params, x, aval)  # tanh's and the eqn after it (`sub`, or `one_minus_square`)
-    m = _one(sentences, rf"The largest residual is (.+) \((\d+) bytes\) in grad of loss, made by (\w+) \((.+)\)\.")
+    m = _one(sentences, r"The largest residual is (.+) \((\d+) bytes\) in grad of loss, made by (\w+) \((.+)\)\.")
     assert (m[1], int(m[2]), m[4]) == (aval, size, _at(small_mlp, "jnp.tanh")) and m[3] in makers, (m[0], makers)
     assert sentences[-1] == m[0]
 
