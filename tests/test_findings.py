@@ -481,7 +481,7 @@ def test_failures_become_notes_not_exceptions(monkeypatch):
 def test_real_10k_eqn_program_gives_one_loop_finding():
     fn, args = mlp_grad(714)  # bench/programs.py: jit(grad) of a 714-layer MLP written as a Python loop
     closed = jaxpr_of(fn, *args)
-    assert eqn_count(closed) > 9_900
+    assert eqn_count(closed) > 8_500  # about 10k eqns (8,575 on JAX 0.12, whose tangent of tanh is one eqn)
     found, notes = jaxpr_findings(fn, closed)
     assert notes == []
     [loop] = found

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxmagic
+from jaxmagic.capture import jax_compat
 from jaxmagic.model.graph import MAX_EQNS_PER_FUNCTION, MAX_PARAM_CHARS, function_graph
 from jaxmagic.views.wire import encode_document
 
@@ -49,7 +50,8 @@ def _chain(n: int):
             )
             renamed.update(zip(eqn.outvars, outs))
         current = renamed[jaxpr.outvars[0]]
-    return core.ClosedJaxpr(core.Jaxpr(jaxpr.constvars, jaxpr.invars, [current], eqns, jaxpr.effects), closed.consts)
+    chain = core.Jaxpr(jaxpr.constvars, jaxpr.invars, [current], eqns, jaxpr.effects)
+    return jax_compat.closed_jaxpr_with(closed, chain, closed.consts)  # JAX 0.12: one Jaxpr type, holding its consts
 
 
 def test_a_million_eqn_program_is_cut_in_bounded_time_and_size():

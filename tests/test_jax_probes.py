@@ -747,3 +747,11 @@ def test_jaxpr_being_lowered_is_the_jaxpr_the_call_traced():
     finally:
         monitoring.unregister("event_duration")(listener)
     assert len(seen) == 1 and seen[0] is f.trace(x).jaxpr
+
+
+def test_scan_counts_are_read():
+    k = jnp.float32(3.0)
+    closed = jax.make_jaxpr(lambda c, xs: jax.lax.scan(lambda c, x: (c + x * k, c), c, xs))(1.0, jnp.ones(4))
+    (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
+    counts = jax_compat.scan_counts(eqn.params)
+    probe(counts == (1, 1), "scan_counts (num_consts and num_carry; JAX 0.12: ft_in)", counts)

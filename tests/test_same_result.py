@@ -530,7 +530,7 @@ def test_the_corpus_covers_what_it_claims(corpus_runs):
 def test_interrupt_lands_mid_compile(corpus_runs, mode):
     """The SIGINT of `interrupt_compile` was sent while XLA compiled the unrolled program, in every mode."""
     run = corpus_runs[mode]["interrupt_compile"]
-    assert run.error and run.error[0] == "KeyboardInterrupt"
+    assert run.error and run.error[0] == "KeyboardInterrupt", run.error
     sent = run.interrupt["sent_at"]
     spans = [(start, end) for start, end, name in run.compiles if "unrolled" in name]
     assert any(start <= sent <= end for start, end in spans), (sent, run.compiles)

@@ -31,7 +31,7 @@ def step(x):
 x = jnp.ones(3)
 step(x)  # compiled before any magic
 context = config.trace_context()
-for options in ({}, {"grads": True}, {"keys": True}, {"values": True}):
+for options in ({}, {"grads": True}, {"keys": True}, {"values": True}, {"shardings": True}, {"keys": False}):
     with jaxmagic.capture(globals(), **options) as cap:
         step(x)
         step(x)

@@ -145,14 +145,14 @@ class _Walk:
         return outs
 
     def closed(self, sub: Any, known: dict, outer: SourceLocation | None = None) -> list:
-        """A sub-jaxpr (closed or open) with the small constants of a closed one known."""
+        """A sub-jaxpr (closed or open) with the small constants it holds known (a ClosedJaxpr's;
+        from JAX 0.11 a Jaxpr holds its own, and its `.jaxpr` is itself)."""
         jaxpr = getattr(sub, "jaxpr", sub)
         consts = {}
-        if jaxpr is not sub:
-            for var, value in zip(jaxpr.constvars, getattr(sub, "consts", ())):
-                small = _small(value)
-                if small is not None:
-                    consts[var] = small
+        for var, value in zip(jaxpr.constvars, getattr(sub, "consts", None) or ()):
+            small = _small(value)
+            if small is not None:
+                consts[var] = small
         return self.jaxpr(jaxpr, known, consts, id(sub), outer)
 
     def _fold(self, eqn: Any, name: str, ins: list, values: dict, written: dict) -> None:
