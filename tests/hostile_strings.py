@@ -275,6 +275,11 @@ def hostile_cell_documents(
             refused["jitted call over a mesh axis"] = (
                 "XLA aborts the process on this axis name (see mesh_axis_compiles)"
             )
+        elif (why := _refusal(lambda: jax.jit(lambda a: a * 2.0)(ns["sharded"][P]))) is not None:
+            refused["jitted call over a mesh axis"] = (
+                why  # JAX 0.12 on a quote in the name: "Unexpected XLA sharding override"
+            )
+            on_mesh_ok = False
     except Exception as exc:
         refused["mesh axis name"] = f"{type(exc).__name__}: {exc}"
         ns["sharded"] = {P: jnp.ones((jax.device_count(), 2))}
