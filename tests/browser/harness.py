@@ -563,7 +563,7 @@ class ExpectedView:
         return sum(f.n_eqns for f in self.functions)
 
 
-def expected_views(notebook: Path, timeout: float = 240.0) -> list[ExpectedView]:
+def oracle_payload(notebook: Path, timeout: float = 240.0) -> list[dict]:
     """Run the notebook's code with plain IPython + JAX; per `%%jaxpr` cell, the distinct
     top-level jitted (function, signature) pairs it called, in first-call order, with
     their recursive eqn counts. jaxmagic is not involved in the counting."""
@@ -588,12 +588,41 @@ def expected_views(notebook: Path, timeout: float = 240.0) -> list[ExpectedView]
     head, sep, payload = proc.stdout.rpartition("\n@@ORACLE@@")
     if proc.returncode != 0 or not sep:
         raise RuntimeError(f"oracle failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return json.loads(payload.strip())
+
+
+def views_of(payload: list[dict]) -> list[ExpectedView]:
+    """The oracle's JSON payload as `ExpectedView`s."""
     views = []
-    for raw in json.loads(payload.strip()):
+    for raw in payload:
+        raw = dict(raw)
         fns = [ExpectedFunction(**f) for f in raw.pop("functions")]
-        raw.pop("options")
+        raw.pop("options", None)
         views.append(ExpectedView(functions=fns, **raw))
     return views
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make: Any) -> tuple[Path, Any]:
+    """`make(folder)`'s JSON result, computed once per test run and shared by pytest-xdist's workers.
+
+    The first worker to ask runs `make` under a file lock in a folder of the run's common temporary
+    folder (where `make` may write files); the others wait for it and read its result. A `make` that
+    raises leaves no result, so each worker that asks raises the same way.
+    """
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # each worker's base folder is one level below the run's
+    folder = shared / name
+    folder.mkdir(exist_ok=True)
+    result = folder / "result.json"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not result.exists():
+            value = make(folder)
+            result.write_text(json.dumps(value), encoding="utf-8")
+    return folder, json.loads(result.read_text(encoding="utf-8"))
 
 
 # --------------------------------------------------------------------------------------

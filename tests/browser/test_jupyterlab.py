@@ -2,7 +2,7 @@
 views, read the timelines' colours and switch the theme (one run: the demo is the slow part).
 
 Expected eqn counts come from an independent oracle (plain IPython + JAX, see
-`harness.expected_views`), never from the widget or from jaxmagic's document.
+`harness.oracle_payload`, once a run: the `demo_views` fixture), never from the widget or from jaxmagic's document.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from .harness import (
     ViewDriver,
     check_view_counts,
     click_node_and_check,
-    expected_views,
     jupyter_lab,
     poll,
     prim_pattern,
@@ -208,7 +207,7 @@ def _check_keyboard_playback(page, driver: ViewDriver, label: str) -> None:
 
 
 @pytest.mark.timeout(600)
-def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage, tmp_path) -> None:
+def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage, tmp_path, demo_views: list) -> None:
     """The demo, run all once in a real JupyterLab: every widget view against the oracle (the first
     one driven: node, text line, search, deferred levels, keyboard playback), every timeline in
     colour and every keys view framed, and with the kernel shut down the HLO pane says so. Then a
@@ -218,7 +217,7 @@ def test_demo_notebook_in_jupyterlab(guarded_page: GuardedPage, tmp_path) -> Non
     loop_nb = _recompile_loop_notebook(tmp_path)
     t_start = time.monotonic()
     assert DEMO_NOTEBOOK.exists(), f"demo notebook missing: {DEMO_NOTEBOOK}"
-    views = expected_views(DEMO_NOTEBOOK)
+    views = demo_views  # the run's one oracle (conftest.py)
     timings["oracle"] = round(time.monotonic() - t_start, 2)
     widget_views = [v for v in views if not v.static and v.functions]
     assert len(widget_views) >= 2, f"the demo needs two %%jaxpr cells with jitted calls; oracle saw {views}"
