@@ -313,3 +313,44 @@ def test_a_lambda_redefined_in_a_loop_is_one_lane_of_new_functions():
     kinds = [m["kind"] for m in doc["misses"]]
     assert kinds[0] == "first" and kinds[1:] == ["new_function"] * 3
     assert "once" in doc["misses"][1]["fix"]
+
+
+@pytest.fixture
+def jax_listeners_kept():
+    """JAX's monitoring listener lists as they are now, put back after the test (it clears them)."""
+    from jax._src import monitoring as private
+
+    names = [
+        n
+        for n in ("_event_listeners", "_event_duration_secs_listeners", "_event_time_span_listeners")
+        if hasattr(private, n)
+    ]
+    saved = {name: list(getattr(private, name)) for name in names}
+    yield
+    for name, listeners in saved.items():
+        setattr(private, name, listeners)
+
+
+def test_a_cell_that_clears_jax_monitoring_listeners_ends_cleanly_and_says_so(jax_listeners_kept):
+    """`jax.monitoring.clear_event_listeners()` in the cell (JAX's own tests call it in tearDown) took
+    jaxmagic's listeners away, and removing them at the end failed JAX's `assert` (an AssertionError
+    out of the capture). Now the capture ends normally, leaves JAX's lists as the cell left them, and
+    says what it could not see."""
+    first = jax.jit(lambda x: x * 2)
+    later = jax.jit(lambda x: x + 3)
+    first(1.0)
+    users_listener = CompileCounter()
+    with jaxmagic.capture({}, keys=False) as cap:
+        first(1.0)
+        jax.monitoring.clear_event_listeners()
+        jax.monitoring.register_event_duration_secs_listener(users_listener)  # the cell's own, added after
+        later(1.0)
+    assert cap.notes.count(monitoring.LISTENERS_REMOVED) == 1, cap.notes
+    assert monitoring.LISTENERS_REMOVED in timeline(cap)["notes"]
+    from jax._src import monitoring as private
+
+    assert private.get_event_duration_listeners() == [users_listener]  # the cell's listener stays, ours is not back
+    assert private.get_event_listeners() == []
+    assert users_listener.count == 1  # the compile of `later`, seen by the cell's own listener
+    assert [c.function_id for c in cap.calls] == [id(first), id(later)]  # both calls are still recorded
+    assert cap.calls[0].cache_hit

@@ -164,7 +164,9 @@ class CaptureSession:
             key_patch.patch_eager_transforms(stack)
         self._truncations = TruncationLog(self.jit.own_work, recording_call)
         warning_site.install(stack, self._truncations, self.jit.thread)  # warnings keep the user's line
-        self.capture.notes.extend(monitoring.listen(stack, self.jit.on_duration, self.jit.on_event))
+        self.capture.notes.extend(
+            monitoring.listen(stack, self.jit.on_duration, self.jit.on_event, self.capture.notes.append)
+        )
         self.capture.notes.extend(self.jit.cache_log.install(stack))
         trace_prints.patch_print(
             stack,

@@ -1,4 +1,5 @@
-"""`jax.monitoring`'s event names, and removing a listener on a JAX without a public way to.
+"""`jax.monitoring`'s event names, removing a listener on a JAX without a public way to, and whether
+one is still registered.
 
 JAX fires a duration event at the end of every trace, MLIR lowering and backend compile, and plain
 events for the persistent compilation cache; their names differ between versions
@@ -55,3 +56,19 @@ def unregister(kind: str) -> Callable[[Callable], None] | None:
         return getattr(private, f"_unregister_{kind}_listener_by_callback")
     except (ImportError, AttributeError):
         return None
+
+
+def is_registered(kind: str, listener: Callable) -> bool | None:
+    """Whether `listener` is among JAX's `kind` listeners ("event", "event_duration") now; None where
+    this JAX has no way to list them.
+
+    A cell may have removed it: `jax.monitoring.clear_event_listeners()` (JAX's own tests call it in
+    their tearDown) empties every list, and JAX's unregister then fails an `assert`.
+    """
+    try:
+        from jax._src import monitoring as private
+
+        current = getattr(private, f"get_{kind}_listeners")()
+    except (ImportError, AttributeError, TypeError):
+        return None
+    return any(registered is listener for registered in current)

@@ -14,15 +14,34 @@ from typing import Any
 
 import jax.monitoring as monitoring
 
+from ..jax_compat.monitoring import is_registered, unregister
 from ..jax_compat.monitoring import phase_of as phase_of  # the session's name for it
-from ..jax_compat.monitoring import unregister
+
+# What the view says when the cell took jaxmagic's listeners away (`jax.monitoring.clear_event_listeners()`).
+LISTENERS_REMOVED = (
+    "the cell removed jaxmagic's jax.monitoring listeners (jax.monitoring.clear_event_listeners() or an "
+    "unregister): traces and compiles after that were not seen, so their calls may show as cache hits"
+)
 
 
 def listen(
-    stack: ExitStack, on_duration: Callable[[str, float, dict], None], on_event: Callable[[str, dict], None]
+    stack: ExitStack,
+    on_duration: Callable[[str, float, dict], None],
+    on_event: Callable[[str, dict], None],
+    note: Callable[[str], None],
 ) -> list[str]:
-    """Register both listeners; returns notes about what could not be undone."""
+    """Register both listeners; returns notes about what could not be undone. At the end, a listener
+    the cell already removed is left alone and `note` says so (once)."""
     notes: list[str] = []
+    lost: list[str] = []
+
+    def remove_if_registered(kind: str, remove: Callable[[Any], None], listener: Callable[..., None]) -> None:
+        if is_registered(kind, listener) is False:
+            if not lost:
+                note(LISTENERS_REMOVED)
+            lost.append(kind)
+            return
+        remove(listener)
 
     def duration_listener(event: str, duration: float, **kwargs: Any) -> None:
         on_duration(event, duration, kwargs)
@@ -37,7 +56,7 @@ def listen(
             notes.append(f"this JAX cannot remove a {kind} listener, so jaxmagic did not add one")
             return
         register(listener)
-        stack.callback(remove, listener)
+        stack.callback(remove_if_registered, kind, remove, listener)
 
     add("event_duration", monitoring.register_event_duration_secs_listener, duration_listener)
     add("event", monitoring.register_event_listener, event_listener)
