@@ -5,6 +5,7 @@
  * jsdom, so layouts run on the main thread, as under a strict CSP).
  */
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -35,5 +36,7 @@ export default defineConfig({
   ],
   resolve: { alias: PACKAGES.map((name) => ({ find: new RegExp(`^${name}$`), replacement: fromHere(name) })) },
   server: { fs: { allow: [".."] } },
-  test: { include: ["test/**/*.test.js"] },
+  // One test file per core: vitest's default (cores - 1) ran the suite one file at a time on two cores
+  // while the other core waited (the main process only gathers results).
+  test: { include: ["test/**/*.test.js"], maxWorkers: availableParallelism() },
 });

@@ -354,3 +354,37 @@ def test_a_cell_that_clears_jax_monitoring_listeners_ends_cleanly_and_says_so(ja
     assert users_listener.count == 1  # the compile of `later`, seen by the cell's own listener
     assert [c.function_id for c in cap.calls] == [id(first), id(later)]  # both calls are still recorded
     assert cap.calls[0].cache_hit
+
+
+def _explain_setting_reads() -> tuple:
+    """A cell that reads `jax_explain_cache_misses`, saves, sets and restores it (as test harnesses
+    do), and reads it inside JAX's own context: what it read at each step."""
+    old = jax.config.jax_explain_cache_misses
+    jax.config.update("jax_explain_cache_misses", True)
+    mid = jax.config.jax_explain_cache_misses
+    jax.config.update("jax_explain_cache_misses", old)
+    with jax.explain_cache_misses(True):
+        inner = jax.config.jax_explain_cache_misses
+    return old, mid, inner, jax.config.jax_explain_cache_misses
+
+
+def test_the_cell_reads_its_own_explain_setting_and_restoring_it_leaves_it_as_it_was():
+    """The capture turns JAX's explanations on for the cell's thread with a mark of its own (JAX reads
+    it as true). The cell read that mark (1, not False), and saving and restoring the setting left
+    explanations on globally after the cell: every later cell printed JAX's "TRACING CACHE MISS"
+    warnings. Now the cell reads what plain JAX gives it (plain JAX is the oracle), JAX still
+    explains for the capture, and the setting after the cell is the plain one."""
+    from jax._src import config as jax_config
+
+    assert not jax.config.jax_explain_cache_misses
+    plain = _explain_setting_reads()
+    after_plain = jax_config.explain_cache_misses.get_global()
+    with jaxmagic.capture({}, keys=False) as cap:
+        captured = _explain_setting_reads()
+        explaining = jax_config.explain_cache_misses.value
+    assert captured == plain == (False, True, True, False)
+    assert [type(v) for v in captured] == [type(v) for v in plain]
+    assert explaining  # JAX explains the cell's misses for the capture all the same
+    assert jax_config.explain_cache_misses.get_global() is after_plain is False
+    assert not jax.config.jax_explain_cache_misses
+    assert not any("stays off" in note for note in cap.notes)

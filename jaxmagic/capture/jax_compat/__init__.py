@@ -11,7 +11,7 @@ it, when it no longer finds what it looks for. One module per concern:
 * `sharding`: meshes, axis types, PartitionSpecs as each JAX keeps and prints them;
 * `lowering`: jit's dead-code elimination, StableHLO text with source locations;
 * `config`: backends, the debug-NaN checks, the cache-miss explain flag;
-* `logs`: JAX's cache log records (emitting loggers, first words) and whether explaining is safe;
+* `logs`: JAX's cache log records (emitting loggers, first words), whether explaining is safe, its key differ guarded;
 * `explain`: the parser of JAX's cache-miss explanations;
 * `monitoring`: `jax.monitoring` event names, removing a listener;
 * `errors`: JAX's exceptions and warnings read (concretization, deleted buffers, dtype truncation);
@@ -63,7 +63,7 @@ from .jaxprs import (
     var_name,
     with_vars,
 )
-from .logs import explaining_is_safe
+from .logs import explaining_is_safe, guarded_key_diff
 from .lowering import dce_jaxpr, jaxpr_being_lowered, stablehlo_with_locations
 from .sharding import axis_types, context_meshes, shard_map_specs, spec_text, traced_spec
 from .source_info import (
@@ -129,6 +129,7 @@ __all__ = [
     "explain_misses_state",
     "jit_disabled_probe",
     "explaining_is_safe",
+    "guarded_key_diff",
     "frame_line",
     "has_sub_jaxprs",
     "has_transform",

@@ -166,6 +166,28 @@ class LocalExplaining:
             context.__exit__(None, None, None)
         return True
 
+    def seen_by_user(self) -> Any:
+        """The setting as reading it gives without jaxmagic: under jaxmagic's own mark, the thread's
+        earlier value (a `with jax.explain_cache_misses(...)` entered before the cell) or the global one.
+
+        A cell that saves and restores the setting (`old = jax.config.jax_explain_cache_misses`, ...,
+        `jax.config.update('jax_explain_cache_misses', old)`, as test harnesses do) would otherwise
+        read the mark and leave explanations on for every later cell.
+        """
+        value = self._state.value
+        if value is not _OWN_MARK or not isinstance(self._context, tuple):
+            return value
+        earlier = self._context[1]
+        return earlier if isinstance(earlier, bool) else self._state.get_global()
+
+    def public_reading(self) -> tuple[Any, str, Any] | None:
+        """`(owner, name, stand_in)`: `jax.config.jax_explain_cache_misses` read as `seen_by_user`, for
+        as long as this is on; None where the reading is not JAX's plain property or the mark is not ours."""
+        owner = type(jax.config)
+        if not self.marked or not isinstance(owner.__dict__.get("jax_explain_cache_misses"), property):
+            return None
+        return owner, "jax_explain_cache_misses", property(lambda _config: self.seen_by_user())
+
 
 def asked_by_user(state: Any, own: LocalExplaining | None) -> bool:
     """Whether the user turned explanations on: globally, or for this thread with JAX's context

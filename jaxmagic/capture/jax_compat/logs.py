@@ -1,5 +1,5 @@
-"""JAX's cache log records: the loggers that emit them, the first words that mark each kind, and
-whether this JAX can explain cache misses without breaking a program.
+"""JAX's cache log records: the loggers that emit them, the first words that mark each kind,
+whether this JAX can explain cache misses without breaking a program, and its key differ guarded.
 
 The records' text is parsed by `explain.py`; the loggers and wording differ between versions (JAX's
 internal pjit module up to 0.8, its partial_eval interpreter from 0.9), so records are recognised
@@ -8,6 +8,7 @@ by content and every emitter of any supported version is listed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -83,3 +84,52 @@ def explaining_is_safe() -> bool | None:
         explaining.off()
         logging.disable(silenced)
     return _explain_safe
+
+
+# What a guarded diff gives for a cache key JAX failed to compare: last in `min`, JAX's own words.
+_UNCOMPARED = (float("inf"), 0, "explanation unavailable")
+
+
+def guarded_key_diff(user_asked: Callable[[], bool]) -> tuple[Any, str, Callable] | None:
+    """`(module, name, stand_in)` for JAX's cache-key differ while jaxmagic has explanations on; None
+    where this JAX has no such function (before 0.9 it lives elsewhere, with another contract).
+
+    JAX 0.12 fails while explaining a miss when the earlier key's argument tree came from its default
+    pytree registry (`jax.experimental.key_reuse.check_key_reuse(f, key)`, then `jax.jit(f)`): its
+    `diff_tracing_cache_keys` raises "PyTree registries of PyTreeDefs passed to Tuple() must match",
+    so a correct program fails under a magic that turned explanations on. The stand-in gives that key
+    JAX's own "explanation unavailable" (the reason then comes from jaxmagic's signatures), and raises
+    exactly as JAX does when the user asked for explanations (`user_asked`): the program fails then
+    without jaxmagic too.
+    """
+    try:
+        from jax._src.interpreters import partial_eval as pe
+    except ImportError:
+        return None
+    original = getattr(pe, "diff_tracing_cache_keys", None)
+    if not callable(original) or not _reads_global(getattr(pe, "explain", None), "diff_tracing_cache_keys"):
+        return None
+
+    def diff_tracing_cache_keys(new_key: Any, old_key: Any) -> Any:
+        try:
+            return original(new_key, old_key)
+        except Exception:
+            if user_asked():
+                raise
+            return _UNCOMPARED
+
+    diff_tracing_cache_keys.__wrapped__ = original  # type: ignore[attr-defined]
+    return pe, "diff_tracing_cache_keys", diff_tracing_cache_keys
+
+
+def _reads_global(function: Any, name: str) -> bool:
+    """Whether `function`'s code (or a comprehension inside it) looks `name` up when it runs."""
+    codes = [getattr(function, "__code__", None)]
+    while codes:
+        code = codes.pop()
+        if code is None:
+            continue
+        if name in code.co_names:
+            return True
+        codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return False

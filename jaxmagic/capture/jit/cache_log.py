@@ -31,6 +31,7 @@ import jax
 
 from .. import jax_compat
 from ..jax_compat.logs import EMITTERS, kind_of
+from ..patches import replace_attribute
 
 EXPLAIN_LIMIT = 100  # misses of one function before the explain flag goes off again
 
@@ -83,9 +84,15 @@ class CacheLog:
                 "jaxmagic's own comparison of signatures"
             )
         elif not self.user_wants_explanations:
+            guard = jax_compat.guarded_key_diff(lambda: self.user_wants_explanations)
+            if guard is not None:  # JAX's own failures while explaining stay JAX's, not the program's
+                replace_attribute(stack, *guard)
             self._explaining = jax_compat.LocalExplaining(self._state)
             stack.callback(self._explaining.off)
             self._explaining.on()
+            reading = self._explaining.public_reading()
+            if reading is not None:  # the cell reads its own setting, never jaxmagic's
+                replace_attribute(stack, *reading)
         keep = _Keep(self)
         for name in EMITTERS:
             logger = logging.getLogger(name)
