@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import traceback
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -305,17 +306,30 @@ def test_the_donation_log_forgets_arrays_that_died(monkeypatch):
     assert log.donor_of(jnp.zeros(3)) is None
 
 
-@pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
-def test_a_python_scalar_beside_a_donated_array_is_left_out_and_the_array_named():
+def _read_after_donation(size: int) -> tuple[Any, Any]:
+    """Donates an array of shape (size,) beside a Python scalar, then reads the array."""
     step = jax.jit(lambda s: s["x"] * s["lr"], donate_argnums=0)
-    x = jnp.arange(4.0)
-    with pytest.raises(RuntimeError, match="deleted") as raised:
+    x = jnp.arange(float(size))
+    y = step({"x": x, "lr": 0.5})
+    return x + y, y
+
+
+@pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
+@pytest.mark.parametrize(("size", "warm"), [(37, False), (41, True)])
+def test_a_python_scalar_beside_a_donated_array_is_left_out_and_the_array_named(size: int, warm: bool):
+    # JAX's own answer is the oracle: which error reading a donated array raises depends on the
+    # version and on whether `x + y` already runs from its C++ fast path (RuntimeError from
+    # Python, or the runtime's ValueError INVALID_ARGUMENT on 0.10 once warm)
+    if warm:
+        jnp.arange(float(size)) + jnp.arange(float(size))
+    with pytest.raises(Exception, match="deleted") as plain:
+        _read_after_donation(size)
+    with pytest.raises(type(plain.value), match="deleted"):
         with jaxmagic.capture({}) as cap:
-            y = step({"x": x, "lr": 0.5})
-            x + y
+            _read_after_donation(size)
     (f,) = [f for f in cap.findings if f.kind == "donated_then_read"]
     assert f.call == 0 and "an array of its argument s donated" in f.message, f.message
-    assert "deleted" in str(raised.value)
+    assert f"raised {type(plain.value).__name__}" in f.message, f.message
 
 
 def test_an_index_read_under_grad_is_one_finding_and_vmap_rows_are_checked():
