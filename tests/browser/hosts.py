@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .harness import REPO, poll
-from .stage import legibility, present
+from .stage import legibility, present_all
 
 SCREENS = REPO / "build" / "screens"
 VIEWPORTS: dict[str, tuple[int, int]] = {"1400x900": (1400, 900), "1280x720": (1280, 720)}
@@ -387,13 +387,10 @@ def check_all_views(page: Any, host: str, notebook: str, roots: Any) -> list[Vie
 
 def _switch_every_view(roots: Any, n: int, mode: str) -> dict[int, str]:
     """Turn presentation mode on or off in every view; view index -> what went wrong."""
-    failed = {}
-    for i in range(n):
-        try:
-            present(roots.nth(i), mode == "present")
-        except Exception as exc:
-            failed[i] = str(exc)[:200]
-    return failed
+    try:
+        return present_all(roots, mode == "present")
+    except Exception as exc:  # the page itself failed: every view's row says so
+        return dict.fromkeys(range(n), str(exc)[:200])
 
 
 def report(results: list[ViewCheck], host: str, notebook: str) -> str:

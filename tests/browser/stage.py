@@ -242,6 +242,53 @@ async ([root, on]) => {
 """
 
 
+# Every view of a page at once (the host tests switch a whole notebook's views): each toggle is
+# scrolled on screen, given one frame (Lab's content-visibility renders a cell scrolled into view at
+# its next frame; before that nothing there can be hit) and clicked where nothing covers it; then
+# frames until every view is in the mode, and two more for the redraws. index -> what went wrong.
+_PRESENT_ALL_JS = r"""
+async ([roots, on]) => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+  const problems = {};
+  const clicked = [];
+  for (const [i, root] of roots.entries()) {
+    const toggle = root.querySelector('.jm-present-toggle');
+    if (!toggle) { problems[i] = 'the view has no presentation toggle'; continue; }
+    if (root.classList.contains('jm-present') === on) continue;
+    toggle.scrollIntoView({block: 'nearest', inline: 'nearest'});
+    await frame();
+    const r = toggle.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (!hit || !(hit === toggle || toggle.contains(hit))) {
+      const what = hit ? hit.tagName.toLowerCase() + '.' + String(hit.className || '').split(/\s+/).join('.') : 'nothing';
+      problems[i] = `the presentation toggle cannot be clicked: ${what} covers it`;
+      continue;
+    }
+    toggle.click();
+    clicked.push(i);
+  }
+  const start = performance.now();
+  while (clicked.some((i) => roots[i].classList.contains('jm-present') !== on)) {
+    if (performance.now() - start > 10000) {
+      for (const i of clicked) if (roots[i].classList.contains('jm-present') !== on) problems[i] = 'presentation mode did not switch';
+      break;
+    }
+    await frame();
+  }
+  await frame();
+  await frame();
+  return problems;
+}
+"""
+
+
+def present_all(roots: Any, on: bool = True) -> dict[int, str]:
+    """Switch presentation mode in every view `roots` (a locator) finds, as `present` does one by one
+    but with one wait for all the redraws; view index -> what went wrong."""
+    problems = roots.evaluate_all(f"(rs, on) => ({_PRESENT_ALL_JS})([rs, on])", on)
+    return {int(i): text for i, text in problems.items()}
+
+
 def present(root: Any, on: bool = True) -> None:
     """Switch presentation mode with the widget's own toggle, and wait until the view is redrawn in it."""
     problem = root.evaluate(f"(r, on) => ({_PRESENT_JS})([r, on])", on)
