@@ -244,8 +244,9 @@ async ([root, on]) => {
 
 # Every view of a page at once (the host tests switch a whole notebook's views): each toggle is
 # scrolled on screen, given one frame (Lab's content-visibility renders a cell scrolled into view at
-# its next frame; before that nothing there can be hit) and clicked where nothing covers it; then
-# frames until every view is in the mode, and two more for the redraws. index -> what went wrong.
+# its next frame; before that nothing there can be hit), scrolled again (the views clicked before
+# it redraw in their new size meanwhile) and clicked where nothing covers it; then frames until
+# every view is in the mode, and two more for the redraws. index -> what went wrong.
 _PRESENT_ALL_JS = r"""
 async ([roots, on]) => {
   const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
@@ -255,10 +256,16 @@ async ([roots, on]) => {
     const toggle = root.querySelector('.jm-present-toggle');
     if (!toggle) { problems[i] = 'the view has no presentation toggle'; continue; }
     if (root.classList.contains('jm-present') === on) continue;
-    toggle.scrollIntoView({block: 'nearest', inline: 'nearest'});
-    await frame();
-    const r = toggle.getBoundingClientRect();
-    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    // The views switched before this one redraw at their next frames and move it: scrolled again
+    // after the frame, and tried once more a frame later while it is still off the viewport or covered
+    let hit = null;
+    for (let attempt = 0; attempt < 3 && !(hit && (hit === toggle || toggle.contains(hit))); attempt++) {
+      toggle.scrollIntoView({block: 'nearest', inline: 'nearest'});
+      await frame();
+      toggle.scrollIntoView({block: 'nearest', inline: 'nearest'});
+      const r = toggle.getBoundingClientRect();
+      hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    }
     if (!hit || !(hit === toggle || toggle.contains(hit))) {
       const what = hit ? hit.tagName.toLowerCase() + '.' + String(hit.className || '').split(/\s+/).join('.') : 'nothing';
       problems[i] = `the presentation toggle cannot be clicked: ${what} covers it`;
