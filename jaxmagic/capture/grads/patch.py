@@ -19,11 +19,9 @@ only forward, and a later capture records them again.
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
 import functools
 import inspect
-import io
 import sys
 import threading
 import time
@@ -42,6 +40,7 @@ from ..jit import user_names
 from ..jit.signature import _leaf_spec, _static_repr
 from ..patches import replace_attribute
 from ..record import ArgSpec, GradCall, Signature
+from ..silence import this_thread_silenced
 from . import split as grads
 from . import values as grad_values
 
@@ -346,7 +345,7 @@ class GradLog:
         owner._collecting = True
         try:
             abstract = jax.tree_util.tree_map(_abstract, (primals, primal_kwargs))
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with this_thread_silenced():
                 fn = retrace() if retrace is not None else what.fn
                 split = make(fn, abstract[0], abstract[1], what.argnums, what.has_aux)
         except Exception as exc:  # boundary: tracing the user's function again may fail: said in a note

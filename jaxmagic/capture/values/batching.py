@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from jax import lax
 
 from ...units import plural
 from .. import jax_compat
+from ..silence import this_thread_silenced  # tracing again must not print twice
 
 MAX_EQNS = 5_000  # programs larger than this are not traced again
 PROBE_SCOPE = "jaxmagic-batch-probe"  # our pad and cut eqns, dropped before aligning
@@ -90,7 +90,7 @@ def _batch_info(
     # jit(vmap(f)): trace our enlarged vmap of f instead; vmap inside the function: patch jax.vmap.
     target = probe.vmap(**spec) if spec is not None else python_fn
     try:
-        with _quiet(), _patched_vmap(probe, python_fn, namespace, active=spec is None):
+        with this_thread_silenced(), _patched_vmap(probe, python_fn, namespace, active=spec is None):
             enlarged = _trace_fresh(fn, target, args, kwargs)
     except _Unsupported as exc:
         return BatchInfo(None, None, f"batch dimensions unknown: {exc}")
@@ -279,13 +279,6 @@ def _patched_vmap(probe: _Probe, python_fn: Callable, namespace: dict | None, ac
         for ns, name in patched:
             if ns.get(name) is stand_in:
                 ns[name] = original
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Tracing runs the user's Python again: a `print("tracing")` in it must not print twice."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        yield
 
 
 def _trace_fresh(jitted: Any, target: Callable, args: tuple, kwargs: dict) -> Any:
