@@ -351,3 +351,36 @@ def test_values_option_of_the_magic():
     finally:
         if not loaded:
             shell.run_line_magic("unload_ext", "jaxmagic")
+
+
+def test_a_program_that_calls_back_into_python_is_not_evaluated_again():
+    """A `pure_callback` has no effect, so JAX may drop it when its result is unused (XLA's DCE) or call
+    it any number of times; evaluating the program again would call the user's Python where plain
+    JAX did not (the dead one), or once more. The callback runs exactly as often as without the
+    capture (plain JAX is the oracle), and the note says why there are no values."""
+    calls = []
+
+    def callback(x):
+        calls.append("called")
+        return (x * 2.0).astype(x.dtype)
+
+    def dead(x):
+        _ = jax.pure_callback(callback, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return x * 2.0
+
+    def live(x):
+        return jnp.sin(jax.pure_callback(callback, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+
+    x = jnp.arange(3.0)
+    for program in (dead, live):
+        calls.clear()
+        expected = jax.jit(program)(x)
+        plain_calls = len(calls)
+        calls.clear()
+        with jaxmagic.capture({}, values=True) as cap:
+            out = jax.jit(program)(x)
+        np.testing.assert_array_equal(out, expected)
+        assert len(calls) == plain_calls, (program.__name__, len(calls), plain_calls)
+        (call,) = cap.calls
+        assert call.artifacts.values is None
+        assert "calls back into Python (pure_callback)" in call.artifacts.values_note, call.artifacts.values_note

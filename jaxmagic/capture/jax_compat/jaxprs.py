@@ -273,3 +273,26 @@ def has_sub_jaxprs(eqn: Any) -> bool:
     for _ in sub_jaxprs(eqn, ordered=False):
         return True
     return False
+
+
+# Primitives whose evaluation runs the user's Python (`jax.pure_callback`, `io_callback`,
+# `jax.debug.callback`/`print`). A pure callback carries no effect, so `effects` does not show it.
+_CALLBACK_PRIMITIVES = frozenset({"pure_callback", "io_callback", "debug_callback"})
+
+
+def python_callback_in(jaxpr: Any) -> str | None:
+    """The name of the first primitive in `jaxpr` (open, nested jaxprs included) that calls back
+    into Python, or None. JAX may drop a pure callback whose result is unused or call it any number
+    of times; a replay of the program must not add calls the user sees (a log, a print, a cost)."""
+    stack, seen = [jaxpr], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for eqn in current.eqns:
+            name = eqn.primitive.name
+            if name in _CALLBACK_PRIMITIVES:
+                return name
+            stack.extend(sub for _, sub in sub_jaxprs(eqn, ordered=False, opened=True))
+    return None

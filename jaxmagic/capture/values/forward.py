@@ -324,6 +324,20 @@ def evaluate(
         return None, f"values could not be computed: {type(exc).__name__}: {exc}", None
 
 
+def replay_refusal(closed_jaxpr: Any) -> str | None:
+    """Why evaluating the program again would repeat something the user sees, or None: its side
+    effects (prints, io), or a Python callback anywhere in it (a `pure_callback` has no effect, but
+    it runs the user's Python: a dead one that JAX dropped would run, a live one run twice)."""
+    effects = closed_jaxpr.effects or closed_jaxpr.jaxpr.effects
+    if effects:
+        names = ", ".join(sorted({type(e).__name__ for e in effects}))
+        return f"the program has side effects ({names}: prints, callbacks or io) that evaluating it again would repeat"
+    callback = jax_compat.python_callback_in(closed_jaxpr.jaxpr)
+    if callback is not None:
+        return f"the program calls back into Python ({callback}), which evaluating it again would call again"
+    return None
+
+
 def _evaluate(
     closed_jaxpr: Any,
     flat_args: Sequence[Any],
@@ -333,17 +347,9 @@ def _evaluate(
     max_arg_elements: int,
 ) -> tuple[dict[Any, dict] | None, str | None, list | None]:
     jaxpr = closed_jaxpr.jaxpr
-    effects = closed_jaxpr.effects or jaxpr.effects
-    if effects:
-        names = ", ".join(sorted({type(e).__name__ for e in effects}))
-        return (
-            None,
-            (
-                f"no values: the program has side effects ({names}: prints, callbacks or io) "
-                "that evaluating it again would repeat"
-            ),
-            None,
-        )
+    refused = replay_refusal(closed_jaxpr)
+    if refused:
+        return None, f"no values: {refused}", None
     if len(flat_args) != len(jaxpr.invars):
         return None, f"no values: {len(flat_args)} arguments for {len(jaxpr.invars)} inputs", None
     if any(_deleted(leaf) for leaf in flat_args):

@@ -615,8 +615,9 @@ def _search(
 ) -> tuple[_Origin | None, str | None, list | None]:
     """(origin, why not, outputs when it ran to the end without finding one)."""
     jaxpr = closed.jaxpr
-    if closed.effects or jaxpr.effects:
-        return None, ("the program has side effects (prints, callbacks) that evaluating it again would repeat"), None
+    refused = values.replay_refusal(closed)
+    if refused:
+        return None, refused, None
     if len(flat) != len(jaxpr.invars):
         return None, "its arguments do not match the program's inputs", None
     elements = sum(int(np.prod(getattr(v.aval, "shape", ()))) for v in jaxpr.invars)
