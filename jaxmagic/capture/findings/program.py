@@ -59,27 +59,14 @@ _TRIVIAL_SCALARS = frozenset({0.0, 1.0, -1.0})  # as literals these are everywhe
 
 
 def _walk(closed_jaxpr: Any) -> list[tuple[Any, tuple]]:
-    """(open jaxpr, its consts) for the root and each distinct sub-jaxpr, each once.
-
-    A nested jit called 100 times shares one jaxpr object: walking it once keeps the
-    cost linear in the printed program, not in its unrolled size.
-    """
+    """(open jaxpr, its consts) for the root and each distinct sub-jaxpr, each once."""
     closed_type, _ = jax_compat.jaxpr_types()
-    found: list[tuple[Any, tuple]] = []
-    seen: set[int] = set()
-    todo = [closed_jaxpr]
-    while todo:
-        item = todo.pop()
-        jaxpr = getattr(item, "jaxpr", item)
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        found.append(
-            (jaxpr, tuple(jax_compat.constant_value(c) for c in item.consts) if isinstance(item, closed_type) else ())
-        )
-        for eqn in jaxpr.eqns:
-            todo.extend(sub for _, sub in jax_compat.sub_jaxprs(eqn, ordered=False))
-    return found
+    return [
+        (getattr(item, "jaxpr", item), tuple(jax_compat.constant_value(c) for c in item.consts))
+        if isinstance(item, closed_type)
+        else (item, ())
+        for item in jax_compat.distinct_jaxprs(closed_jaxpr)
+    ]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -280,19 +280,29 @@ def has_sub_jaxprs(eqn: Any) -> bool:
 _CALLBACK_PRIMITIVES = frozenset({"pure_callback", "io_callback", "debug_callback"})
 
 
-def python_callback_in(jaxpr: Any) -> str | None:
-    """The name of the first primitive in `jaxpr` (open, nested jaxprs included) that calls back
-    into Python, or None. JAX may drop a pure callback whose result is unused or call it any number
-    of times; a replay of the program must not add calls the user sees (a log, a print, a cost)."""
-    stack, seen = [jaxpr], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
+def distinct_jaxprs(root: Any) -> Iterator[Any]:
+    """`root` (a ClosedJaxpr or Jaxpr) and every jaxpr nested in its eqns' params, each distinct open
+    jaxpr once, as its param holds it (closed or open). A nested jit called 100 times shares one
+    jaxpr object: walking it once keeps the cost linear in the printed program, not its unrolled size."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        item = todo.pop()
+        jaxpr = getattr(item, "jaxpr", item)
+        if id(jaxpr) in seen:
             continue
-        seen.add(id(current))
-        for eqn in current.eqns:
-            name = eqn.primitive.name
-            if name in _CALLBACK_PRIMITIVES:
-                return name
-            stack.extend(sub for _, sub in sub_jaxprs(eqn, ordered=False, opened=True))
+        seen.add(id(jaxpr))
+        yield item
+        for eqn in jaxpr.eqns:
+            todo.extend(sub for _, sub in sub_jaxprs(eqn, ordered=False))
+
+
+def python_callback_in(jaxpr: Any) -> str | None:
+    """The name of the first primitive in `jaxpr` (nested jaxprs included) that calls back into
+    Python, or None. JAX may drop a pure callback whose result is unused or call it any number of
+    times; a replay of the program must not add calls the user sees (a log, a print, a cost)."""
+    for item in distinct_jaxprs(jaxpr):
+        for eqn in getattr(item, "jaxpr", item).eqns:
+            if eqn.primitive.name in _CALLBACK_PRIMITIVES:
+                return eqn.primitive.name
     return None
