@@ -294,3 +294,36 @@ def test_partitioned_debug_prints_all_reach_the_cell_under_a_vmap_capture():
             jax.jit(show)(arr)  # a new function each time: each call is traced again
             jax.effects_barrier()
         assert sorted(out.getvalue().splitlines()) == sorted(expected)
+
+
+def test_two_threads_silenced_at_once_leave_the_streams_as_they_were():
+    """Two threads retracing at once, ending in either order: each one's prints are dropped while
+    it is inside, the other's reach the stream after it left, and the streams are the user's at the end."""
+    import contextlib
+    import io
+    import sys
+    import threading
+
+    from jaxmagic.capture.silence import this_thread_silenced
+
+    out = io.StringIO()
+    inside, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with this_thread_silenced():
+            print("dropped: the other thread is retracing")
+            inside.set()
+            assert leave.wait(10)
+        print("the other thread, after its retrace")
+
+    with contextlib.redirect_stdout(out):
+        with this_thread_silenced():
+            worker = threading.Thread(target=other)
+            worker.start()
+            assert inside.wait(10)
+            print("dropped: this thread is retracing")
+        print("this thread, after its retrace")  # the other is still inside
+        leave.set()
+        worker.join(10)
+        assert sys.stdout is out
+    assert out.getvalue() == "this thread, after its retrace\nthe other thread, after its retrace\n"

@@ -6,8 +6,12 @@ that thread's output is discarded. `contextlib.redirect_stdout` cannot do it: it
 process's `sys.stdout`, and JAX runs `jax.debug.print` and other host callbacks of computations
 already dispatched on its own threads meanwhile, whose lines then went to the discarded buffer
 (found with JAX's partitioned `debug_print` tests: 1 to 5 of 12 lines lost). Here `sys.stdout`
-and `sys.stderr` become a stand-in that drops the writes of the retracing thread and passes every
-other thread's on to the stream that was there, and are set back afterwards.
+and `sys.stderr` become a stand-in that drops the writes of the silenced threads and passes every
+other thread's on to the stream that was there.
+
+One stand-in serves every thread silenced at once (two threads retracing together): it is put in
+place by the first and taken out by the last, and only where it is still what `sys.stdout` is (a
+stream the user's code set meanwhile is theirs to keep).
 """
 
 from __future__ import annotations
@@ -18,17 +22,20 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+_lock = threading.Lock()
+_silenced: dict[int, int] = {}  # thread id -> how many silences it is inside
+_installed: list[tuple[str, Any, Any]] = []  # (name in sys, stand-in, the stream it replaced)
+
 
 class _OtherThreadsOnly:
-    """A text stream that drops writes from one thread and passes the rest to `stream`; anything
-    else (fileno, encoding, isatty, buffer) is the stream's own."""
+    """A text stream that drops the silenced threads' writes and passes the rest to `stream`;
+    anything else (fileno, encoding, isatty, buffer) is the stream's own."""
 
-    def __init__(self, stream: Any, silenced_thread: int) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._silenced = silenced_thread
 
     def write(self, text: str) -> int:
-        if threading.get_ident() == self._silenced:
+        if threading.get_ident() in _silenced:
             return len(text)
         return self._stream.write(text)
 
@@ -37,7 +44,7 @@ class _OtherThreadsOnly:
             self.write(line)
 
     def flush(self) -> None:
-        if threading.get_ident() != self._silenced:
+        if threading.get_ident() not in _silenced:
             self._stream.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -47,12 +54,25 @@ class _OtherThreadsOnly:
 @contextlib.contextmanager
 def this_thread_silenced() -> Iterator[None]:
     """While inside, what this thread writes to `sys.stdout` and `sys.stderr` is discarded; other
-    threads' writes reach the streams as before. Each stream is set back to the one it replaced."""
+    threads' writes reach the streams as before."""
     thread = threading.get_ident()
-    stdout, stderr = sys.stdout, sys.stderr
-    sys.stdout = _OtherThreadsOnly(stdout, thread)  # type: ignore[assignment]
-    sys.stderr = _OtherThreadsOnly(stderr, thread)  # type: ignore[assignment]
+    with _lock:
+        if not _installed:
+            for name in ("stdout", "stderr"):
+                stream = getattr(sys, name)
+                stand_in = _OtherThreadsOnly(stream)
+                setattr(sys, name, stand_in)
+                _installed.append((name, stand_in, stream))
+        _silenced[thread] = _silenced.get(thread, 0) + 1
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = stdout, stderr
+        with _lock:
+            _silenced[thread] -= 1
+            if not _silenced[thread]:
+                del _silenced[thread]
+            if not _silenced:
+                for name, stand_in, stream in _installed:
+                    if getattr(sys, name) is stand_in:
+                        setattr(sys, name, stream)
+                _installed.clear()
