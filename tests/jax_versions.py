@@ -50,6 +50,8 @@ def auto_mesh(shape: tuple[int, ...], names: tuple[str, ...]) -> Any:
 
 
 AXIS_TYPES = "mesh axis types (jax.sharding.AxisType)"
+HAS_SET_MESH = hasattr(jax, "set_mesh")  # JAX 0.7: the mesh a block of code runs under
+SET_MESH = "a mesh set for a block of code (jax.set_mesh)"
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """`parse_explanation` on every wording JAX has used, and on records live JAX logs now.
 
 RECORDED holds verbatim records from real runs (experiment scripts of the issue-4
-research) on jax 0.10.2 (C), 0.8.3 (B) and 0.4.38 (A), copied here because the run
+research) on jax 0.10.2 (C), 0.8.3 and 0.6.2 (B) and 0.4.38 (A), copied here because the run
 outputs do not exist in CI. CONSTRUCTED holds texts JAX's source formats can produce
 but the runs did not (rare branches), built from the f-strings of each version.
 """
@@ -1979,6 +1979,51 @@ TRACING CACHE MISS at /tmp/i4r/more.py:47:30 (<lambda>) because:
         [("args[1]", "shape", "f32[3]", "f32[4]")],
         False,
         None,
+    ),
+    (
+        # JAX 0.6.2: a call with one more argument leaf also reports "different static_argnums" (the dynamic
+        # positions JAX counts from the call); the function has no static_argnums: the pytree change is the reason
+        "B a longer tuple, with JAX's derived static_argnums line",
+        """\
+TRACING CACHE MISS at <string>:7:29 (<module>) costing 1.203 ms because:
+  for f_tree defined at <string>:5
+  all previously seen cache keys are different. Closest previous key:
+  * key with different static_argnums:
+      dynamic argnums now (0, 1, 2) and before (0, 1)
+  * key with different input pytree:
+      now: PyTreeDef((((*, *, *),), {}))
+      before: PyTreeDef((((*, *),), {}))
+      * at args[0], now tuple of length 3 and before tuple of length 2, so the lengths do not match""",
+        ["p"],
+        (),
+        "f_tree",
+        ("<string>", 7),
+        "pytree",
+        [("p", "pytree", "tuple of length 2", "tuple of length 3")],
+        False,
+        1.203,
+    ),
+    (
+        "B a new keyword argument, with JAX's derived static_argnums line",
+        """\
+TRACING CACHE MISS at <string>:9:43 (<module>) costing 0.879 ms because:
+  for f_kw defined at <string>:8
+  all previously seen cache keys are different. Closest previous key:
+  * key with different static_argnums:
+      dynamic argnums now (0, 1) and before (0,)
+  * key with different input pytree:
+      now: PyTreeDef(((*,), {'y': *}))
+      before: PyTreeDef(((*,), {}))
+      * at kwargs, now <class 'dict'> with 1 child and before <class 'dict'> with 0 child, so the numbers of \
+children do not match, with the symmetric difference of key sets: {'y'}""",
+        ["x", "y"],
+        (),
+        "f_kw",
+        ("<string>", 9),
+        "pytree",
+        [("kwargs", "pytree", "dict with 0 child", "dict with 1 child (keys on one side only: {'y'})")],
+        False,
+        0.879,
     ),
 ]
 

@@ -116,7 +116,7 @@ def test_tracer_var_is_the_var_the_jaxpr_binds_or_none():
     closed = jax.make_jaxpr(double)(np.float32(1.0))
     bound = seen[0] is not None and any(v is seen[0] for v in closed.jaxpr.outvars)
     probe(jax_compat.tracer_vars() is bound, "tracer_vars agrees with a real trace", seen)
-    if hasattr(jax, "typeof"):  # the JAX versions with `.val` as the Var
+    if jax.__version_info__ >= (0, 7):  # `.val` is the Var from JAX 0.7 (0.6 has `jax.typeof`, not this yet)
         probe(bound, "tracer_var (DynamicJaxprTracer.val)", seen)
 
 
@@ -363,6 +363,19 @@ def test_spec_text_and_axis_types():
     probe(jax_compat.spec_text(P(None, "d")) == "P(None, 'd')", "spec_text", jax_compat.spec_text(P(None, "d")))
     types = jax_compat.axis_types(mesh())
     probe(len(types) == 1, "axis_types (Mesh.axis_types, one per axis)", types)
+
+
+def test_spec_partitions():
+    """A spec's entries on every JAX: `partitions` where JAX has it (iterating a spec with unreduced axes
+    raises there), the spec's own items before (JAX 0.6 takes `unreduced=` but has no `partitions`)."""
+    plain = jax_compat.spec_partitions(P(None, ("a", "b"), "c"))
+    probe(plain == (None, ("a", "b"), "c"), "spec_partitions", plain)
+    try:
+        spec = P("y", None, unreduced={"x"})
+    except TypeError:  # a JAX without unreduced axes
+        return
+    found = jax_compat.spec_partitions(spec)
+    probe(found == ("y", None), "spec_partitions (PartitionSpec with unreduced axes)", found)
 
 
 def test_context_meshes():

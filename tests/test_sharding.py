@@ -27,7 +27,7 @@ from jaxmagic.capture.sharding import arrays as sharding
 from jaxmagic.capture.sharding import collectives
 
 from . import jax_versions
-from .jax_versions import AXIS_TYPES, COMPILED, HAS_AXIS_TYPES, needs, reads_compiled_hlo
+from .jax_versions import AXIS_TYPES, COMPILED, HAS_AXIS_TYPES, HAS_SET_MESH, SET_MESH, needs, reads_compiled_hlo
 
 COMPILED_HLO = reads_compiled_hlo()  # whether this JAX gives a call's compiled HLO (tests/jax_versions.py)
 
@@ -362,6 +362,34 @@ def test_arrays_the_cell_binds_come_before_those_earlier_cells_left():
     assert earlier == {"new": False, "old": False, "kept": True}  # a rebound name is this cell's
 
 
+def test_an_array_whose_placement_cannot_be_read_is_named_in_a_note_not_left_out(monkeypatch):
+    """A live array whose sharding JAX will not index (JAX 0.6 with an unreduced spec raised here) is not
+    dropped without a word: the capture's notes name it and say why; the other arrays are recorded."""
+    real = sharding._placement
+    odd = jnp.arange(6.0)
+
+    def placement(value, shape):
+        if value is odd:
+            raise AttributeError("'PartitionSpec' object has no attribute 'partitions'")
+        return real(value, shape)
+
+    monkeypatch.setattr(sharding, "_placement", placement)
+    ns = {"fine": jnp.ones(2)}
+    with jaxmagic.capture(ns, shardings=True) as cap:
+        ns["odd"] = odd
+    assert [a.name for a in cap.arrays] == ["fine"]
+    [note] = [n for n in cap.notes if "not shown" in n]
+    assert note == (
+        "1 array not shown: JAX would not give where it lives: odd (AttributeError: "
+        "'PartitionSpec' object has no attribute 'partitions')"
+    )
+    del ns["odd"]
+    odd.delete()  # freed or donated meanwhile: nothing to say
+    with jaxmagic.capture({"gone": odd}, shardings=True) as cap:
+        pass
+    assert not any("not shown" in n for n in cap.notes)
+
+
 def test_an_earlier_array_the_cell_passes_to_a_jitted_call_is_part_of_its_story():
     ns = {"batch": jnp.ones(4), "unused": jnp.ones(3), "jnp": jnp, "jax": jax}
     with jaxmagic.capture(ns, shardings=True) as cap:
@@ -371,6 +399,7 @@ def test_an_earlier_array_the_cell_passes_to_a_jitted_call_is_part_of_its_story(
 
 
 @needs(HAS_AXIS_TYPES, AXIS_TYPES)
+@needs(HAS_SET_MESH, SET_MESH)
 def test_intermediate_shardings_constraints_and_explicit_types():
     auto = auto_mesh((2, 4), ("a", "b"))
     explicit = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
@@ -432,6 +461,7 @@ def test_registered_pytrees_are_walked_and_opaque_objects_are_not():
 
 
 @needs(HAS_AXIS_TYPES, AXIS_TYPES)
+@needs(HAS_SET_MESH, SET_MESH)
 def test_meshes_carry_the_names_the_namespace_binds_and_their_axis_types():
     """Mesh names are the namespace's names for the very Mesh object (an alias is a second name;
     inside a dict, its path); an Auto and an Explicit mesh over the same devices are two meshes,
@@ -532,6 +562,7 @@ def test_a_one_device_program_has_no_collectives_and_its_compiled_text_is_not_re
     assert reads == []
 
 
+@needs(HAS_SET_MESH, SET_MESH)
 def test_an_unreduced_array_is_shown_with_its_sharding_and_a_note():
     """`out_sharding=P(..., unreduced={'x'})` leaves partial sums on the devices along x. JAX cannot
     index such an array (its shards' `index` raises): it is shown, not dropped, with its spec, blocks where

@@ -67,7 +67,7 @@ from .jaxprs import (
 )
 from .logs import explaining_is_safe, guarded_key_diff
 from .lowering import dce_jaxpr, jaxpr_being_lowered, stablehlo_with_locations
-from .sharding import axis_types, context_meshes, shard_map_specs, spec_text, traced_spec
+from .sharding import axis_types, context_meshes, shard_map_specs, spec_partitions, spec_text, traced_spec
 from .source_info import (
     REMAT_SCOPE,
     drop_scopes,
@@ -164,6 +164,7 @@ __all__ = [
     "short_aval",
     "short_dtype",
     "source_info_now",
+    "spec_partitions",
     "spec_text",
     "stablehlo_with_locations",
     "sub_jaxprs",

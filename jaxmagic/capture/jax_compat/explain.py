@@ -511,6 +511,7 @@ class _Parser:
     def result(self, header: re.Match | None, text: str) -> Explanation:
         if self.context_seen and not any(c.kind == "context" for c in self.changes):
             self.add(Change("trace context", "context", None, None))
+        self._drop_derived_argnums()
         if self.never_seen:  # a fact: JAX's tracing cache holds nothing for this function object
             kind = "first"
         else:
@@ -535,6 +536,15 @@ class _Parser:
             detail=detail,
             hints=tuple(self.hints),
         )
+
+    def _drop_derived_argnums(self) -> None:
+        """JAX 0.5 and 0.6 also report "different static_argnums" when a call passes more or fewer
+        arguments: the positions JAX lists as dynamic are counted from the call, so they change with
+        the arguments, and JAX reports the input pytree that changed beside it. That line is JAX's
+        bookkeeping of the same change, not a static_argnums the user changed: where the pytree
+        change is reported, it is the reason given."""
+        if any(c.kind == "pytree" for c in self.changes):
+            self.changes[:] = [c for c in self.changes if c.path != "static_argnums"]
 
 
 def _record(text: str) -> str | None:

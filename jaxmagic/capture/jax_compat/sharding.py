@@ -74,6 +74,16 @@ def spec_text(spec: Any) -> str:
     return "P(" + text[len(long_name) :] if text.startswith(long_name) else text
 
 
+def spec_partitions(spec: Any) -> tuple[Any, ...]:
+    """A PartitionSpec's per-dimension entries, on every JAX.
+
+    JAX 0.7 and later keep them in `partitions`, and iterating a spec with unreduced or reduced
+    axes raises there ("Using *pspec is dangerous"); older JAX has no `partitions`, its spec is the
+    tuple of entries itself (0.6 already takes `unreduced=` and keeps it beside them)."""
+    partitions = getattr(spec, "partitions", None)
+    return tuple(partitions) if isinstance(partitions, tuple) else tuple(spec)
+
+
 def shard_map_specs(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(in_specs, out_specs) of a shard_map eqn as PartitionSpecs, on every JAX.
 

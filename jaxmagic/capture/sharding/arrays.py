@@ -133,11 +133,9 @@ def _axis_type_name(axis_type: Any) -> str:
 
 
 def _spec(spec: Any) -> tuple[Any, ...]:
-    """The spec's per-dimension entries. Read from `partitions` where JAX has it: iterating a spec with
-    unreduced or reduced axes raises ("Using *pspec is dangerous"), and such an array was dropped."""
-    partitions = getattr(spec, "partitions", None)
+    """The spec's per-dimension entries as strings and tuples of strings (`jax_compat.spec_partitions`)."""
     out = []
-    for entry in tuple(partitions) if isinstance(partitions, tuple) else tuple(spec):
+    for entry in jax_compat.spec_partitions(spec):
         if entry is None or isinstance(entry, str):
             out.append(entry)
         elif isinstance(entry, (tuple, list)):
@@ -194,7 +192,9 @@ def _indexable(sharding: Any) -> Any:
     unreduced axis the devices holding one block hold partial sums of it, not copies."""
     spec = sharding.spec
     return jax.sharding.NamedSharding(
-        sharding.mesh, jax.sharding.PartitionSpec(*spec.partitions), memory_kind=getattr(sharding, "memory_kind", None)
+        sharding.mesh,
+        jax.sharding.PartitionSpec(*jax_compat.spec_partitions(spec)),
+        memory_kind=getattr(sharding, "memory_kind", None),
     )
 
 
@@ -241,8 +241,12 @@ def _grouped(pieces: Iterable[tuple[tuple, int, int]]) -> tuple[Block, ...]:
     return tuple(Block(index, tuple(d), tuple(r)) for index, (d, r) in found.items())
 
 
-def array_record(value: Any, name: str | None, origin: str, call: int | None = None) -> ArrayRecord | None:
-    """An `ArrayRecord` of a concrete `jax.Array` (None for tracers, deleted or non-arrays)."""
+def array_record(
+    value: Any, name: str | None, origin: str, call: int | None = None, unread: list[str] | None = None
+) -> ArrayRecord | None:
+    """An `ArrayRecord` of a concrete `jax.Array` (None for tracers, deleted or non-arrays). A live
+    array whose placement JAX would not give is None too, and said in `unread` when given: the view
+    then names it instead of leaving it out without a word."""
     if not isinstance(value, jax.Array) or jax_compat.is_tracer(value):
         return None
     try:
@@ -267,8 +271,18 @@ def array_record(value: Any, name: str | None, origin: str, call: int | None = N
             blocks=blocks,
             addressable=addressable,
         )
-    except Exception:  # boundary: a user's array freed, donated or odd while it is read
+    except Exception as exc:  # boundary: a user's array freed, donated or odd while it is read
+        if unread is not None and not _gone(value):
+            unread.append(f"{name or 'an array'} ({type(exc).__name__}: {str(exc)[:160]})")
         return None
+
+
+def _gone(value: Any) -> bool:
+    """True when the array was freed or donated meanwhile (nothing to say about it)."""
+    try:
+        return bool(value.is_deleted())
+    except Exception:  # boundary: an array JAX cannot even answer this for
+        return False
 
 
 _PLACEMENTS: dict[tuple, tuple[ShardingRecord, tuple[Block, ...], bool]] = {}
@@ -329,6 +343,7 @@ def namespace_arrays(
     ]
     walk = _Walk()
     found = walk.namespace(items)
+    unread: list[str] = []
     for name, value in items:
         for path, leaf in found.get(name, ()):
             if not isinstance(leaf, jax.Array):
@@ -338,13 +353,19 @@ def namespace_arrays(
             if len(records) >= MAX_ARRAYS:
                 extra += 1
                 continue
-            record = array_record(leaf, name + jax.tree_util.keystr(tuple(path)), "namespace")
+            record = array_record(leaf, name + jax.tree_util.keystr(tuple(path)), "namespace", unread=unread)
             if record is not None:
                 record.ref = weakref.ref(leaf)
                 record.earlier = before.get(name) == id(value) and id(leaf) not in read
                 records.append(record)
     if notes is not None:
         notes.extend(walk.notes())
+        if unread:
+            notes.append(
+                f"{plural(len(unread), 'array')} not shown: JAX would not give where "
+                f"{'it lives' if len(unread) == 1 else 'they live'}: {'; '.join(unread[:LISTED])}"
+                + (f"; and {len(unread) - LISTED} more" if len(unread) > LISTED else "")
+            )
     return records, extra
 
 
