@@ -80,3 +80,59 @@ def test_a_static_argument_is_shown_without_its_memory_address():
     other = ArgSpec(path="activation", aval="<function relu at 0x7f3a2c1d0f70>", static=True)
     assert str(Signature(args=(spec,))) == "activation=<function relu>"
     assert Signature(args=(spec,)).key != Signature(args=(other,)).key  # a new function object is still new
+
+
+def _graph_only_net(nnx):
+    """An NNX model JAX sees as one leaf, as every NNX module is on Flax 0.10 (modules became pytrees in
+    0.11; from then `pytree=False` keeps the older kind)."""
+    try:
+
+        class Net(nnx.Module, pytree=False):
+            def __init__(self, rngs):
+                self.hidden = nnx.Linear(3, 4, rngs=rngs)
+                self.blocks = [nnx.Linear(4, 4, rngs=rngs)]
+
+            def __call__(self, x):
+                return self.blocks[0](self.hidden(x)).sum()
+
+    except TypeError:  # Flax 0.10: no `pytree` option, and no module is a pytree
+
+        class Net(nnx.Module):  # type: ignore[no-redef]
+            def __init__(self, rngs):
+                self.hidden = nnx.Linear(3, 4, rngs=rngs)
+                self.blocks = [nnx.Linear(4, 4, rngs=rngs)]
+
+            def __call__(self, x):
+                return self.blocks[0](self.hidden(x)).sum()
+
+    return Net
+
+
+def test_an_nnx_model_jax_sees_as_one_leaf_is_named_by_its_graph():
+    """`nnx.jit` and `nnx.grad` hand JAX the model's graph state; where the user's model is no pytree
+    (Flax 0.10, or `pytree=False`) each array is found in NNX's own graph of it: the jitted step's
+    and the gradient's inputs read `model.hidden.kernel`, `model.blocks[0].bias`, as with pytree modules."""
+    import pytest
+
+    nnx = pytest.importorskip("flax.nnx")
+    import jaxmagic
+
+    net = _graph_only_net(nnx)(nnx.Rngs(0))
+    assert jax.tree_util.tree_leaves(net) == [net]  # JAX sees one leaf
+
+    @nnx.jit
+    def step(model, x):
+        return model(x)
+
+    def loss(model, x):
+        return model(x)
+
+    x = jnp.ones(3)
+    expected = {"model.hidden.kernel", "model.hidden.bias", "model.blocks[0].kernel", "model.blocks[0].bias"}
+    with jaxmagic.capture({}, grads=True) as cap:
+        step(net, x)
+        nnx.grad(loss)(net, x)
+    [call] = cap.calls
+    assert {a.path for a in call.signature.args} == expected | {"x"}
+    [grad] = cap.grads
+    assert {a.path for a in grad.args} == expected | {"x"}

@@ -42,9 +42,12 @@ MAGIC_PREFIXES = tuple(f"%%{magic}" for magic in MAGIC_VIEWS)
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """The demo notebook, run; its meshes name their axis types, so it needs a JAX that has them."""
+    """The demo notebook, run; its meshes name their axis types and its %%sharding cell calls
+    `jax.shard_map` (JAX 0.6), so it needs a JAX that has them."""
     if not HAS_AXIS_TYPES:
         pytest.skip(f"demo.ipynb uses {AXIS_TYPES}, not available on JAX {jax.__version__}")
+    if not hasattr(jax, "shard_map"):
+        pytest.skip(f"demo.ipynb calls jax.shard_map, not available on JAX {jax.__version__}")
     return execute(nbformat.read(ROOT / "demo.ipynb", as_version=4), tmp_path_factory.mktemp("demo"))
 
 

@@ -18,6 +18,7 @@ import ast
 import builtins
 import inspect
 import linecache
+import sys
 import types
 from dataclasses import dataclass, replace
 from typing import Any
@@ -51,13 +52,23 @@ def user_entry(frame: types.FrameType | None, wrapped: Any = None) -> UserEntry 
     positional, keywords, wrapper = _frame_arguments(entry)
     if positional is None:  # the library rebound its `*args`: read the user's own call instead
         positional, keywords = _written_arguments(entry.f_back) or ([], {})
-    holder = wrapper if wrapper is not None else wrapped
+    holder = next((h for h in (wrapper, wrapped, _own_function(entry)) if h is not None), None)
     function = source.user_function(holder) if holder is not None else None
     if function is not None and not source.is_user_file(
         getattr(getattr(function, "__code__", None), "co_filename", "")
     ):
         function = None
     return UserEntry(function=function, arguments=_bind(function, positional, keywords))
+
+
+def _own_function(frame: types.FrameType) -> Any:
+    """The function object a library frame runs, where that function refers to itself (Flax 0.10's
+    `nnx.jit` wrapper is a closure over itself, made with `functools.wraps(fun)`): its `__wrapped__`
+    leads to the user's function. None otherwise."""
+    for value in frame.f_locals.values():
+        if isinstance(value, types.FunctionType) and value.__code__ is frame.f_code:
+            return value
+    return None
 
 
 def _library_entry_frame(frame: types.FrameType | None) -> types.FrameType | None:
@@ -164,14 +175,55 @@ def leaf_names(entry: UserEntry, leaves: list) -> list[str | None]:
         return [None] * len(leaves)
     paths: dict[int, str] = {}
     for name, value in entry.arguments.items():
-        try:
-            flat = jax.tree_util.tree_flatten_with_path(value)[0]
-        except Exception:  # an argument JAX cannot flatten: its leaves stay unnamed
-            continue
-        for key_path, leaf in flat:
+        for path, leaf in _named_leaves(value):
             if id(leaf) in wanted and id(leaf) not in paths:
-                paths[id(leaf)] = name + _readable(value, key_path)
+                paths[id(leaf)] = name + path
     return [paths.get(id(leaf)) if _is_array(leaf) else None for leaf in leaves]
+
+
+def _named_leaves(value: Any) -> list[tuple[str, Any]]:
+    """(path under `value`, leaf) for each leaf of one of the user's arguments: JAX's flattening,
+    or, for an object JAX sees as one leaf, its library's own graph (`_graph_leaves`)."""
+    try:
+        flat = jax.tree_util.tree_flatten_with_path(value)[0]
+    except Exception:  # an argument JAX cannot flatten: its leaves stay unnamed
+        return []
+    if len(flat) == 1 and flat[0][1] is value and not _is_array(value):
+        return _graph_leaves(value) or []
+    return [(_readable(value, key_path), leaf) for key_path, leaf in flat]
+
+
+def _graph_leaves(value: Any) -> list[tuple[str, Any]] | None:
+    """The arrays of a Flax NNX object that is not a JAX pytree (NNX modules became pytrees in Flax
+    0.11; on 0.10 `nnx.jit` and `nnx.grad` hand JAX their graph state, and the user's `model` flattens
+    to itself), by their path in NNX's own graph (`.hidden.kernel`, `.blocks[0].kernel`). Read only
+    where the user's program already loaded Flax; None for anything else."""
+    nnx = sys.modules.get("flax.nnx")
+    try:
+        if nnx is None or not nnx.graph.is_graph_node(value):
+            return None
+        found = []
+        for path, node in nnx.iter_graph(value):
+            array = node.value if isinstance(node, nnx.Variable) else node
+            if _is_array(array):
+                found.append((_graph_path(value, path), array))
+        return found
+    except Exception:  # boundary: a Flax whose graph API differs: the leaves keep JAX's names
+        return None
+
+
+def _graph_path(root: Any, path: tuple) -> str:
+    """A graph path as the user would write it: attributes as `.name`, sequence items as `[i]`, dict
+    entries as `['key']` (what JAX's `keystr` writes for the same objects as pytrees)."""
+    node, text = root, ""
+    for key in path:
+        if isinstance(node, dict):
+            text, node = text + f"[{key!r}]", node[key]
+        elif isinstance(key, int):  # a list, or a sequence node of the library's own (`nnx.List`)
+            text, node = text + f"[{key}]", node[key]
+        else:
+            text, node = text + f".{key}", getattr(node, str(key), None)
+    return text
 
 
 def _readable(root: Any, key_path: tuple) -> str:
