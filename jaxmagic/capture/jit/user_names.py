@@ -215,15 +215,25 @@ def _graph_leaves(value: Any) -> list[tuple[str, Any]] | None:
 def _graph_path(root: Any, path: tuple) -> str:
     """A graph path as the user would write it: attributes as `.name`, sequence items as `[i]`, dict
     entries as `['key']` (what JAX's `keystr` writes for the same objects as pytrees)."""
-    node, text = root, ""
+    node: Any = root
+    text = ""
     for key in path:
         if isinstance(node, dict):
-            text, node = text + f"[{key!r}]", node[key]
+            text += f"[{key!r}]"
         elif isinstance(key, int):  # a list, or a sequence node of the library's own (`nnx.List`)
-            text, node = text + f"[{key}]", node[key]
+            text += f"[{key}]"
         else:
-            text, node = text + f".{key}", getattr(node, str(key), None)
+            text += f".{key}"
+        node = _child(node, key)
     return text
+
+
+def _child(node: Any, key: Any) -> Any:
+    """`node[key]` or `node.key`, whichever the graph path step is; None where neither answers."""
+    try:
+        return node[key] if isinstance(node, dict) or isinstance(key, int) else getattr(node, str(key))
+    except Exception:  # boundary: a node of the library's that answers neither way
+        return None
 
 
 def _readable(root: Any, key_path: tuple) -> str:
