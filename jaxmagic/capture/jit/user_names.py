@@ -204,12 +204,19 @@ def _graph_leaves(value: Any) -> list[tuple[str, Any]] | None:
             return None
         found = []
         for path, node in nnx.iter_graph(value):
-            array = node.value if isinstance(node, nnx.Variable) else node
+            array = _variable_value(node) if isinstance(node, nnx.Variable) else node
             if _is_array(array):
                 found.append((_graph_path(value, path), array))
         return found
     except Exception:  # boundary: a Flax whose graph API differs: the leaves keep JAX's names
         return None
+
+
+def _variable_value(variable: Any) -> Any:
+    """A Flax variable's array without a warning of Flax's in the user's cell: `get_value()` where Flax
+    has it (0.12 deprecates `.value`), `.value` on the versions before it."""
+    get_value = getattr(variable, "get_value", None)
+    return get_value() if callable(get_value) else variable.value
 
 
 def _graph_path(root: Any, path: tuple) -> str:
